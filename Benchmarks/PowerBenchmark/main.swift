@@ -1,0 +1,1 @@
+print("PowerBenchmark: not written yet")

@@ -1,0 +1,1 @@
+print("ReachabilityBenchmark: not written yet")

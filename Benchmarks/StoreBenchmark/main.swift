@@ -1,0 +1,1 @@
+print("StoreBenchmark: not written yet")

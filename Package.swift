@@ -1,0 +1,125 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+  name: "Backgrounder",
+  platforms: [.macOS(.v15)],
+  products: [
+    .library(name: "Backgrounder", targets: ["Backgrounder"]),
+    .library(name: "BackgrounderTesting", targets: ["BackgrounderTesting"]),
+    .library(name: "Reachability", targets: ["Reachability"]),
+    .library(name: "PowerSource", targets: ["PowerSource"]),
+    .executable(name: "backgrounder", targets: ["BackgrounderCLI"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
+    .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+  ],
+  targets: [
+    // libnl-3 / libnl-route-3, seen by the Netlink module only.
+    .systemLibrary(
+      name: "CNetlink",
+      pkgConfig: "libnl-route-3.0",
+      providers: [.apt(["libnl-3-dev", "libnl-route-3-dev"])]
+    ),
+    // Safe Swift wrappers over rtnetlink: sockets, message parsing, pcap capture files.
+    .target(
+      name: "Netlink",
+      dependencies: [
+        "CNetlink",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "SystemPackage", package: "swift-system"),
+      ]
+    ),
+    // Links, addresses and routes -> reachable / metered / primary; live monitor.
+    .target(
+      name: "Reachability",
+      dependencies: [
+        "Netlink",
+        .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ]
+    ),
+    // /sys/class/power_supply -> external power, charging, battery level; live probe.
+    .target(
+      name: "PowerSource",
+      dependencies: [
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "SystemPackage", package: "swift-system"),
+      ]
+    ),
+    // The runtime: requests, constraints, backoff, gate, dispatcher, durable store.
+    .target(
+      name: "Backgrounder",
+      dependencies: [
+        "Reachability",
+        "PowerSource",
+        .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+        .product(name: "DequeModule", package: "swift-collections"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ]
+    ),
+    // Public test kit: manual clock, fake network and power sources, test driver.
+    .target(
+      name: "BackgrounderTesting",
+      dependencies: ["Backgrounder"]
+    ),
+    // The daemon behind `backgrounder run`: config, command workers, control socket, systemd.
+    .target(
+      name: "BackgrounderDaemon",
+      dependencies: [
+        "Backgrounder",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "SystemPackage", package: "swift-system"),
+        .product(name: "TOMLKit", package: "TOMLKit"),
+      ]
+    ),
+    // The thin `backgrounder` executable: argument parsing and output formatting.
+    .executableTarget(
+      name: "BackgrounderCLI",
+      dependencies: [
+        "BackgrounderDaemon",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
+    ),
+    // Benchmarks: run with `swift run -c release NAME`; see README "Measurements".
+    .executableTarget(
+      name: "ReachabilityBenchmark",
+      dependencies: ["Reachability"],
+      path: "Benchmarks/ReachabilityBenchmark"
+    ),
+    .executableTarget(
+      name: "PowerBenchmark",
+      dependencies: ["PowerSource"],
+      path: "Benchmarks/PowerBenchmark"
+    ),
+    .executableTarget(
+      name: "StoreBenchmark",
+      dependencies: ["Backgrounder", "BackgrounderTesting"],
+      path: "Benchmarks/StoreBenchmark"
+    ),
+    .testTarget(name: "NetlinkTests", dependencies: ["Netlink"]),
+    .testTarget(name: "ReachabilityTests", dependencies: ["Reachability"]),
+    .testTarget(name: "PowerSourceTests", dependencies: ["PowerSource"]),
+    .testTarget(name: "BackgrounderTests", dependencies: ["Backgrounder", "BackgrounderTesting"]),
+    .testTarget(name: "BackgrounderDaemonTests", dependencies: ["BackgrounderDaemon"]),
+    // Real network namespaces, real child processes, the real `backgrounder` binary.
+    .testTarget(
+      name: "IntegrationTests",
+      dependencies: ["Reachability", "PowerSource", "Backgrounder", "BackgrounderDaemon"]
+    ),
+  ]
+)

@@ -1,0 +1,1 @@
+// Backgrounder module: see README.md for its role.

@@ -1,0 +1,14 @@
+import ArgumentParser
+
+/// The `backgrounder` command line: one type per subcommand, each in its own file.
+@main
+struct BackgrounderCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "backgrounder",
+    abstract: "Run background jobs only when the network and power allow.",
+    subcommands: [
+      StatusCommand.self,
+      CaptureCommand.self,
+    ]
+  )
+}

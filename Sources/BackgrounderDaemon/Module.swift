@@ -1,0 +1,1 @@
+// BackgrounderDaemon module: see README.md for its role.

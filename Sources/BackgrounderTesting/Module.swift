@@ -1,0 +1,1 @@
+// BackgrounderTesting module: see README.md for its role.

@@ -1,0 +1,1 @@
+// PowerSource module: see README.md for its role.

@@ -1,0 +1,1 @@
+// Reachability module: see README.md for its role.
