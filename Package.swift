@@ -21,6 +21,7 @@ let package = Package(
     .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
   ],
   targets: [
     // libnl-3 / libnl-route-3, seen by the Netlink module only.
@@ -83,6 +84,7 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Subprocess", package: "swift-subprocess"),
         .product(name: "SystemPackage", package: "swift-system"),
         .product(name: "TOMLKit", package: "TOMLKit"),
       ]

@@ -1,0 +1,74 @@
+import Foundation
+import TOMLKit
+
+/// Reads and validates a TOML config file (see `Fixtures/config/example.toml` and the README's
+/// config reference). Every problem is reported with file, line and key.
+public enum ConfigurationLoader {
+  /// Reads the file at `path`.
+  public static func load(
+    path: String, locations: DefaultLocations = .current()
+  ) throws(ConfigurationError) -> DaemonConfiguration {
+    let text: String
+    do {
+      text = try String(contentsOfFile: path, encoding: .utf8)
+    } catch {
+      throw ConfigurationError(
+        file: path, line: nil, key: nil, message: "cannot read: \(error.localizedDescription)")
+    }
+    return try parse(text, path: path, locations: locations)
+  }
+
+  /// Parses config text; `path` is used for error messages and relative paths only.
+  public static func parse(
+    _ text: String, path: String, locations: DefaultLocations = .current()
+  ) throws(ConfigurationError) -> DaemonConfiguration {
+    let document: TOMLTable
+    do {
+      document = try TOMLTable(string: text)
+    } catch let error as TOMLParseError {
+      throw ConfigurationError(
+        file: path, line: error.source.begin.line, key: nil,
+        message: "TOML syntax error: \(error.description)")
+    } catch {
+      throw ConfigurationError(file: path, line: nil, key: nil, message: "\(error)")
+    }
+    let root = TableReader(
+      table: document, path: "", file: path, locator: KeyLocator(source: text))
+    try root.rejectUnknownKeys(["store", "network", "control", "metrics", "daemon", "job"])
+
+    var configuration = DaemonConfiguration(sourcePath: path, locations: locations)
+    if let store = try root.table("store") {
+      try store.rejectUnknownKeys(["path"])
+      if let storePath = try store.string("path") { configuration.storePath = storePath }
+    }
+    if let network = try root.table("network") {
+      try network.rejectUnknownKeys(["metered", "unmetered"])
+      configuration.meteredInterfaces = try network.stringArray("metered") ?? []
+      configuration.unmeteredInterfaces = try network.stringArray("unmetered") ?? []
+    }
+    if let control = try root.table("control") {
+      try control.rejectUnknownKeys(["socket"])
+      if let socket = try control.string("socket") { configuration.controlSocketPath = socket }
+    }
+    if let metrics = try root.table("metrics") {
+      try metrics.rejectUnknownKeys(["file"])
+      configuration.metricsFile = try metrics.string("file")
+    }
+    if let daemon = try root.table("daemon") {
+      try daemon.rejectUnknownKeys(["max-concurrent"])
+      if let limit = try daemon.int("max-concurrent", in: 1...64) {
+        configuration.maxConcurrentJobs = limit
+      }
+    }
+    var seen: [String: String] = [:]
+    for job in try root.tables("job") {
+      let definition = try JobReader.read(job)
+      if let first = seen[definition.id] {
+        throw job.error("id", "duplicate job id \"\(definition.id)\" (first defined in \(first))")
+      }
+      seen[definition.id] = job.path
+      configuration.jobs.append(definition)
+    }
+    return configuration
+  }
+}

@@ -1,0 +1,26 @@
+/// The whole config file: where state lives, network overrides, and the jobs.
+public struct DaemonConfiguration: Sendable, Equatable {
+  /// The file this configuration was read from.
+  public var sourcePath: String
+  /// `[store] path`: the SQLite state file.
+  public var storePath: String
+  /// `[network] metered`: globs on interface names forced to metered.
+  public var meteredInterfaces: [String] = []
+  /// `[network] unmetered`: globs on interface names forced to unmetered.
+  public var unmeteredInterfaces: [String] = []
+  /// `[control] socket`: the daemon's control socket.
+  public var controlSocketPath: String
+  /// `[metrics] file`: a Prometheus textfile written after every change, if set.
+  public var metricsFile: String?
+  /// `[daemon] max-concurrent`: how many jobs may run at once.
+  public var maxConcurrentJobs = 2
+  /// `[[job]]` entries, in file order.
+  public var jobs: [JobDefinition] = []
+
+  /// A configuration with no jobs, using the default locations for the current user.
+  public init(sourcePath: String, locations: DefaultLocations = .current()) {
+    self.sourcePath = sourcePath
+    self.storePath = locations.storePath
+    self.controlSocketPath = locations.controlSocketPath
+  }
+}

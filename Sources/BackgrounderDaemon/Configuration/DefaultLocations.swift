@@ -1,0 +1,48 @@
+import Foundation
+
+/// Where Backgrounder keeps its files when the config does not say: system paths for root,
+/// XDG base directories for everyone else.
+public struct DefaultLocations: Sendable, Equatable {
+  /// The config file read when `--config` is not given.
+  public var configPath: String
+  /// The SQLite state file.
+  public var storePath: String
+  /// The daemon's control socket.
+  public var controlSocketPath: String
+
+  public init(configPath: String, storePath: String, controlSocketPath: String) {
+    self.configPath = configPath
+    self.storePath = storePath
+    self.controlSocketPath = controlSocketPath
+  }
+
+  /// Locations for a process with the given user id and environment.
+  public static func current(
+    userID: UInt32 = getuid(),
+    environment: [String: String] = ProcessInfo.processInfo.environment
+  ) -> DefaultLocations {
+    let runtimeDirectory = environment["RUNTIME_DIRECTORY"].flatMap {
+      $0.split(separator: ":").first
+    }
+    if userID == 0 {
+      return DefaultLocations(
+        configPath: "/etc/backgrounder/config.toml",
+        storePath: "/var/lib/backgrounder/state.sqlite",
+        controlSocketPath:
+          "\(runtimeDirectory.map(String.init) ?? "/run/backgrounder")/control.sock"
+      )
+    }
+    let home = environment["HOME"] ?? "/tmp"
+    let config = environment["XDG_CONFIG_HOME"] ?? "\(home)/.config"
+    let state = environment["XDG_STATE_HOME"] ?? "\(home)/.local/state"
+    let runtime =
+      runtimeDirectory.map(String.init)
+      ?? environment["XDG_RUNTIME_DIR"].map { "\($0)/backgrounder" }
+      ?? "/tmp/backgrounder-\(userID)"
+    return DefaultLocations(
+      configPath: "\(config)/backgrounder/config.toml",
+      storePath: "\(state)/backgrounder/state.sqlite",
+      controlSocketPath: "\(runtime)/control.sock"
+    )
+  }
+}

@@ -1,0 +1,58 @@
+/// One `[[job]]` entry of the config file: a command run under constraints.
+public struct JobDefinition: Sendable, Equatable, Codable {
+  /// When the job runs.
+  public enum Schedule: Sendable, Equatable, Codable {
+    /// `every = "4h"` (optionally `flex = "30m"`): a periodic job.
+    case every(Duration, flex: Duration?)
+    /// `once = true` (optionally `delay = "10m"`): a one-time job.
+    case once(delay: Duration)
+  }
+
+  /// `network = "none" | "any" | "unmetered"`.
+  public enum Network: String, Sendable, Equatable, Codable, CaseIterable {
+    case none
+    case any
+    case unmetered
+  }
+
+  /// `backoff = { policy = "exponential", initial = "30s", max-attempts = 10 }`.
+  public struct Backoff: Sendable, Equatable, Codable {
+    /// `linear` or `exponential`.
+    public enum Policy: String, Sendable, Equatable, Codable, CaseIterable {
+      case linear
+      case exponential
+    }
+    public var policy: Policy = .exponential
+    public var initial: Duration = .seconds(30)
+    public var maxAttempts: Int = 10
+    /// Spread retries of a fleet by up to this fraction of the delay (0 = none).
+    public var jitter: Double = 0
+
+    public init() {}
+  }
+
+  /// Reverse-DNS job id, also the task id in the store.
+  public var id: String
+  /// The argv to execute (no shell).
+  public var command: [String]
+  public var schedule: Schedule
+  public var network: Network = .none
+  public var requiresCharging = false
+  public var requiresBatteryNotLow = false
+  /// Per-run time budget; the runtime's default (10 minutes) when nil.
+  public var budget: Duration?
+  public var backoff = Backoff()
+  /// Extra environment variables for the command.
+  public var environment: [String: String] = [:]
+  /// Working directory of the command; the daemon's when nil.
+  public var workingDirectory: String?
+  /// Run ahead of standard work when the concurrency limit is reached.
+  public var expedited = false
+
+  /// A job with the given id, command and schedule and every other setting at its default.
+  public init(id: String, command: [String], schedule: Schedule) {
+    self.id = id
+    self.command = command
+    self.schedule = schedule
+  }
+}

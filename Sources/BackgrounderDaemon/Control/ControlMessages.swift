@@ -1,0 +1,28 @@
+/// A request sent by a CLI verb to a running daemon over the control socket (one JSON line).
+public enum ControlRequest: Sendable, Equatable, Codable {
+  /// Is anyone there?
+  case ping
+  /// Run the job now, bypassing constraints and backoff.
+  case trigger(id: String)
+  /// Simulate budget expiry of the job's running attempt.
+  case expire(id: String)
+  /// Cancel the job.
+  case cancel(id: String)
+  /// Schedule (or update) a job that is not in the config file.
+  case schedule(JobDefinition)
+  /// Re-read the config file, as on SIGHUP.
+  case reload
+}
+
+/// The daemon's answer to a `ControlRequest`.
+public struct ControlResponse: Sendable, Equatable, Codable {
+  /// Whether the request took effect.
+  public var ok: Bool
+  /// What happened, in words, for the operator.
+  public var message: String
+
+  public init(ok: Bool, message: String) {
+    self.ok = ok
+    self.message = message
+  }
+}

@@ -1,0 +1,10 @@
+import Synchronization
+
+/// Hands a response from the handler's task to the waiting control thread.
+final class ResponseBox: Sendable {
+  private let value = Mutex(ControlResponse(ok: false, message: "no response"))
+
+  func set(_ response: ControlResponse) { value.withLock { $0 = response } }
+
+  func get() -> ControlResponse { value.withLock { $0 } }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Prometheus
+
+/// Prometheus metrics for a fleet: runs, results, retries and deferrals per job, and the current
+/// network and power state. Written in text format to a file for node_exporter's textfile
+/// collector, replaced atomically (write to a temporary file, then rename).
+public final class MetricsFile: Sendable {
+  private let registry = PrometheusCollectorRegistry()
+  /// The textfile path.
+  public let path: String
+
+  public init(path: String) {
+    self.path = path
+  }
+
+  /// A run of `job` started.
+  public func recordRunStarted(job: String) {
+    counter("runs", "Runs started, per job.", [("job", job)]).increment()
+  }
+
+  /// A run of `job` ended with `result` (`success`, `failure` or `retry`).
+  public func recordResult(job: String, result: String) {
+    counter("results", "Run results, per job and result.", [("job", job), ("result", result)])
+      .increment()
+  }
+
+  /// A retry of `job` was scheduled.
+  public func recordRetry(job: String) {
+    counter("retries", "Retries scheduled, per job.", [("job", job)]).increment()
+  }
+
+  /// An attempt of `job` was deferred for `reason` (network, charging, battery, ...).
+  public func recordDeferral(job: String, reason: String) {
+    counter(
+      "deferrals", "Attempts deferred because a constraint was not met, per job and reason.",
+      [("job", job), ("reason", reason)]
+    ).increment()
+  }
+
+  /// The current network state.
+  public func setNetwork(reachable: Bool, metered: Bool) {
+    gauge("network_reachable", "1 when a usable default route exists.").set(to: reachable ? 1 : 0)
+    gauge("network_metered", "1 when the primary link is metered.").set(to: metered ? 1 : 0)
+  }
+
+  /// The current power state; `batteryPercent` nil means no readable battery.
+  public func setPower(externalPower: Bool, charging: Bool, batteryPercent: Double?) {
+    gauge("power_external", "1 when on external power.").set(to: externalPower ? 1 : 0)
+    gauge("power_charging", "1 when requiresCharging is satisfied.").set(to: charging ? 1 : 0)
+    gauge("battery_percent", "Battery level; -1 when unknown.").set(to: batteryPercent ?? -1)
+  }
+
+  /// Writes the current values to `path` atomically.
+  public func write() throws {
+    let url = URL(fileURLWithPath: path)
+    let temporary = url.deletingLastPathComponent()
+      .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
+    try Data(registry.emitToBuffer()).write(to: temporary)
+    if rename(temporary.path, path) != 0 {
+      let failure = errno
+      unlink(temporary.path)
+      throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, "errno": failure])
+    }
+  }
+
+  private func counter(_ name: String, _ help: String, _ labels: [(String, String)]) -> Counter {
+    registry.makeCounter(
+      descriptor: MetricNameDescriptor(
+        namespace: "backgrounder", metricName: name, unitName: "total", helpText: help),
+      labels: labels)
+  }
+
+  private func gauge(_ name: String, _ help: String) -> Gauge {
+    registry.makeGauge(
+      descriptor: MetricNameDescriptor(
+        namespace: "backgrounder", metricName: name, unitName: "", helpText: help))
+  }
+}

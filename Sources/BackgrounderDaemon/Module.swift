@@ -1,1 +1,0 @@
-// BackgrounderDaemon module: see README.md for its role.

@@ -1,0 +1,73 @@
+import BackgrounderDaemon
+import Foundation
+import Logging
+import Testing
+
+@Suite struct CommandRunnerTests {
+  private let runner = CommandRunner(
+    gracePeriod: .milliseconds(300), logger: Logger(label: "test.command-runner"))
+
+  @Test func reportsExitStatusAndOutputTail() async {
+    let outcome = await runner.run(
+      argv: ["/bin/sh", "-c", "echo one; echo two >&2; exit 75"], environment: [:],
+      workingDirectory: nil, jobID: "dev.example.test")
+    #expect(outcome.termination == .exited(75))
+    #expect(outcome.outputTail.contains("one"))
+    #expect(outcome.outputTail.contains("two"))
+  }
+
+  @Test func passesEnvironmentAndWorkingDirectoryWithoutAShell() async throws {
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("runner-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let outcome = await runner.run(
+      argv: ["printenv", "BACKGROUNDER_TASK_ID"],
+      environment: ["BACKGROUNDER_TASK_ID": "a.b $HOME"],
+      workingDirectory: directory.path, jobID: "a.b")
+    #expect(outcome.termination == .exited(0))
+    #expect(outcome.outputTail == "a.b $HOME")
+    let pwd = await runner.run(
+      argv: ["pwd"], environment: [:], workingDirectory: directory.path, jobID: "a.b")
+    #expect(pwd.outputTail == directory.path)
+  }
+
+  @Test func missingProgramFailsToStart() async {
+    let outcome = await runner.run(
+      argv: ["/nonexistent/program"], environment: [:], workingDirectory: nil, jobID: "a.b")
+    guard case .failedToStart(let reason) = outcome.termination else {
+      Issue.record("expected failedToStart, got \(outcome.termination)")
+      return
+    }
+    #expect(reason.contains("/nonexistent/program"))
+  }
+
+  @Test func cancellationTerminatesTheWholeProcessGroup() async throws {
+    let marker = FileManager.default.temporaryDirectory
+      .appendingPathComponent("grandchild-\(UUID().uuidString)").path
+    // The shell starts a grandchild that would write the marker after 2 s if it survived.
+    let task = Task {
+      await runner.run(
+        argv: ["/bin/sh", "-c", "(sleep 2; touch \(marker)) & echo started; wait"],
+        environment: [:], workingDirectory: nil, jobID: "a.b")
+    }
+    try await Task.sleep(for: .milliseconds(200))
+    task.cancel()
+    let outcome = await task.value
+    #expect(outcome.termination == .signaled(SIGTERM))
+    try await Task.sleep(for: .seconds(2.5))
+    #expect(!FileManager.default.fileExists(atPath: marker))
+  }
+
+  @Test func processIgnoringSigtermIsKilledAfterTheGracePeriod() async throws {
+    let task = Task {
+      await runner.run(
+        argv: ["/bin/sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done"],
+        environment: [:], workingDirectory: nil, jobID: "a.b")
+    }
+    try await Task.sleep(for: .milliseconds(200))
+    task.cancel()
+    let outcome = await task.value
+    #expect(outcome.termination == .signaled(SIGKILL))
+  }
+}

@@ -1,0 +1,170 @@
+import BackgrounderDaemon
+import Testing
+
+@Suite struct ConfigurationLoaderTests {
+  private let locations = DefaultLocations(
+    configPath: "/cfg/config.toml", storePath: "/state/default.sqlite",
+    controlSocketPath: "/run/test/control.sock")
+
+  private func parse(_ text: String) throws(ConfigurationError) -> DaemonConfiguration {
+    try ConfigurationLoader.parse(text, path: "test.toml", locations: locations)
+  }
+
+  private func error(_ text: String) -> ConfigurationError? {
+    do {
+      _ = try parse(text)
+      return nil
+    } catch {
+      return error
+    }
+  }
+
+  @Test func readsTheShippedExample() throws {
+    let configuration = try ConfigurationLoader.load(
+      path: FixturePaths.config("example.toml"), locations: locations)
+    #expect(configuration.storePath == "/var/lib/backgrounder/state.sqlite")
+    #expect(configuration.meteredInterfaces == ["wlp0s20f3-hotspot*"])
+    #expect(configuration.unmeteredInterfaces == ["ppp-dsl0"])
+    #expect(
+      configuration.jobs.map(\.id) == [
+        "dev.example.photos-upload", "dev.example.backup", "dev.example.fetch-once",
+      ])
+    let photos = configuration.jobs[0]
+    #expect(photos.command == ["rclone", "sync", "/home/me/Photos", "remote:photos"])
+    #expect(photos.schedule == .every(.seconds(4 * 3600), flex: nil))
+    #expect(photos.network == .unmetered)
+    #expect(photos.requiresCharging)
+    #expect(photos.budget == .seconds(1800))
+    #expect(photos.backoff.policy == .exponential)
+    #expect(photos.backoff.maxAttempts == 10)
+    let backup = configuration.jobs[1]
+    #expect(backup.schedule == .every(.seconds(86_400), flex: .seconds(7200)))
+    #expect(backup.requiresBatteryNotLow)
+    #expect(backup.environment == ["RESTIC_REPOSITORY": "/mnt/backup/restic"])
+    #expect(configuration.jobs[2].schedule == .once(delay: .seconds(600)))
+  }
+
+  @Test func defaultsComeFromTheLocations() throws {
+    let configuration = try parse("")
+    #expect(configuration.storePath == "/state/default.sqlite")
+    #expect(configuration.controlSocketPath == "/run/test/control.sock")
+    #expect(configuration.jobs.isEmpty)
+  }
+
+  @Test func unknownKeyNamesLineAndKey() {
+    let problem = error(
+      """
+      [[job]]
+      id = "dev.example.a"
+      command = ["true"]
+      every = "1h"
+      netwrok = "any"
+      """)
+    #expect(problem?.line == 5)
+    #expect(problem?.key == "job[0].netwrok")
+    #expect(problem?.description.hasPrefix("test.toml:5: job[0].netwrok: unknown key") == true)
+  }
+
+  @Test func badDurationNamesLineAndKey() {
+    let problem = error(
+      """
+      [[job]]
+      id = "dev.example.a"
+      command = ["true"]
+      every = "1h"
+
+      [[job]]
+      id = "dev.example.b"
+      command = ["true"]
+      every = "4x"
+      """)
+    #expect(problem?.line == 9)
+    #expect(problem?.key == "job[1].every")
+    #expect(problem?.message.contains("invalid duration \"4x\"") == true)
+  }
+
+  @Test func duplicateIdsAreRejected() {
+    let problem = error(
+      """
+      [[job]]
+      id = "dev.example.same"
+      command = ["true"]
+      once = true
+
+      [[job]]
+      id = "dev.example.same"
+      command = ["false"]
+      once = true
+      """)
+    #expect(problem?.line == 7)
+    #expect(problem?.key == "job[1].id")
+    #expect(problem?.message.contains("duplicate job id") == true)
+  }
+
+  @Test func syntaxErrorsCarryTheParserLine() {
+    let problem = error("[store]\npath = \"/tmp/x\"\n\nthis is not toml\n")
+    #expect(problem?.line == 4)
+    #expect(problem?.message.contains("TOML syntax error") == true)
+  }
+
+  @Test func inlineTableKeysResolveToTheirLine() {
+    let problem = error(
+      """
+      [[job]]
+      id = "dev.example.a"
+      command = ["true"]
+      every = "1h"
+      backoff = { policy = "fibonacci" }
+      """)
+    #expect(problem?.line == 5)
+    #expect(problem?.key == "job[0].backoff.policy")
+  }
+
+  @Test(arguments: [
+    ("[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\n", "job[0]", "needs a schedule"),
+    (
+      "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nevery = \"1h\"\nonce = true\n",
+      "job[0].once", "not both"
+    ),
+    (
+      "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nonce = true\nnetwork = \"wifi\"\n",
+      "job[0].network", "\"none\", \"any\" or \"unmetered\""
+    ),
+    (
+      "[[job]]\nid = \"dev.example.a\"\ncommand = \"true\"\nonce = true\n",
+      "job[0].command", "expected an array of strings, got string"
+    ),
+    (
+      "[[job]]\nid = \"dev.example.a\"\ncommand = []\nonce = true\n",
+      "job[0].command", "must name a program"
+    ),
+    (
+      "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nevery = \"30s\"\n",
+      "job[0].every", "at least 1m"
+    ),
+    (
+      "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nevery = \"1h\"\nflex = \"2h\"\n",
+      "job[0].flex", "less than `every`"
+    ),
+    (
+      "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nonce = true\n"
+        + "backoff = { max-attempts = 31 }\n",
+      "job[0].backoff.max-attempts", "between 1 and 30"
+    ),
+    ("[[job]]\ncommand = [\"true\"]\nonce = true\n", "job[0].id", "missing"),
+    ("[store]\npath = 3\n", "store.path", "expected a string, got integer"),
+    ("[network]\nmetered = [\"a\", 2]\n", "network.metered[1]", "expected a string"),
+    ("[surprise]\n", "surprise", "unknown key"),
+  ])
+  func invalidValuesAreExplained(text: String, key: String, fragment: String) {
+    let problem = error(text)
+    #expect(problem?.key == key)
+    #expect(problem?.message.contains(fragment) == true, "\(String(describing: problem))")
+  }
+
+  @Test func missingFileIsAClearError() {
+    #expect(throws: ConfigurationError.self) {
+      try ConfigurationLoader.load(path: "/nonexistent/backgrounder.toml")
+    }
+  }
+}

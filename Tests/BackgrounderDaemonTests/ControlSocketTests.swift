@@ -1,0 +1,77 @@
+import BackgrounderDaemon
+import Foundation
+import Logging
+import Testing
+
+@Suite struct ControlSocketTests {
+  private func socketPath() -> String {
+    FileManager.default.temporaryDirectory
+      .appendingPathComponent("ctl-\(UUID().uuidString.prefix(8))/control.sock").path
+  }
+
+  /// Starts a server answering with `handler`, waits until it accepts, runs `body`, stops it.
+  private func withServer(
+    path: String, handler: @escaping ControlServer.Handler,
+    _ body: () async throws -> Void
+  ) async throws {
+    let server = ControlServer(path: path, logger: Logger(label: "test.control"), handler: handler)
+    let running = Task { try await server.run() }
+    defer { running.cancel() }
+    let client = ControlClient(path: path, timeout: .seconds(2))
+    for _ in 0..<200 where (try? await client.send(.ping)) == nil {
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    try await body()
+    running.cancel()
+    try await running.value
+    #expect(!FileManager.default.fileExists(atPath: path), "socket file removed on shutdown")
+  }
+
+  @Test func requestsReachTheHandlerAndAnswersComeBack() async throws {
+    let path = socketPath()
+    try await withServer(path: path) { request in
+      switch request {
+      case .trigger(let id): ControlResponse(ok: true, message: "triggered \(id)")
+      default: ControlResponse(ok: true, message: "pong")
+      }
+    } _: {
+      let response = try await ControlClient(path: path).send(.trigger(id: "dev.example.a"))
+      #expect(response == ControlResponse(ok: true, message: "triggered dev.example.a"))
+      var attributes = stat()
+      #expect(stat(path, &attributes) == 0)
+      #expect(attributes.st_mode & 0o777 == 0o600)
+    }
+  }
+
+  @Test func aSecondServerOnTheSamePathRefusesToStart() async throws {
+    let path = socketPath()
+    try await withServer(path: path) { _ in
+      ControlResponse(ok: true, message: "pong")
+    } _: {
+      let second = ControlServer(path: path, logger: Logger(label: "test.control")) { _ in
+        ControlResponse(ok: true, message: "second")
+      }
+      await #expect(throws: ControlSocketError.alreadyServed(path: path)) {
+        try await second.run()
+      }
+    }
+  }
+
+  @Test func noDaemonIsReportedAsSuch() async {
+    let path = socketPath()
+    await #expect(throws: ControlSocketError.noDaemon(path: path)) {
+      try await ControlClient(path: path).send(.ping)
+    }
+  }
+
+  @Test func garbageRequestsGetAnError() async throws {
+    let path = socketPath()
+    try await withServer(path: path) { _ in
+      ControlResponse(ok: true, message: "pong")
+    } _: {
+      let reply = try RawControlConnection(path: path).exchange("{\"nonsense\": 1}\n")
+      #expect(reply.contains("\"ok\":false"))
+      #expect(reply.contains("bad request"))
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A bound Unix datagram socket standing in for systemd's notify socket.
+final class DatagramReceiver {
+  private let fd: Int32
+  private let path: String
+
+  init(path: String) throws {
+    self.path = path
+    fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    var bytes = Array(path.utf8)
+    if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+    let length = socklen_t(
+      MemoryLayout<sa_family_t>.size + bytes.count + (bytes[0] == 0 ? 0 : 1))
+    let result = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+    }
+    guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EINVAL) }
+    var timeout = timeval(tv_sec: 2, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+  }
+
+  deinit {
+    close(fd)
+    if !path.hasPrefix("@") { unlink(path) }
+  }
+
+  func receive() throws -> String {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let count = recv(fd, &buffer, buffer.count, 0)
+    guard count >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    return String(decoding: buffer[..<count], as: UTF8.self)
+  }
+}

@@ -1,0 +1,25 @@
+import BackgrounderDaemon
+import Testing
+
+@Suite struct DurationParserTests {
+  @Test(arguments: [
+    ("30s", Duration.seconds(30)), ("10m", .seconds(600)), ("4h", .seconds(14_400)),
+    ("1d", .seconds(86_400)), ("1h30m", .seconds(5_400)), ("500ms", .milliseconds(500)),
+    ("1.5h", .seconds(5_400)), (" 2m ", .seconds(120)),
+  ])
+  func parsesUnits(text: String, expected: Duration) throws {
+    #expect(try DurationParser.parse(text) == expected)
+  }
+
+  @Test(arguments: ["", "10", "4x", "h", "1h 30m", "-5s", "1e3s", "s10"])
+  func rejectsMalformed(text: String) {
+    #expect(throws: DurationParser.InvalidDuration(text: text)) {
+      try DurationParser.parse(text)
+    }
+  }
+
+  @Test(arguments: ["30s", "10m", "4h", "1d", "1h30m", "500ms", "1d2h3m4s"])
+  func formatRoundTrips(text: String) throws {
+    #expect(DurationParser.format(try DurationParser.parse(text)) == text)
+  }
+}

@@ -1,0 +1,12 @@
+import Foundation
+
+/// Paths into the repository's `Fixtures/` folder.
+enum FixturePaths {
+  static let root = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures")
+
+  static func config(_ name: String) -> String {
+    root.appendingPathComponent("config").appendingPathComponent(name).path
+  }
+}
