@@ -1,0 +1,175 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Checks a config and the machine it runs on: commands that cannot run, overrides that match no
+/// interface, a store that cannot be written, netlink or power_supply that cannot be read, and
+/// systemd units that are installed wrong.
+public struct Doctor: Sendable {
+  public var configPath: String
+  /// Root of sysfs (`/sys`), for interface names and power supplies.
+  public var sysfsRoot: String
+  /// `PATH` used to resolve commands given by name.
+  public var searchPath: String
+  /// Unit files to inspect if present (system and user locations).
+  public var unitPaths: [String]
+
+  public init(
+    configPath: String, sysfsRoot: String = "/sys",
+    searchPath: String = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+    unitPaths: [String]
+  ) {
+    self.configPath = configPath
+    self.sysfsRoot = sysfsRoot
+    self.searchPath = searchPath
+    self.unitPaths = unitPaths
+  }
+
+  /// Runs every check; findings are in check order.
+  public func run() -> [DoctorFinding] {
+    var findings: [DoctorFinding] = []
+    let configuration: DaemonConfiguration
+    do {
+      configuration = try ConfigurationLoader.load(path: configPath)
+      findings.append(
+        .init(.ok, "config", "\(configPath): \(configuration.jobs.count) job(s)"))
+    } catch {
+      findings.append(.init(.problem, "config", error.description))
+      findings += environmentChecks()
+      return findings
+    }
+    for job in configuration.jobs { findings += check(job: job) }
+    findings += checkOverrides(configuration)
+    findings.append(checkStore(configuration.storePath))
+    findings += environmentChecks()
+    return findings
+  }
+
+  func check(job: JobDefinition) -> [DoctorFinding] {
+    let subject = "job \(job.id)"
+    var findings: [DoctorFinding] = []
+    let program = job.command[0]
+    if let resolved = resolve(program) {
+      findings.append(.init(.ok, subject, "runs \(resolved)"))
+    } else {
+      findings.append(
+        .init(
+          .problem, subject,
+          program.contains("/")
+            ? "command \(program) does not exist or is not executable"
+            : "command \(program) not found in PATH (\(searchPath))"))
+    }
+    if let directory = job.workingDirectory, !isDirectory(directory) {
+      findings.append(.init(.problem, subject, "working-directory \(directory) does not exist"))
+    }
+    return findings
+  }
+
+  func checkOverrides(_ configuration: DaemonConfiguration) -> [DoctorFinding] {
+    let interfaces =
+      (try? FileManager.default.contentsOfDirectory(atPath: "\(sysfsRoot)/class/net")) ?? []
+    var findings: [DoctorFinding] = []
+    let overrides =
+      configuration.meteredInterfaces.map { ("metered", $0) }
+      + configuration.unmeteredInterfaces.map { ("unmetered", $0) }
+    for (kind, glob) in overrides {
+      let matches = interfaces.filter { fnmatch(glob, $0, 0) == 0 }.sorted()
+      if matches.isEmpty {
+        let known = interfaces.sorted().joined(separator: ", ")
+        findings.append(
+          .init(
+            .problem, "network.\(kind)",
+            "\"\(glob)\" matches no interface (present: \(known.isEmpty ? "none" : known))"))
+      } else {
+        findings.append(
+          .init(.ok, "network.\(kind)", "\"\(glob)\" matches \(matches.joined(separator: ", "))"))
+      }
+    }
+    return findings
+  }
+
+  func checkStore(_ path: String) -> DoctorFinding {
+    let fileManager = FileManager.default
+    if fileManager.fileExists(atPath: path) {
+      return access(path, R_OK | W_OK) == 0
+        ? .init(.ok, "store", "\(path) is writable")
+        : .init(.problem, "store", "\(path) is not writable by uid \(getuid())")
+    }
+    var directory = (path as NSString).deletingLastPathComponent
+    while !fileManager.fileExists(atPath: directory), directory != "/" {
+      directory = (directory as NSString).deletingLastPathComponent
+    }
+    guard isDirectory(directory) else {
+      return .init(.problem, "store", "cannot create \(path): \(directory) is not a directory")
+    }
+    return access(directory, W_OK) == 0
+      ? .init(.ok, "store", "\(path) will be created (in \(directory))")
+      : .init(.problem, "store", "cannot create \(path): \(directory) is not writable")
+  }
+
+  func environmentChecks() -> [DoctorFinding] {
+    var findings: [DoctorFinding] = []
+    let netlinkRoute: Int32 = 0  // NETLINK_ROUTE, from <linux/netlink.h>
+    let fd = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue), netlinkRoute)
+    if fd >= 0 {
+      close(fd)
+      findings.append(.init(.ok, "netlink", "rtnetlink socket opens"))
+    } else {
+      findings.append(
+        .init(
+          .problem, "netlink",
+          "cannot open an rtnetlink socket: \(String(cString: strerror(errno)))"))
+    }
+    let supplies = "\(sysfsRoot)/class/power_supply"
+    if let entries = try? FileManager.default.contentsOfDirectory(atPath: supplies) {
+      findings.append(
+        entries.isEmpty
+          ? .init(.note, "power", "no power supplies in \(supplies): treated as on external power")
+          : .init(.ok, "power", "\(entries.count) supply(ies) in \(supplies)"))
+    } else if FileManager.default.fileExists(atPath: supplies) {
+      findings.append(.init(.problem, "power", "\(supplies) is not readable"))
+    } else {
+      findings.append(.init(.note, "power", "\(supplies) missing: treated as on external power"))
+    }
+    findings += unitPaths.compactMap(checkUnit)
+    return findings
+  }
+
+  func checkUnit(_ path: String) -> DoctorFinding? {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+    let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+    guard lines.contains("Type=notify") else {
+      return .init(.problem, "unit \(path)", "needs Type=notify (regenerate: backgrounder unit)")
+    }
+    guard let exec = lines.first(where: { $0.hasPrefix("ExecStart=") }) else {
+      return .init(.problem, "unit \(path)", "has no ExecStart=")
+    }
+    let binary =
+      exec.dropFirst("ExecStart=".count).split(separator: " ").first.map(String.init) ?? ""
+    guard access(binary, X_OK) == 0 else {
+      return .init(.problem, "unit \(path)", "ExecStart binary \(binary) is not executable")
+    }
+    guard exec.contains(" run") else {
+      return .init(.problem, "unit \(path)", "ExecStart does not start `backgrounder run`")
+    }
+    return .init(.ok, "unit \(path)", "installed, runs \(binary)")
+  }
+
+  private func resolve(_ program: String) -> String? {
+    if program.contains("/") {
+      return access(program, X_OK) == 0 && !isDirectory(program) ? program : nil
+    }
+    for directory in searchPath.split(separator: ":") {
+      let candidate = "\(directory)/\(program)"
+      if access(candidate, X_OK) == 0, !isDirectory(candidate) { return candidate }
+    }
+    return nil
+  }
+
+  private func isDirectory(_ path: String) -> Bool {
+    var flag: ObjCBool = false
+    return FileManager.default.fileExists(atPath: path, isDirectory: &flag) && flag.boolValue
+  }
+}
