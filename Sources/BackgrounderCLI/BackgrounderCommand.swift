@@ -9,6 +9,8 @@ struct BackgrounderCommand: AsyncParsableCommand {
     subcommands: [
       StatusCommand.self,
       CaptureCommand.self,
+      DoctorCommand.self,
+      UnitCommand.self,
     ]
   )
 }

@@ -1,0 +1,32 @@
+import ArgumentParser
+import BackgrounderDaemon
+import Foundation
+
+/// `backgrounder doctor`: validate the config and the environment.
+struct DoctorCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "doctor",
+    abstract: "Check the config, the job commands, the store, netlink, power_supply and units.",
+    discussion: "Prints one line per check and exits with status 1 if any problem was found."
+  )
+
+  @OptionGroup var config: ConfigOption
+
+  @Option(help: ArgumentHelp("Root of sysfs.", valueName: "dir"))
+  var sysfsRoot = "/sys"
+
+  func run() throws {
+    let home = ProcessInfo.processInfo.environment["HOME"] ?? "/root"
+    let doctor = Doctor(
+      configPath: config.path, sysfsRoot: sysfsRoot,
+      unitPaths: [
+        SystemdUnits.installPath(user: false, home: home),
+        SystemdUnits.installPath(user: true, home: home),
+      ])
+    let findings = doctor.run()
+    for finding in findings { print(finding) }
+    let problems = findings.filter { $0.severity == .problem }.count
+    print(problems == 0 ? "no problems found" : "\(problems) problem(s) found")
+    if problems > 0 { throw ExitCode(1) }
+  }
+}
