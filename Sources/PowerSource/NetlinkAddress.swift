@@ -22,7 +22,8 @@ struct NetlinkAddress: Equatable {
       raw.storeBytes(of: portID, toByteOffset: 4, as: UInt32.self)
       raw.storeBytes(of: groups, toByteOffset: 8, as: UInt32.self)
       return body(
-        UnsafePointer(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self)), socklen_t(Self.size))
+        UnsafePointer(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self)), socklen_t(Self.size)
+      )
     }
   }
 

@@ -69,10 +69,17 @@ struct ParsedSupply: Equatable {
     state = parser.value("status", Self.state(from:))
     statusText = state == nil ? nil : parser.text("status")
     present = parser.value("present", default: true) { text in
-      switch text { case "0": false; case "1": true; default: nil }
+      switch text {
+      case "0": false
+      case "1": true
+      default: nil
+      }
     }
     scope = parser.value("scope", default: .system) { text in
-      switch text { case "system": .system; case "device": .device; case "unknown": .unknown
+      switch text {
+      case "system": .system
+      case "device": .device
+      case "unknown": .unknown
       default: nil
       }
     }

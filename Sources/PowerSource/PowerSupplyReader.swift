@@ -78,7 +78,9 @@ public struct PowerSupplyReader: Sendable {
     var buffer = [UInt8](repeating: 0, count: 4096)
     let count: Int
     do {
-      count = try buffer.withUnsafeMutableBytes { try descriptor.read(into: $0, retryOnInterrupt: true) }
+      count = try buffer.withUnsafeMutableBytes {
+        try descriptor.read(into: $0, retryOnInterrupt: true)
+      }
     } catch {
       return .failure(.unreadable(String(describing: error)))
     }

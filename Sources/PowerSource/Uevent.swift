@@ -75,7 +75,8 @@ public enum UeventParser {
   static let udevPrefix: [UInt8] = Array("libudev".utf8) + [0]
 
   /// Parses one datagram. A trailing NUL is optional; empty fields (double NUL) are skipped.
-  public static func parse(_ bytes: some Collection<UInt8>) throws(UeventParseError) -> UeventMessage
+  public static func parse(_ bytes: some Collection<UInt8>) throws(UeventParseError)
+    -> UeventMessage
   {
     let bytes = Array(bytes)
     guard !bytes.isEmpty else { throw .empty }
