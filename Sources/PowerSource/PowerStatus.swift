@@ -57,7 +57,7 @@ public struct PowerStatus: Sendable, Equatable, Encodable {
 public struct PowerSupplyStatus: Sendable, Equatable, Encodable {
   /// Directory name under `class/power_supply`.
   public var name: String
-  /// `type` as written (`Battery`, `Mains`, `USB`, …).
+  /// `type` as written (`Battery`, `Mains`, `USB`, …); `nil` when missing or not a known type.
   public var type: String?
   /// `online` (0, 1 or 2) for non-battery supplies.
   public var online: Int?

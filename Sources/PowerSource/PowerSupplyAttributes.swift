@@ -39,7 +39,7 @@ enum CapacityLevel: Equatable {
 /// One supply's attributes, parsed. `nil` means missing or unparseable (see ``problems``).
 struct ParsedSupply: Equatable {
   var name: String
-  /// The trimmed `type` text as written by the kernel, for display.
+  /// The trimmed `type` text as written by the kernel, for display (only when it is known).
   var typeText: String?
   var kind: PowerSupplyKind?
   var online: Int?
@@ -63,8 +63,8 @@ struct ParsedSupply: Equatable {
   init(_ snapshot: PowerSupplySnapshot) {
     var parser = AttributeParser(snapshot: snapshot)
     name = snapshot.name
-    typeText = parser.text("type")
     kind = parser.value("type", Self.kind(from:))
+    typeText = kind == nil ? nil : parser.text("type")
     online = parser.value("online") { Int($0).flatMap { $0 >= 0 ? $0 : nil } }
     state = parser.value("status", Self.state(from:))
     statusText = state == nil ? nil : parser.text("status")

@@ -21,6 +21,9 @@ import Testing
         "weird0/type",
       ])
     #expect(status.problems.contains("AC/online: unparseable value \"yes\\n\""))
+    let weird = try #require(status.supplies.first { $0.name == "weird0" })
+    #expect(weird.type == nil, "an unknown type is shown as null, not as raw bytes")
+    #expect(weird.online == 1)
     #expect(!status.externalPower, "online=yes and an unknown type must not claim power")
     #expect(!status.charging, "an unparseable battery status must not claim power")
   }
