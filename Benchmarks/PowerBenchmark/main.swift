@@ -61,9 +61,7 @@ func measure(
     let start = clock.now
     try deliver(plug ? online : offline)
     guard let status = await updates.next(), status.externalPower == plug else {
-      fatalError(
-        "probe did not publish the expected status in round \(round): \(probe.counters) "
-          + "\(String(describing: probe.status))")
+      throw BenchmarkError.unexpectedStatus(round: round, probe.status, probe.counters)
     }
     if round >= 20 { samples.append(start.duration(to: clock.now)) }  // 20 warm-up rounds
   }
@@ -87,12 +85,21 @@ let injected = InjectedSource()
 report(
   "injected", try await measure(source: injected) { injected.continuation.yield(.datagram($0)) })
 
-if getuid() == 0 {
+/// Runs the netlink mode inside a namespace that is deleted however the run ends.
+func measureOverNetlink() async throws -> [Duration] {
   let namespace = "bgtest-powerbench-\(UInt32.random(in: 0...UInt32.max))"
   try NetlinkReplay.ip(["netns", "add", namespace])
   defer { try? NetlinkReplay.ip(["netns", "delete", namespace]) }
   let replay = try NetlinkReplay(namespace: namespace)
-  report("netlink", try await measure(source: replay.receiver) { try replay.send($0) })
+  return try await measure(source: replay.receiver) { try replay.send($0) }
+}
+
+enum BenchmarkError: Error {
+  case unexpectedStatus(round: Int, PowerStatus, PowerProbeCounters)
+}
+
+if getuid() == 0 {
+  report("netlink", try await measureOverNetlink())
 } else {
   print("netlink: skipped (needs root for a private network namespace)")
 }

@@ -64,6 +64,7 @@ struct PowerUeventTests {
     let running = Task { try await probe.run() }
     defer { running.cancel() }
     #expect(try #require(await updates.next()).charging == false)
+    #expect(await waitUntil { probe.counters.reads == 1 }, "start-up read done before edits")
 
     // udev's format and garbage go through the same socket and are counted, not fatal.
     try sender.send(try PowerFixtureFiles.uevent("udev-monitor-power.bin"))

@@ -23,6 +23,11 @@ import Testing
       task = Task { [probe] in try await probe.run() }
     }
 
+    /// Waits for run()'s own start-up read, so later file edits cannot race it.
+    func started() async {
+      #expect(await eventually { probe.counters.reads >= 1 })
+    }
+
     func plugCharger() throws {
       try scratch.set("AC", "online", "1")
       try scratch.set("BAT0", "status", "Charging")
@@ -44,6 +49,7 @@ import Testing
 
   @Test func chargerPluggedInPublishesANewStatus() async throws {
     let harness = try Harness("laptop-discharging", logger: logger)
+    await harness.started()
     var updates = harness.probe.statusUpdates().makeAsyncIterator()
     let first = try #require(await updates.next())
     #expect(!first.charging)
@@ -64,6 +70,7 @@ import Testing
 
   @Test func slowRereadRunsOnlyWhileOnBattery() async throws {
     let harness = try Harness("laptop-discharging", logger: logger)
+    await harness.started()
     var updates = harness.probe.statusUpdates().makeAsyncIterator()
     #expect(try #require(await updates.next()).batteryPercent == 32)
 
@@ -108,9 +115,9 @@ import Testing
 
   @Test func onlyPowerSupplyUeventsTriggerAReread() async throws {
     let harness = try Harness("laptop-discharging", logger: logger)
+    await harness.started()
     var updates = harness.probe.statusUpdates().makeAsyncIterator()
     _ = await updates.next()
-    #expect(await eventually { harness.probe.counters.reads == 1 })
 
     try harness.scratch.set("AC", "online", "1")
     for file in [
@@ -134,6 +141,7 @@ import Testing
 
   @Test func equalStatusesAreNotRepeatedAndSubscribersAreIndependent() async throws {
     let harness = try Harness("laptop-discharging", logger: logger)
+    await harness.started()
     var first = harness.probe.statusUpdates().makeAsyncIterator()
     var second = harness.probe.statusUpdates().makeAsyncIterator()
     let initial = try #require(await first.next())
@@ -152,6 +160,7 @@ import Testing
 
   @Test func overflowTriggersAReread() async throws {
     let harness = try Harness("laptop-discharging", logger: logger)
+    await harness.started()
     var updates = harness.probe.statusUpdates().makeAsyncIterator()
     _ = await updates.next()
     try harness.scratch.set("AC", "online", "1")
@@ -171,6 +180,7 @@ import Testing
 
   @Test func cancellationEndsRunAndEveryStream() async throws {
     let harness = try Harness("laptop-discharging", logger: logger)
+    await harness.started()
     let updates = harness.probe.statusUpdates()
     await harness.clock.waitForSleepers(1)
     harness.task.cancel()
