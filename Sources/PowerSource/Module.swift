@@ -1,1 +1,0 @@
-// PowerSource module: see README.md for its role.

@@ -1,0 +1,216 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import PowerSource
+
+/// The uevent path over a real `NETLINK_KOBJECT_UEVENT` socket, in a network namespace made for
+/// the test (uevent sockets are per network namespace, so nothing leaves it).
+///
+/// What the kernel allows, checked here: the kernel itself sends uevents for devices created in
+/// the namespace (a veth pair: `SUBSYSTEM=net`, sender port 0) — real kernel messages. This VM
+/// has no power_supply device, so no real `SUBSYSTEM=power_supply` uevent can be made; a root
+/// process may, however, send to group 1 of a uevent socket, and the receiver then sees that
+/// sender's port ID (not 0). So the power_supply path is a faithful replay: recorded datagrams
+/// sent through the kernel's netlink multicast to the probe's real socket, accepted only because
+/// the socket's policy names that one sender; the production policy (kernel only) rejects them.
+@Suite(
+  .serialized, .timeLimit(.minutes(1)),
+  .enabled(if: getuid() == 0, "needs root: ip netns add, setns, multicast send to group 1"))
+struct PowerUeventTests {
+  private let logger = Logger(label: "PowerUeventTests") { _ in SwiftLogNoOpLogHandler() }
+
+  @Test func kernelUeventsArriveAndNonPowerOnesCauseNoReread() async throws {
+    let namespace = try NetworkNamespace()
+    defer { namespace.delete() }
+    let (socket, sender) = try namespace.run {
+      (try NetlinkUeventSocket(), try UeventSender())
+    }
+    let scratch = try PowerScratchTree(copying: "laptop-discharging")
+    defer { scratch.remove() }
+    let probe = PowerProbe(
+      sysfsRoot: scratch.root, logger: logger, batteryRereadInterval: .seconds(3600),
+      uevents: socket)
+    let running = Task { try await probe.run() }
+    defer { running.cancel() }
+    #expect(await waitUntil { probe.counters.reads == 1 })
+
+    // Real kernel uevents (sender port 0) for a veth pair created inside the namespace.
+    try namespace.ip("link", "add", "bgpwrA", "type", "veth", "peer", "name", "bgpwrB")
+    #expect(await waitUntil { probe.counters.otherUevents >= 2 })
+    #expect(probe.counters.malformedUevents == 0)
+    #expect(probe.counters.powerSupplyUevents == 0)
+    #expect(probe.counters.reads == 1, "net uevents must not cause a sysfs re-read")
+
+    // A user-space sender is not the kernel: the production policy drops it.
+    try sender.send(try PowerFixtureFiles.uevent("ac-online.bin"))
+    #expect(await waitUntil { socket.counters.rejectedSenders == 1 })
+    #expect(probe.counters.powerSupplyUevents == 0)
+  }
+
+  @Test func replayedPowerUeventThroughTheRealSocketPublishesTheCharger() async throws {
+    let namespace = try NetworkNamespace()
+    defer { namespace.delete() }
+    let (socket, sender) = try namespace.run { () throws -> (NetlinkUeventSocket, UeventSender) in
+      let sender = try UeventSender()
+      return (try NetlinkUeventSocket(senderPolicy: .kernelAndPort(sender.portID)), sender)
+    }
+    let scratch = try PowerScratchTree(copying: "laptop-discharging")
+    defer { scratch.remove() }
+    let probe = PowerProbe(
+      sysfsRoot: scratch.root, logger: logger, batteryRereadInterval: .seconds(3600),
+      uevents: socket)
+    var updates = probe.statusUpdates().makeAsyncIterator()
+    let running = Task { try await probe.run() }
+    defer { running.cancel() }
+    #expect(try #require(await updates.next()).charging == false)
+    #expect(await waitUntil { probe.counters.reads == 1 }, "start-up read done before edits")
+
+    // udev's format and garbage go through the same socket and are counted, not fatal.
+    try sender.send(try PowerFixtureFiles.uevent("udev-monitor-power.bin"))
+    try sender.send(try PowerFixtureFiles.uevent("malformed-field.bin"))
+
+    try scratch.set("AC", "online", "1")
+    try scratch.set("BAT0", "status", "Charging")
+    try sender.send(try PowerFixtureFiles.uevent("ac-online.bin"))
+    let plugged = try #require(await updates.next())
+    #expect(plugged.externalPower)
+    #expect(plugged.charging)
+    let counters = probe.counters
+    #expect(counters.udevMessages == 1)
+    #expect(counters.malformedUevents == 1)
+    #expect(counters.powerSupplyUevents == 1)
+    #expect(socket.counters.delivered == 3)
+    #expect(socket.counters.rejectedSenders == 0)
+  }
+}
+
+/// A network namespace `bgtest-power-<random>`, made with `ip netns add`.
+private struct NetworkNamespace {
+  let name = "bgtest-power-\(UInt32.random(in: 0...UInt32.max))"
+
+  init() throws {
+    try Self.run("/usr/sbin/ip", ["netns", "add", name])
+  }
+
+  func delete() {
+    try? Self.run("/usr/sbin/ip", ["netns", "delete", name])
+  }
+
+  /// `ip -n NAME ARGS…`
+  func ip(_ arguments: String...) throws {
+    try Self.run("/usr/sbin/ip", ["-n", name] + arguments)
+  }
+
+  /// Runs `body` on this thread inside the namespace (sockets made there stay in it), then
+  /// switches the thread back. No suspension point in between, so the thread cannot change.
+  func run<T>(_ body: () throws -> T) throws -> T {
+    let original = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)
+    let target = open("/run/netns/" + name, O_RDONLY | O_CLOEXEC)
+    defer {
+      close(original)
+      close(target)
+    }
+    guard original >= 0, target >= 0 else { throw NamespaceError.open(errno: errno) }
+    guard Setns.call(target) == 0 else { throw NamespaceError.setns(errno: errno) }
+    defer { precondition(Setns.call(original) == 0, "cannot return to the original netns") }
+    return try body()
+  }
+
+  private static func run(_ tool: String, _ arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: tool)
+    process.arguments = arguments
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+      throw NamespaceError.command(([tool] + arguments).joined(separator: " "))
+    }
+  }
+}
+
+private enum NamespaceError: Error {
+  case open(errno: Int32)
+  case setns(errno: Int32)
+  case command(String)
+}
+
+/// `setns(2)`, which Swift's Glibc module does not import.
+private enum Setns {
+  static let newNetworkNamespace: Int32 = 0x4000_0000  // CLONE_NEWNET
+  typealias Function = @convention(c) (Int32, Int32) -> Int32
+
+  static func call(_ descriptor: Int32) -> Int32 {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "setns") else { return -1 }
+    return unsafeBitCast(symbol, to: Function.self)(descriptor, newNetworkNamespace)
+  }
+}
+
+/// A user-space `NETLINK_KOBJECT_UEVENT` socket that sends datagrams to group 1.
+private final class UeventSender: Sendable {
+  let descriptor: Int32
+  let portID: UInt32
+
+  init() throws {
+    let raw = socket(
+      AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+      NetlinkAddress.kobjectUeventProtocol)
+    guard raw >= 0 else { throw NamespaceError.open(errno: errno) }
+    let bound = NetlinkAddress().withSockaddr { bind(raw, $0, $1) }
+    let (named, address) = NetlinkAddress.receive { getsockname(raw, $0, $1) }
+    guard bound == 0, named == 0, let address else {
+      close(raw)
+      throw NamespaceError.open(errno: errno)
+    }
+    descriptor = raw
+    portID = address.portID
+  }
+
+  deinit { close(descriptor) }
+
+  func send(_ bytes: [UInt8]) throws {
+    let destination = NetlinkAddress(portID: 0, groups: NetlinkUeventSocket.kernelGroup)
+    let sent = bytes.withUnsafeBytes { buffer in
+      destination.withSockaddr { sendto(descriptor, buffer.baseAddress, buffer.count, 0, $0, $1) }
+    }
+    guard sent == bytes.count else { throw NamespaceError.open(errno: errno) }
+  }
+}
+
+/// Fixture access for the integration tests.
+private enum PowerFixtureFiles {
+  static let powerSupply: String = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures/power_supply").path
+
+  static func uevent(_ name: String) throws -> [UInt8] {
+    Array(try Data(contentsOf: URL(fileURLWithPath: powerSupply + "/uevents/" + name)))
+  }
+}
+
+/// A writable copy of a power_supply fixture tree.
+private struct PowerScratchTree {
+  let root = NSTemporaryDirectory() + "power-it-\(UUID().uuidString)"
+
+  init(copying scenario: String) throws {
+    try FileManager.default.copyItem(
+      atPath: PowerFixtureFiles.powerSupply + "/" + scenario, toPath: root)
+  }
+
+  func set(_ supply: String, _ attribute: String, _ value: String) throws {
+    try (value + "\n").write(
+      toFile: root + "/class/power_supply/" + supply + "/" + attribute, atomically: false,
+      encoding: .utf8)
+  }
+
+  func remove() { try? FileManager.default.removeItem(atPath: root) }
+}
+
+/// Waits for async progress (bounded by 5 s of real time); not used for time logic.
+private func waitUntil(_ condition: () -> Bool) async -> Bool {
+  for _ in 0..<5000 {
+    if condition() { return true }
+    try? await Task.sleep(for: .milliseconds(1))
+  }
+  return condition()
+}
