@@ -66,6 +66,7 @@ let package = Package(
         "PowerSource",
         .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
         .product(name: "DequeModule", package: "swift-collections"),
+        .product(name: "HeapModule", package: "swift-collections"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

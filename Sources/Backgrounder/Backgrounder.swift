@@ -1,0 +1,394 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The background-work runtime: create → ``register(_:factory:)`` → ``start()``.
+///
+/// Work is described by ``WorkRequest``s, kept in a durable SQLite store (WAL) and dispatched
+/// by one in-process loop that sleeps until the soonest due time or a network / power change.
+/// See the package README for the semantics (network gate, backoff, coalescing, resurrection).
+public final class Backgrounder: Sendable {
+  /// A factory creating the worker for one run; `nil` declines (event `skipped(factoryDeclined)`).
+  public typealias WorkerFactory = @Sendable (TaskId) throws -> (any Worker)?
+
+  /// Everything a runtime is built from.
+  public struct Configuration: Sendable {
+    /// The SQLite store file (created if missing; its directory must exist).
+    public var storePath: String
+    /// The clock (wall-clock instants are persisted).
+    public var clock: any WallClock
+    /// Where the runtime logs.
+    public var logger: Logger
+    /// Network conditions for the gate and `networkRequired`.
+    public var network: any NetworkConditionSource
+    /// Power conditions for `requiresCharging` / `requiresBatteryNotLow`.
+    public var power: any PowerConditionSource
+    /// Workers running at once (≥ 1).
+    public var concurrencyLimit: Int
+    /// How long a cancelled worker may take to return before it is abandoned and reported.
+    public var gracePeriod: Duration
+    /// The shortest allowed periodic interval (default 1 minute).
+    public var minimumPeriodicInterval: Duration
+    /// A cap on expedited starts; `nil` means unlimited.
+    public var expeditedQuota: ExpeditedQuota?
+    /// Runs kept per task in the history.
+    public var historyLimit: Int
+    /// How long finished one-time tasks stay in the store (for status) before `start()` prunes
+    /// them.
+    public var finishedRetention: Duration
+    /// fsync policy of the store.
+    public var durability: StoreDurability
+    /// Seed for backoff jitter (random when `nil`).
+    public var jitterSeed: UInt64?
+
+    /// Creates a configuration; only the store path is required.
+    public init(
+      storePath: String, clock: any WallClock = SystemWallClock(),
+      logger: Logger = Logger(label: "backgrounder"),
+      network: any NetworkConditionSource = AlwaysReachableNetwork(),
+      power: any PowerConditionSource = AlwaysExternalPower(), concurrencyLimit: Int = 4,
+      gracePeriod: Duration = .seconds(10), minimumPeriodicInterval: Duration = .seconds(60),
+      expeditedQuota: ExpeditedQuota? = nil, historyLimit: Int = 20,
+      finishedRetention: Duration = .seconds(7 * 86_400), durability: StoreDurability = .full,
+      jitterSeed: UInt64? = nil
+    ) {
+      self.storePath = storePath
+      self.clock = clock
+      self.logger = logger
+      self.network = network
+      self.power = power
+      self.concurrencyLimit = concurrencyLimit
+      self.gracePeriod = gracePeriod
+      self.minimumPeriodicInterval = minimumPeriodicInterval
+      self.expeditedQuota = expeditedQuota
+      self.historyLimit = historyLimit
+      self.finishedRetention = finishedRetention
+      self.durability = durability
+      self.jitterSeed = jitterSeed
+    }
+  }
+
+  private enum Lifecycle {
+    case configuring([TaskId: WorkerFactory])
+    case starting(Task<Runtime, any Error>)
+    case running(Runtime)
+    case stopping(Task<Void, Never>)
+    case stopped
+  }
+
+  /// The configuration this runtime was created with.
+  public let configuration: Configuration
+  private let lifecycle = Mutex(Lifecycle.configuring([:]))
+  private let hub = EventHub()
+
+  /// Creates a runtime; nothing is opened until ``start()``.
+  public init(configuration: Configuration) {
+    self.configuration = configuration
+  }
+
+  /// Creates a runtime with the given store and defaults for everything else.
+  public convenience init(storePath: String) {
+    self.init(configuration: Configuration(storePath: storePath))
+  }
+
+  // MARK: - Registration
+
+  /// Registers the worker factory for `taskId`. Must happen before ``start()``.
+  public func register(
+    _ taskId: TaskId, factory: @escaping @Sendable () throws -> (any Worker)?
+  ) throws(RegistrationError) {
+    try register([taskId]) { _ in try factory() }
+  }
+
+  /// Registers one factory for many ids (it receives the id of the run). Must happen before
+  /// ``start()``; either every id is registered or none.
+  public func register(
+    _ taskIds: [TaskId], factory: @escaping WorkerFactory
+  ) throws(RegistrationError) {
+    let result = lifecycle.withLock { state -> RegistrationError? in
+      guard case .configuring(var factories) = state else { return .alreadyStarted }
+      var seen = Set<TaskId>()
+      for id in taskIds {
+        if factories[id] != nil || !seen.insert(id).inserted { return .duplicate(id) }
+      }
+      for id in taskIds { factories[id] = factory }
+      state = .configuring(factories)
+      return nil
+    }
+    if let result { throw result }
+  }
+
+  /// The registered task ids, sorted.
+  public func registeredTaskIds() -> [TaskId] {
+    lifecycle.withLock { state -> [TaskId] in
+      switch state {
+      case .configuring(let factories): factories.keys.sorted()
+      case .running(let runtime): runtime.factories.keys.sorted()
+      case .starting, .stopping, .stopped: []
+      }
+    }
+  }
+
+  // MARK: - Lifecycle
+
+  /// Opens the store, sweeps ephemeral work, resurrects persisted tasks (an interrupted run
+  /// becomes a counted retry) and starts dispatch. Idempotent; concurrent calls share one start.
+  /// - Throws: ``StoreError`` when the store cannot be used (it is never deleted or rewritten),
+  ///   ``LifecycleError/shutDown`` after ``shutdown()``.
+  public func start() async throws {
+    let task = lifecycle.withLock { state -> Task<Runtime, any Error>? in
+      switch state {
+      case .configuring(let factories):
+        let configuration = configuration
+        let hub = hub
+        let task = Task { try Self.makeRuntime(configuration, factories: factories, hub: hub) }
+        state = .starting(task)
+        return task
+      case .starting(let task): return task
+      case .running, .stopping, .stopped: return nil
+      }
+    }
+    guard let task else {
+      if isStoppedOrStopping { throw LifecycleError.shutDown }
+      return
+    }
+    do {
+      let runtime = try await task.value
+      lifecycle.withLock { state in
+        if case .starting = state { state = .running(runtime) }
+      }
+    } catch {
+      lifecycle.withLock { state in
+        if case .starting = state { state = .stopped }
+      }
+      throw error
+    }
+  }
+
+  private var isStoppedOrStopping: Bool {
+    lifecycle.withLock { state in
+      switch state {
+      case .stopping, .stopped: true
+      default: false
+      }
+    }
+  }
+
+  private static func makeRuntime(
+    _ configuration: Configuration, factories: [TaskId: WorkerFactory], hub: EventHub
+  ) throws -> Runtime {
+    let clock = configuration.clock
+    let store = try TaskStore.open(
+      path: configuration.storePath, durability: configuration.durability,
+      historyLimit: configuration.historyLimit)
+    let now = clock.now
+    let swept = try store.sweep(
+      finishedBefore: now.advanced(by: .zero - configuration.finishedRetention))
+    let rows = try store.loadActive()
+    let settings = DispatchSettings(
+      concurrencyLimit: max(1, configuration.concurrencyLimit),
+      minimumPeriodicInterval: configuration.minimumPeriodicInterval,
+      expeditedQuota: configuration.expeditedQuota)
+    let machine = DispatchStateMachine(
+      settings: settings, registered: Set(factories.keys),
+      network: configuration.network.current, power: configuration.power.current,
+      seed: configuration.jitterSeed ?? UInt64.random(in: .min ... .max))
+    let runtime = Runtime(
+      configuration: configuration, factories: factories, store: store, events: hub,
+      machine: machine)
+    runtime.step { machine, now in
+      var effects = machine.load(rows, now: now)
+      effects.events =
+        swept.map { machine.event($0, .skipped(reason: .ephemeralExpired), now) } + effects.events
+      return ((), effects)
+    }
+    configuration.logger.info(
+      "backgrounder started",
+      metadata: [
+        "store": "\(configuration.storePath)", "tasks": "\(rows.count)",
+        "ephemeralSwept": "\(swept.count)",
+      ])
+    runtime.startLoop()
+    return runtime
+  }
+
+  /// Stops dispatch: running workers are cancelled (recorded as retries that resume after the
+  /// next start), the store is flushed and closed, and `events()` streams finish. Idempotent.
+  public func shutdown() async {
+    let action = lifecycle.withLock { state -> (Task<Void, Never>?, Task<Runtime, any Error>?) in
+      switch state {
+      case .configuring:
+        state = .stopped
+        return (nil, nil)
+      case .starting(let start):
+        return (nil, start)
+      case .running(let runtime):
+        let hub = hub
+        let task = Task {
+          await runtime.shutdown()
+          hub.finish()
+        }
+        state = .stopping(task)
+        return (task, nil)
+      case .stopping(let task):
+        return (task, nil)
+      case .stopped:
+        return (nil, nil)
+      }
+    }
+    if let start = action.1 {
+      _ = try? await start.value
+      try? await Task.sleep(for: .zero)
+      await shutdown()
+      return
+    }
+    if let task = action.0 {
+      await task.value
+      lifecycle.withLock { $0 = .stopped }
+    } else {
+      hub.finish()
+    }
+  }
+
+  var runtime: Runtime? {
+    lifecycle.withLock { state in
+      if case .running(let runtime) = state { runtime } else { nil }
+    }
+  }
+
+  // MARK: - Work
+
+  /// Schedules `request`. When this returns `.scheduled`, the request is durable.
+  public func schedule(
+    _ request: WorkRequest, policy: ExistingWorkPolicy = .replace
+  ) async -> ScheduleOutcome {
+    if let problem = request.problem(
+      minimumPeriodicInterval: configuration.minimumPeriodicInterval)
+    {
+      return .rejected(problem)
+    }
+    let input: Data
+    do {
+      input = try request.input.serialized()
+    } catch {
+      return .rejected(.inputNotSerializable("\(error)"))
+    }
+    if input.count > WorkInput.maximumSerializedSize {
+      return .rejected(.inputTooLarge(bytes: input.count))
+    }
+    guard let runtime else {
+      return .rejected(isStoppedOrStopping ? .shutDown : .notStarted)
+    }
+    let step = runtime.step { machine, now in
+      machine.schedule(TaskRow(request: request, input: input, now: now), policy: policy, now: now)
+    }
+    guard step.value == .scheduled else { return step.value }
+    runtime.wake.fire()
+    do {
+      try await runtime.writer.waitCommitted(step.sequence)
+    } catch {
+      runtime.step { machine, now in ((), machine.cancel(request.taskId, now: now).1) }
+      return .rejected(.storeFailure("\(error)"))
+    }
+    return .scheduled
+  }
+
+  /// Schedules a one-time request.
+  public func schedule(
+    _ request: WorkRequest.OneTime, policy: ExistingWorkPolicy = .replace
+  ) async -> ScheduleOutcome {
+    await schedule(.oneTime(request), policy: policy)
+  }
+
+  /// Schedules a periodic request.
+  public func schedule(
+    _ request: WorkRequest.Periodic, policy: ExistingWorkPolicy = .replace
+  ) async -> ScheduleOutcome {
+    await schedule(.periodic(request), policy: policy)
+  }
+
+  /// Cancels a task: it is removed from the store and a running worker is cancelled.
+  public func cancel(_ taskId: TaskId) async -> CancelOutcome {
+    guard let runtime else { return .noSuchTask }
+    let step = runtime.step { machine, now in machine.cancel(taskId, now: now) }
+    try? await runtime.writer.waitCommitted(step.sequence)
+    return step.value
+  }
+
+  /// Cancels every task; returns how many were active.
+  @discardableResult
+  public func cancelAll() async -> Int {
+    guard let runtime else { return 0 }
+    let step = runtime.step { machine, now in machine.cancelAll(now: now) }
+    try? await runtime.writer.waitCommitted(step.sequence)
+    return step.value
+  }
+
+  /// Runs a task now, bypassing its constraints and backoff. Calls before the dispatch
+  /// coalesce into one run; a call while a run is in flight starts nothing.
+  @discardableResult
+  public func runNow(_ taskId: TaskId) -> RunNowOutcome {
+    guard let runtime else { return .notRunning }
+    let outcome = runtime.step { machine, _ in (machine.runNow(taskId), Effects()) }.value
+    if outcome == .triggered { runtime.wake.fire() }
+    return outcome
+  }
+
+  /// Re-evaluates due work now (for an external trigger). Never starts a second run of a task
+  /// whose run is in flight or whose next run is not due.
+  public func dispatchNow() {
+    runtime?.wake.fire()
+  }
+
+  /// Expires the budget of `taskId`'s running worker now, as if its budget ran out: the worker
+  /// is cancelled and the run is recorded as a retry with `attemptFailed(expired)`.
+  /// Returns `false` when no worker of that task is running.
+  @discardableResult
+  public func expire(_ taskId: TaskId) -> Bool {
+    guard let handle = runtime?.runningHandle(taskId) else { return false }
+    handle.expire()
+    return true
+  }
+
+  // MARK: - Observation
+
+  /// The active tasks with their state and what they wait for.
+  public func scheduled() -> [ScheduledTask] {
+    guard let runtime else { return [] }
+    return runtime.core.withLock { core in
+      core.machine.snapshot(now: configuration.clock.now)
+    }
+  }
+
+  /// A new, independent stream of events. It finishes at ``shutdown()``.
+  public func events(
+    bufferingPolicy: AsyncStream<MonitorEvent>.Continuation.BufferingPolicy = .unbounded
+  ) -> AsyncStream<MonitorEvent> {
+    hub.subscribe(bufferingPolicy: bufferingPolicy)
+  }
+
+  /// What this runtime promises.
+  public func guarantees() -> Guarantees {
+    Guarantees(
+      survivesProcessDeath: true, survivesReboot: true, survivesForceQuit: true,
+      honoursWallClock: true, supportsRetryBackoff: true, cancelsInFlight: true,
+      honoursPowerConstraints: true, honoursNetworkConstraints: true,
+      minimumPeriodicInterval: configuration.minimumPeriodicInterval,
+      maxConcurrentTasks: max(1, configuration.concurrencyLimit))
+  }
+
+  /// The runtime's internal state, for debugging.
+  public func diagnostics() -> Diagnostics {
+    let runtime = runtime
+    let machine = runtime?.core.withLock { $0.machine }
+    let statistics = runtime?.writer.statistics
+    return Diagnostics(
+      storePath: configuration.storePath, isRunning: runtime != nil,
+      registeredTaskIds: registeredTaskIds(), activeTasks: machine?.entries.count ?? 0,
+      runsInFlight: machine?.liveRuns.count ?? 0, abandonedWorkers: machine?.abandonedWorkers ?? 0,
+      network: machine?.network ?? configuration.network.current,
+      power: machine?.power ?? configuration.power.current,
+      storeCommits: statistics?.commits ?? 0, storeOperations: statistics?.operations ?? 0,
+      lastStoreError: statistics?.lastError)
+  }
+}

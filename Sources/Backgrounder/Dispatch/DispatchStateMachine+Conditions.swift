@@ -1,0 +1,122 @@
+extension DispatchStateMachine {
+  /// The network changed: release gates that are now satisfied, re-arm deferred work at
+  /// once (instead of waiting out its backoff), and stop running work that lost its network.
+  mutating func networkChanged(_ conditions: NetworkConditions, now: WallInstant) -> Effects {
+    var effects = Effects()
+    setNetwork(conditions)
+    for (id, entry) in entries {
+      let requirement = entry.row.constraints.networkRequired
+      guard requirement != .none else { continue }
+      let satisfied = requirement.isSatisfied(by: conditions)
+      switch entry.phase {
+      case .gating(let token):
+        if satisfied { effects.gateReleases.append(token) }
+      case .running(let token, _, let exempt):
+        if !satisfied && !exempt {
+          effects.stops.append((token, conditions.isReachable ? .networkMetered : .networkLost))
+        }
+      case .idle:
+        let waiting = entry.row.blockedOn.contains { Self.isNetwork($0) }
+        if satisfied && waiting {
+          update(id) { entry in
+            entry.row.blockedOn.removeAll { Self.isNetwork($0) }
+            if entry.row.deferrals > 0 && entry.row.state == .backoff {
+              entry.row.state = .pending
+              entry.row.nextRun = now
+            }
+            entry.row.updatedAt = now
+            effects.ops.append(.upsert(entry.row))
+          }
+          rearm(id)
+        }
+      }
+    }
+    return effects
+  }
+
+  /// Power changed: release blocked work that is now allowed, update what blocked work waits
+  /// for, and stop running work that lost its power constraint.
+  mutating func powerChanged(_ conditions: PowerConditions, now: WallInstant) -> Effects {
+    var effects = Effects()
+    setPower(conditions)
+    for (id, entry) in entries {
+      let unmet = entry.row.constraints.unmetPower(conditions)
+      switch entry.phase {
+      case .running(let token, _, let exempt):
+        if !unmet.isEmpty && !exempt && !entry.overridden {
+          let reason: StopReason =
+            unmet.contains(.requiresCharging) ? .chargerDisconnected : .batteryLow
+          effects.stops.append((token, reason))
+        }
+      case .gating:
+        continue
+      case .idle:
+        guard entry.row.state == .blocked,
+          entry.row.blockedOn.contains(where: { $0 == .requiresCharging || $0 == .requiresBatteryNotLow })
+        else { continue }
+        if unmet.isEmpty {
+          update(id) { entry in
+            entry.row.state = .pending
+            entry.row.blockedOn.removeAll { $0 == .requiresCharging || $0 == .requiresBatteryNotLow }
+            entry.row.updatedAt = now
+            effects.ops.append(.upsert(entry.row))
+          }
+          rearm(id)
+        }
+      }
+    }
+    return effects
+  }
+
+  /// Stops accepting work and stops every run in flight.
+  mutating func beginShutdown() -> Effects {
+    var effects = Effects()
+    stopAccepting()
+    for token in liveRuns.keys.sorted(by: { $0.value < $1.value }) {
+      effects.stops.append((token, .shutdown))
+    }
+    return effects
+  }
+
+  // MARK: - Test driver hooks
+
+  /// Treats every constraint of `id` as met (gate, power, and no stop on constraint loss).
+  mutating func overrideConstraints(_ id: TaskId, now: WallInstant) -> Effects {
+    var effects = Effects()
+    guard let entry = entries[id] else { return effects }
+    update(id) { $0.overridden = true }
+    switch entry.phase {
+    case .gating(let token):
+      effects.gateReleases.append(token)
+    case .running:
+      break
+    case .idle:
+      if entry.row.state == .blocked {
+        update(id) { entry in
+          entry.row.state = .pending
+          entry.row.blockedOn.removeAll { $0 != .workerNotRegistered }
+          entry.row.updatedAt = now
+          effects.ops.append(.upsert(entry.row))
+        }
+      }
+      rearm(id)
+    }
+    return effects
+  }
+
+  /// Makes an idle task due now (its initial delay or period elapsed). Returns whether the
+  /// task exists and is of the given kind.
+  mutating func makeDue(_ id: TaskId, kind: TaskKind, now: WallInstant) -> Effects? {
+    guard let entry = entries[id], entry.row.kind == kind else { return nil }
+    var effects = Effects()
+    if entry.phase == .idle, let next = entry.row.nextRun, next > now {
+      update(id) { entry in
+        entry.row.nextRun = now
+        entry.row.updatedAt = now
+        effects.ops.append(.upsert(entry.row))
+      }
+      rearm(id)
+    }
+    return effects
+  }
+}

@@ -1,0 +1,300 @@
+import Foundation
+
+extension DispatchStateMachine {
+  // MARK: - Gate
+
+  /// The network gate of a run resolved: `passed` (the requirement is met) or timed out.
+  mutating func gateResolved(_ token: RunToken, passed: Bool, now: WallInstant) -> (
+    GateDecision, Effects
+  ) {
+    var effects = Effects()
+    guard let id = liveRuns[token], var entry = entries[id], entry.phase == .gating(token) else {
+      // Stale (cancelled or replaced while waiting): the run is over.
+      if let id = endLiveRun(token) { rearm(id) }
+      return (.over, effects)
+    }
+    let requirement = entry.row.constraints.networkRequired
+    if passed {
+      let unmet = entry.overridden ? [] : entry.row.constraints.unmetPower(power)
+      if !unmet.isEmpty {
+        // Power went away while waiting for the network: block, no attempt used.
+        _ = endLiveRun(token)
+        entry.phase = .idle
+        entries[id] = entry
+        rearm(id)
+        return (.over, effects)
+      }
+      markInvoked(&entry, token: token, now: now, exempt: entry.overridden)
+      entry.row.updatedAt = now
+      entries[id] = entry
+      effects.ops.append(.upsert(entry.row))
+      effects.events.append(event(id, .workStarted(attempt: entry.row.attempt), now))
+      return (.invoke(startedAt: now, attempt: entry.row.attempt), effects)
+    }
+    // Timed out: Retry without invoking; deferrals never consume attempts.
+    _ = endLiveRun(token)
+    entry.phase = .idle
+    entry.row.deferrals += 1
+    var delay = entry.row.backoff.delay(
+      afterAttempt: entry.row.deferrals - 1, jitterSample: jitterSample())
+    if let interval = entry.row.interval { delay = min(delay, interval) }
+    let satisfiedNow = requirement.isSatisfied(by: network)
+    entry.row.nextRun = satisfiedNow ? now : now.advanced(by: delay)
+    entry.row.state = satisfiedNow ? .pending : .backoff
+    entry.row.blockedOn = satisfiedNow ? [] : [.networkRequired(requirement)]
+    entry.row.lastResult = .retry
+    entry.row.lastReason =
+      "network gate: \(requirement.rawValue) network not available within "
+      + "\(min(settings.gateLimit, entry.row.budget / 4))"
+    entry.row.updatedAt = now
+    entries[id] = entry
+    effects.ops.append(.upsert(entry.row))
+    effects.ops.append(
+      .appendRun(
+        RunRow(
+          taskId: id, attempt: entry.row.attempt, startedAt: nil, endedAt: now,
+          outcome: "deferred", reason: entry.row.lastReason)))
+    effects.events.append(event(id, .attemptDeferred(reason: .reachabilityTimeout), now))
+    effects.events.append(
+      event(id, .retryScheduled(nextAttempt: entry.row.attempt, delay: delay), now))
+    rearm(id)
+    return (.over, effects)
+  }
+
+  // MARK: - Run end
+
+  /// Records how a run ended — exactly once per token (later calls are ignored).
+  mutating func runEnded(
+    _ token: RunToken, ending: RunEnding, abandoned: Bool, now: WallInstant
+  ) -> Effects {
+    var effects = Effects()
+    guard let id = endLiveRun(token) else { return effects }
+    guard var entry = entries[id], entry.phase.token == token else {
+      // The task was cancelled or replaced while this run was in flight.
+      if abandoned { noteAbandoned() }
+      rearm(id)
+      return effects
+    }
+    let attempt = entry.row.attempt
+    if abandoned {
+      noteAbandoned()
+      effects.events.append(event(id, .workerAbandoned(attempt: attempt), now))
+    }
+    let startedAt: WallInstant?
+    if case .running(_, let start, _) = entry.phase { startedAt = start } else { startedAt = nil }
+    entry.phase = .idle
+    entry.progress = nil
+    entry.row.updatedAt = now
+
+    func history(_ outcome: String, _ reason: String?) -> StoreOp {
+      .appendRun(
+        RunRow(
+          taskId: id, attempt: attempt, startedAt: startedAt, endedAt: now, outcome: outcome,
+          reason: reason))
+    }
+
+    switch ending {
+    case .notStarted(let why):
+      entry.row.state = .pending
+      entry.row.nextRun = now.advanced(by: settings.storeRetryDelay)
+      entries[id] = entry
+      effects.ops.append(.upsert(entry.row))
+      effects.events.append(event(id, .libraryError(message: why), now))
+    case .stopped(let reason) where startedAt == nil || reason == .shutdown:
+      // Not invoked yet, or stopped by shutdown: resume after the next start, no attempt used.
+      entry.row.state = .pending
+      entry.row.nextRun = now
+      entry.row.blockedOn = []
+      if startedAt != nil {
+        entry.row.lastResult = .retry
+        entry.row.lastReason = "stopped by shutdown"
+        entry.row.lastRunEndedAt = now
+        effects.ops.append(history("stopped", "shutdown"))
+        effects.events.append(event(id, .cancelled(source: .shutdown), now))
+      }
+      entries[id] = entry
+      effects.ops.append(.upsert(entry.row))
+    case .stopped(let reason):
+      // A constraint was lost (or a stop was requested): Retry without using an attempt; the
+      // run is due again and waits at the gate / power block until the constraint returns.
+      entry.row.state = .pending
+      entry.row.nextRun = now
+      entry.row.lastResult = .retry
+      entry.row.lastReason = "stopped: \(reason.rawValue)"
+      entry.row.lastRunEndedAt = now
+      entries[id] = entry
+      effects.ops.append(.upsert(entry.row))
+      effects.ops.append(history("stopped", reason.rawValue))
+      effects.events.append(event(id, .workStopped(attempt: attempt, reason: reason), now))
+      effects.events.append(event(id, .attemptDeferred(reason: .constraintLost), now))
+    case .factoryDeclined:
+      entry.row.lastRunEndedAt = now
+      entries[id] = entry
+      effects.events.append(event(id, .skipped(reason: .factoryDeclined), now))
+      completeCycle(
+        id, result: .failure, reason: "factory declined to create a worker",
+        historyOutcome: "skipped", startedAt: startedAt, now: now, &effects)
+    case .finished(.success):
+      entry.row.lastRunEndedAt = now
+      entries[id] = entry
+      effects.events.append(
+        event(
+          id, .workCompleted(attempt: attempt, result: .success, runtime: runtime(startedAt, now)),
+          now))
+      completeCycle(
+        id, result: .success, reason: nil, historyOutcome: "success", startedAt: startedAt,
+        now: now, &effects)
+    case .finished(.failure(let reason)):
+      entry.row.lastRunEndedAt = now
+      entries[id] = entry
+      effects.events.append(
+        event(
+          id,
+          .workCompleted(
+            attempt: attempt, result: .failure(reason: reason), runtime: runtime(startedAt, now)),
+          now))
+      completeCycle(
+        id, result: .failure, reason: reason, historyOutcome: "failure", startedAt: startedAt,
+        now: now, &effects)
+    case .finished(.retry):
+      entry.row.lastRunEndedAt = now
+      entries[id] = entry
+      effects.events.append(
+        event(
+          id, .workCompleted(attempt: attempt, result: .retry, runtime: runtime(startedAt, now)),
+          now))
+      retryCounted(
+        id, reason: "worker asked to retry", historyOutcome: "retry", startedAt: startedAt,
+        now: now, &effects)
+    case .expired:
+      entry.row.lastRunEndedAt = now
+      entries[id] = entry
+      effects.events.append(event(id, .attemptFailed(reason: .expired), now))
+      retryCounted(
+        id, reason: "budget of \(entry.row.budget) expired", historyOutcome: "expired",
+        startedAt: startedAt, now: now, &effects)
+    case .factoryThrew(let message):
+      entry.row.lastRunEndedAt = now
+      entries[id] = entry
+      effects.events.append(event(id, .attemptFailed(reason: .factoryThrew), now))
+      retryCounted(
+        id, reason: "factory threw: \(message)", historyOutcome: "retry", startedAt: startedAt,
+        now: now, &effects)
+    }
+    rearm(id)
+    return effects
+  }
+
+  private func runtime(_ startedAt: WallInstant?, _ now: WallInstant) -> Duration {
+    startedAt.map { $0.duration(to: now) } ?? .zero
+  }
+
+  /// A retry that uses an attempt: backoff, or failure once attempts are exhausted.
+  mutating func retryCounted(
+    _ id: TaskId, reason: String, historyOutcome: String, startedAt: WallInstant?,
+    now: WallInstant, _ effects: inout Effects
+  ) {
+    guard var entry = entries[id] else { return }
+    let attempt = entry.row.attempt
+    let nextAttempt = attempt + 1
+    if nextAttempt >= entry.row.backoff.maxAttempts {
+      completeCycle(
+        id, result: .failure,
+        reason: "\(reason); retries exhausted after \(nextAttempt) attempts",
+        historyOutcome: historyOutcome, startedAt: startedAt, now: now, &effects)
+      return
+    }
+    var delay = entry.row.backoff.delay(afterAttempt: attempt, jitterSample: jitterSample())
+    if let interval = entry.row.interval { delay = min(delay, interval) }
+    entry.row.attempt = nextAttempt
+    entry.row.state = .backoff
+    entry.row.nextRun = now.advanced(by: delay)
+    entry.row.blockedOn = []
+    entry.row.lastResult = .retry
+    entry.row.lastReason = reason
+    entry.row.updatedAt = now
+    entries[id] = entry
+    effects.ops.append(.upsert(entry.row))
+    effects.ops.append(
+      .appendRun(
+        RunRow(
+          taskId: id, attempt: attempt, startedAt: startedAt, endedAt: now,
+          outcome: historyOutcome, reason: reason)))
+    effects.events.append(event(id, .retryScheduled(nextAttempt: nextAttempt, delay: delay), now))
+  }
+
+  /// Ends a cycle: a one-time task is finished (kept in the store for status, dropped from
+  /// memory); a periodic task starts its next cycle at now + interval with attempts reset.
+  mutating func completeCycle(
+    _ id: TaskId, result: LastResult, reason: String?, historyOutcome: String,
+    startedAt: WallInstant?, now: WallInstant, _ effects: inout Effects
+  ) {
+    guard var entry = entries[id] else { return }
+    let attempt = entry.row.attempt
+    entry.row.lastResult = result
+    entry.row.lastReason = reason
+    entry.row.updatedAt = now
+    entry.row.blockedOn = []
+    if entry.row.kind == .periodic, let interval = entry.row.interval {
+      entry.row.state = .pending
+      entry.row.attempt = 0
+      entry.row.deferrals = 0
+      entry.row.nextRun = now.advanced(by: interval)
+      entries[id] = entry
+    } else {
+      entry.row.state = result == .success ? .succeeded : .failed
+      removeEntry(id)
+    }
+    effects.ops.append(.upsert(entry.row))
+    effects.ops.append(
+      .appendRun(
+        RunRow(
+          taskId: id, attempt: attempt, startedAt: startedAt, endedAt: now,
+          outcome: historyOutcome, reason: reason)))
+  }
+
+  // MARK: - Resurrection
+
+  /// Loads the persisted active tasks at `start()`. A run left `running` by a dead process
+  /// is an interrupted attempt: it is counted and retried by the backoff policy. A run that
+  /// died at the network gate is due again without using an attempt.
+  mutating func load(_ rows: [TaskRow], now: WallInstant) -> Effects {
+    var effects = Effects()
+    for row in rows {
+      var row = row
+      var changed = false
+      if row.state == .blocked, row.blockedOn.contains(where: { Self.isNetwork($0) }) {
+        row.state = .pending
+        row.nextRun = now
+        row.blockedOn.removeAll { Self.isNetwork($0) }
+        changed = true
+      }
+      let isRegistered = registered.contains(row.id)
+      if isRegistered != !row.blockedOn.contains(.workerNotRegistered) {
+        row.blockedOn.removeAll { $0 == .workerNotRegistered }
+        if !isRegistered { row.blockedOn.append(.workerNotRegistered) }
+        changed = true
+      }
+      if !isRegistered {
+        effects.events.append(event(row.id, .skipped(reason: .notRegistered), now))
+      }
+      let interrupted = row.state == .running
+      insertEntry(Entry(row: row))
+      if interrupted {
+        update(row.id) { $0.row.lastRunEndedAt = now }
+        effects.events.append(event(row.id, .attemptFailed(reason: .interrupted), now))
+        retryCounted(
+          row.id, reason: "interrupted: the process ended while the worker was running",
+          historyOutcome: "interrupted", startedAt: row.lastRunStartedAt, now: now, &effects)
+      } else if changed {
+        effects.ops.append(.upsert(row))
+      }
+      rearm(row.id)
+    }
+    return effects
+  }
+
+  static func isNetwork(_ predicate: PendingPredicate) -> Bool {
+    if case .networkRequired = predicate { true } else { false }
+  }
+}

@@ -1,0 +1,422 @@
+import DequeModule
+import Foundation
+import HeapModule
+
+/// Every scheduling decision, as a pure value type: no I/O, no clock, no tasks. The driver
+/// (`Backgrounder`) feeds it events with the current time and performs the ``Effects`` it
+/// returns. All mutations happen under one lock, which is also the per-task lock of the
+/// dispatch contract: a claim re-checks due-ness and advances the next run atomically.
+struct DispatchStateMachine: Sendable {
+  enum Phase: Hashable, Sendable {
+    case idle
+    /// Claimed, waiting at the network gate (the worker is not invoked yet).
+    case gating(RunToken)
+    /// Claimed and invoked (or about to be); `exempt` runs ignore constraint changes.
+    case running(RunToken, startedAt: WallInstant, exempt: Bool)
+
+    var token: RunToken? {
+      switch self {
+      case .idle: nil
+      case .gating(let token): token
+      case .running(let token, _, _): token
+      }
+    }
+  }
+
+  struct Entry: Sendable {
+    var row: TaskRow
+    var phase: Phase = .idle
+    /// `runNow` was called: bypass constraints and backoff once.
+    var forced = false
+    /// The test driver declared all constraints met.
+    var overridden = false
+    /// An expedited request demoted to standard by the quota.
+    var demoted = false
+    var queueVersion: UInt64 = 0
+    var progress: Double?
+  }
+
+  let settings: DispatchSettings
+  var entries: [TaskId: Entry] = [:]
+  private(set) var network: NetworkConditions
+  private(set) var power: PowerConditions
+  private(set) var registered: Set<TaskId>
+  private(set) var accepting = true
+  private(set) var abandonedWorkers = 0
+  /// Runs in flight (gating or running), including runs of cancelled or replaced tasks that
+  /// have not returned yet: they hold a concurrency slot and block a new run of the same id.
+  private(set) var liveRuns: [RunToken: TaskId] = [:]
+  private var liveTaskIds: [TaskId: Int] = [:]
+  private var expeditedQueue = Heap<DueKey>()
+  private var standardQueue = Heap<DueKey>()
+  private var expeditedStarts: Deque<WallInstant> = []
+  private var nextToken: UInt64 = 0
+  private var rng: SplitMix64
+
+  init(
+    settings: DispatchSettings, registered: Set<TaskId>, network: NetworkConditions,
+    power: PowerConditions, seed: UInt64
+  ) {
+    self.settings = settings
+    self.registered = registered
+    self.network = network
+    self.power = power
+    self.rng = SplitMix64(state: seed)
+  }
+
+  // MARK: - Requests
+
+  /// Records a new request (already validated). `.keep` leaves active work alone.
+  mutating func schedule(_ row: TaskRow, policy: ExistingWorkPolicy, now: WallInstant)
+    -> (ScheduleOutcome, Effects)
+  {
+    var effects = Effects()
+    guard accepting else { return (.rejected(.shutDown), effects) }
+    guard registered.contains(row.id) else { return (.rejected(.notRegistered(row.id)), effects) }
+    let existing = entries[row.id]
+    if existing != nil && policy == .keep { return (.keptExisting, effects) }
+    var row = row
+    if let existing {
+      row.lastResult = existing.row.lastResult
+      row.lastReason = existing.row.lastReason
+      row.lastRunStartedAt = existing.row.lastRunStartedAt
+      row.lastRunEndedAt = existing.row.lastRunEndedAt
+      if let token = existing.phase.token {
+        effects.stops.append((token, .cancelled))
+        effects.events.append(event(row.id, .cancelled(source: .replaced), now))
+      }
+      effects.events.append(event(row.id, .scheduleReplaced, now))
+    } else {
+      effects.events.append(event(row.id, .scheduled, now))
+    }
+    entries[row.id] = Entry(row: row, queueVersion: existing?.queueVersion ?? 0)
+    effects.ops.append(.upsert(row))
+    rearm(row.id)
+    return (.scheduled, effects)
+  }
+
+  /// Removes a task; a running worker is stopped.
+  mutating func cancel(_ id: TaskId, now: WallInstant) -> (CancelOutcome, Effects) {
+    var effects = Effects()
+    guard let entry = entries.removeValue(forKey: id) else { return (.noSuchTask, effects) }
+    if let token = entry.phase.token { effects.stops.append((token, .cancelled)) }
+    effects.ops.append(.delete(id))
+    effects.events.append(event(id, .cancelled(source: .user), now))
+    return (.cancelled(pendingCleared: entry.phase.token == nil), effects)
+  }
+
+  /// Removes every task.
+  mutating func cancelAll(now: WallInstant) -> (Int, Effects) {
+    var effects = Effects()
+    let ids = entries.keys.sorted()
+    for id in ids {
+      let (_, more) = cancel(id, now: now)
+      effects.stops += more.stops
+      effects.events += more.events
+    }
+    effects.ops = [.deleteAll]
+    return (ids.count, effects)
+  }
+
+  /// Marks a task to run at once, bypassing constraints and backoff. Repeated calls before
+  /// the dispatch coalesce; a call while a run is in flight starts nothing.
+  mutating func runNow(_ id: TaskId) -> RunNowOutcome {
+    guard accepting else { return .notRunning }
+    guard entries[id] != nil else { return .noSuchTask }
+    if liveTaskIds[id] != nil { return .alreadyRunning }
+    entries[id]?.forced = true
+    rearm(id)
+    return .triggered
+  }
+
+  // MARK: - Dispatch
+
+  /// Claims every due task that fits in the concurrency limit (expedited first) and returns
+  /// the runs to start plus the next instant worth waking up for.
+  mutating func dispatch(now: WallInstant) -> (Effects, WallInstant?) {
+    var effects = Effects()
+    guard accepting else { return (effects, nil) }
+    while liveRuns.count < settings.concurrencyLimit, let id = popDue(now: now, &effects) {
+      claim(id, now: now, &effects)
+    }
+    return (effects, nextWake(now: now))
+  }
+
+  private mutating func popDue(now: WallInstant, _ effects: inout Effects) -> TaskId? {
+    while let key = expeditedQueue.min, key.time <= now {
+      expeditedQueue.removeMin()
+      guard isCurrent(key) else { continue }
+      if !quotaAvailable(now: now) {
+        if case .expedited(.drop) = entries[key.id]?.row.hint {
+          drop(key.id, now: now, &effects)
+        } else {
+          entries[key.id]?.demoted = true
+          rearm(key.id)
+        }
+        continue
+      }
+      if blockIfPowerUnmet(key.id, now: now, &effects) { continue }
+      return key.id
+    }
+    while let key = standardQueue.min, key.time <= now {
+      standardQueue.removeMin()
+      guard isCurrent(key) else { continue }
+      if blockIfPowerUnmet(key.id, now: now, &effects) { continue }
+      return key.id
+    }
+    return nil
+  }
+
+  private mutating func nextWake(now: WallInstant) -> WallInstant? {
+    while let key = expeditedQueue.min, !isCurrent(key) { expeditedQueue.removeMin() }
+    while let key = standardQueue.min, !isCurrent(key) { standardQueue.removeMin() }
+    let soonest = [expeditedQueue.min?.time, standardQueue.min?.time].compactMap { $0 }.min()
+    guard let soonest else { return nil }
+    // Due work waiting for a slot is woken by the run that frees one.
+    if soonest <= now { return nil }
+    return soonest
+  }
+
+  private func isCurrent(_ key: DueKey) -> Bool {
+    guard let entry = entries[key.id] else { return false }
+    return entry.queueVersion == key.version && entry.phase == .idle
+      && registered.contains(key.id) && liveTaskIds[key.id] == nil && !isPowerBlocked(entry)
+  }
+
+  private func isPowerBlocked(_ entry: Entry) -> Bool {
+    entry.row.state == .blocked && entry.phase == .idle
+      && entry.row.blockedOn.contains { $0 == .requiresCharging || $0 == .requiresBatteryNotLow }
+  }
+
+  private mutating func quotaAvailable(now: WallInstant) -> Bool {
+    guard let quota = settings.expeditedQuota else { return true }
+    let horizon = now.advanced(by: .zero - quota.window)
+    while let first = expeditedStarts.first, first <= horizon { expeditedStarts.removeFirst() }
+    return expeditedStarts.count < quota.runs
+  }
+
+  /// Puts an idle task (back) in its queue at its eligible time.
+  mutating func rearm(_ id: TaskId) {
+    guard var entry = entries[id], entry.phase == .idle, registered.contains(id),
+      !isPowerBlocked(entry), let nextRun = entry.row.nextRun
+    else { return }
+    entry.queueVersion &+= 1
+    let time: WallInstant =
+      entry.forced
+      ? WallInstant(nanosecondsSince1970: .min)
+      : nextRun.advanced(by: .zero - (entry.row.flexWindow ?? .zero))
+    let key = DueKey(time: time, id: id, version: entry.queueVersion)
+    if entry.row.hint.isExpedited && !entry.demoted {
+      expeditedQueue.insert(key)
+    } else {
+      standardQueue.insert(key)
+    }
+    entries[id] = entry
+  }
+
+  /// Blocks a due task whose power constraints are unmet (no attempt is used). Returns
+  /// whether it is blocked.
+  private mutating func blockIfPowerUnmet(
+    _ id: TaskId, now: WallInstant, _ effects: inout Effects
+  ) -> Bool {
+    guard var entry = entries[id], !entry.forced, !entry.overridden else { return false }
+    let unmet = entry.row.constraints.unmetPower(power)
+    if unmet.isEmpty { return false }
+    if entry.row.state != .blocked || entry.row.blockedOn != unmet {
+      entry.row.state = .blocked
+      entry.row.blockedOn = unmet
+      entry.row.updatedAt = now
+      let reason: DeferralReason =
+        unmet.contains(.requiresCharging) ? .chargingNotMet : .batteryNotLowNotMet
+      effects.ops.append(.upsert(entry.row))
+      effects.ops.append(
+        .appendRun(
+          RunRow(
+            taskId: id, attempt: entry.row.attempt, startedAt: nil, endedAt: now,
+            outcome: "blocked", reason: Self.describe(unmet))))
+      effects.events.append(event(id, .attemptDeferred(reason: reason), now))
+    }
+    entries[id] = entry
+    return true
+  }
+
+  private mutating func claim(_ id: TaskId, now: WallInstant, _ effects: inout Effects) {
+    guard var entry = entries[id] else { return }
+    nextToken += 1
+    let token = RunToken(value: nextToken)
+    let exempt = entry.forced || entry.overridden
+    let requirement = entry.row.constraints.networkRequired
+    let needsGate = !exempt && !requirement.isSatisfied(by: network)
+    if entry.row.hint.isExpedited && !entry.demoted { expeditedStarts.append(now) }
+    entry.forced = false
+    entry.demoted = false
+    if entry.row.kind == .periodic, let interval = entry.row.interval {
+      entry.row.nextRun = now.advanced(by: interval)
+    }
+    entry.row.updatedAt = now
+    var gate: GateSpec?
+    if needsGate {
+      entry.phase = .gating(token)
+      entry.row.state = .blocked
+      entry.row.blockedOn = [.networkRequired(requirement)]
+      let wait = min(settings.gateLimit, entry.row.budget / 4)
+      gate = GateSpec(requirement: requirement, deadline: now.advanced(by: wait))
+    } else {
+      markInvoked(&entry, token: token, now: now, exempt: exempt)
+      effects.events.append(event(id, .workStarted(attempt: entry.row.attempt), now))
+    }
+    effects.ops.append(.upsert(entry.row))
+    entries[id] = entry
+    liveRuns[token] = id
+    liveTaskIds[id, default: 0] += 1
+    effects.tickets.append(
+      RunTicket(
+        token: token, taskId: id, attempt: entry.row.attempt, input: entry.row.input,
+        budget: entry.row.budget, gate: gate))
+  }
+
+  func markInvoked(_ entry: inout Entry, token: RunToken, now: WallInstant, exempt: Bool) {
+    entry.phase = .running(token, startedAt: now, exempt: exempt)
+    entry.row.state = .running
+    entry.row.blockedOn = []
+    entry.row.deferrals = 0
+    entry.row.lastRunStartedAt = now
+    entry.progress = nil
+  }
+
+  private mutating func drop(_ id: TaskId, now: WallInstant, _ effects: inout Effects) {
+    guard var entry = entries.removeValue(forKey: id) else { return }
+    entry.row.state = .failed
+    entry.row.lastResult = .failure
+    entry.row.lastReason = "dropped: expedited quota exhausted"
+    entry.row.updatedAt = now
+    effects.ops.append(.upsert(entry.row))
+    effects.events.append(event(id, .skipped(reason: .quotaExhausted), now))
+  }
+
+  // MARK: - Observation
+
+  /// The active tasks as `scheduled()` reports them.
+  func snapshot(now: WallInstant) -> [ScheduledTask] {
+    entries.values.map { entry in
+      let row = entry.row
+      var predicates: [PendingPredicate] = []
+      let state: TaskState
+      switch entry.phase {
+      case .running:
+        state = .running
+      case .gating:
+        state = .blocked
+        predicates.append(.networkRequired(row.constraints.networkRequired))
+      case .idle:
+        if !registered.contains(row.id) { predicates.append(.workerNotRegistered) }
+        let requirement = row.constraints.networkRequired
+        if !entry.overridden && !requirement.isSatisfied(by: network) {
+          predicates.append(.networkRequired(requirement))
+        }
+        if !entry.overridden { predicates += row.constraints.unmetPower(power) }
+        if entry.forced {
+          state = isPowerBlocked(entry) ? .blocked : .pending
+        } else if isPowerBlocked(entry) || !registered.contains(row.id) {
+          state = .blocked
+        } else if let next = row.nextRun, next > now {
+          state = row.state == .backoff ? .backoff : .pending
+          predicates.append(
+            row.state == .backoff
+              ? .waitingForBackoff(until: next.date) : .waitingForEarliestBeginDate(at: next.date))
+        } else {
+          state = .pending
+        }
+      }
+      let hint: Date? =
+        switch entry.phase {
+        case .idle: entry.forced ? now.date : row.nextRun.map { max($0, now).date }
+        case .gating, .running: nil
+        }
+      return ScheduledTask(
+        taskId: row.id, kind: row.kind, state: state, nextRunHint: hint, attempt: row.attempt,
+        deferrals: row.deferrals, ephemeral: row.ephemeral, pendingPredicates: predicates,
+        lastResult: row.lastResult, lastReason: row.lastReason, progress: entry.progress)
+    }.sorted { $0.taskId < $1.taskId }
+  }
+
+  /// The token of the run in flight for `id`, if any.
+  func liveToken(for id: TaskId) -> RunToken? {
+    entries[id]?.phase.token
+  }
+
+  /// Records progress of a running worker; returns the event to publish.
+  mutating func progress(
+    _ token: RunToken, fraction: Double, message: String?, now: WallInstant
+  ) -> MonitorEvent? {
+    guard let id = liveRuns[token], var entry = entries[id], entry.phase.token == token else {
+      return nil
+    }
+    entry.progress = fraction
+    entries[id] = entry
+    return event(id, .progress(fraction: fraction, message: message), now)
+  }
+
+  // MARK: - Helpers shared by the extensions
+
+  mutating func update(_ id: TaskId, _ body: (inout Entry) -> Void) {
+    guard var entry = entries[id] else { return }
+    body(&entry)
+    entries[id] = entry
+  }
+
+  mutating func removeEntry(_ id: TaskId) {
+    entries.removeValue(forKey: id)
+  }
+
+  mutating func insertEntry(_ entry: Entry) {
+    entries[entry.row.id] = entry
+  }
+
+  mutating func endLiveRun(_ token: RunToken) -> TaskId? {
+    guard let id = liveRuns.removeValue(forKey: token) else { return nil }
+    if let count = liveTaskIds[id], count > 1 {
+      liveTaskIds[id] = count - 1
+    } else {
+      liveTaskIds.removeValue(forKey: id)
+    }
+    return id
+  }
+
+  mutating func stopAccepting() {
+    accepting = false
+  }
+
+  mutating func noteAbandoned() {
+    abandonedWorkers += 1
+  }
+
+  mutating func setNetwork(_ conditions: NetworkConditions) {
+    network = conditions
+  }
+
+  mutating func setPower(_ conditions: PowerConditions) {
+    power = conditions
+  }
+
+  mutating func jitterSample() -> Double {
+    rng.nextUnit()
+  }
+
+  func event(_ id: TaskId?, _ kind: MonitorEvent.Kind, _ now: WallInstant) -> MonitorEvent {
+    MonitorEvent(taskId: id, time: now.date, kind: kind)
+  }
+
+  static func describe(_ predicates: [PendingPredicate]) -> String {
+    predicates.map { predicate in
+      switch predicate {
+      case .networkRequired(let requirement): "network \(requirement.rawValue) not available"
+      case .requiresCharging: "requires charging"
+      case .requiresBatteryNotLow: "requires battery not low"
+      case .workerNotRegistered: "no worker registered"
+      case .waitingForBackoff(let until): "waiting for backoff until \(ISO8601.string(until))"
+      case .waitingForEarliestBeginDate(let at): "earliest begin \(ISO8601.string(at))"
+      }
+    }.joined(separator: "; ")
+  }
+}

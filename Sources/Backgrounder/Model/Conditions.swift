@@ -1,0 +1,80 @@
+/// What the dispatcher knows about the network.
+public struct NetworkConditions: Hashable, Sendable, Codable {
+  /// A route to the internet exists.
+  public var isReachable: Bool
+  /// The primary link is metered (cellular, tethering, ...).
+  public var isDataMetered: Bool
+  /// The name of the primary link, if known (for diagnostics only).
+  public var primaryLink: String?
+
+  /// Creates network conditions.
+  public init(isReachable: Bool, isDataMetered: Bool = false, primaryLink: String? = nil) {
+    self.isReachable = isReachable
+    self.isDataMetered = isDataMetered
+    self.primaryLink = primaryLink
+  }
+
+  /// Reachable and unmetered.
+  public static let unmetered = NetworkConditions(isReachable: true, isDataMetered: false)
+  /// Reachable over a metered link.
+  public static let metered = NetworkConditions(isReachable: true, isDataMetered: true)
+  /// Not reachable.
+  public static let offline = NetworkConditions(isReachable: false, isDataMetered: false)
+}
+
+/// What the dispatcher knows about power.
+public struct PowerConditions: Hashable, Sendable, Codable {
+  /// External power is connected (`requiresCharging` is satisfied).
+  public var isCharging: Bool
+  /// The battery is not low (`requiresBatteryNotLow` is satisfied).
+  public var isBatteryNotLow: Bool
+
+  /// Creates power conditions.
+  public init(isCharging: Bool, isBatteryNotLow: Bool) {
+    self.isCharging = isCharging
+    self.isBatteryNotLow = isBatteryNotLow
+  }
+
+  /// On external power with a healthy battery: every power constraint is met.
+  public static let externalPower = PowerConditions(isCharging: true, isBatteryNotLow: true)
+}
+
+/// A source of network conditions (the lead's adapter wraps the Reachability monitor).
+public protocol NetworkConditionSource: Sendable {
+  /// The conditions right now.
+  var current: NetworkConditions { get }
+  /// An independent subscription per call: yields the current conditions first, then each change.
+  func updates() -> AsyncStream<NetworkConditions>
+}
+
+/// A source of power conditions (the lead's adapter wraps the PowerSource probe).
+public protocol PowerConditionSource: Sendable {
+  /// The conditions right now.
+  var current: PowerConditions { get }
+  /// An independent subscription per call: yields the current conditions first, then each change.
+  func updates() -> AsyncStream<PowerConditions>
+}
+
+/// For programs without a network monitor: always reachable and unmetered.
+public struct AlwaysReachableNetwork: NetworkConditionSource {
+  /// Creates the source.
+  public init() {}
+  /// Always ``NetworkConditions/unmetered``.
+  public var current: NetworkConditions { .unmetered }
+  /// Yields ``NetworkConditions/unmetered`` once and never finishes.
+  public func updates() -> AsyncStream<NetworkConditions> {
+    AsyncStream { $0.yield(.unmetered) }
+  }
+}
+
+/// For programs without a power probe: always on external power.
+public struct AlwaysExternalPower: PowerConditionSource {
+  /// Creates the source.
+  public init() {}
+  /// Always ``PowerConditions/externalPower``.
+  public var current: PowerConditions { .externalPower }
+  /// Yields ``PowerConditions/externalPower`` once and never finishes.
+  public func updates() -> AsyncStream<PowerConditions> {
+    AsyncStream { $0.yield(.externalPower) }
+  }
+}

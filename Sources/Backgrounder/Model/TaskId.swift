@@ -1,0 +1,80 @@
+/// A task identifier: a reverse-DNS string such as `com.example.sync`.
+///
+/// Valid identifiers are 1–128 characters long, contain at least one dot, use only
+/// `A–Z a–z 0–9 - _ .`, and have no empty labels (no leading, trailing or doubled dots).
+public struct TaskId: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+  /// The validated identifier text.
+  public let rawValue: String
+
+  /// Validates `rawValue` and creates an identifier.
+  /// - Throws: ``TaskIdError`` naming what is wrong with the text.
+  public init(_ rawValue: String) throws(TaskIdError) {
+    try Self.validate(rawValue)
+    self.rawValue = rawValue
+  }
+
+  /// Creates an identifier from text that was validated before (store rows).
+  init(validated rawValue: String) {
+    self.rawValue = rawValue
+  }
+
+  /// The identifier text.
+  public var description: String { rawValue }
+
+  /// Orders identifiers by their text.
+  public static func < (lhs: TaskId, rhs: TaskId) -> Bool { lhs.rawValue < rhs.rawValue }
+
+  /// Decodes and validates an identifier stored as a single string.
+  public init(from decoder: any Decoder) throws {
+    let text = try decoder.singleValueContainer().decode(String.self)
+    try self.init(text)
+  }
+
+  /// Encodes the identifier as a single string.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    try container.encode(rawValue)
+  }
+
+  static func validate(_ text: String) throws(TaskIdError) {
+    let count = text.utf8.count
+    guard count >= 1 else { throw .empty }
+    guard count <= 128 else { throw .tooLong(length: count) }
+    for byte in text.utf8 {
+      let isAllowed =
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A)
+        || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D || byte == 0x5F || byte == 0x2E
+      if !isAllowed { throw .invalidCharacter(Character(Unicode.Scalar(byte))) }
+    }
+    guard text.utf8.contains(0x2E) else { throw .missingDot }
+    if text.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+      throw .emptyLabel
+    }
+  }
+}
+
+/// Why a string is not a valid ``TaskId``.
+public enum TaskIdError: Error, Equatable, Sendable, CustomStringConvertible {
+  /// The identifier is empty.
+  case empty
+  /// The identifier is longer than 128 characters.
+  case tooLong(length: Int)
+  /// The identifier contains a character outside `[A-Za-z0-9-_.]`.
+  case invalidCharacter(Character)
+  /// The identifier has no dot (it must be reverse-DNS, e.g. `com.example.sync`).
+  case missingDot
+  /// The identifier has an empty label (leading, trailing or doubled dot).
+  case emptyLabel
+
+  /// A readable explanation.
+  public var description: String {
+    switch self {
+    case .empty: "task id is empty"
+    case .tooLong(let length): "task id is \(length) characters long; the maximum is 128"
+    case .invalidCharacter(let character):
+      "task id contains '\(character)'; only A-Z a-z 0-9 - _ . are allowed"
+    case .missingDot: "task id needs at least one dot (reverse-DNS, e.g. com.example.sync)"
+    case .emptyLabel: "task id has an empty label (leading, trailing or doubled dot)"
+    }
+  }
+}

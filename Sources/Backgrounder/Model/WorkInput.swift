@@ -1,0 +1,80 @@
+import Foundation
+
+/// A value stored in a ``WorkInput``.
+public enum WorkValue: Hashable, Sendable, Codable {
+  /// Text.
+  case string(String)
+  /// A signed integer.
+  case int(Int)
+  /// A floating-point number.
+  case double(Double)
+  /// A boolean.
+  case bool(Bool)
+  /// Raw bytes.
+  case bytes(Data)
+}
+
+/// A typed key/value bag handed to a worker; at most ``WorkInput/maximumSerializedSize`` bytes
+/// once serialized.
+public struct WorkInput: Hashable, Sendable, Codable, ExpressibleByDictionaryLiteral {
+  /// The maximum serialized size, in bytes (10,240, as in the reference).
+  public static let maximumSerializedSize = 10_240
+
+  /// The stored values by key.
+  public var values: [String: WorkValue]
+
+  /// Creates an input from a dictionary.
+  public init(_ values: [String: WorkValue] = [:]) {
+    self.values = values
+  }
+
+  /// Creates an input from a dictionary literal.
+  public init(dictionaryLiteral elements: (String, WorkValue)...) {
+    self.values = Dictionary(elements, uniquingKeysWith: { _, last in last })
+  }
+
+  /// The value for `key`, if any.
+  public subscript(key: String) -> WorkValue? {
+    get { values[key] }
+    set { values[key] = newValue }
+  }
+
+  /// The string stored under `key`, if it is a string.
+  public func string(_ key: String) -> String? {
+    if case .string(let value) = values[key] { value } else { nil }
+  }
+
+  /// The integer stored under `key`, if it is an integer.
+  public func int(_ key: String) -> Int? {
+    if case .int(let value) = values[key] { value } else { nil }
+  }
+
+  /// The number stored under `key`, if it is a double.
+  public func double(_ key: String) -> Double? {
+    if case .double(let value) = values[key] { value } else { nil }
+  }
+
+  /// The boolean stored under `key`, if it is a boolean.
+  public func bool(_ key: String) -> Bool? {
+    if case .bool(let value) = values[key] { value } else { nil }
+  }
+
+  /// The bytes stored under `key`, if they are bytes.
+  public func bytes(_ key: String) -> Data? {
+    if case .bytes(let value) = values[key] { value } else { nil }
+  }
+
+  /// The serialized form (JSON with sorted keys); its size is what the limit applies to.
+  public func serialized() throws -> Data {
+    if values.isEmpty { return Data() }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return try encoder.encode(self)
+  }
+
+  /// Decodes the serialized form produced by ``serialized()``.
+  static func deserialize(_ data: Data) throws -> WorkInput {
+    if data.isEmpty { return WorkInput() }
+    return try JSONDecoder().decode(WorkInput.self, from: data)
+  }
+}

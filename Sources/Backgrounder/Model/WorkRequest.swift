@@ -1,0 +1,164 @@
+/// How an expedited request behaves once the expedited quota is used up.
+public enum QuotaExhaustedPolicy: String, Hashable, Sendable, Codable {
+  /// Run it like a standard request.
+  case runAsRegular
+  /// Drop it (event `skipped(quotaExhausted)`).
+  case drop
+}
+
+/// A hint about how urgently a one-time request should run.
+public enum ExecutionHint: Hashable, Sendable, Codable {
+  /// Ordinary priority.
+  case standard
+  /// Dispatched before standard work while the expedited quota lasts.
+  case expedited(onQuotaExhausted: QuotaExhaustedPolicy)
+
+  var isExpedited: Bool {
+    if case .expedited = self { true } else { false }
+  }
+}
+
+/// What to do when a request is scheduled for a task id that already has active work.
+public enum ExistingWorkPolicy: String, Hashable, Sendable, Codable {
+  /// Replace the existing work (a running worker is cancelled).
+  case replace
+  /// Keep the existing work and ignore the new request.
+  case keep
+}
+
+/// A unit of work to schedule.
+public enum WorkRequest: Hashable, Sendable {
+  /// Runs once (with retries).
+  case oneTime(OneTime)
+  /// Runs every interval.
+  case periodic(Periodic)
+
+  /// The default budget of a run (10 minutes).
+  public static let defaultBudget: Duration = .seconds(600)
+
+  /// Work that runs once, retried by its backoff policy.
+  public struct OneTime: Hashable, Sendable {
+    /// The registered task id.
+    public var taskId: TaskId
+    /// Conditions for running.
+    public var constraints: WorkConstraints
+    /// Data for the worker (≤ 10,240 bytes serialized).
+    public var input: WorkInput
+    /// Ephemeral work does not survive a restart (swept by `start()`).
+    public var ephemeral: Bool
+    /// Earliest start, relative to scheduling.
+    public var initialDelay: Duration
+    /// Retry policy.
+    public var backoff: BackoffPolicy
+    /// Standard or expedited.
+    public var executionHint: ExecutionHint
+    /// How long one run may take before it is cancelled.
+    public var budget: Duration
+
+    /// Creates a one-time request.
+    public init(
+      taskId: TaskId, constraints: WorkConstraints = .none, input: WorkInput = WorkInput(),
+      ephemeral: Bool = false, initialDelay: Duration = .zero,
+      backoff: BackoffPolicy = .standard, executionHint: ExecutionHint = .standard,
+      budget: Duration = WorkRequest.defaultBudget
+    ) {
+      self.taskId = taskId
+      self.constraints = constraints
+      self.input = input
+      self.ephemeral = ephemeral
+      self.initialDelay = initialDelay
+      self.backoff = backoff
+      self.executionHint = executionHint
+      self.budget = budget
+    }
+  }
+
+  /// Work that runs every ``interval``; the first run is due when scheduled.
+  public struct Periodic: Hashable, Sendable {
+    /// The registered task id.
+    public var taskId: TaskId
+    /// Conditions for running.
+    public var constraints: WorkConstraints
+    /// Data for the worker (≤ 10,240 bytes serialized).
+    public var input: WorkInput
+    /// Ephemeral work does not survive a restart (swept by `start()`).
+    public var ephemeral: Bool
+    /// Time between runs (at least the minimum periodic interval, 1 minute by default).
+    public var interval: Duration
+    /// When set (0 < flex < interval), the run may start up to `flexWindow` before it is due,
+    /// so that it can share a wake-up with other work.
+    public var flexWindow: Duration?
+    /// Retry policy within a cycle (delays are clamped to the interval).
+    public var backoff: BackoffPolicy
+    /// How long one run may take before it is cancelled.
+    public var budget: Duration
+
+    /// Creates a periodic request.
+    public init(
+      taskId: TaskId, constraints: WorkConstraints = .none, input: WorkInput = WorkInput(),
+      ephemeral: Bool = false, interval: Duration, flexWindow: Duration? = nil,
+      backoff: BackoffPolicy = .standard, budget: Duration = WorkRequest.defaultBudget
+    ) {
+      self.taskId = taskId
+      self.constraints = constraints
+      self.input = input
+      self.ephemeral = ephemeral
+      self.interval = interval
+      self.flexWindow = flexWindow
+      self.backoff = backoff
+      self.budget = budget
+    }
+  }
+
+  /// The task id of either kind.
+  public var taskId: TaskId {
+    switch self {
+    case .oneTime(let request): request.taskId
+    case .periodic(let request): request.taskId
+    }
+  }
+}
+
+/// Why a request was not scheduled.
+public enum RejectionReason: Hashable, Sendable, CustomStringConvertible {
+  /// No factory is registered for the task id.
+  case notRegistered(TaskId)
+  /// The serialized input is larger than 10,240 bytes.
+  case inputTooLarge(bytes: Int)
+  /// The input could not be serialized.
+  case inputNotSerializable(String)
+  /// The periodic interval is below the minimum.
+  case intervalTooShort(minimum: Duration)
+  /// The flex window is not within (0, interval).
+  case invalidFlexWindow
+  /// The backoff policy is invalid.
+  case invalidBackoff(String)
+  /// The budget is not positive.
+  case invalidBudget
+  /// The initial delay is negative.
+  case invalidInitialDelay
+  /// `start()` has not completed.
+  case notStarted
+  /// The runtime is shutting down or stopped.
+  case shutDown
+  /// The request could not be made durable.
+  case storeFailure(String)
+
+  /// A readable explanation.
+  public var description: String {
+    switch self {
+    case .notRegistered(let id): "no worker factory is registered for \(id)"
+    case .inputTooLarge(let bytes):
+      "input is \(bytes) bytes serialized; the maximum is \(WorkInput.maximumSerializedSize)"
+    case .inputNotSerializable(let why): "input cannot be serialized: \(why)"
+    case .intervalTooShort(let minimum): "interval is below the minimum of \(minimum)"
+    case .invalidFlexWindow: "flex window must be greater than zero and less than the interval"
+    case .invalidBackoff(let why): "invalid backoff: \(why)"
+    case .invalidBudget: "budget must be positive"
+    case .invalidInitialDelay: "initial delay must not be negative"
+    case .notStarted: "start() has not completed"
+    case .shutDown: "the runtime is shut down"
+    case .storeFailure(let why): "the store could not record the request: \(why)"
+    }
+  }
+}

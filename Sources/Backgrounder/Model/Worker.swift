@@ -1,0 +1,64 @@
+import Foundation
+
+/// The code that runs for a task.
+///
+/// `execute` should honour cooperative cancellation: the task is cancelled when the budget
+/// expires or a constraint is lost (``WorkContext/stopReason`` says why).
+public protocol Worker: Sendable {
+  /// Does the work and reports how it went.
+  func execute(_ context: WorkContext) async -> WorkResult
+}
+
+/// A worker made from a closure.
+public struct ClosureWorker: Worker {
+  private let body: @Sendable (WorkContext) async -> WorkResult
+
+  /// Wraps `body`.
+  public init(_ body: @escaping @Sendable (WorkContext) async -> WorkResult) {
+    self.body = body
+  }
+
+  /// Runs the closure.
+  public func execute(_ context: WorkContext) async -> WorkResult {
+    await body(context)
+  }
+}
+
+/// What a worker knows about its run.
+public struct WorkContext: Sendable {
+  /// The task being run.
+  public let taskId: TaskId
+  /// The attempt within the current cycle, counting from 0.
+  public let attempt: Int
+  /// The request's input.
+  public let input: WorkInput
+  /// The run's time budget.
+  public let budget: Duration
+  /// When the run started (wall clock of the runtime's clock).
+  public let startedAt: Date
+  /// Receives progress reports.
+  public let progress: ProgressReporter
+  let handle: RunHandle
+
+  /// Why the run is being stopped, once it is (budget expiry is reported as `nil`;
+  /// check `Task.isCancelled` for every kind of stop).
+  public var stopReason: StopReason? { handle.stopReason }
+
+  /// When the budget runs out.
+  public var deadline: Date { startedAt.addingTimeInterval(budget.seconds) }
+}
+
+/// Lets a worker report progress; each report becomes a `progress` event and is shown by
+/// `scheduled()`.
+public final class ProgressReporter: Sendable {
+  private let sink: @Sendable (Double, String?) -> Void
+
+  init(sink: @escaping @Sendable (Double, String?) -> Void) {
+    self.sink = sink
+  }
+
+  /// Reports `fraction` (clamped to 0…1) done, with an optional message.
+  public func report(_ fraction: Double, message: String? = nil) {
+    sink(min(max(fraction, 0), 1), message)
+  }
+}

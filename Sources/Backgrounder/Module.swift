@@ -1,1 +1,0 @@
-// Backgrounder module: see README.md for its role.

@@ -1,0 +1,42 @@
+import Synchronization
+
+/// Fans events out to every `events()` subscriber.
+final class EventHub: Sendable {
+  private struct State {
+    var nextId = 0
+    var subscribers: [Int: AsyncStream<MonitorEvent>.Continuation] = [:]
+  }
+  private let state = Mutex(State())
+
+  func subscribe(
+    bufferingPolicy: AsyncStream<MonitorEvent>.Continuation.BufferingPolicy
+  ) -> AsyncStream<MonitorEvent> {
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: MonitorEvent.self, bufferingPolicy: bufferingPolicy)
+    let id = state.withLock { state in
+      state.nextId += 1
+      state.subscribers[state.nextId] = continuation
+      return state.nextId
+    }
+    continuation.onTermination = { [weak self] _ in
+      _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+    }
+    return stream
+  }
+
+  func emit(_ events: some Sequence<MonitorEvent>) {
+    state.withLock { state in
+      for event in events {
+        for continuation in state.subscribers.values { continuation.yield(event) }
+      }
+    }
+  }
+
+  func finish() {
+    let continuations = state.withLock { state in
+      defer { state.subscribers.removeAll() }
+      return Array(state.subscribers.values)
+    }
+    for continuation in continuations { continuation.finish() }
+  }
+}

@@ -1,0 +1,42 @@
+import Synchronization
+
+/// The live side of one run: what the driver's controller waits on, and what stops, gate
+/// releases and expiry act on. Every decision goes through a ``Latch`` so the first signal
+/// wins whatever races.
+final class RunHandle: Sendable {
+  enum GateResult: Sendable, Equatable {
+    case passed
+    case timedOut
+    case stopped(StopReason)
+  }
+
+  let gate = Latch<GateResult>()
+  let end = Latch<RunEnding>()
+  /// `true` when the worker returned, `false` when it was abandoned after the grace period.
+  let exit = Latch<Bool>()
+  private let state = Mutex<(worker: Task<Void, Never>?, stopReason: StopReason?)>((nil, nil))
+
+  var stopReason: StopReason? { state.withLock { $0.stopReason } }
+
+  /// Stops the run: resolves the gate and the end with `reason` and cancels the worker.
+  func stop(_ reason: StopReason) {
+    let worker = state.withLock { state -> Task<Void, Never>? in
+      if state.stopReason == nil { state.stopReason = reason }
+      return state.worker
+    }
+    gate.resolve(.stopped(reason))
+    if end.resolve(.stopped(reason)) { worker?.cancel() }
+  }
+
+  /// Expires the budget: resolves the end and cancels the worker.
+  func expire() {
+    let worker = state.withLock { $0.worker }
+    if end.resolve(.expired) { worker?.cancel() }
+  }
+
+  /// Records the worker's task, cancelling it at once if the run already ended.
+  func attach(_ worker: Task<Void, Never>) {
+    state.withLock { $0.worker = worker }
+    if end.value != nil { worker.cancel() }
+  }
+}

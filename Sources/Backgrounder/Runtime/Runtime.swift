@@ -1,0 +1,274 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The thin async driver around ``DispatchStateMachine``: it owns the store writer, the
+/// dispatch loop, the condition subscriptions and the run controllers. Every decision is taken
+/// by the state machine under `core`'s lock; this type only performs the effects.
+final class Runtime: Sendable {
+  typealias Factory = @Sendable (TaskId) throws -> (any Worker)?
+
+  struct Core: Sendable {
+    var machine: DispatchStateMachine
+    var handles: [RunToken: RunHandle] = [:]
+  }
+
+  struct Step<Value: Sendable>: Sendable {
+    var value: Value
+    var sequence: StoreWriter.Sequence
+    var tickets: [(RunTicket, RunHandle)]
+  }
+
+  let configuration: Backgrounder.Configuration
+  let factories: [TaskId: Factory]
+  let store: TaskStore
+  let writer: StoreWriter
+  let events: EventHub
+  let core: Mutex<Core>
+  let wake = WakeSignal()
+  private let loop = Mutex<Task<Void, Never>?>(nil)
+  private var clock: any WallClock { configuration.clock }
+  private var logger: Logger { configuration.logger }
+
+  init(
+    configuration: Backgrounder.Configuration, factories: [TaskId: Factory], store: TaskStore,
+    events: EventHub, machine: DispatchStateMachine
+  ) {
+    self.configuration = configuration
+    self.factories = factories
+    self.store = store
+    self.events = events
+    self.writer = StoreWriter(store: store, events: events)
+    self.core = Mutex(Core(machine: machine))
+  }
+
+  /// Runs one state-machine step under the lock, enqueues its store changes and events in
+  /// decision order, then performs its gate releases and stops.
+  @discardableResult
+  func step<Value: Sendable>(
+    _ body: (inout DispatchStateMachine, WallInstant) -> (Value, Effects)
+  ) -> Step<Value> {
+    let (result, releases, stops) = core.withLock {
+      core -> (Step<Value>, [RunHandle], [(RunHandle, StopReason)]) in
+      let now = clock.now
+      let (value, effects) = body(&core.machine, now)
+      let sequence = writer.enqueue(effects.ops, events: effects.events)
+      var tickets: [(RunTicket, RunHandle)] = []
+      for var ticket in effects.tickets {
+        ticket.claimSequence = sequence
+        let handle = RunHandle()
+        core.handles[ticket.token] = handle
+        tickets.append((ticket, handle))
+      }
+      let releases = effects.gateReleases.compactMap { core.handles[$0] }
+      let stops = effects.stops.compactMap { token, reason in
+        core.handles[token].map { ($0, reason) }
+      }
+      return (Step(value: value, sequence: sequence, tickets: tickets), releases, stops)
+    }
+    for handle in releases { handle.gate.resolve(.passed) }
+    for (handle, reason) in stops { handle.stop(reason) }
+    return result
+  }
+
+  // MARK: - Loop
+
+  func startLoop() {
+    let task = Task { await self.runLoop() }
+    loop.withLock { $0 = task }
+  }
+
+  func waitForLoop() async {
+    await loop.withLock { $0 }?.value
+  }
+
+  private func runLoop() async {
+    await withTaskGroup(of: Void.self) { subscriptions in
+      let network = configuration.network
+      let power = configuration.power
+      subscriptions.addTask {
+        for await conditions in network.updates() {
+          self.step { machine, now in ((), machine.networkChanged(conditions, now: now)) }
+          self.wake.fire()
+        }
+      }
+      subscriptions.addTask {
+        for await conditions in power.updates() {
+          self.step { machine, now in ((), machine.powerChanged(conditions, now: now)) }
+          self.wake.fire()
+        }
+      }
+      await withDiscardingTaskGroup { runs in
+        while true {
+          let plan = step { machine, now in
+            let (effects, wakeAt) = machine.dispatch(now: now)
+            return ((wakeAt: wakeAt, accepting: machine.accepting), effects)
+          }
+          for (ticket, handle) in plan.tickets {
+            runs.addTask { await self.execute(ticket, handle) }
+          }
+          if !plan.value.accepting { break }
+          let timer = plan.value.wakeAt.map { deadline in
+            Task { [clock, wake] in
+              do {
+                try await clock.sleep(until: deadline, tolerance: nil)
+                wake.fire()
+              } catch {}
+            }
+          }
+          await wake.wait()
+          timer?.cancel()
+        }
+      }
+      subscriptions.cancelAll()
+    }
+  }
+
+  // MARK: - One run
+
+  private func execute(_ ticket: RunTicket, _ handle: RunHandle) async {
+    // The claim (advanced next run) must be durable before the worker is invoked.
+    do {
+      try await writer.waitCommitted(ticket.claimSequence)
+    } catch {
+      finish(ticket.token, .notStarted("claim not persisted: \(error)"), abandoned: false)
+      return
+    }
+    var startedAt = clock.now
+    var attempt = ticket.attempt
+    if let gate = ticket.gate {
+      let timer = Task { [clock] in
+        do {
+          try await clock.sleep(until: gate.deadline, tolerance: nil)
+          handle.gate.resolve(.timedOut)
+        } catch {}
+      }
+      let result = await handle.gate.wait()
+      timer.cancel()
+      if case .stopped(let reason) = result {
+        finish(ticket.token, .stopped(reason), abandoned: false)
+        return
+      }
+      let decided = step { machine, now in
+        let (decision, effects) = machine.gateResolved(
+          ticket.token, passed: result == .passed, now: now)
+        return (decision, effects)
+      }
+      wake.fire()
+      guard case .invoke(let start, let nextAttempt) = decided.value else {
+        core.withLock { _ = $0.handles.removeValue(forKey: ticket.token) }
+        return
+      }
+      startedAt = start
+      attempt = nextAttempt
+      try? await writer.waitCommitted(decided.sequence)
+    } else {
+      startedAt = core.withLock { core -> WallInstant? in
+        if case .running(_, let start, _) = core.machine.entries[ticket.taskId]?.phase {
+          return start
+        }
+        return nil
+      } ?? startedAt
+    }
+    if let early = handle.end.value {
+      finish(ticket.token, early, abandoned: false)
+      return
+    }
+    let ending = await invoke(ticket, handle, attempt: attempt, startedAt: startedAt)
+    finish(ticket.token, ending.0, abandoned: ending.1)
+  }
+
+  /// Creates the worker, runs it under its budget, and returns how the run ended and whether
+  /// the worker had to be abandoned.
+  private func invoke(
+    _ ticket: RunTicket, _ handle: RunHandle, attempt: Int, startedAt: WallInstant
+  ) async -> (RunEnding, Bool) {
+    let worker: any Worker
+    do {
+      guard let factory = factories[ticket.taskId], let made = try factory(ticket.taskId) else {
+        return (.factoryDeclined, false)
+      }
+      worker = made
+    } catch {
+      return (.factoryThrew("\(error)"), false)
+    }
+    let input: WorkInput
+    do {
+      input = try WorkInput.deserialize(ticket.input)
+    } catch {
+      return (.finished(.failure(reason: "stored input cannot be decoded: \(error)")), false)
+    }
+    let token = ticket.token
+    let context = WorkContext(
+      taskId: ticket.taskId, attempt: attempt, input: input, budget: ticket.budget,
+      startedAt: startedAt.date,
+      progress: ProgressReporter { [weak self] fraction, message in
+        self?.reportProgress(token, fraction: fraction, message: message)
+      }, handle: handle)
+    let workerTask = Task {
+      let result = await worker.execute(context)
+      handle.end.resolve(.finished(result))
+      handle.exit.resolve(true)
+    }
+    handle.attach(workerTask)
+    let deadline = startedAt.advanced(by: ticket.budget)
+    let budgetTimer = Task { [clock] in
+      do {
+        try await clock.sleep(until: deadline, tolerance: nil)
+        handle.expire()
+      } catch {}
+    }
+    let ending = await handle.end.wait()
+    budgetTimer.cancel()
+    if case .finished = ending { return (ending, false) }
+    // Cancelled (expiry or stop): give the worker a grace period to return.
+    let graceDeadline = clock.now.advanced(by: configuration.gracePeriod)
+    let graceTimer = Task { [clock] in
+      do {
+        try await clock.sleep(until: graceDeadline, tolerance: nil)
+        handle.exit.resolve(false)
+      } catch {}
+    }
+    let returned = await handle.exit.wait()
+    graceTimer.cancel()
+    if !returned {
+      logger.warning(
+        "worker ignored cancellation and was abandoned",
+        metadata: ["task": "\(ticket.taskId)", "grace": "\(configuration.gracePeriod)"])
+    }
+    return (ending, !returned)
+  }
+
+  private func finish(_ token: RunToken, _ ending: RunEnding, abandoned: Bool) {
+    step { machine, now in
+      ((), machine.runEnded(token, ending: ending, abandoned: abandoned, now: now))
+    }
+    core.withLock { _ = $0.handles.removeValue(forKey: token) }
+    wake.fire()
+  }
+
+  private func reportProgress(_ token: RunToken, fraction: Double, message: String?) {
+    let event = core.withLock { core in
+      core.machine.progress(token, fraction: fraction, message: message, now: clock.now)
+    }
+    if let event { events.emit([event]) }
+  }
+
+  // MARK: - Shutdown
+
+  func shutdown() async {
+    step { machine, _ in ((), machine.beginShutdown()) }
+    wake.fire()
+    await waitForLoop()
+    await writer.flush()
+    store.close()
+  }
+
+  /// The handle of the run in flight for `id` when its worker has been invoked.
+  func runningHandle(_ id: TaskId) -> RunHandle? {
+    core.withLock { core in
+      guard case .running(let token, _, _) = core.machine.entries[id]?.phase else { return nil }
+      return core.handles[token]
+    }
+  }
+}

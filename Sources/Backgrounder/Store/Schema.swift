@@ -1,0 +1,102 @@
+import GRDB
+
+/// The store's schema: GRDB migrations plus an SQLite `application_id` that marks the file as
+/// a Backgrounder store.
+enum Schema {
+  /// `PRAGMA application_id` of every Backgrounder store ("BGND").
+  static let applicationId: Int32 = 0x4247_4E44
+
+  static var migrator: DatabaseMigrator {
+    var migrator = DatabaseMigrator()
+    migrator.registerMigration("v1-tasks-and-runs") { db in
+      try db.execute(sql: "PRAGMA application_id = \(applicationId)")
+      try db.execute(
+        sql: """
+          CREATE TABLE task (
+            id TEXT PRIMARY KEY NOT NULL,
+            kind TEXT NOT NULL,
+            state TEXT NOT NULL,
+            nextRun INTEGER,
+            attempt INTEGER NOT NULL,
+            deferrals INTEGER NOT NULL,
+            lastResult TEXT,
+            lastReason TEXT,
+            lastRunStartedAt INTEGER,
+            lastRunEndedAt INTEGER,
+            blockedOn TEXT NOT NULL,
+            ephemeral INTEGER NOT NULL,
+            network TEXT NOT NULL,
+            requiresCharging INTEGER NOT NULL,
+            requiresBatteryNotLow INTEGER NOT NULL,
+            interval INTEGER,
+            flexWindow INTEGER,
+            initialDelay INTEGER,
+            expedited TEXT,
+            budget INTEGER NOT NULL,
+            backoffKind TEXT NOT NULL,
+            backoffInitial INTEGER NOT NULL,
+            backoffMaxAttempts INTEGER NOT NULL,
+            backoffJitter REAL NOT NULL,
+            input BLOB NOT NULL,
+            scheduledAt INTEGER NOT NULL,
+            updatedAt INTEGER NOT NULL
+          );
+          CREATE INDEX task_state ON task(state);
+          CREATE TABLE run (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            taskId TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            startedAt INTEGER,
+            endedAt INTEGER NOT NULL,
+            outcome TEXT NOT NULL,
+            reason TEXT
+          );
+          CREATE INDEX run_task ON run(taskId, id);
+          """)
+    }
+    return migrator
+  }
+
+  /// Checks that `db` is a Backgrounder store this version understands (or an empty file).
+  static func check(_ db: Database, path: String) throws {
+    let appId = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+    if appId != 0 && appId != applicationId {
+      throw StoreError.notABackgrounderStore(
+        path: path, detail: "application_id is \(appId), expected \(applicationId)")
+    }
+    if appId == 0 {
+      let tables = try String.fetchAll(
+        db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      if !tables.isEmpty {
+        throw StoreError.notABackgrounderStore(
+          path: path, detail: "it holds tables \(tables.joined(separator: ", "))")
+      }
+      return
+    }
+    let migrator = Self.migrator
+    if try migrator.hasBeenSuperseded(db) {
+      let known = Set(migrator.migrations)
+      let unknown = try migrator.appliedIdentifiers(db).filter { !known.contains($0) }.sorted()
+      throw StoreError.newerSchema(path: path, unknownMigrations: unknown)
+    }
+  }
+
+  /// Maps an error from opening or reading `path` to a ``StoreError``.
+  static func storeError(_ error: any Error, path: String) -> StoreError {
+    if let error = error as? StoreError {
+      if case .corrupt(_, let detail) = error { return .corrupt(path: path, detail: detail) }
+      return error
+    }
+    if let error = error as? DatabaseError {
+      switch error.resultCode {
+      case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+        return .corrupt(path: path, detail: error.message ?? "\(error.resultCode)")
+      case .SQLITE_CANTOPEN:
+        return .openFailed(path: path, detail: error.message ?? "cannot open")
+      default:
+        return .openFailed(path: path, detail: "\(error)")
+      }
+    }
+    return .openFailed(path: path, detail: "\(error)")
+  }
+}

@@ -1,0 +1,119 @@
+public import Backgrounder
+public import Foundation
+import Synchronization
+
+/// A wall clock that only moves when told to. Sleepers wake when ``advance(by:)`` or
+/// ``advance(to:)`` reaches their deadline; tests never sleep for real.
+public final class ManualClock: WallClock {
+  private struct Sleeper {
+    var deadline: WallInstant
+    var continuation: CheckedContinuation<Void, any Error>
+  }
+
+  private struct Watcher {
+    var predicate: @Sendable (Date) -> Bool
+    var continuation: CheckedContinuation<Void, Never>
+  }
+
+  private struct State {
+    var now: WallInstant
+    var nextId: UInt64 = 0
+    var sleepers: [UInt64: Sleeper] = [:]
+    var cancelled: Set<UInt64> = []
+    var watchers: [Watcher] = []
+  }
+
+  private let state: Mutex<State>
+
+  /// Creates a clock reading `now` (default: 2023-11-14T22:13:20Z).
+  public init(now: Date = Date(timeIntervalSince1970: 1_700_000_000)) {
+    state = Mutex(State(now: WallInstant(now)))
+  }
+
+  /// The current instant.
+  public var now: WallInstant { state.withLock { $0.now } }
+
+  /// The current time as a `Date`.
+  public var date: Date { now.date }
+
+  /// One nanosecond.
+  public var minimumResolution: Duration { .nanoseconds(1) }
+
+  /// Suspends until the clock is advanced to `deadline` (returns at once if it already is).
+  public func sleep(until deadline: WallInstant, tolerance: Duration?) async throws {
+    try Task.checkCancellation()
+    let id = state.withLock { state -> UInt64 in
+      state.nextId += 1
+      return state.nextId
+    }
+    try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        let (immediate, watchers) = state.withLock {
+          state -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
+          if state.cancelled.remove(id) != nil { return (.failure(CancellationError()), []) }
+          if deadline <= state.now { return (.success(()), []) }
+          state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+          var woken: [CheckedContinuation<Void, Never>] = []
+          state.watchers.removeAll { watcher in
+            guard watcher.predicate(deadline.date) else { return false }
+            woken.append(watcher.continuation)
+            return true
+          }
+          return (nil, woken)
+        }
+        for watcher in watchers { watcher.resume() }
+        if let immediate { continuation.resume(with: immediate) }
+      }
+    } onCancel: {
+      let sleeper = state.withLock { state -> Sleeper? in
+        if let sleeper = state.sleepers.removeValue(forKey: id) { return sleeper }
+        state.cancelled.insert(id)
+        return nil
+      }
+      sleeper?.continuation.resume(throwing: CancellationError())
+    }
+  }
+
+  /// Moves the clock forward by `duration` and wakes every sleeper whose deadline passed.
+  public func advance(by duration: Duration) {
+    let target = state.withLock { $0.now.advanced(by: duration) }
+    advance(to: target)
+  }
+
+  /// Moves the clock to `instant` (never backwards) and wakes every sleeper whose deadline
+  /// passed, earliest first.
+  public func advance(to instant: WallInstant) {
+    let due = state.withLock { state -> [Sleeper] in
+      if instant > state.now { state.now = instant }
+      let now = state.now
+      let due = state.sleepers.filter { $0.value.deadline <= now }
+      for id in due.keys { state.sleepers.removeValue(forKey: id) }
+      return due.values.sorted { $0.deadline < $1.deadline }
+    }
+    for sleeper in due { sleeper.continuation.resume() }
+  }
+
+  /// The deadlines of the current sleepers, earliest first.
+  public var sleeperDeadlines: [Date] {
+    state.withLock { $0.sleepers.values.map(\.deadline.date).sorted() }
+  }
+
+  /// Waits until some task sleeps until a deadline matching `predicate` (one that is already
+  /// asleep counts). Lets a test advance the clock only once the code under test is waiting.
+  public func waitForSleeper(where predicate: @escaping @Sendable (Date) -> Bool) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let found = state.withLock { state -> Bool in
+        if state.sleepers.values.contains(where: { predicate($0.deadline.date) }) { return true }
+        state.watchers.append(Watcher(predicate: predicate, continuation: continuation))
+        return false
+      }
+      if found { continuation.resume() }
+    }
+  }
+
+  /// Waits until some task sleeps until exactly `deadline`.
+  public func waitForSleeper(until deadline: Date) async {
+    let target = WallInstant(deadline)
+    await waitForSleeper { WallInstant($0) == target }
+  }
+}

@@ -1,1 +1,0 @@
-// BackgrounderTesting module: see README.md for its role.
