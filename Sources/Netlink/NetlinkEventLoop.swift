@@ -18,16 +18,17 @@ public final class NetlinkEventLoop: Sendable {
 
   deinit { Glibc.close(wakeDescriptor) }
 
-  /// Starts the thread. `handler` runs on it for each reception except `.wouldBlock`; before
+  /// Starts the thread. `handler` runs on it for each reception except `.wouldBlock` (an error
+  /// it throws ends the loop); before
   /// the first wait the handler gets `nil` (a chance to send the first requests). `onExit`
   /// runs last, with the error that ended the loop, or `nil` after ``stop()``.
   public func start(
-    handler: @escaping @Sendable (RouteNetlinkSocket.Reception?) -> Void,
+    handler: @escaping @Sendable (RouteNetlinkSocket.Reception?) throws -> Void,
     onExit: @escaping @Sendable ((any Error)?) -> Void
   ) throws {
     try DedicatedThread.detach { [self] in
       do {
-        handler(nil)
+        try handler(nil)
         try loop(handler)
         onExit(nil)
       } catch {
@@ -42,7 +43,7 @@ public final class NetlinkEventLoop: Sendable {
     _ = Glibc.write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
   }
 
-  private func loop(_ handler: (RouteNetlinkSocket.Reception?) -> Void) throws {
+  private func loop(_ handler: (RouteNetlinkSocket.Reception?) throws -> Void) throws {
     var descriptors = [
       pollfd(fd: socket.fileDescriptor, events: Int16(POLLIN), revents: 0),
       pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
@@ -58,7 +59,7 @@ public final class NetlinkEventLoop: Sendable {
       drain: while true {
         let reception = try socket.receive()
         if reception == .wouldBlock { break drain }
-        handler(reception)
+        try handler(reception)
       }
     }
   }
