@@ -30,11 +30,14 @@ enum NetworkStatusText {
 
   /// The one-line summary `status --watch` prints per change.
   static func line(_ status: NetworkStatus, observedAt: String) -> String {
+    let links = status.links.map { link in
+      "\(link.name):\(link.isUp ? "up" : "down")\(link.hasCarrier ? "" : ",no-carrier")"
+    }.joined(separator: " ")
     guard let primary = status.primaryLink else {
-      return "\(observedAt) unreachable"
+      return "\(observedAt) unreachable | links \(links)"
     }
     let metered = primary.isMetered ? "metered" : "unmetered"
     return "\(observedAt) reachable via \(primary.name) (\(primary.type.rawValue)), \(metered): "
-      + "\(primary.meteredReason)"
+      + "\(primary.meteredReason) | links \(links)"
   }
 }
