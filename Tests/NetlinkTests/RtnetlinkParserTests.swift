@@ -103,7 +103,7 @@ import Testing
     body += [8, 0, 4, 0, 0xDC, 0x05, 0, 0]  // IFLA_MTU 1500
     let bytes = NetlinkHeader(length: UInt32(16 + body.count), type: 16, flags: 0, sequence: 0, portID: 0).encoded + body
     let error = #expect(throws: MalformedMessage.self) { try RtnetlinkParser.parse(bytes[...]) }
-    #expect(error?.reason == "link message without IFLA_IFNAME")
+    #expect(error?.reason.hasPrefix("libnl could not parse it") == true)
   }
 
   @Test func mutatedMessagesNeverCrashTheParser() throws {
