@@ -9,7 +9,8 @@ struct BenchmarkNamespace {
     let namespace = BenchmarkNamespace(name: "bgbench-\(getpid())")
     try shell(["netns", "add", namespace.name])
     for command in [
-      ["link", "set", "lo", "up"], ["link", "add", "veth0", "type", "veth", "peer", "name", "veth1"],
+      ["link", "set", "lo", "up"],
+      ["link", "add", "veth0", "type", "veth", "peer", "name", "veth1"],
       ["link", "set", "veth1", "up"], ["link", "set", "veth0", "up"],
       ["addr", "add", "192.0.2.1/24", "dev", "veth0"],
     ] {

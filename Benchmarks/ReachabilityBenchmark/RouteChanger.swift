@@ -43,8 +43,12 @@ final class RouteChanger: Sendable {
     var reply = [UInt8](repeating: 0, count: 4096)
     let count = recv(descriptor, &reply, reply.count, 0)
     guard count >= 20 else { throw NetlinkSystemError(operation: "recv ACK", errno: errno) }
-    let code = Int32(bitPattern: UInt32(reply[16]) | UInt32(reply[17]) << 8 | UInt32(reply[18]) << 16 | UInt32(reply[19]) << 24)
-    guard code == 0 else { throw NetlinkSystemError(operation: "rtnetlink request \(type)", errno: -code) }
+    let code = Int32(
+      bitPattern: UInt32(reply[16]) | UInt32(reply[17]) << 8 | UInt32(reply[18]) << 16 | UInt32(
+        reply[19]) << 24)
+    guard code == 0 else {
+      throw NetlinkSystemError(operation: "rtnetlink request \(type)", errno: -code)
+    }
   }
 
   private func attribute(_ type: UInt16, _ payload: [UInt8]) -> [UInt8] {

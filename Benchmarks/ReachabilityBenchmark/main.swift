@@ -32,7 +32,9 @@ do {
   let latencies = try LatencyRun(namespace: namespace, backgrounder: backgrounder).measure(changes)
   print(LatencyRun.report(latencies))
   if idleSeconds > 0 {
-    print(try IdleSyscalls.count(backgrounder: backgrounder, namespace: namespace.name, seconds: idleSeconds))
+    print(
+      try IdleSyscalls.count(
+        backgrounder: backgrounder, namespace: namespace.name, seconds: idleSeconds))
   }
 } catch {
   FileHandle.standardError.write(Data("benchmark failed: \(error)\n".utf8))

@@ -61,7 +61,8 @@ struct StatusCommand: AsyncParsableCommand {
   private func emit(_ status: NetworkStatus, observedAt microseconds: Int64?) throws {
     let observedAt = watch ? microseconds.map(NetworkTimestamp.rfc3339(microseconds:)) : nil
     if json {
-      NetworkOutput.line(try NetworkOutput.json(StatusDocument(observedAt: observedAt, network: status)))
+      NetworkOutput.line(
+        try NetworkOutput.json(StatusDocument(observedAt: observedAt, network: status)))
     } else if let observedAt {
       NetworkOutput.line(NetworkStatusText.line(status, observedAt: observedAt))
     } else {

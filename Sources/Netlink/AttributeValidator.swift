@@ -7,20 +7,26 @@ enum AttributeValidator {
   private static let routeMultipath: UInt16 = 9  // RTA_MULTIPATH
 
   /// Validates the attributes of a message of `kind` starting at `start` within `message`.
-  static func validate(_ message: ArraySlice<UInt8>, from start: Int, kind: ObjectKind) throws(
-    MalformedMessage
-  ) {
+  static func validate(_ message: ArraySlice<UInt8>, from start: Int, kind: ObjectKind)
+    throws(MalformedMessage)
+  {
     try walk(message, from: start, to: message.endIndex, context: "attribute") {
       (type, payload) throws(MalformedMessage) in
       switch kind {
       case .link where linkNested.contains(type & 0x3FFF):
-        try walk(payload, from: payload.startIndex, to: payload.endIndex, context: "nested link attribute") {
+        try walk(
+          payload, from: payload.startIndex, to: payload.endIndex, context: "nested link attribute"
+        ) {
           (innerType, inner) throws(MalformedMessage) in
           if type & 0x3FFF == 18 && linkInfoNested.contains(innerType & 0x3FFF) {
-            try walk(inner, from: inner.startIndex, to: inner.endIndex, context: "link info data") { _, _ in }
+            try walk(inner, from: inner.startIndex, to: inner.endIndex, context: "link info data") {
+              _, _ in
+            }
           }
           if type & 0x3FFF == 26 {
-            try walk(inner, from: inner.startIndex, to: inner.endIndex, context: "address family data") { _, _ in }
+            try walk(
+              inner, from: inner.startIndex, to: inner.endIndex, context: "address family data"
+            ) { _, _ in }
           }
         }
       case .route where type & 0x3FFF == routeMultipath:
@@ -43,7 +49,9 @@ enum AttributeValidator {
       guard hopLength >= 8, hopLength <= remaining else {
         throw MalformedMessage("RTA_MULTIPATH hop length \(hopLength) outside 8...\(remaining)")
       }
-      try walk(payload, from: offset + 8, to: offset + hopLength, context: "multipath hop attribute") { _, _ in }
+      try walk(
+        payload, from: offset + 8, to: offset + hopLength, context: "multipath hop attribute"
+      ) { _, _ in }
       offset += NetlinkFraming.alignedLength(hopLength)
     }
   }

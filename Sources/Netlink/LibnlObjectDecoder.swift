@@ -26,11 +26,13 @@ enum LibnlObjectDecoder {
       defer { nlmsg_free(converted) }
       nlmsg_set_proto(converted, NETLINK_ROUTE)
       return withUnsafeMutablePointer(to: &context) { pointer in
-        nl_msg_parse(converted, { object, argument in
-          let context = argument!.assumingMemoryBound(to: Context.self)
-          guard let object else { return }
-          LibnlObjectDecoder.extract(object, into: &context.pointee)
-        }, pointer)
+        nl_msg_parse(
+          converted,
+          { object, argument in
+            let context = argument!.assumingMemoryBound(to: Context.self)
+            guard let object else { return }
+            LibnlObjectDecoder.extract(object, into: &context.pointee)
+          }, pointer)
       }
     }
     if status < 0 {

@@ -27,6 +27,7 @@ public final class NetlinkEventLoop: Sendable {
     onExit: @escaping @Sendable ((any Error)?) -> Void
   ) throws {
     try DedicatedThread.detach { [self] in
+      _ = cnl_set_thread_name("bg-netlink")
       do {
         try handler(nil)
         try loop(handler)

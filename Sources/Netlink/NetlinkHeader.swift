@@ -64,7 +64,7 @@ extension ArraySlice<UInt8> {
   }
 }
 
-extension Array<UInt8> {
+extension [UInt8] {
   mutating func appendHostOrder<T: FixedWidthInteger>(_ value: T) {
     Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
   }

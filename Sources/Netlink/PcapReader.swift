@@ -53,7 +53,8 @@ public enum PcapReader {
       }
       guard captured <= bytes.count - offset else {
         throw PcapError(
-          "record \(number): truncated, claims \(captured) bytes but \(bytes.count - offset) remain")
+          "record \(number): truncated, claims \(captured) bytes but \(bytes.count - offset) remain"
+        )
       }
       guard captured >= PcapFormat.cookedHeaderSize else {
         throw PcapError("record \(number): \(captured) bytes, shorter than the cooked header")

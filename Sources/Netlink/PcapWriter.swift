@@ -44,8 +44,11 @@ public final class PcapWriter: Sendable {
     let packetType =
       direction == .outgoing ? PcapFormat.packetTypeOutgoing : PcapFormat.packetTypeHost
     record.append(contentsOf: [UInt8(packetType >> 8), UInt8(packetType & 0xFF)])
-    record.append(contentsOf: [UInt8(HardwareType.netlink >> 8), UInt8(HardwareType.netlink & 0xFF)])
-    record.append(contentsOf: [UInt8](repeating: 0, count: 12))  // address length, address, protocol 0 = NETLINK_ROUTE
+    record.append(contentsOf: [
+      UInt8(HardwareType.netlink >> 8), UInt8(HardwareType.netlink & 0xFF),
+    ])
+    // Address length 0, an empty 8-byte address, protocol 0 (NETLINK_ROUTE).
+    record.append(contentsOf: [UInt8](repeating: 0, count: 12))
     record.append(contentsOf: message.prefix(captured))
     try descriptor.withLock { file in
       guard let file else { throw Errno.badFileDescriptor }

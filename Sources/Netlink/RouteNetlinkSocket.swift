@@ -69,6 +69,11 @@ public final class RouteNetlinkSocket: Sendable {
     }
   }
 
+  /// The socket's netlink port id (its `nl_pid`), as other sockets address it.
+  public var portID: UInt32 {
+    socket.withLock { handle in handle.map { nl_socket_get_local_port($0) } ?? 0 }
+  }
+
   /// Sends one complete netlink message to the kernel.
   public func send(_ message: [UInt8]) throws {
     try socket.withLock { handle in

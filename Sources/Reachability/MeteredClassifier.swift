@@ -69,7 +69,8 @@ public enum MeteredClassifier {
     if !facts.hasDevice,
       let hint = nameHints.first(where: { InterfaceOverrides.matches($0.pattern, link.name) })
     {
-      return Classification(type: hint.type, isMetered: hint.metered, reason: .nameHint(hint.pattern))
+      return Classification(
+        type: hint.type, isMetered: hint.metered, reason: .nameHint(hint.pattern))
     }
     let type: LinkType = link.hardwareType == HardwareType.ethernet ? .ethernet : .other
     return unmetered(type, .unknown)

@@ -65,7 +65,8 @@ extension ReachabilityModel {
       where usableLinks.contains(index)
         && addressed.contains(FamilyLink(family: route.family, index: index))
       {
-        candidates.append(Candidate(metric: route.metric, family: route.family, interfaceIndex: index))
+        candidates.append(
+          Candidate(metric: route.metric, family: route.family, interfaceIndex: index))
       }
     }
     return candidates.sorted {

@@ -59,7 +59,8 @@ public final class ReachabilityMonitor: Service, Sendable {
     let loop = try NetlinkEventLoop(socket: socket)
     try await withGracefulShutdownHandler {
       try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        try await withCheckedThrowingContinuation {
+          (continuation: CheckedContinuation<Void, any Error>) in
           do {
             try loop.start(
               handler: { [self] reception in try handle(reception, socket: socket) },
@@ -97,7 +98,8 @@ public final class ReachabilityMonitor: Service, Sendable {
         logger.notice("netlink receive buffer overrun: events were lost, dumping again")
         state.engine.requestDumps(ObjectKind.allCases)
       case .foreignSender(let port):
-        logger.debug("dropped a netlink datagram not sent by the kernel", metadata: ["port": "\(port)"])
+        logger.debug(
+          "dropped a netlink datagram not sent by the kernel", metadata: ["port": "\(port)"])
       case .wouldBlock:
         break
       }

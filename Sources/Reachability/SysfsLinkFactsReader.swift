@@ -27,7 +27,9 @@ public struct SysfsLinkFactsReader: Sendable {
     facts.isWireless = exists("\(directory)/wireless") || exists("\(directory)/phy80211")
     if let target = readLink("\(directory)/device/driver") {
       let base = target.split(separator: "/").last.map(String.init)
-      if let base, !base.isEmpty { facts.driver = base } else {
+      if let base, !base.isEmpty {
+        facts.driver = base
+      } else {
         warnings.append("\(directory)/device/driver points to \"\(target)\"; ignored")
       }
     }

@@ -93,7 +93,8 @@ import Testing
   }
 
   @Test func rejectsPayloadShorterThanFixedHeader() {
-    let bytes = NetlinkHeader(length: 20, type: 24, flags: 0, sequence: 0, portID: 0).encoded
+    let bytes =
+      NetlinkHeader(length: 20, type: 24, flags: 0, sequence: 0, portID: 0).encoded
       + [2, 0, 0, 0]
     #expect(throws: MalformedMessage.self) { try RtnetlinkParser.parse(bytes[...]) }
   }
@@ -101,13 +102,16 @@ import Testing
   @Test func rejectsLinkWithoutName() throws {
     var body: [UInt8] = [0, 0, 1, 0, 7, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]  // ifinfomsg, no attrs
     body += [8, 0, 4, 0, 0xDC, 0x05, 0, 0]  // IFLA_MTU 1500
-    let bytes = NetlinkHeader(length: UInt32(16 + body.count), type: 16, flags: 0, sequence: 0, portID: 0).encoded + body
+    let bytes =
+      NetlinkHeader(length: UInt32(16 + body.count), type: 16, flags: 0, sequence: 0, portID: 0)
+      .encoded + body
     let error = #expect(throws: MalformedMessage.self) { try RtnetlinkParser.parse(bytes[...]) }
     #expect(error?.reason.hasPrefix("libnl could not parse it") == true)
   }
 
   @Test func mutatedMessagesNeverCrashTheParser() throws {
-    let seeds = try FixtureFiles.messages("wireguard-over-tethering") + FixtureFiles.messages("multipath")
+    let seeds =
+      try FixtureFiles.messages("wireguard-over-tethering") + FixtureFiles.messages("multipath")
     var generator = SplitMix64(seed: 0x5EED)
     var outcomes = (decoded: 0, rejected: 0)
     for _ in 0..<20_000 {

@@ -14,11 +14,18 @@ struct ClassificationCase: Sendable, CustomTestStringConvertible {
 
 @Suite struct MeteredClassificationTests {
   static let cases: [ClassificationCase] = [
-    .init(scenario: "wwan-devtype", primary: "mdm0", type: .cellular, metered: true, reason: .wwanDevtype),
-    .init(scenario: "wwan-rawip", primary: "rmnet_data0", type: .cellular, metered: true, reason: .rawIP),
+    .init(
+      scenario: "wwan-devtype", primary: "mdm0", type: .cellular, metered: true,
+      reason: .wwanDevtype),
+    .init(
+      scenario: "wwan-rawip", primary: "rmnet_data0", type: .cellular, metered: true, reason: .rawIP
+    ),
     .init(scenario: "ppp", primary: "ppp0", type: .cellular, metered: true, reason: .ppp),
-    .init(scenario: "qmi-none", primary: "wwp0s20u4i4", type: .cellular, metered: true, reason: .noneWithoutKind),
-    .init(scenario: "bluetooth", primary: "bnep0", type: .bluetooth, metered: true, reason: .bluetooth),
+    .init(
+      scenario: "qmi-none", primary: "wwp0s20u4i4", type: .cellular, metered: true,
+      reason: .noneWithoutKind),
+    .init(
+      scenario: "bluetooth", primary: "bnep0", type: .bluetooth, metered: true, reason: .bluetooth),
     .init(
       scenario: "usb-tethering-rndis", primary: "usb0", type: .tethered, metered: true,
       reason: .tetheringDriver("rndis_host")),

@@ -5,7 +5,9 @@ import Testing
 /// Model rules driven by hand-made messages: dumps replace tables, and the events after which
 /// the kernel may have dropped routes silently ask for a route dump.
 @Suite struct ReachabilityModelTests {
-  private func message(_ payload: RtnetlinkMessage.Payload, sequence: UInt32 = 0, multi: Bool = false)
+  private func message(
+    _ payload: RtnetlinkMessage.Payload, sequence: UInt32 = 0, multi: Bool = false
+  )
     -> RtnetlinkMessage
   {
     RtnetlinkMessage(
