@@ -1,1 +1,43 @@
-print("ReachabilityBenchmark: not written yet")
+import Foundation
+
+// Reachability benchmark. Run as root: `swift run -c release ReachabilityBenchmark [options]`
+//   --changes N            measured changes (default 240)
+//   --backgrounder PATH    binary to watch (default .build/release/backgrounder)
+//   --idle-seconds S       then strace an idle `status --watch` for S seconds (default 60; 0 = skip)
+// Latency: from just before the rtnetlink request (sent on our own socket, ACK awaited) that makes
+// the change, to the moment the matching `status --watch --json` line reaches this process.
+
+var changes = 240
+var backgrounder = ".build/release/backgrounder"
+var idleSeconds = 60
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = arguments.next() {
+  switch argument {
+  case "--changes": changes = Int(arguments.next() ?? "") ?? changes
+  case "--backgrounder": backgrounder = arguments.next() ?? backgrounder
+  case "--idle-seconds": idleSeconds = Int(arguments.next() ?? "") ?? idleSeconds
+  default:
+    FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
+    exit(2)
+  }
+}
+guard getuid() == 0 else {
+  FileHandle.standardError.write(Data("needs root (network namespaces)\n".utf8))
+  exit(2)
+}
+
+let namespace = try BenchmarkNamespace.create()
+defer { namespace.remove() }
+do {
+  let latencies = try LatencyRun(namespace: namespace, backgrounder: backgrounder).measure(changes)
+  print(LatencyRun.report(latencies))
+  if idleSeconds > 0 {
+    print(
+      try IdleSyscalls.count(
+        backgrounder: backgrounder, namespace: namespace.name, seconds: idleSeconds))
+  }
+} catch {
+  FileHandle.standardError.write(Data("benchmark failed: \(error)\n".utf8))
+  namespace.remove()
+  exit(1)
+}

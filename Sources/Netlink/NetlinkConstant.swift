@@ -1,0 +1,75 @@
+/// Numeric values from `<linux/netlink.h>`, `<linux/rtnetlink.h>` and `<linux/if_arp.h>` that
+/// modules above `Netlink` need without importing the C headers.
+public enum NetlinkConstant {
+  /// `NLM_F_REQUEST`.
+  public static let flagRequest: UInt16 = 0x01
+  /// `NLM_F_MULTI`.
+  public static let flagMulti: UInt16 = 0x02
+  /// `NLM_F_ACK`.
+  public static let flagAck: UInt16 = 0x04
+  /// `NLM_F_DUMP_INTR`: the dump was interrupted by a change; its contents may be inconsistent.
+  public static let flagDumpInterrupted: UInt16 = 0x10
+  /// `NLM_F_DUMP` (`NLM_F_ROOT | NLM_F_MATCH`).
+  public static let flagDump: UInt16 = 0x300
+
+  /// `NLMSG_NOOP`.
+  public static let messageNoop: UInt16 = 1
+  /// `NLMSG_ERROR`.
+  public static let messageError: UInt16 = 2
+  /// `NLMSG_DONE`.
+  public static let messageDone: UInt16 = 3
+  /// `NLMSG_OVERRUN`.
+  public static let messageOverrun: UInt16 = 4
+
+  /// `AF_UNSPEC`.
+  public static let familyUnspecified: UInt8 = 0
+  /// `AF_INET`.
+  public static let familyIPv4: UInt8 = 2
+  /// `AF_INET6`.
+  public static let familyIPv6: UInt8 = 10
+
+  /// `RT_TABLE_MAIN`.
+  public static let tableMain: UInt32 = 254
+  /// `RTN_UNICAST`.
+  public static let routeTypeUnicast: UInt8 = 1
+  /// `RT_SCOPE_UNIVERSE`: a global address.
+  public static let scopeUniverse: UInt8 = 0
+
+  /// `IFF_UP`.
+  public static let interfaceUp: UInt32 = 0x1
+  /// `IFF_LOOPBACK`.
+  public static let interfaceLoopback: UInt32 = 0x8
+  /// `IFF_LOWER_UP`: the link has carrier.
+  public static let interfaceLowerUp: UInt32 = 0x10000
+
+  /// `IFA_F_DADFAILED`.
+  public static let addressDADFailed: UInt32 = 0x08
+  /// `IFA_F_TENTATIVE`: duplicate address detection has not finished.
+  public static let addressTentative: UInt32 = 0x40
+}
+
+/// ARPHRD_* hardware types (`ifi_type`) that matter for classification.
+public enum HardwareType {
+  /// `ARPHRD_ETHER`.
+  public static let ethernet: UInt16 = 1
+  /// `ARPHRD_PPP`.
+  public static let ppp: UInt16 = 512
+  /// `ARPHRD_RAWIP`: cellular data path (rmnet, mhi, bam_dmux).
+  public static let rawIP: UInt16 = 519
+  /// `ARPHRD_TUNNEL` (ipip).
+  public static let tunnel: UInt16 = 768
+  /// `ARPHRD_TUNNEL6`.
+  public static let tunnel6: UInt16 = 769
+  /// `ARPHRD_LOOPBACK`.
+  public static let loopback: UInt16 = 772
+  /// `ARPHRD_SIT`.
+  public static let sit: UInt16 = 776
+  /// `ARPHRD_IPGRE`.
+  public static let ipGRE: UInt16 = 778
+  /// `ARPHRD_IEEE80211`.
+  public static let ieee80211: UInt16 = 801
+  /// `ARPHRD_NETLINK`.
+  public static let netlink: UInt16 = 824
+  /// `ARPHRD_NONE`: no hardware header (WireGuard, tun, qmi_wwan raw-IP).
+  public static let none: UInt16 = 0xFFFE
+}

@@ -1,0 +1,67 @@
+import CNetlink
+import Glibc
+
+/// Waits for a ``RouteNetlinkSocket`` on a dedicated thread blocked in `poll()` with no
+/// timeout (no wakeups while nothing changes) and hands every reception to a handler on that
+/// thread. ``stop()`` wakes the thread through an eventfd.
+public final class NetlinkEventLoop: Sendable {
+  private let socket: RouteNetlinkSocket
+  private let wakeDescriptor: Int32
+
+  /// Creates a loop over `socket`; call ``start(handler:onExit:)`` once.
+  public init(socket: RouteNetlinkSocket) throws {
+    let descriptor = cnl_eventfd_nonblocking()
+    guard descriptor >= 0 else { throw NetlinkSystemError(operation: "eventfd", errno: errno) }
+    self.socket = socket
+    wakeDescriptor = descriptor
+  }
+
+  deinit { Glibc.close(wakeDescriptor) }
+
+  /// Starts the thread. `handler` runs on it for each reception except `.wouldBlock` (an error
+  /// it throws ends the loop); before
+  /// the first wait the handler gets `nil` (a chance to send the first requests). `onExit`
+  /// runs last, with the error that ended the loop, or `nil` after ``stop()``.
+  public func start(
+    handler: @escaping @Sendable (RouteNetlinkSocket.Reception?) throws -> Void,
+    onExit: @escaping @Sendable ((any Error)?) -> Void
+  ) throws {
+    try DedicatedThread.detach { [self] in
+      _ = cnl_set_thread_name("bg-netlink")
+      do {
+        try handler(nil)
+        try loop(handler)
+        onExit(nil)
+      } catch {
+        onExit(error)
+      }
+    }
+  }
+
+  /// Wakes the thread and ends the loop. Safe to call from any thread, more than once.
+  public func stop() {
+    var one: UInt64 = 1
+    _ = Glibc.write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
+  }
+
+  private func loop(_ handler: (RouteNetlinkSocket.Reception?) throws -> Void) throws {
+    var descriptors = [
+      pollfd(fd: socket.fileDescriptor, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
+    ]
+    while true {
+      let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
+      if ready < 0 {
+        if errno == EINTR { continue }
+        throw NetlinkSystemError(operation: "poll", errno: errno)
+      }
+      if descriptors[1].revents != 0 { return }
+      // POLLERR on a netlink socket means ENOBUFS: receive() reports it as .overrun.
+      drain: while true {
+        let reception = try socket.receive()
+        if reception == .wouldBlock { break drain }
+        try handler(reception)
+      }
+    }
+  }
+}

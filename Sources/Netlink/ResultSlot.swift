@@ -1,0 +1,10 @@
+import Synchronization
+
+/// Hands one value from a thread to the thread that joins it.
+final class ResultSlot<T: Sendable>: Sendable {
+  private let value = Mutex<T?>(nil)
+
+  func store(_ newValue: T) { value.withLock { $0 = newValue } }
+
+  func take() -> T? { value.withLock { $0.take() } }
+}

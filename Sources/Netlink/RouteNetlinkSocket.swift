@@ -1,0 +1,133 @@
+import CNetlink
+import Glibc
+import Synchronization
+
+/// A libnl `NETLINK_ROUTE` socket subscribed to link, IPv4/IPv6 address and IPv4/IPv6 route
+/// notifications. Non-blocking; pair it with ``NetlinkEventLoop`` to wait for data.
+public final class RouteNetlinkSocket: Sendable {
+  /// What one non-blocking receive produced.
+  public enum Reception: Sendable, Equatable {
+    /// A datagram from the kernel. `truncated` when it was longer than the receive buffer.
+    case datagram([UInt8], truncated: Bool)
+    /// A datagram whose socket-address port id is not 0 (not the kernel): dropped.
+    case foreignSender(port: UInt32)
+    /// `ENOBUFS`: the receive buffer overflowed and notifications were lost.
+    case overrun
+    /// Nothing to read right now.
+    case wouldBlock
+  }
+
+  private let socket: Mutex<OpaquePointer?>
+  /// The socket's file descriptor, for poll().
+  public let fileDescriptor: Int32
+
+  private static let groups: [rtnetlink_groups] = [
+    RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR, RTNLGRP_IPV4_ROUTE,
+    RTNLGRP_IPV6_ROUTE,
+  ]
+  private static let receiveBufferBytes: Int32 = 4 << 20
+  private static let datagramCapacity = 256 * 1024
+
+  /// Opens and subscribes a socket in the current network namespace, or in the namespace at
+  /// `networkNamespacePath` (the socket stays bound to it).
+  public static func open(networkNamespacePath: String? = nil) throws -> RouteNetlinkSocket {
+    guard let path = networkNamespacePath else { return try RouteNetlinkSocket() }
+    return try NetworkNamespace.perform(inNamespaceAt: path) { try RouteNetlinkSocket() }
+  }
+
+  private init() throws {
+    guard let handle = nl_socket_alloc() else {
+      throw NetlinkSystemError(operation: "nl_socket_alloc", errno: ENOMEM)
+    }
+    do {
+      nl_socket_disable_seq_check(handle)
+      nl_socket_disable_auto_ack(handle)
+      try Self.check(nl_connect(handle, NETLINK_ROUTE), "nl_connect NETLINK_ROUTE")
+      for group in Self.groups {
+        try Self.check(
+          nl_socket_add_membership(handle, Int32(group.rawValue)),
+          "nl_socket_add_membership \(group.rawValue)")
+      }
+      try Self.check(nl_socket_set_nonblocking(handle), "nl_socket_set_nonblocking")
+      let descriptor = nl_socket_get_fd(handle)
+      Self.enlargeReceiveBuffer(descriptor)
+      fileDescriptor = descriptor
+    } catch {
+      nl_socket_free(handle)
+      throw error
+    }
+    socket = Mutex(handle)
+  }
+
+  /// Asks for a large receive buffer: SO_RCVBUFFORCE (needs CAP_NET_ADMIN), else SO_RCVBUF
+  /// (capped by net.core.rmem_max). Overruns are still detected and answered by a re-dump.
+  private static func enlargeReceiveBuffer(_ descriptor: Int32) {
+    var size = receiveBufferBytes
+    let length = socklen_t(MemoryLayout<Int32>.size)
+    if setsockopt(descriptor, SOL_SOCKET, SO_RCVBUFFORCE, &size, length) != 0 {
+      _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, length)
+    }
+  }
+
+  /// The socket's netlink port id (its `nl_pid`), as other sockets address it.
+  public var portID: UInt32 {
+    socket.withLock { handle in handle.map { nl_socket_get_local_port($0) } ?? 0 }
+  }
+
+  /// Sends one complete netlink message to the kernel.
+  public func send(_ message: [UInt8]) throws {
+    try socket.withLock { handle in
+      guard let handle else { throw NetlinkSystemError(operation: "send", errno: EBADF) }
+      var bytes = message
+      let sent = bytes.withUnsafeMutableBytes { nl_sendto(handle, $0.baseAddress, $0.count) }
+      try Self.check(sent, "nl_sendto")
+    }
+  }
+
+  /// Receives one datagram without blocking, checking that the kernel sent it.
+  public func receive() throws -> Reception {
+    var buffer = [UInt8](repeating: 0, count: Self.datagramCapacity)
+    var address = sockaddr_nl()
+    while true {
+      var addressLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
+      let count = buffer.withUnsafeMutableBytes { bytes in
+        withUnsafeMutablePointer(to: &address) { pointer in
+          pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            recvfrom(
+              fileDescriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_TRUNC),
+              $0, &addressLength)
+          }
+        }
+      }
+      if count < 0 {
+        switch errno {
+        case EINTR: continue
+        case EAGAIN, EWOULDBLOCK: return .wouldBlock
+        case ENOBUFS: return .overrun
+        case let code: throw NetlinkSystemError(operation: "recvfrom netlink", errno: code)
+        }
+      }
+      if address.nl_pid != 0 { return .foreignSender(port: address.nl_pid) }
+      let truncated = count > buffer.count
+      buffer.removeSubrange(min(count, buffer.count)...)
+      return .datagram(buffer, truncated: truncated)
+    }
+  }
+
+  /// Closes the socket. Idempotent.
+  public func close() {
+    socket.withLock { handle in
+      if let current = handle { nl_socket_free(current) }
+      handle = nil
+    }
+  }
+
+  deinit { close() }
+
+  private static func check(_ status: Int32, _ operation: String) throws {
+    if status < 0 {
+      throw NetlinkSystemError(
+        operation: operation, errno: 0, detail: String(cString: nl_geterror(status)))
+    }
+  }
+}

@@ -1,1 +1,0 @@
-// Reachability module: see README.md for its role.

@@ -1,0 +1,124 @@
+/// What the reachability monitor concluded about the network at one moment.
+///
+/// JSON: `{"reachable", "metered", "primary", "links": [...], "malformedMessages"}`.
+public struct NetworkStatus: Sendable, Equatable, Encodable {
+  /// A usable default route exists (link up with carrier and a global address of its family).
+  public var isReachable: Bool
+  /// The primary link is metered. `false` when nothing is reachable.
+  public var isDataMetered: Bool
+  /// Name of the link carrying the lowest-metric usable default route.
+  public var primary: String?
+  /// Every known link, ordered by interface index.
+  public var links: [LinkStatus]
+  /// Netlink messages skipped because they were malformed, since the monitor started.
+  public var malformedMessages: Int
+
+  /// Creates a status.
+  public init(
+    isReachable: Bool, isDataMetered: Bool, primary: String?, links: [LinkStatus],
+    malformedMessages: Int
+  ) {
+    self.isReachable = isReachable
+    self.isDataMetered = isDataMetered
+    self.primary = primary
+    self.links = links
+    self.malformedMessages = malformedMessages
+  }
+
+  /// Nothing known yet: unreachable, no links.
+  public static let unknown = NetworkStatus(
+    isReachable: false, isDataMetered: false, primary: nil, links: [], malformedMessages: 0)
+
+  /// The link named ``primary``, if any.
+  public var primaryLink: LinkStatus? { links.first { $0.name == primary } }
+
+  private enum CodingKeys: String, CodingKey {
+    case reachable, metered, primary, links, malformedMessages
+  }
+
+  /// Encodes with the documented keys; `primary` is `null` when absent.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(isReachable, forKey: .reachable)
+    try container.encode(isDataMetered, forKey: .metered)
+    try container.encode(primary, forKey: .primary)
+    try container.encode(links, forKey: .links)
+    try container.encode(malformedMessages, forKey: .malformedMessages)
+  }
+}
+
+/// One network interface as the monitor sees it.
+///
+/// JSON: `{"name", "index", "type", "up", "carrier", "metered", "defaultRoute", "meteredReason"}`.
+public struct LinkStatus: Sendable, Equatable, Encodable {
+  /// Interface name.
+  public var name: String
+  /// Interface index.
+  public var index: Int
+  /// What kind of link this is.
+  public var type: LinkType
+  /// `IFF_UP`.
+  public var isUp: Bool
+  /// `IFF_LOWER_UP`: carrier present.
+  public var hasCarrier: Bool
+  /// Whether traffic over this link is treated as metered.
+  public var isMetered: Bool
+  /// The link carries a usable default route.
+  public var hasDefaultRoute: Bool
+  /// Which signal decided ``isMetered``.
+  public var meteredReason: MeteredReason
+
+  /// Creates a link status.
+  public init(
+    name: String, index: Int, type: LinkType, isUp: Bool, hasCarrier: Bool, isMetered: Bool,
+    hasDefaultRoute: Bool, meteredReason: MeteredReason
+  ) {
+    self.name = name
+    self.index = index
+    self.type = type
+    self.isUp = isUp
+    self.hasCarrier = hasCarrier
+    self.isMetered = isMetered
+    self.hasDefaultRoute = hasDefaultRoute
+    self.meteredReason = meteredReason
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case name, index, type, up, carrier, metered, defaultRoute, meteredReason
+  }
+
+  /// Encodes with the documented keys.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(name, forKey: .name)
+    try container.encode(index, forKey: .index)
+    try container.encode(type, forKey: .type)
+    try container.encode(isUp, forKey: .up)
+    try container.encode(hasCarrier, forKey: .carrier)
+    try container.encode(isMetered, forKey: .metered)
+    try container.encode(hasDefaultRoute, forKey: .defaultRoute)
+    try container.encode(meteredReason.code, forKey: .meteredReason)
+  }
+}
+
+/// The kind of a network link, as reported in `links[].type`.
+public enum LinkType: String, Sendable, Equatable, Encodable, CaseIterable {
+  /// Wired Ethernet.
+  case ethernet
+  /// Wi-Fi.
+  case wifi
+  /// Cellular modem (wwan, raw-IP, PPP).
+  case cellular
+  /// USB tethering to a phone.
+  case tethered
+  /// Bluetooth PAN.
+  case bluetooth
+  /// VPN or IP tunnel (WireGuard, tun, GRE, ...).
+  case tunnel
+  /// Virtual link (veth, bridge, macvlan, vxlan, ...).
+  case virtual
+  /// Loopback.
+  case loopback
+  /// Anything else.
+  case other
+}

@@ -1,0 +1,23 @@
+/// Settings of the reachability monitor.
+public struct ReachabilityConfiguration: Sendable, Equatable {
+  /// Root of the sysfs tree used for `class/net/IF/...` lookups (default `/sys`).
+  public var sysfsRoot: String
+  /// Interface-name globs (fnmatch) always treated as metered. Checked before
+  /// ``unmeteredOverrides``.
+  public var meteredOverrides: [String]
+  /// Interface-name globs (fnmatch) always treated as unmetered.
+  public var unmeteredOverrides: [String]
+  /// Network namespace to watch, e.g. `/var/run/netns/NAME`; `nil` for the current one.
+  public var networkNamespacePath: String?
+
+  /// Creates a configuration.
+  public init(
+    sysfsRoot: String = "/sys", meteredOverrides: [String] = [], unmeteredOverrides: [String] = [],
+    networkNamespacePath: String? = nil
+  ) {
+    self.sysfsRoot = sysfsRoot
+    self.meteredOverrides = meteredOverrides
+    self.unmeteredOverrides = unmeteredOverrides
+    self.networkNamespacePath = networkNamespacePath
+  }
+}

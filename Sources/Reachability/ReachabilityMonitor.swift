@@ -1,0 +1,122 @@
+import Logging
+import Netlink
+import ServiceLifecycle
+import Synchronization
+
+/// Watches rtnetlink (links, IPv4/IPv6 addresses and routes) and publishes ``NetworkStatus``
+/// changes. A dedicated thread sleeps in `poll()` until the kernel sends something: no wakeups
+/// while nothing changes.
+///
+/// `run()` dumps the current state, then follows events until cancelled or until graceful
+/// shutdown; it re-dumps after a receive-buffer overrun and after a link goes down, loses
+/// carrier or loses an address (the kernel drops IPv4 routes without telling). Messages not
+/// sent by the kernel are dropped; malformed ones are counted, logged and skipped.
+public final class ReachabilityMonitor: Service, Sendable {
+  private struct State: Sendable {
+    var engine: ReachabilityEngine
+    var broadcaster = StatusBroadcaster()
+    var hasStarted = false
+  }
+
+  private let configuration: ReachabilityConfiguration
+  private let logger: Logger
+  private let capture: NetlinkCapture?
+  private let state: Mutex<State>
+
+  /// Creates a monitor; nothing happens until ``run()``. `capture` records every datagram.
+  public init(
+    configuration: ReachabilityConfiguration, logger: Logger, capture: NetlinkCapture? = nil
+  ) {
+    self.configuration = configuration
+    self.logger = logger
+    self.capture = capture
+    state = Mutex(State(engine: ReachabilityEngine(configuration: configuration)))
+  }
+
+  /// The latest status (``NetworkStatus/unknown``-like until the first dump completed).
+  public var status: NetworkStatus { state.withLock { $0.engine.model.status() } }
+
+  /// A new independent stream: its first element is the current status (delivered once the
+  /// initial dump completed), then one element per change. Ends when ``run()`` returns.
+  public func statusUpdates() -> AsyncStream<NetworkStatus> {
+    state.withLock { state in
+      state.broadcaster.subscribe(current: state.engine.lastPublished) { [weak self] id in
+        self?.state.withLock { $0.broadcaster.unsubscribe(id) }
+      }
+    }
+  }
+
+  /// Monitors until the task is cancelled or graceful shutdown is triggered. Throws when the
+  /// socket cannot be opened or fails, or when called a second time.
+  public func run() async throws {
+    try state.withLock { state in
+      guard !state.hasStarted else { throw MonitorError.alreadyRunning }
+      state.hasStarted = true
+    }
+    defer { state.withLock { $0.broadcaster.finish() } }
+    let socket = try RouteNetlinkSocket.open(
+      networkNamespacePath: configuration.networkNamespacePath)
+    let loop = try NetlinkEventLoop(socket: socket)
+    try await withGracefulShutdownHandler {
+      try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation {
+          (continuation: CheckedContinuation<Void, any Error>) in
+          do {
+            try loop.start(
+              handler: { [self] reception in try handle(reception, socket: socket) },
+              onExit: { error in
+                socket.close()
+                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+              })
+          } catch {
+            socket.close()
+            continuation.resume(throwing: error)
+          }
+        }
+      } onCancel: {
+        loop.stop()
+      }
+    } onGracefulShutdown: {
+      loop.stop()
+    }
+  }
+
+  /// Runs on the event-loop thread for each reception (`nil`: before the first wait).
+  private func handle(_ reception: RouteNetlinkSocket.Reception?, socket: RouteNetlinkSocket)
+    throws
+  {
+    var warnings: [String] = []
+    try state.withLock { state in
+      switch reception {
+      case nil:
+        state.engine.requestDumps(ObjectKind.allCases)
+      case .datagram(let bytes, let truncated):
+        try capture?.record(bytes, outgoing: false)
+        if truncated { warnings.append("netlink datagram longer than the receive buffer") }
+        warnings += state.engine.ingest(datagram: bytes)
+      case .overrun:
+        logger.notice("netlink receive buffer overrun: events were lost, dumping again")
+        state.engine.requestDumps(ObjectKind.allCases)
+      case .foreignSender(let port):
+        logger.debug(
+          "dropped a netlink datagram not sent by the kernel", metadata: ["port": "\(port)"])
+      case .wouldBlock:
+        break
+      }
+      if let request = state.engine.nextDumpRequest() {
+        try capture?.record(request, outgoing: true)
+        try socket.send(request)
+      }
+      if let status = state.engine.takePublishableStatus() {
+        state.broadcaster.publish(status)
+      }
+    }
+    for warning in warnings { logger.warning("\(warning)") }
+  }
+}
+
+/// Misuse of ``ReachabilityMonitor``.
+public enum MonitorError: Error, Sendable, Equatable {
+  /// `run()` was called on a monitor that already ran.
+  case alreadyRunning
+}

@@ -1,0 +1,42 @@
+/// Independent `AsyncStream` subscribers of status changes. Not thread-safe by itself: the
+/// monitor keeps it inside its mutex.
+struct StatusBroadcaster: Sendable {
+  /// How many unread statuses a slow subscriber may fall behind before old ones are dropped.
+  static let bufferLimit = 1024
+
+  private var subscribers: [Int: AsyncStream<NetworkStatus>.Continuation] = [:]
+  private var nextID = 0
+  private(set) var isFinished = false
+
+  /// Adds a subscriber; `current` (if known) is its first element.
+  mutating func subscribe(
+    current: NetworkStatus?, onTermination: @escaping @Sendable (Int) -> Void
+  ) -> AsyncStream<NetworkStatus> {
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: NetworkStatus.self, bufferingPolicy: .bufferingNewest(Self.bufferLimit))
+    if let current { continuation.yield(current) }
+    if isFinished {
+      continuation.finish()
+      return stream
+    }
+    let id = nextID
+    nextID += 1
+    subscribers[id] = continuation
+    continuation.onTermination = { _ in onTermination(id) }
+    return stream
+  }
+
+  mutating func unsubscribe(_ id: Int) { subscribers[id] = nil }
+
+  func publish(_ status: NetworkStatus) {
+    for continuation in subscribers.values { continuation.yield(status) }
+  }
+
+  /// Ends every stream; later subscribers get the current status and an ended stream.
+  mutating func finish() {
+    isFinished = true
+    let ended = subscribers.values
+    subscribers = [:]
+    for continuation in ended { continuation.finish() }
+  }
+}

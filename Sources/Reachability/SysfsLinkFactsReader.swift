@@ -1,0 +1,76 @@
+import Glibc
+
+/// Reads ``LinkFacts`` from `ROOT/class/net/IF/{uevent,device,device/driver,wireless}`.
+public struct SysfsLinkFactsReader: Sendable {
+  /// The sysfs root, `/sys` on a real system, a fixture tree in tests.
+  public var root: String
+
+  /// Creates a reader over the sysfs tree at `root`.
+  public init(root: String) { self.root = root }
+
+  /// Facts about the interface `name`, plus warnings about odd values that were ignored.
+  public func facts(forInterface name: String) -> (facts: LinkFacts, warnings: [String]) {
+    guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+      return (.none, ["interface name \"\(name)\" cannot be looked up in sysfs"])
+    }
+    let directory = "\(root)/class/net/\(name)"
+    var warnings: [String] = []
+    var facts = LinkFacts()
+    if let uevent = readSmallFile("\(directory)/uevent") {
+      if let text = String(validating: uevent, as: UTF8.self) {
+        facts.deviceType = Self.deviceType(inUevent: text, warnings: &warnings, path: directory)
+      } else {
+        warnings.append("\(directory)/uevent is not UTF-8; ignored")
+      }
+    }
+    facts.hasDevice = exists("\(directory)/device")
+    facts.isWireless = exists("\(directory)/wireless") || exists("\(directory)/phy80211")
+    if let target = readLink("\(directory)/device/driver") {
+      let base = target.split(separator: "/").last.map(String.init)
+      if let base, !base.isEmpty {
+        facts.driver = base
+      } else {
+        warnings.append("\(directory)/device/driver points to \"\(target)\"; ignored")
+      }
+    }
+    return (facts, warnings)
+  }
+
+  static func deviceType(inUevent text: String, warnings: inout [String], path: String)
+    -> String?
+  {
+    for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix("DEVTYPE=") {
+      let raw = line.dropFirst("DEVTYPE=".count)
+      let value = String(
+        raw.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+      if value.isEmpty || !value.allSatisfy({ $0.isASCII && !$0.isWhitespace }) {
+        warnings.append("\(path)/uevent has an odd DEVTYPE \"\(value)\"; ignored")
+        return nil
+      }
+      return value.lowercased()
+    }
+    return nil
+  }
+
+  private func exists(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0 || lstat(path, &info) == 0
+  }
+
+  private func readLink(_ path: String) -> String? {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let count = readlink(path, &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  private func readSmallFile(_ path: String) -> [UInt8]? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var buffer = [UInt8](repeating: 0, count: 16_384)
+    let count = read(descriptor, &buffer, buffer.count)
+    guard count >= 0 else { return nil }
+    return Array(buffer[0..<count])
+  }
+}

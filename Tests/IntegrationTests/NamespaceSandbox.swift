@@ -1,0 +1,82 @@
+import Foundation
+import Reachability
+
+/// A network namespace `bgtest-<random>` with a veth pair `veth0` / `veth1` inside it, made with
+/// iproute2. Call ``remove()`` when done (tests do it in `defer`, so failures clean up too).
+struct NamespaceSandbox: Sendable {
+  struct CommandFailed: Error, CustomStringConvertible {
+    var command: String
+    var output: String
+    var description: String { "`\(command)` failed: \(output)" }
+  }
+
+  struct TimedOut: Error, CustomStringConvertible {
+    var waitingFor: String
+    var description: String { "timed out waiting for \(waitingFor)" }
+  }
+
+  let name: String
+  var path: String { "/var/run/netns/\(name)" }
+
+  static func create() throws -> NamespaceSandbox {
+    let sandbox = NamespaceSandbox(name: "bgtest-\(UInt32.random(in: 0...UInt32.max))")
+    try run(["netns", "add", sandbox.name])
+    do {
+      try sandbox.ip("link", "set", "lo", "up")
+      try sandbox.ip("link", "add", "veth0", "type", "veth", "peer", "name", "veth1")
+      try sandbox.ip("link", "set", "veth1", "up")
+    } catch {
+      sandbox.remove()
+      throw error
+    }
+    return sandbox
+  }
+
+  /// Runs `ip -n NAME ARGS...`.
+  func ip(_ arguments: String...) throws {
+    try Self.run(["-n", name] + arguments)
+  }
+
+  func remove() {
+    _ = try? Self.run(["netns", "del", name])
+  }
+
+  private static func run(_ arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+      let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      throw CommandFailed(command: "ip " + arguments.joined(separator: " "), output: output)
+    }
+  }
+}
+
+extension ReachabilityMonitor {
+  /// The first status (current one included) satisfying `predicate`, or ``TimedOut``.
+  func firstStatus(
+    _ description: String, timeout: Duration = .seconds(10),
+    where predicate: @escaping @Sendable (NetworkStatus) -> Bool
+  ) async throws -> NetworkStatus {
+    let updates = statusUpdates()
+    return try await withThrowingTaskGroup(of: NetworkStatus?.self) { group in
+      group.addTask {
+        for await status in updates where predicate(status) { return status }
+        return nil
+      }
+      group.addTask {
+        try await Task.sleep(for: timeout)
+        return nil
+      }
+      let first = try await group.next() ?? nil
+      group.cancelAll()
+      guard let first else { throw NamespaceSandbox.TimedOut(waitingFor: description) }
+      return first
+    }
+  }
+}

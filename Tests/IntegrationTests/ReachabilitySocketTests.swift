@@ -1,0 +1,67 @@
+import Glibc
+import Netlink
+import Testing
+
+/// The route socket in a namespace of its own: kernel datagrams are accepted, datagrams from
+/// another process's socket are reported as foreign and never parsed.
+@Suite(.enabled(if: getuid() == 0, "needs root to create network namespaces"))
+struct ReachabilitySocketTests {
+  @Test func datagramFromAnotherSocketIsDroppedAsForeign() throws {
+    let sandbox = try NamespaceSandbox.create()
+    defer { sandbox.remove() }
+    let socket = try RouteNetlinkSocket.open(networkNamespacePath: sandbox.path)
+    defer { socket.close() }
+    let target = socket.portID
+    let forged = try NetworkNamespace.perform(inNamespaceAt: sandbox.path) { () -> UInt32 in
+      let sender = Glibc.socket(AF_NETLINK, Int32(SOCK_RAW.rawValue), 0)
+      defer { close(sender) }
+      // struct sockaddr_nl { nl_family = AF_NETLINK, pad, nl_pid = target, nl_groups = 0 }
+      var address = [UInt8](repeating: 0, count: 12)
+      address[0] = UInt8(AF_NETLINK)
+      withUnsafeBytes(of: target.littleEndian) { address.replaceSubrange(4..<8, with: $0) }
+      let message = DumpRequest.message(for: .link, sequence: 1)
+      let sent = address.withUnsafeBytes { raw in
+        sendto(
+          sender, message, message.count, 0,
+          raw.baseAddress!.assumingMemoryBound(to: sockaddr.self),
+          socklen_t(raw.count))
+      }
+      return sent == message.count ? 1 : 0
+    }
+    #expect(forged == 1)
+    let reception = try receiveWaiting(on: socket)
+    guard case .foreignSender(let port) = reception else {
+      Issue.record("expected a foreign sender, got \(reception)")
+      return
+    }
+    #expect(port != 0)
+  }
+
+  @Test func kernelReplyToADumpIsAccepted() throws {
+    let sandbox = try NamespaceSandbox.create()
+    defer { sandbox.remove() }
+    let socket = try RouteNetlinkSocket.open(networkNamespacePath: sandbox.path)
+    defer { socket.close() }
+    try socket.send(DumpRequest.message(for: .link, sequence: 5))
+    let reception = try receiveWaiting(on: socket)
+    guard case .datagram(let bytes, truncated: false) = reception else {
+      Issue.record("expected a datagram, got \(reception)")
+      return
+    }
+    let names = NetlinkFraming.frames(in: bytes).compactMap { frame -> String? in
+      guard let bytes = try? frame.get(), let message = try? RtnetlinkParser.parse(bytes),
+        case .link(let link, .new) = message.payload
+      else { return nil }
+      return link.name
+    }
+    #expect(names.contains("lo"))
+  }
+
+  /// Waits up to 5 s for the socket to become readable, then receives once.
+  private func receiveWaiting(on socket: RouteNetlinkSocket) throws -> RouteNetlinkSocket.Reception
+  {
+    var descriptor = pollfd(fd: socket.fileDescriptor, events: Int16(POLLIN), revents: 0)
+    _ = poll(&descriptor, 1, 5000)
+    return try socket.receive()
+  }
+}

@@ -1,0 +1,150 @@
+import Netlink
+import Testing
+
+@Suite struct RtnetlinkParserTests {
+  @Test func decodesEveryMessageOfARealCapture() throws {
+    let messages = try FixtureFiles.messages("real-veth-dual-stack-link-down")
+    #expect(messages.count > 20)
+    var kinds: Set<String> = []
+    for message in messages {
+      let decoded = try RtnetlinkParser.parse(message)
+      switch decoded.payload {
+      case .link(let link, _):
+        kinds.insert("link")
+        #expect(!link.name.isEmpty)
+      case .address: kinds.insert("address")
+      case .route: kinds.insert("route")
+      case .dumpRequest: kinds.insert("dumpRequest")
+      case .done: kinds.insert("done")
+      default: break
+      }
+    }
+    #expect(kinds == ["link", "address", "route", "dumpRequest", "done"])
+  }
+
+  @Test func realCaptureHasVethKindAndNoIPv4DefaultRouteDeletion() throws {
+    let decoded = try FixtureFiles.messages("real-veth-dual-stack-link-down").map {
+      try RtnetlinkParser.parse($0)
+    }
+    let veth = decoded.compactMap { message -> LinkInfo? in
+      if case .link(let link, .new) = message.payload, link.name == "veth0" { return link }
+      return nil
+    }
+    #expect(veth.first?.kind == "veth")
+    #expect(veth.last?.isUp == false)
+    let ipv4DefaultDeletions = decoded.filter { message in
+      if case .route(let route, .delete) = message.payload {
+        return route.family == NetlinkConstant.familyIPv4 && route.isDefault
+      }
+      return false
+    }
+    #expect(ipv4DefaultDeletions.isEmpty)
+  }
+
+  @Test func decodesWireGuardKindAndRouteFields() throws {
+    let decoded = try FixtureFiles.messages("wireguard-over-tethering").map {
+      try RtnetlinkParser.parse($0)
+    }
+    let wireguard = decoded.compactMap { message -> LinkInfo? in
+      if case .link(let link, .new) = message.payload, link.name == "wg0" { return link }
+      return nil
+    }.first
+    #expect(wireguard?.kind == "wireguard")
+    #expect(wireguard?.hardwareType == HardwareType.none)
+    #expect(wireguard?.hasCarrier == true)
+    let routes = decoded.compactMap { message -> RouteInfo? in
+      if case .route(let route, .new) = message.payload { return route }
+      return nil
+    }
+    #expect(routes.map(\.metric).sorted() == [50, 100])
+    #expect(routes.allSatisfy { $0.isDefault && $0.table == 254 && $0.type == 1 })
+    #expect(Set(routes.flatMap(\.interfaceIndices)) == [2, 3])
+  }
+
+  @Test func decodesMultipathHopsInOrder() throws {
+    let routes = try FixtureFiles.messages("multipath").compactMap { bytes -> RouteInfo? in
+      if case .route(let route, _) = try RtnetlinkParser.parse(bytes).payload { return route }
+      return nil
+    }
+    #expect(routes.map(\.interfaceIndices) == [[2, 3]])
+  }
+
+  @Test func namesEachProblemOfTheGarbledFixture() throws {
+    let records = try PcapReader.records(atPath: FixtureFiles.pcap("garbled-messages"))
+    var reasons: [String] = []
+    for record in records {
+      for frame in NetlinkFraming.frames(in: record.message) {
+        switch frame {
+        case .failure(let error):
+          reasons.append(error.reason)
+        case .success(let message):
+          do {
+            _ = try RtnetlinkParser.parse(message)
+          } catch {
+            reasons.append(error.reason)
+          }
+        }
+      }
+    }
+    #expect(reasons.count == 3)
+    #expect(reasons[0].contains("exceeds"))
+    #expect(reasons[1].contains("attribute type 1 has length 200"))
+    #expect(reasons[2].contains("RTA_MULTIPATH hop length 0"))
+  }
+
+  @Test func rejectsPayloadShorterThanFixedHeader() {
+    let bytes =
+      NetlinkHeader(length: 20, type: 24, flags: 0, sequence: 0, portID: 0).encoded
+      + [2, 0, 0, 0]
+    #expect(throws: MalformedMessage.self) { try RtnetlinkParser.parse(bytes[...]) }
+  }
+
+  @Test func rejectsLinkWithoutName() throws {
+    var body: [UInt8] = [0, 0, 1, 0, 7, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]  // ifinfomsg, no attrs
+    body += [8, 0, 4, 0, 0xDC, 0x05, 0, 0]  // IFLA_MTU 1500
+    let bytes =
+      NetlinkHeader(length: UInt32(16 + body.count), type: 16, flags: 0, sequence: 0, portID: 0)
+      .encoded + body
+    let error = #expect(throws: MalformedMessage.self) { try RtnetlinkParser.parse(bytes[...]) }
+    #expect(error?.reason.hasPrefix("libnl could not parse it") == true)
+  }
+
+  @Test func mutatedMessagesNeverCrashTheParser() throws {
+    let seeds =
+      try FixtureFiles.messages("wireguard-over-tethering") + FixtureFiles.messages("multipath")
+    var generator = SplitMix64(seed: 0x5EED)
+    var outcomes = (decoded: 0, rejected: 0)
+    for _ in 0..<20_000 {
+      var bytes = Array(seeds[Int(generator.next() % UInt64(seeds.count))])
+      for _ in 0..<(1 + generator.next() % 4) {
+        let position = Int(generator.next() % UInt64(bytes.count))
+        bytes[position] = UInt8(truncatingIfNeeded: generator.next())
+      }
+      if generator.next() % 4 == 0 { bytes.removeLast(Int(generator.next() % UInt64(bytes.count))) }
+      for frame in NetlinkFraming.frames(in: bytes) {
+        if (try? RtnetlinkParser.parse(try frame.get())) != nil {
+          outcomes.decoded += 1
+        } else {
+          outcomes.rejected += 1
+        }
+      }
+    }
+    #expect(outcomes.decoded > 0)
+    #expect(outcomes.rejected > 0)
+  }
+}
+
+/// A small deterministic random generator for the mutation test.
+struct SplitMix64: RandomNumberGenerator {
+  var state: UInt64
+
+  init(seed: UInt64) { state = seed }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var value = state
+    value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+    return value ^ (value >> 31)
+  }
+}

@@ -1,0 +1,26 @@
+import Reachability
+
+/// Replays files from Fixtures/netlink through the model, with the scenario's sysfs tree.
+enum FixtureReplay {
+  static let directory: String = {
+    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)  // Tests/ReachabilityTests/FixtureReplay.swift
+    return parts.joined(separator: "/") + "/Fixtures/netlink"
+  }()
+
+  static func run(
+    _ scenario: String, metered: [String] = [], unmetered: [String] = []
+  ) throws -> ReachabilityReplay.Result {
+    let configuration = ReachabilityConfiguration(
+      sysfsRoot: "\(directory)/\(scenario)/sysfs", meteredOverrides: metered,
+      unmeteredOverrides: unmetered)
+    return try ReachabilityReplay.replay(
+      pcapAt: "\(directory)/\(scenario).pcap", configuration: configuration)
+  }
+
+  static func status(_ scenario: String, metered: [String] = [], unmetered: [String] = [])
+    throws -> NetworkStatus
+  {
+    try run(scenario, metered: metered, unmetered: unmetered).finalStatus
+  }
+}
