@@ -122,7 +122,16 @@ let package = Package(
     // Real network namespaces, real child processes, the real `backgrounder` binary.
     .testTarget(
       name: "IntegrationTests",
-      dependencies: ["Reachability", "PowerSource", "Backgrounder", "BackgrounderDaemon"]
+      dependencies: [
+        "Reachability", "PowerSource", "Backgrounder", "BackgrounderTesting", "BackgrounderDaemon",
+        "ResurrectionChild",
+      ]
+    ),
+    // Child process of IntegrationTests/ResurrectionTests (killed with SIGKILL mid-run).
+    .executableTarget(
+      name: "ResurrectionChild",
+      dependencies: ["Backgrounder"],
+      path: "Tests/ResurrectionChild"
     ),
   ]
 )

@@ -26,7 +26,8 @@ public final class EventRecorder: Sendable {
     let stream = backgrounder.events()
     let recording = Task { [box] in
       for await event in stream {
-        let ready = box.state.withLock { state -> [(CheckedContinuation<[MonitorEvent], Never>, [MonitorEvent])] in
+        let ready = box.state.withLock {
+          state -> [(CheckedContinuation<[MonitorEvent], Never>, [MonitorEvent])] in
           state.events.append(event)
           var ready: [(CheckedContinuation<[MonitorEvent], Never>, [MonitorEvent])] = []
           let events = state.events

@@ -12,6 +12,7 @@ public final class ManualClock: WallClock {
 
   private struct Watcher {
     var predicate: @Sendable (Date) -> Bool
+    var count: Int
     var continuation: CheckedContinuation<Void, Never>
   }
 
@@ -47,15 +48,17 @@ public final class ManualClock: WallClock {
       return state.nextId
     }
     try await withTaskCancellationHandler {
-      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+      try await withCheckedThrowingContinuation {
+        (continuation: CheckedContinuation<Void, any Error>) in
         let (immediate, watchers) = state.withLock {
           state -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
           if state.cancelled.remove(id) != nil { return (.failure(CancellationError()), []) }
           if deadline <= state.now { return (.success(()), []) }
           state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
           var woken: [CheckedContinuation<Void, Never>] = []
+          let deadlines = state.sleepers.values.map(\.deadline.date)
           state.watchers.removeAll { watcher in
-            guard watcher.predicate(deadline.date) else { return false }
+            guard deadlines.filter(watcher.predicate).count >= watcher.count else { return false }
             woken.append(watcher.continuation)
             return true
           }
@@ -98,22 +101,27 @@ public final class ManualClock: WallClock {
     state.withLock { $0.sleepers.values.map(\.deadline.date).sorted() }
   }
 
-  /// Waits until some task sleeps until a deadline matching `predicate` (one that is already
-  /// asleep counts). Lets a test advance the clock only once the code under test is waiting.
-  public func waitForSleeper(where predicate: @escaping @Sendable (Date) -> Bool) async {
+  /// Waits until at least `count` tasks sleep until deadlines matching `predicate` (tasks
+  /// already asleep count). Lets a test advance the clock only once the code under test waits.
+  public func waitForSleepers(
+    count: Int = 1, where predicate: @escaping @Sendable (Date) -> Bool
+  ) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
       let found = state.withLock { state -> Bool in
-        if state.sleepers.values.contains(where: { predicate($0.deadline.date) }) { return true }
-        state.watchers.append(Watcher(predicate: predicate, continuation: continuation))
+        if state.sleepers.values.filter({ predicate($0.deadline.date) }).count >= count {
+          return true
+        }
+        state.watchers.append(
+          Watcher(predicate: predicate, count: count, continuation: continuation))
         return false
       }
       if found { continuation.resume() }
     }
   }
 
-  /// Waits until some task sleeps until exactly `deadline`.
-  public func waitForSleeper(until deadline: Date) async {
+  /// Waits until at least `count` tasks sleep until exactly `deadline`.
+  public func waitForSleepers(count: Int = 1, until deadline: Date) async {
     let target = WallInstant(deadline)
-    await waitForSleeper { WallInstant($0) == target }
+    await waitForSleepers(count: count) { WallInstant($0) == target }
   }
 }

@@ -52,12 +52,16 @@ extension DispatchStateMachine {
         continue
       case .idle:
         guard entry.row.state == .blocked,
-          entry.row.blockedOn.contains(where: { $0 == .requiresCharging || $0 == .requiresBatteryNotLow })
+          entry.row.blockedOn.contains(where: {
+            $0 == .requiresCharging || $0 == .requiresBatteryNotLow
+          })
         else { continue }
         if unmet.isEmpty {
           update(id) { entry in
             entry.row.state = .pending
-            entry.row.blockedOn.removeAll { $0 == .requiresCharging || $0 == .requiresBatteryNotLow }
+            entry.row.blockedOn.removeAll {
+              $0 == .requiresCharging || $0 == .requiresBatteryNotLow
+            }
             entry.row.updatedAt = now
             effects.ops.append(.upsert(entry.row))
           }

@@ -40,7 +40,8 @@ public struct BackoffPolicy: Hashable, Sendable, Codable {
   public static func linear(
     initialDelay: Duration = .seconds(30), maxAttempts: Int = 10, jitter: Double = 0
   ) -> BackoffPolicy {
-    BackoffPolicy(kind: .linear, initialDelay: initialDelay, maxAttempts: maxAttempts, jitter: jitter)
+    BackoffPolicy(
+      kind: .linear, initialDelay: initialDelay, maxAttempts: maxAttempts, jitter: jitter)
   }
 
   /// Exponential backoff: `initial × 2^attempt`.

@@ -163,12 +163,13 @@ final class Runtime: Sendable {
       attempt = nextAttempt
       try? await writer.waitCommitted(decided.sequence)
     } else {
-      startedAt = core.withLock { core -> WallInstant? in
-        if case .running(_, let start, _) = core.machine.entries[ticket.taskId]?.phase {
-          return start
-        }
-        return nil
-      } ?? startedAt
+      startedAt =
+        core.withLock { core -> WallInstant? in
+          if case .running(_, let start, _) = core.machine.entries[ticket.taskId]?.phase {
+            return start
+          }
+          return nil
+        } ?? startedAt
     }
     if let early = handle.end.value {
       finish(ticket.token, early, abandoned: false)

@@ -63,7 +63,8 @@ final class StoreWriter: Sendable {
 
   /// Waits until every change up to `sequence` is committed; throws the write error otherwise.
   func waitCommitted(_ sequence: Sequence) async throws {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+    try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<Void, any Error>) in
       let result: Result<Void, StoreError>? = state.withLock { state in
         if sequence <= state.committed {
           if let failure = state.failures.first(where: { $0.0 == sequence }) {

@@ -26,15 +26,28 @@ final class TaskStore: Sendable {
   static func open(path: String, durability: StoreDurability, historyLimit: Int) throws
     -> TaskStore
   {
-    var configuration = Configuration()
-    configuration.busyMode = .timeout(5)
-    configuration.label = "backgrounder-store"
-    let synchronous = durability == .full ? "FULL" : "NORMAL"
-    configuration.prepareDatabase { db in
-      try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-    }
     do {
+      // Check an existing file read-only first: opening a pool writes to the file (GRDB makes
+      // sure a WAL file exists), and a file we do not understand must stay untouched.
+      if let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int,
+        size > 0
+      {
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        readOnly.busyMode = .timeout(5)
+        let queue = try DatabaseQueue(path: path, configuration: readOnly)
+        defer { try? queue.close() }
+        try queue.read { db in try Schema.check(db, path: path) }
+      }
+      var configuration = Configuration()
+      configuration.busyMode = .timeout(5)
+      configuration.label = "backgrounder-store"
       let pool = try DatabasePool(path: path, configuration: configuration)
+      let synchronous = durability == .full ? "FULL" : "NORMAL"
+      // After the pool's own WAL setup, which sets NORMAL on the single writer connection.
+      try pool.writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+      }
       try pool.read { db in try Schema.check(db, path: path) }
       try Schema.migrator.migrate(pool)
       return TaskStore(path: path, pool: pool, historyLimit: historyLimit)

@@ -1,0 +1,163 @@
+import Foundation
+import GRDB
+
+/// One task as `backgrounder status` shows it, read from the store.
+///
+/// Encodes with the keys `id, kind, state, nextRun, attempt, deferrals, lastResult,
+/// lastReason, pendingPredicates`, plus `ephemeral, lastRunStartedAt, lastRunEndedAt,
+/// recentRuns`; times are ISO 8601 strings, absent values are `null`.
+public struct TaskStatus: Hashable, Sendable, Encodable {
+  /// The task id.
+  public var id: TaskId
+  /// One-time or periodic.
+  public var kind: TaskKind
+  /// pending, running, backoff, blocked, succeeded or failed.
+  public var state: TaskState
+  /// When it is due next (`nil` when finished or running a one-time task).
+  public var nextRun: Date?
+  /// The attempt within the current cycle (0-based).
+  public var attempt: Int
+  /// Consecutive network-gate deferrals.
+  public var deferrals: Int
+  /// success, failure, retry, or `nil` before the first outcome.
+  public var lastResult: LastResult?
+  /// Why the last result happened.
+  public var lastReason: String?
+  /// What it waits for.
+  public var pendingPredicates: [PendingPredicate]
+  /// Ephemeral work does not survive a restart.
+  public var ephemeral: Bool
+  /// When the last run started.
+  public var lastRunStartedAt: Date?
+  /// When the last run ended.
+  public var lastRunEndedAt: Date?
+  /// The most recent runs, newest first.
+  public var recentRuns: [RunRecord]
+
+  private enum CodingKeys: String, CodingKey {
+    case id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason, pendingPredicates
+    case ephemeral, lastRunStartedAt, lastRunEndedAt, recentRuns
+  }
+
+  /// Encodes with ISO 8601 times and explicit `null`s.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(id, forKey: .id)
+    try container.encode(kind, forKey: .kind)
+    try container.encode(state, forKey: .state)
+    try container.encode(nextRun.map(ISO8601.string), forKey: .nextRun)
+    try container.encode(attempt, forKey: .attempt)
+    try container.encode(deferrals, forKey: .deferrals)
+    try container.encode(lastResult, forKey: .lastResult)
+    try container.encode(lastReason, forKey: .lastReason)
+    try container.encode(pendingPredicates, forKey: .pendingPredicates)
+    try container.encode(ephemeral, forKey: .ephemeral)
+    try container.encode(lastRunStartedAt.map(ISO8601.string), forKey: .lastRunStartedAt)
+    try container.encode(lastRunEndedAt.map(ISO8601.string), forKey: .lastRunEndedAt)
+    try container.encode(recentRuns, forKey: .recentRuns)
+  }
+}
+
+/// Reads a store **read-only**, safely while another process (the daemon) writes it (WAL).
+/// It never creates, migrates or modifies the file.
+public struct TaskStoreReader: Sendable {
+  /// The store file.
+  public let path: String
+  private let queue: DatabaseQueue
+
+  /// Opens the store at `path` read-only.
+  /// - Throws: ``StoreError`` (`notFound`, `corrupt`, `newerSchema`, `notABackgrounderStore`,
+  ///   `openFailed`).
+  public init(path: String) throws {
+    self.path = path
+    guard FileManager.default.fileExists(atPath: path) else {
+      throw StoreError.notFound(path: path)
+    }
+    var configuration = Configuration()
+    configuration.readonly = true
+    configuration.busyMode = .timeout(5)
+    configuration.label = "backgrounder-store-reader"
+    do {
+      queue = try DatabaseQueue(path: path, configuration: configuration)
+      try queue.read { db in
+        try Schema.check(db, path: path)
+        let appId = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+        if appId == 0 {
+          throw StoreError.notABackgrounderStore(path: path, detail: "the file has no schema yet")
+        }
+      }
+    } catch {
+      throw Schema.storeError(error, path: path)
+    }
+  }
+
+  /// Every task in the store (active and recently finished), sorted by id, with up to
+  /// `historyLimit` recent runs each. Time predicates are evaluated against `now`.
+  public func tasks(now: Date = Date(), historyLimit: Int = 5) throws -> [TaskStatus] {
+    do {
+      return try queue.read { db in
+        let cursor = try Row.fetchCursor(
+          db, sql: "SELECT \(TaskRow.columns.joined(separator: ", ")) FROM task ORDER BY id")
+        var result: [TaskStatus] = []
+        while let raw = try cursor.next() {
+          let row = try TaskRow(row: raw)
+          result.append(
+            Self.status(row, now: now, history: try Self.history(db, row.id, historyLimit)))
+        }
+        return result
+      }
+    } catch {
+      throw Schema.storeError(error, path: path)
+    }
+  }
+
+  /// One task, or `nil` if the store has no task with this id.
+  public func task(_ id: TaskId, now: Date = Date(), historyLimit: Int = 20) throws -> TaskStatus? {
+    do {
+      return try queue.read { db in
+        guard
+          let raw = try Row.fetchOne(
+            db,
+            sql: "SELECT \(TaskRow.columns.joined(separator: ", ")) FROM task WHERE id = ?",
+            arguments: [id.rawValue])
+        else { return nil }
+        let row = try TaskRow(row: raw)
+        return Self.status(row, now: now, history: try Self.history(db, id, historyLimit))
+      }
+    } catch {
+      throw Schema.storeError(error, path: path)
+    }
+  }
+
+  private static func history(_ db: Database, _ id: TaskId, _ limit: Int) throws -> [RunRecord] {
+    guard limit > 0 else { return [] }
+    return try Row.fetchAll(
+      db,
+      sql: """
+        SELECT attempt, startedAt, endedAt, outcome, reason FROM run
+        WHERE taskId = ? ORDER BY id DESC LIMIT ?
+        """, arguments: [id.rawValue, limit]
+    ).map { row in
+      RunRecord(
+        attempt: row[0],
+        startedAt: (row[1] as Int64?).map { WallInstant(nanosecondsSince1970: $0).date },
+        endedAt: WallInstant(nanosecondsSince1970: row[2]).date, outcome: row[3], reason: row[4])
+    }
+  }
+
+  private static func status(_ row: TaskRow, now: Date, history: [RunRecord]) -> TaskStatus {
+    var predicates = row.blockedOn
+    if !row.state.isFinished && row.state != .running, let next = row.nextRun?.date, next > now {
+      predicates.append(
+        row.state == .backoff
+          ? .waitingForBackoff(until: next) : .waitingForEarliestBeginDate(at: next))
+    }
+    return TaskStatus(
+      id: row.id, kind: row.kind, state: row.state,
+      nextRun: row.state.isFinished ? nil : row.nextRun?.date, attempt: row.attempt,
+      deferrals: row.deferrals, lastResult: row.lastResult, lastReason: row.lastReason,
+      pendingPredicates: predicates, ephemeral: row.ephemeral,
+      lastRunStartedAt: row.lastRunStartedAt?.date, lastRunEndedAt: row.lastRunEndedAt?.date,
+      recentRuns: history)
+  }
+}

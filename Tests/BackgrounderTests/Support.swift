@@ -1,0 +1,189 @@
+import Backgrounder
+import BackgrounderTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// A runtime on a temporary store with a manual clock and fake condition sources.
+struct Harness {
+  let clock: ManualClock
+  let network: FakeNetworkSource
+  let power: FakePowerSource
+  let directory: URL
+  let backgrounder: Backgrounder
+  let recorder: EventRecorder
+  let driver: TestDriver
+
+  var storePath: String { directory.appendingPathComponent("store.sqlite").path }
+  var t0: Date
+
+  /// Creates, registers `workers` and starts a runtime.
+  static func start(
+    workers: [TaskId: any Worker], network: NetworkConditions = .unmetered,
+    power: PowerConditions = .externalPower, concurrencyLimit: Int = 4,
+    gracePeriod: Duration = .seconds(10), directory: URL? = nil, clock: ManualClock? = nil,
+    expeditedQuota: ExpeditedQuota? = nil
+  ) async throws -> Harness {
+    let clock = clock ?? ManualClock()
+    let directory = directory ?? temporaryDirectory()
+    let networkSource = FakeNetworkSource(network)
+    let powerSource = FakePowerSource(power)
+    let backgrounder = Backgrounder(
+      configuration: .init(
+        storePath: directory.appendingPathComponent("store.sqlite").path, clock: clock,
+        network: networkSource, power: powerSource, concurrencyLimit: concurrencyLimit,
+        gracePeriod: gracePeriod, expeditedQuota: expeditedQuota, durability: .normal,
+        jitterSeed: 1))
+    for (id, worker) in workers {
+      try backgrounder.register(id) { worker }
+    }
+    let recorder = EventRecorder(backgrounder)
+    try await backgrounder.start()
+    return Harness(
+      clock: clock, network: networkSource, power: powerSource, directory: directory,
+      backgrounder: backgrounder, recorder: recorder, driver: TestDriver(backgrounder),
+      t0: clock.date)
+  }
+
+  func stop(removeFiles: Bool = true) async {
+    await backgrounder.shutdown()
+    if removeFiles { try? FileManager.default.removeItem(at: directory) }
+  }
+
+  func at(_ seconds: Double) -> Date { t0.addingTimeInterval(seconds) }
+
+  func task(_ id: TaskId) -> ScheduledTask? {
+    backgrounder.scheduled().first { $0.taskId == id }
+  }
+
+  func status(_ id: TaskId) async throws -> TaskStatus? {
+    await driver.flush()
+    return try TaskStoreReader(path: storePath).task(id, now: clock.date)
+  }
+
+  @discardableResult
+  func waitFor(
+    _ id: TaskId, count: Int = 1, _ predicate: @escaping @Sendable (MonitorEvent.Kind) -> Bool
+  ) async -> [MonitorEvent] {
+    await recorder.wait(count: count) { $0.taskId == id && predicate($0.kind) }
+  }
+
+  func events(_ id: TaskId, _ predicate: (MonitorEvent.Kind) -> Bool) -> [MonitorEvent] {
+    recorder.events { $0.taskId == id && predicate($0.kind) }
+  }
+}
+
+func temporaryDirectory() -> URL {
+  let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "bgtest-\(UUID().uuidString)")
+  try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+  return url
+}
+
+func id(_ text: String) -> TaskId {
+  try! TaskId(text)
+}
+
+extension MonitorEvent.Kind {
+  var isWorkStarted: Bool {
+    if case .workStarted = self { true } else { false }
+  }
+  var isWorkCompleted: Bool {
+    if case .workCompleted = self { true } else { false }
+  }
+  var isRetryScheduled: Bool {
+    if case .retryScheduled = self { true } else { false }
+  }
+  var isRecordedResult: Bool {
+    switch self {
+    case .workCompleted, .attemptFailed(reason: .expired): true
+    default: false
+    }
+  }
+}
+
+/// A worker that records each context and returns the results it is given in turn
+/// (the last one repeats).
+final class RecordingWorker: Worker {
+  private let state: Mutex<(contexts: [WorkContext], results: [WorkResult])>
+
+  init(_ results: WorkResult...) {
+    state = Mutex(([], results.isEmpty ? [.success] : results))
+  }
+
+  var invocations: Int { state.withLock { $0.contexts.count } }
+  var attempts: [Int] { state.withLock { $0.contexts.map(\.attempt) } }
+  var contexts: [WorkContext] { state.withLock { $0.contexts } }
+
+  func execute(_ context: WorkContext) async -> WorkResult {
+    state.withLock { state in
+      state.contexts.append(context)
+      return state.results.count > 1 ? state.results.removeFirst() : state.results[0]
+    }
+  }
+}
+
+/// A worker that blocks until released (or cancelled, unless it ignores cancellation).
+final class BlockingWorker: Worker {
+  private struct State {
+    var invocations = 0
+    var released = false
+    var waiters: [CheckedContinuation<Void, Never>] = []
+    var stopReasons: [StopReason?] = []
+    var cancelledRuns = 0
+  }
+
+  private let state = Mutex(State())
+  let ignoresCancellation: Bool
+  let result: WorkResult
+
+  init(ignoresCancellation: Bool = false, result: WorkResult = .success) {
+    self.ignoresCancellation = ignoresCancellation
+    self.result = result
+  }
+
+  var invocations: Int { state.withLock { $0.invocations } }
+  var stopReasons: [StopReason?] { state.withLock { $0.stopReasons } }
+  var cancelledRuns: Int { state.withLock { $0.cancelledRuns } }
+
+  func release() {
+    let waiters = state.withLock { state in
+      state.released = true
+      defer { state.waiters.removeAll() }
+      return state.waiters
+    }
+    for waiter in waiters { waiter.resume() }
+  }
+
+  func execute(_ context: WorkContext) async -> WorkResult {
+    state.withLock { $0.invocations += 1 }
+    if ignoresCancellation {
+      await waitForRelease()
+    } else {
+      await withTaskCancellationHandler {
+        await waitForRelease()
+      } onCancel: {
+        self.release()
+      }
+    }
+    let cancelled = Task.isCancelled
+    state.withLock { state in
+      if cancelled {
+        state.cancelledRuns += 1
+        state.stopReasons.append(context.stopReason)
+      }
+    }
+    return cancelled ? .retry : result
+  }
+
+  private func waitForRelease() async {
+    await withCheckedContinuation { continuation in
+      let ready = state.withLock { state -> Bool in
+        if state.released { return true }
+        state.waiters.append(continuation)
+        return false
+      }
+      if ready { continuation.resume() }
+    }
+  }
+}
