@@ -1,5 +1,6 @@
 import ArgumentParser
 import BackgrounderDaemon
+import Foundation
 
 /// `--config FILE`, shared by every verb that touches the store or the daemon.
 struct ConfigOption: ParsableArguments {
@@ -15,7 +16,14 @@ struct ConfigOption: ParsableArguments {
   /// The path to read: `--config` or the default location.
   var path: String { config ?? DefaultLocations.current().configPath }
 
-  /// The parsed configuration, or a `ValidationError`-style failure naming file, line and key.
+  /// The configuration when one applies: the `--config` file (which must load), else the default
+  /// file if it exists, else nil (read-only verbs then use the default locations).
+  func loadIfPresent() throws -> DaemonConfiguration? {
+    if config == nil, !FileManager.default.fileExists(atPath: path) { return nil }
+    return try load()
+  }
+
+  /// The parsed configuration, or a failure naming file, line and key.
   func load() throws -> DaemonConfiguration {
     do {
       return try ConfigurationLoader.load(path: path)

@@ -1,72 +1,143 @@
 import ArgumentParser
+import Backgrounder
+import BackgrounderDaemon
+import Foundation
 import Logging
+import PowerSource
 import Reachability
 
-/// `backgrounder status`: network (and later power and tasks) status.
+/// `backgrounder status`: network, power and tasks.
 struct StatusCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "status",
-    abstract: "Show network, power and task status."
+    abstract: "Show network, power and task status.",
+    discussion: """
+      Network: whether a usable default route exists, the primary link, whether it is metered
+      and which signal decided. Power: external power, charging, battery level. Tasks: read
+      read-only from the store (safe while the daemon runs): state, next run, attempts, last
+      result and what each task waits for.
+      """
   )
 
   @Flag(help: "Print one JSON document (NDJSON lines with --watch).")
   var json = false
 
-  @Flag(help: "Keep running and print one line per change.")
+  @Flag(help: "Keep running and print one line per network or power change.")
   var watch = false
 
-  @Option(name: .customLong("sysfs-root"), help: "Root of the sysfs tree for link lookups.")
+  @Option(
+    name: .customLong("sysfs-root"),
+    help: ArgumentHelp(
+      "Root of the sysfs tree for link and power-supply lookups.", valueName: "dir"))
   var sysfsRoot = "/sys"
 
-  @Option(help: "Feed this LINKTYPE_NETLINK pcap through the model instead of the live socket.")
+  @Option(
+    help: ArgumentHelp(
+      "Feed this LINKTYPE_NETLINK pcap through the model instead of the live socket.",
+      valueName: "file.pcap"))
   var replay: String?
 
+  @OptionGroup var config: ConfigOption
+
+  @Option(
+    help: ArgumentHelp(
+      "The store to read tasks from (default: from the config).", valueName: "file"))
+  var store: String?
+
   func run() async throws {
-    let configuration = ReachabilityConfiguration(sysfsRoot: sysfsRoot)
+    let daemonConfiguration = try config.loadIfPresent()
+    let reachability = ReachabilityConfiguration(
+      sysfsRoot: sysfsRoot,
+      meteredOverrides: daemonConfiguration?.meteredInterfaces ?? [],
+      unmeteredOverrides: daemonConfiguration?.unmeteredInterfaces ?? [])
+    let logger = Logger(label: "backgrounder.status") { StreamLogHandler.standardError(label: $0) }
+    let probe = PowerProbe(sysfsRoot: sysfsRoot, logger: logger)
+    let tasks = TaskSection(
+      storePath: store ?? daemonConfiguration?.storePath ?? DefaultLocations.current().storePath)
+    let printer = StatusPrinter(json: json, watch: watch, tasks: tasks)
+
     if let replay {
-      try runReplay(path: replay, configuration: configuration)
-      return
+      try runReplay(path: replay, configuration: reachability, power: probe.status, printer)
+    } else if watch {
+      try await runWatch(reachability, probe: probe, logger: logger, printer)
+    } else {
+      let monitor = ReachabilityMonitor(configuration: reachability, logger: logger)
+      let network = try await firstStatus(of: monitor)
+      try printer.emit(network: network, power: probe.status, observedAt: nil)
     }
-    let logger = Logger(label: "backgrounder.reachability") {
-      StreamLogHandler.standardError(label: $0)
-    }
-    let monitor = ReachabilityMonitor(configuration: configuration, logger: logger)
-    try await withThrowingTaskGroup(of: Void.self) { group in
-      group.addTask { try await monitor.run() }
-      for await status in monitor.statusUpdates() {
-        try emit(status, observedAt: NetworkTimestamp.nowMicroseconds())
-        if !watch { break }
+    if tasks.failed { throw ExitCode.failure }
+  }
+
+  private func firstStatus(of monitor: ReachabilityMonitor) async throws -> NetworkStatus {
+    try await withThrowingTaskGroup(of: NetworkStatus?.self) { group in
+      group.addTask {
+        try await monitor.run()
+        return nil
       }
-      group.cancelAll()
-      while try await group.next() != nil {}
+      group.addTask { await monitor.statusUpdates().first { _ in true } }
+      defer { group.cancelAll() }
+      while let result = try await group.next() {
+        if let status = result { return status }
+      }
+      throw CLIError("the network monitor stopped before reporting a status")
     }
   }
 
-  private func runReplay(path: String, configuration: ReachabilityConfiguration) throws {
+  private func runWatch(
+    _ reachability: ReachabilityConfiguration, probe: PowerProbe, logger: Logger,
+    _ printer: StatusPrinter
+  ) async throws {
+    let monitor = ReachabilityMonitor(configuration: reachability, logger: logger)
+    let (changes, sink) = AsyncStream.makeStream(of: StatusChange.self)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask { try await monitor.run() }
+      group.addTask { try await probe.run() }
+      group.addTask {
+        for await status in monitor.statusUpdates() { sink.yield(.network(status)) }
+      }
+      group.addTask {
+        for await status in probe.statusUpdates() { sink.yield(.power(status)) }
+      }
+      var network: NetworkStatus?
+      var power = probe.status
+      for await change in changes {
+        switch change {
+        case .network(let status): network = status
+        case .power(let status): power = status
+        }
+        // Nothing is printed until the first network dump has completed.
+        guard let network else { continue }
+        try printer.emit(
+          network: network, power: power, observedAt: NetworkTimestamp.nowMicroseconds())
+      }
+      group.cancelAll()
+    }
+  }
+
+  private func runReplay(
+    path: String, configuration: ReachabilityConfiguration, power: PowerStatus,
+    _ printer: StatusPrinter
+  ) throws {
     let result: ReachabilityReplay.Result
     do {
       result = try ReachabilityReplay.replay(pcapAt: path, configuration: configuration)
     } catch {
-      NetworkOutput.error("\(error)")
+      Output.error("\(error)")
       throw ExitCode.failure
     }
-    for warning in result.warnings { NetworkOutput.warning(warning) }
+    for warning in result.warnings { Output.warning(warning) }
     if watch {
-      for step in result.steps { try emit(step.status, observedAt: step.timestampMicroseconds) }
+      for step in result.steps {
+        try printer.emit(network: step.status, power: power, observedAt: step.timestampMicroseconds)
+      }
     } else {
-      try emit(result.finalStatus, observedAt: nil)
+      try printer.emit(network: result.finalStatus, power: power, observedAt: nil)
     }
   }
+}
 
-  private func emit(_ status: NetworkStatus, observedAt microseconds: Int64?) throws {
-    let observedAt = watch ? microseconds.map(NetworkTimestamp.rfc3339(microseconds:)) : nil
-    if json {
-      NetworkOutput.line(
-        try NetworkOutput.json(StatusDocument(observedAt: observedAt, network: status)))
-    } else if let observedAt {
-      NetworkOutput.line(NetworkStatusText.line(status, observedAt: observedAt))
-    } else {
-      NetworkOutput.line(NetworkStatusText.report(status))
-    }
-  }
+/// One change seen by `status --watch`.
+private enum StatusChange: Sendable {
+  case network(NetworkStatus)
+  case power(PowerStatus)
 }

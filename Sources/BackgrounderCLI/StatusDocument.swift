@@ -1,20 +1,28 @@
+import Backgrounder
+import PowerSource
 import Reachability
 
-/// The JSON document `status --json` prints: `{"network": {...}}`, plus `observedAt` in
-/// `--watch` lines. Later sections (power, tasks) become further optional fields.
+/// The JSON document `status --json` prints: `{"network": {...}, "power": {...}, "tasks": [...]}`,
+/// plus `observedAt` in `--watch` lines.
 struct StatusDocument: Encodable {
   /// RFC 3339 time with microseconds; only in `--watch` lines.
   var observedAt: String?
   /// The reachability section.
   var network: NetworkStatus
+  /// The power section.
+  var power: PowerStatus
+  /// The tasks in the store; `null` when the store could not be read.
+  var tasks: [TaskStatus]?
 
   private enum CodingKeys: String, CodingKey {
-    case observedAt, network
+    case observedAt, network, power, tasks
   }
 
   func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encodeIfPresent(observedAt, forKey: .observedAt)
     try container.encode(network, forKey: .network)
+    try container.encode(power, forKey: .power)
+    try container.encode(tasks, forKey: .tasks)
   }
 }

@@ -3,7 +3,7 @@ import Glibc
 
 /// Writes whole lines straight to stdout/stderr with write(2): nothing is buffered, so each
 /// `--watch` line reaches its reader at once.
-enum NetworkOutput {
+enum Output {
   static func line(_ text: String) { write(text + "\n", to: STDOUT_FILENO) }
 
   static func warning(_ text: String) { write("warning: \(text)\n", to: STDERR_FILENO) }

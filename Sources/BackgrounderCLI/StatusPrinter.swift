@@ -1,0 +1,33 @@
+import Backgrounder
+import Foundation
+import PowerSource
+import Reachability
+
+/// Prints `status` output: the human report, JSON documents, or one line per change.
+struct StatusPrinter {
+  let json: Bool
+  let watch: Bool
+  let tasks: TaskSection
+
+  func emit(network: NetworkStatus, power: PowerStatus, observedAt microseconds: Int64?) throws {
+    let observedAt = watch ? microseconds.map(NetworkTimestamp.rfc3339(microseconds:)) : nil
+    let now = Date()
+    let taskList = tasks.read(now: now)
+    if json {
+      let document = StatusDocument(
+        observedAt: observedAt, network: network, power: power, tasks: taskList)
+      Output.line(try Output.json(document))
+    } else if let observedAt {
+      Output.line(
+        NetworkStatusText.line(network, observedAt: observedAt) + " | power: "
+          + powerSummary(power))
+    } else {
+      var lines = [NetworkStatusText.report(network)]
+      lines += renderPower(power)
+      lines +=
+        taskList.map { TaskStatusText.report($0, storePath: tasks.storePath, now: now) }
+        ?? ["Tasks: unavailable (see the error above)"]
+      Output.line(lines.joined(separator: "\n"))
+    }
+  }
+}

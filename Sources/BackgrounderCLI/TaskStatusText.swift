@@ -1,0 +1,75 @@
+import Backgrounder
+import Foundation
+
+/// Human-readable rendering of the tasks section of `backgrounder status`.
+enum TaskStatusText {
+  /// A table: id, kind, state, next run (relative), attempt, last result, what it waits for.
+  static func report(_ tasks: [TaskStatus], storePath: String, now: Date) -> [String] {
+    guard !tasks.isEmpty else { return ["Tasks: none (store \(storePath))"] }
+    let header = ["ID", "KIND", "STATE", "NEXT RUN", "ATTEMPT", "LAST RESULT", "WAITING FOR"]
+    let rows = tasks.map { task in
+      [
+        task.id.rawValue, task.kind.rawValue, task.state.rawValue,
+        task.nextRun.map { relative($0, now: now) } ?? "-",
+        "\(task.attempt)" + (task.deferrals > 0 ? " (+\(task.deferrals) deferred)" : ""),
+        lastResult(task), waitingFor(task.pendingPredicates, now: now),
+      ]
+    }
+    let widths = header.indices.map { column in
+      ([header] + rows).map { $0[column].count }.max() ?? 0
+    }
+    let format = { (cells: [String]) -> String in
+      zip(cells, widths).map { cell, width in
+        cell + String(repeating: " ", count: max(0, width - cell.count))
+      }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+    }
+    return ["Tasks (store \(storePath)):", "  " + format(header)] + rows.map { "  " + format($0) }
+  }
+
+  /// "success", "failure: exit status 3", "retry: deferred (network)", or "-".
+  static func lastResult(_ task: TaskStatus) -> String {
+    guard let result = task.lastResult else { return "-" }
+    guard let reason = task.lastReason, !reason.isEmpty else { return result.rawValue }
+    let firstLine = reason.split(separator: "\n").first.map(String.init) ?? reason
+    return "\(result.rawValue): \(firstLine.prefix(60))"
+  }
+
+  /// What a task waits for, in words: "unmetered network, charger, backoff until 14:02".
+  static func waitingFor(_ predicates: [PendingPredicate], now: Date) -> String {
+    guard !predicates.isEmpty else { return "-" }
+    return predicates.map { predicate in
+      switch predicate {
+      case .networkRequired(.unmetered): "unmetered network"
+      case .networkRequired: "network"
+      case .requiresCharging: "charger"
+      case .requiresBatteryNotLow: "battery not low"
+      case .waitingForBackoff(let until): "backoff until \(clockTime(until, now: now))"
+      case .waitingForEarliestBeginDate(let at): "start time \(clockTime(at, now: now))"
+      case .workerNotRegistered: "a registered worker"
+      }
+    }.joined(separator: ", ")
+  }
+
+  /// "in 3h 59m", "2m ago", "now".
+  static func relative(_ date: Date, now: Date) -> String {
+    let seconds = Int(date.timeIntervalSince(now).rounded())
+    if abs(seconds) < 1 { return "now" }
+    let magnitude = abs(seconds)
+    let text =
+      switch magnitude {
+      case ..<60: "\(magnitude)s"
+      case ..<3600: "\(magnitude / 60)m"
+      case ..<86_400: "\(magnitude / 3600)h \(magnitude % 3600 / 60)m"
+      default: "\(magnitude / 86_400)d \(magnitude % 86_400 / 3600)h"
+      }
+    return seconds > 0 ? "in \(text)" : "\(text) ago"
+  }
+
+  /// Local wall-clock time: "14:02" today, "Nov 23 14:02" otherwise.
+  private static func clockTime(_ date: Date, now: Date) -> String {
+    let calendar = Calendar.current
+    let time = date.formatted(.dateTime.hour(.twoDigits(amPM: .omitted)).minute(.twoDigits))
+    if calendar.isDate(date, inSameDayAs: now) { return time }
+    return date.formatted(.dateTime.month(.abbreviated).day()) + " " + time
+  }
+}
