@@ -82,12 +82,15 @@ let package = Package(
       name: "BackgrounderDaemon",
       dependencies: [
         "Backgrounder",
+        "PowerSource",
+        "Reachability",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Subprocess", package: "swift-subprocess"),
         .product(name: "SystemPackage", package: "swift-system"),
         .product(name: "TOMLKit", package: "TOMLKit"),
+        .product(name: "UnixSignals", package: "swift-service-lifecycle"),
       ]
     ),
     // The thin `backgrounder` executable: argument parsing and output formatting.

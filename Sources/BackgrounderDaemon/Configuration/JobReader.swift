@@ -1,3 +1,5 @@
+import Backgrounder
+
 /// Turns one `[[job]]` table into a validated `JobDefinition`.
 enum JobReader {
   static let keys: Set<String> = [
@@ -11,7 +13,11 @@ enum JobReader {
     guard let id = try job.string("id") else {
       throw job.error("id", "missing (every job needs an id)")
     }
-    if let problem = JobIdentifierRules.problem(with: id) { throw job.error("id", problem) }
+    do {
+      _ = try TaskId(id)
+    } catch {
+      throw job.error("id", "\(error)")
+    }
     guard let command = try job.stringArray("command") else {
       throw job.error(
         "command", "missing (an argv array such as [\"rsync\", \"-a\", \"src\", \"dst\"])")
