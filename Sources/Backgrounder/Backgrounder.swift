@@ -237,8 +237,10 @@ public final class Backgrounder: Sendable {
       }
     }
     if let start = action.1 {
-      _ = try? await start.value
-      try? await Task.sleep(for: .zero)
+      let runtime = try? await start.value
+      lifecycle.withLock { state in
+        if case .starting = state { state = runtime.map { .running($0) } ?? .stopped }
+      }
       await shutdown()
       return
     }
@@ -389,6 +391,6 @@ public final class Backgrounder: Sendable {
       network: machine?.network ?? configuration.network.current,
       power: machine?.power ?? configuration.power.current,
       storeCommits: statistics?.commits ?? 0, storeOperations: statistics?.operations ?? 0,
-      lastStoreError: statistics?.lastError)
+      storeWriteTime: statistics?.writeTime ?? .zero, lastStoreError: statistics?.lastError)
   }
 }

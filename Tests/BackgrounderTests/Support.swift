@@ -129,6 +129,7 @@ final class BlockingWorker: Worker {
     var invocations = 0
     var released = false
     var waiters: [CheckedContinuation<Void, Never>] = []
+    var invocationWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     var stopReasons: [StopReason?] = []
     var cancelledRuns = 0
   }
@@ -155,8 +156,27 @@ final class BlockingWorker: Worker {
     for waiter in waiters { waiter.resume() }
   }
 
+  /// Waits until `execute` has been entered `count` times.
+  func waitUntilInvoked(count: Int = 1) async {
+    await withCheckedContinuation { continuation in
+      let ready = state.withLock { state -> Bool in
+        if state.invocations >= count { return true }
+        state.invocationWaiters.append((count, continuation))
+        return false
+      }
+      if ready { continuation.resume() }
+    }
+  }
+
   func execute(_ context: WorkContext) async -> WorkResult {
-    state.withLock { $0.invocations += 1 }
+    let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+      state.invocations += 1
+      let count = state.invocations
+      let ready = state.invocationWaiters.filter { $0.count <= count }.map(\.continuation)
+      state.invocationWaiters.removeAll { $0.count <= count }
+      return ready
+    }
+    for waiter in ready { waiter.resume() }
     if ignoresCancellation {
       await waitForRelease()
     } else {

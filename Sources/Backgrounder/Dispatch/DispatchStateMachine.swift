@@ -47,8 +47,13 @@ struct DispatchStateMachine: Sendable {
   /// have not returned yet: they hold a concurrency slot and block a new run of the same id.
   private(set) var liveRuns: [RunToken: TaskId] = [:]
   private var liveTaskIds: [TaskId: Int] = [:]
+  /// Idle tasks by the time they become eligible (`nextRun − flexWindow`), by priority.
   private var expeditedQueue = Heap<DueKey>()
   private var standardQueue = Heap<DueKey>()
+  /// Idle tasks by the time worth waking up for (`nextRun`): a flex window lets a task join
+  /// a dispatch early but never wakes the loop early.
+  private var wakeQueue = Heap<DueKey>()
+  private var queueVersion: UInt64 = 0
   private var expeditedStarts: Deque<WallInstant> = []
   private var nextToken: UInt64 = 0
   private var rng: SplitMix64
@@ -89,7 +94,7 @@ struct DispatchStateMachine: Sendable {
     } else {
       effects.events.append(event(row.id, .scheduled, now))
     }
-    entries[row.id] = Entry(row: row, queueVersion: existing?.queueVersion ?? 0)
+    insertEntry(Entry(row: row))
     effects.ops.append(.upsert(row))
     rearm(row.id)
     return (.scheduled, effects)
@@ -168,10 +173,8 @@ struct DispatchStateMachine: Sendable {
   }
 
   private mutating func nextWake(now: WallInstant) -> WallInstant? {
-    while let key = expeditedQueue.min, !isCurrent(key) { expeditedQueue.removeMin() }
-    while let key = standardQueue.min, !isCurrent(key) { standardQueue.removeMin() }
-    let soonest = [expeditedQueue.min?.time, standardQueue.min?.time].compactMap { $0 }.min()
-    guard let soonest else { return nil }
+    while let key = wakeQueue.min, !isCurrent(key) { wakeQueue.removeMin() }
+    guard let soonest = wakeQueue.min?.time else { return nil }
     // Due work waiting for a slot is woken by the run that frees one.
     if soonest <= now { return nil }
     return soonest
@@ -200,17 +203,18 @@ struct DispatchStateMachine: Sendable {
     guard var entry = entries[id], entry.phase == .idle, registered.contains(id),
       !isPowerBlocked(entry), let nextRun = entry.row.nextRun
     else { return }
-    entry.queueVersion &+= 1
-    let time: WallInstant =
-      entry.forced
-      ? WallInstant(nanosecondsSince1970: .min)
-      : nextRun.advanced(by: .zero - (entry.row.flexWindow ?? .zero))
-    let key = DueKey(time: time, id: id, version: entry.queueVersion)
+    queueVersion &+= 1
+    entry.queueVersion = queueVersion
+    let wakeTime = entry.forced ? WallInstant(nanosecondsSince1970: .min) : nextRun
+    let eligible = wakeTime.advanced(
+      by: .zero - (entry.forced ? .zero : entry.row.flexWindow ?? .zero))
+    let key = DueKey(time: eligible, id: id, version: queueVersion)
     if entry.row.hint.isExpedited && !entry.demoted {
       expeditedQueue.insert(key)
     } else {
       standardQueue.insert(key)
     }
+    wakeQueue.insert(DueKey(time: wakeTime, id: id, version: queueVersion))
     entries[id] = entry
   }
 
@@ -370,6 +374,9 @@ struct DispatchStateMachine: Sendable {
   }
 
   mutating func insertEntry(_ entry: Entry) {
+    var entry = entry
+    queueVersion &+= 1
+    entry.queueVersion = queueVersion
     entries[entry.row.id] = entry
   }
 

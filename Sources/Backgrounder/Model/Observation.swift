@@ -116,7 +116,7 @@ public struct Guarantees: Hashable, Sendable, Codable {
 }
 
 /// The runtime's own state, for debugging.
-public struct Diagnostics: Sendable {
+public struct Diagnostics: Sendable, Encodable {
   /// The store file.
   public var storePath: String
   /// Whether `start()` has completed and `shutdown()` has not begun.
@@ -137,6 +137,8 @@ public struct Diagnostics: Sendable {
   public var storeCommits: Int
   /// Store operations written.
   public var storeOperations: Int
+  /// Time spent in store write transactions (including commit / fsync).
+  public var storeWriteTime: Duration
   /// The last store error, if any.
   public var lastStoreError: String?
 }

@@ -262,7 +262,11 @@ final class Runtime: Sendable {
     wake.fire()
     await waitForLoop()
     await writer.flush()
-    store.close()
+    do {
+      try store.close()
+    } catch {
+      logger.error("closing the store failed", metadata: ["error": "\(error)"])
+    }
   }
 
   /// The handle of the run in flight for `id` when its worker has been invoked.
