@@ -97,8 +97,13 @@ let package = Package(
     .executableTarget(
       name: "BackgrounderCLI",
       dependencies: [
+        "Backgrounder",
         "BackgrounderDaemon",
+        "PowerSource",
+        "Reachability",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
     // Benchmarks: run with `swift run -c release NAME`; see README "Measurements".

@@ -41,6 +41,8 @@ struct DispatchStateMachine: Sendable {
   private(set) var network: NetworkConditions
   private(set) var power: PowerConditions
   private(set) var registered: Set<TaskId>
+  /// A fallback factory serves ids that have no factory of their own.
+  let acceptsAnyTask: Bool
   private(set) var accepting = true
   private(set) var abandonedWorkers = 0
   /// Runs in flight (gating or running), including runs of cancelled or replaced tasks that
@@ -59,11 +61,12 @@ struct DispatchStateMachine: Sendable {
   private var rng: SplitMix64
 
   init(
-    settings: DispatchSettings, registered: Set<TaskId>, network: NetworkConditions,
-    power: PowerConditions, seed: UInt64
+    settings: DispatchSettings, registered: Set<TaskId>, acceptsAnyTask: Bool = false,
+    network: NetworkConditions, power: PowerConditions, seed: UInt64
   ) {
     self.settings = settings
     self.registered = registered
+    self.acceptsAnyTask = acceptsAnyTask
     self.network = network
     self.power = power
     self.rng = SplitMix64(state: seed)
@@ -77,9 +80,12 @@ struct DispatchStateMachine: Sendable {
   {
     var effects = Effects()
     guard accepting else { return (.rejected(.shutDown), effects) }
-    guard registered.contains(row.id) else { return (.rejected(.notRegistered(row.id)), effects) }
+    guard isRegistered(row.id) else { return (.rejected(.notRegistered(row.id)), effects) }
     let existing = entries[row.id]
     if existing != nil && policy == .keep { return (.keptExisting, effects) }
+    if let existing, policy == .update, existing.row.kind == row.kind {
+      return (.scheduled, update(existing, to: row, now: now))
+    }
     var row = row
     if let existing {
       row.lastResult = existing.row.lastResult
@@ -98,6 +104,28 @@ struct DispatchStateMachine: Sendable {
     effects.ops.append(.upsert(row))
     rearm(row.id)
     return (.scheduled, effects)
+  }
+
+  /// Takes `row`'s definition into `existing` and keeps its scheduling state; a run in flight
+  /// finishes under the old definition.
+  private mutating func update(_ existing: Entry, to row: TaskRow, now: WallInstant) -> Effects {
+    var updated = existing.row
+    updated.constraints = row.constraints
+    updated.interval = row.interval
+    updated.flexWindow = row.flexWindow
+    updated.initialDelay = row.initialDelay
+    updated.hint = row.hint
+    updated.budget = row.budget
+    updated.backoff = row.backoff
+    updated.input = row.input
+    updated.ephemeral = row.ephemeral
+    updated.updatedAt = now
+    entries[row.id]?.row = updated
+    rearm(row.id)
+    var effects = Effects()
+    effects.ops.append(.upsert(updated))
+    effects.events.append(event(row.id, .scheduleReplaced, now))
+    return effects
   }
 
   /// Removes a task; a running worker is stopped.
@@ -183,7 +211,7 @@ struct DispatchStateMachine: Sendable {
   private func isCurrent(_ key: DueKey) -> Bool {
     guard let entry = entries[key.id] else { return false }
     return entry.queueVersion == key.version && entry.phase == .idle
-      && registered.contains(key.id) && liveTaskIds[key.id] == nil && !isPowerBlocked(entry)
+      && isRegistered(key.id) && liveTaskIds[key.id] == nil && !isPowerBlocked(entry)
   }
 
   private func isPowerBlocked(_ entry: Entry) -> Bool {
@@ -200,7 +228,7 @@ struct DispatchStateMachine: Sendable {
 
   /// Puts an idle task (back) in its queue at its eligible time.
   mutating func rearm(_ id: TaskId) {
-    guard var entry = entries[id], entry.phase == .idle, registered.contains(id),
+    guard var entry = entries[id], entry.phase == .idle, isRegistered(id),
       !isPowerBlocked(entry), let nextRun = entry.row.nextRun
     else { return }
     queueVersion &+= 1
@@ -313,7 +341,7 @@ struct DispatchStateMachine: Sendable {
         state = .blocked
         predicates.append(.networkRequired(row.constraints.networkRequired))
       case .idle:
-        if !registered.contains(row.id) { predicates.append(.workerNotRegistered) }
+        if !isRegistered(row.id) { predicates.append(.workerNotRegistered) }
         let requirement = row.constraints.networkRequired
         if !entry.overridden && !requirement.isSatisfied(by: network) {
           predicates.append(.networkRequired(requirement))
@@ -321,7 +349,7 @@ struct DispatchStateMachine: Sendable {
         if !entry.overridden { predicates += row.constraints.unmetPower(power) }
         if entry.forced {
           state = isPowerBlocked(entry) ? .blocked : .pending
-        } else if isPowerBlocked(entry) || !registered.contains(row.id) {
+        } else if isPowerBlocked(entry) || !isRegistered(row.id) {
           state = .blocked
         } else if let next = row.nextRun, next > now {
           state = row.state == .backoff ? .backoff : .pending
@@ -425,5 +453,12 @@ struct DispatchStateMachine: Sendable {
       case .waitingForEarliestBeginDate(let at): "earliest begin \(ISO8601.string(at))"
       }
     }.joined(separator: "; ")
+  }
+}
+
+extension DispatchStateMachine {
+  /// Whether a worker can be made for `id`.
+  func isRegistered(_ id: TaskId) -> Bool {
+    acceptsAnyTask || registered.contains(id)
   }
 }

@@ -23,7 +23,8 @@ public enum TaskState: String, Hashable, Sendable, Codable {
   /// A one-time task that failed for good (kept for status; not in `scheduled()`).
   case failed
 
-  var isFinished: Bool { self == .succeeded || self == .failed }
+  /// Whether the task is done for good (only one-time tasks finish).
+  public var isFinished: Bool { self == .succeeded || self == .failed }
 }
 
 /// Why a task is not running right now — the answer to "why didn't it run?".

@@ -33,6 +33,8 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
   public var lastRunEndedAt: Date?
   /// The most recent runs, newest first.
   public var recentRuns: [RunRecord]
+  /// The request's input (not part of the JSON document).
+  public var input: WorkInput
 
   private enum CodingKeys: String, CodingKey {
     case id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason, pendingPredicates
@@ -95,20 +97,22 @@ public struct TaskStoreReader: Sendable {
   /// `historyLimit` recent runs each. Time predicates are evaluated against `now`.
   public func tasks(now: Date = Date(), historyLimit: Int = 5) throws -> [TaskStatus] {
     do {
-      return try queue.read { db in
-        let cursor = try Row.fetchCursor(
-          db, sql: "SELECT \(TaskRow.columns.joined(separator: ", ")) FROM task ORDER BY id")
-        var result: [TaskStatus] = []
-        while let raw = try cursor.next() {
-          let row = try TaskRow(row: raw)
-          result.append(
-            Self.status(row, now: now, history: try Self.history(db, row.id, historyLimit)))
-        }
-        return result
-      }
+      return try queue.read { db in try Self.tasks(db, now: now, historyLimit: historyLimit) }
     } catch {
       throw Schema.storeError(error, path: path)
     }
+  }
+
+  /// Every task in `db`, sorted by id, with up to `historyLimit` recent runs each.
+  static func tasks(_ db: Database, now: Date, historyLimit: Int) throws -> [TaskStatus] {
+    let cursor = try Row.fetchCursor(
+      db, sql: "SELECT \(TaskRow.columns.joined(separator: ", ")) FROM task ORDER BY id")
+    var result: [TaskStatus] = []
+    while let raw = try cursor.next() {
+      let row = try TaskRow(row: raw)
+      result.append(status(row, now: now, history: try history(db, row.id, historyLimit)))
+    }
+    return result
   }
 
   /// One task, or `nil` if the store has no task with this id.
@@ -158,6 +162,6 @@ public struct TaskStoreReader: Sendable {
       deferrals: row.deferrals, lastResult: row.lastResult, lastReason: row.lastReason,
       pendingPredicates: predicates, ephemeral: row.ephemeral,
       lastRunStartedAt: row.lastRunStartedAt?.date, lastRunEndedAt: row.lastRunEndedAt?.date,
-      recentRuns: history)
+      recentRuns: history, input: (try? WorkInput.deserialize(row.input)) ?? WorkInput())
   }
 }

@@ -24,6 +24,10 @@ public final class Daemon: Service {
     }
   }
 
+  /// Finished one-time jobs are kept this long, so that an unchanged `once` job is not run
+  /// again after a restart or reload.
+  static let finishedRetention: Duration = .seconds(10 * 365 * 86_400)
+
   private let options: Options
   private let logger: Logger
   private let notifier: SystemdNotifier
@@ -39,6 +43,9 @@ public final class Daemon: Service {
     try FileManager.default.createDirectory(
       atPath: (configuration.storePath as NSString).deletingLastPathComponent,
       withIntermediateDirectories: true)
+    guard let storeLock = try StoreLock(storePath: configuration.storePath) else {
+      throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
+    }
     let monitor = ReachabilityMonitor(
       configuration: ReachabilityConfiguration(
         sysfsRoot: options.sysfsRoot, meteredOverrides: configuration.meteredInterfaces,
@@ -49,7 +56,8 @@ public final class Daemon: Service {
     let runtime = Backgrounder(
       configuration: Backgrounder.Configuration(
         storePath: configuration.storePath, logger: logger, network: network,
-        power: MonitoredPower(probe), concurrencyLimit: configuration.maxConcurrentJobs))
+        power: MonitoredPower(probe), concurrencyLimit: configuration.maxConcurrentJobs,
+        finishedRetention: Self.finishedRetention))
     let runner = CommandRunner(gracePeriod: options.killGracePeriod, logger: logger)
     try runtime.registerFallback { _ in CommandWorker(runner: runner, network: network) }
     let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
@@ -74,7 +82,8 @@ public final class Daemon: Service {
       group.addTask {
         for await _ in await UnixSignalsSequence(trapping: .sighup) { await self.reload(jobs) }
       }
-      notifier.notify("READY=1\nSTATUS=\(configuration.jobs.count) job(s) from \(options.configPath)")
+      notifier.notify(
+        "READY=1\nSTATUS=\(configuration.jobs.count) job(s) from \(options.configPath)")
       logger.info("daemon ready", metadata: ["jobs": "\(configuration.jobs.count)"])
       try await gracefulShutdown()
       notifier.notify("STOPPING=1\nSTATUS=stopping: cancelling running jobs")
@@ -83,6 +92,7 @@ public final class Daemon: Service {
       group.cancelAll()
     }
     reporter.writeMetrics()
+    withExtendedLifetime(storeLock) {}
     logger.info("daemon stopped")
   }
 
@@ -95,12 +105,14 @@ public final class Daemon: Service {
       logger.info("config reloaded", metadata: ["jobs": "\(configuration.jobs.count)"])
     } catch {
       notifier.notify("STATUS=reload failed: \(error)")
-      logger.error("config reload failed; keeping the previous jobs", metadata: ["error": "\(error)"])
+      logger.error(
+        "config reload failed; keeping the previous jobs", metadata: ["error": "\(error)"])
     }
   }
 
   /// Keeps the metrics' network and power gauges current.
-  private func publish(monitor: ReachabilityMonitor, probe: PowerProbe, metrics: MetricsFile?) async {
+  private func publish(monitor: ReachabilityMonitor, probe: PowerProbe, metrics: MetricsFile?) async
+  {
     guard let metrics else { return }
     await withTaskGroup(of: Void.self) { group in
       group.addTask {

@@ -34,7 +34,8 @@ struct EventReporter: Sendable {
     case .workStopped(let attempt, let reason):
       logger.notice("run stopped: \(reason.rawValue) (attempt \(attempt))", metadata: metadata)
     case .workerAbandoned(let attempt):
-      logger.error("worker ignored cancellation and was abandoned (attempt \(attempt))", metadata: metadata)
+      logger.error(
+        "worker ignored cancellation and was abandoned (attempt \(attempt))", metadata: metadata)
     case .libraryError(let message):
       logger.error("runtime error: \(message)", metadata: metadata)
     case .skipped(let reason):

@@ -44,7 +44,8 @@ public enum JobRequests {
       return .oneTime(
         WorkRequest.OneTime(
           taskId: taskId, constraints: constraints, input: input, initialDelay: delay,
-          backoff: backoff, executionHint: job.expedited ? .expedited(onQuotaExhausted: .runAsRegular) : .standard,
+          backoff: backoff,
+          executionHint: job.expedited ? .expedited(onQuotaExhausted: .runAsRegular) : .standard,
           budget: budget))
     }
   }
