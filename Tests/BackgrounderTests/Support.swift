@@ -22,21 +22,24 @@ struct Harness {
     workers: [TaskId: any Worker], network: NetworkConditions = .unmetered,
     power: PowerConditions = .externalPower, concurrencyLimit: Int = 4,
     gracePeriod: Duration = .seconds(10), directory: URL? = nil, clock: ManualClock? = nil,
-    expeditedQuota: ExpeditedQuota? = nil
+    expeditedQuota: ExpeditedQuota? = nil, fallback: (any Worker)? = nil,
+    dispatchesWork: Bool = true
   ) async throws -> Harness {
     let clock = clock ?? ManualClock()
     let directory = directory ?? temporaryDirectory()
     let networkSource = FakeNetworkSource(network)
     let powerSource = FakePowerSource(power)
-    let backgrounder = Backgrounder(
-      configuration: .init(
-        storePath: directory.appendingPathComponent("store.sqlite").path, clock: clock,
-        network: networkSource, power: powerSource, concurrencyLimit: concurrencyLimit,
-        gracePeriod: gracePeriod, expeditedQuota: expeditedQuota, durability: .normal,
-        jitterSeed: 1))
+    var configuration = Backgrounder.Configuration(
+      storePath: directory.appendingPathComponent("store.sqlite").path, clock: clock,
+      network: networkSource, power: powerSource, concurrencyLimit: concurrencyLimit,
+      gracePeriod: gracePeriod, expeditedQuota: expeditedQuota, durability: .normal,
+      jitterSeed: 1)
+    configuration.dispatchesWork = dispatchesWork
+    let backgrounder = Backgrounder(configuration: configuration)
     for (id, worker) in workers {
       try backgrounder.register(id) { worker }
     }
+    if let fallback { try backgrounder.registerFallback { _ in fallback } }
     let recorder = EventRecorder(backgrounder)
     try await backgrounder.start()
     return Harness(
