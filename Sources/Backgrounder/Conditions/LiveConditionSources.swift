@@ -1,4 +1,3 @@
-import Backgrounder
 import PowerSource
 import Reachability
 
