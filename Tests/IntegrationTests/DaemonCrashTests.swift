@@ -20,7 +20,7 @@ struct DaemonCrashTests {
 
     let first = try harness.startDaemon()
     let startedLine = try await daemonEventually(
-      "the first run to start", describe: { harness.describe() }
+      "the first run to start", describe: harness.describe()
     ) { workspace.lines(of: "runs").first }
     let fields = startedLine.split(separator: " ")
     let group = try #require(fields.count == 3 ? Int32(fields[2]) : nil, "line: \(startedLine)")
@@ -82,7 +82,7 @@ struct DaemonCrashTests {
         id: id, script: "echo $$ > \(pidFile); exec sleep 30", schedule: "once = true"))
 
     let daemon = try harness.startDaemon()
-    let group = try await daemonEventually("the job to start", describe: { harness.describe() }) {
+    let group = try await daemonEventually("the job to start", describe: harness.describe()) {
       workspace.lines(of: "pid").first.flatMap { Int32($0) }
     }
     harness.adoptJobGroup(group)
@@ -99,8 +99,42 @@ struct DaemonCrashTests {
     let stopped = try #require(try await harness.status().task(id), "\(harness.describe())")
     #expect(stopped.lastResult == "retry", "\(harness.describe())")
     #expect(stopped.state == "backoff" || stopped.state == "pending", "\(harness.describe())")
+    let run = try #require(stopped.recentRuns.first, "\(harness.describe())")
     #expect(
-      stopped.recentRuns.first?.startedAt != nil && stopped.recentRuns.first?.outcome != "success",
+      run.startedAt != nil && run.outcome == "stopped" && run.reason == "shutdown",
       "\(harness.describe())")
+  }
+
+  @Test("SIGTERM: a job group that ignores SIGTERM is killed after the grace; exit within 10 s")
+  func sigtermKillsStubbornJobGroup() async throws {
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    let id = "dev.e2e.stubborn"
+    let pidFile = workspace.file("pid")
+    // The shell and its background child both ignore SIGTERM (inherited across exec).
+    try workspace.writeConfig(
+      jobs: daemonShellJob(
+        id: id, script: "trap '' TERM; sleep 60 & echo $$ > \(pidFile); wait",
+        schedule: "once = true"))
+
+    let daemon = try harness.startDaemon()
+    let group = try await daemonEventually("the job to start", describe: harness.describe()) {
+      workspace.lines(of: "pid").first.flatMap { Int32($0) }
+    }
+    harness.adoptJobGroup(group)
+    _ = try await harness.waitForTask(id, "running") { $0.state == "running" }
+
+    let clock = ContinuousClock()
+    let signalled = clock.now
+    daemon.signal(SIGTERM)
+    let exitStatus = await daemon.waitForExit(timeout: .seconds(10))
+    let elapsed = clock.now - signalled
+    #expect(exitStatus == 0, "exit within 10 s with status 0: \(harness.describe())")
+    #expect(elapsed >= .seconds(4), "SIGKILL only after the grace period: \(elapsed)")
+    #expect(!daemonProcessGroupAlive(group), "the job's process group outlived the daemon")
+    let stopped = try #require(try await harness.status().task(id), "\(harness.describe())")
+    #expect(stopped.lastResult == "retry", "\(harness.describe())")
   }
 }

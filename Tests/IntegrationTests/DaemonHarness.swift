@@ -110,7 +110,7 @@ func daemonShellJob(id: String, script: String, schedule: String, extra: String 
 @discardableResult
 func daemonEventually<T>(
   _ what: String, timeout: Duration = .seconds(20), interval: Duration = .milliseconds(150),
-  describe: () -> String = { "" }, _ probe: () async throws -> T?
+  describe: @autoclosure () -> String = "", _ probe: () async throws -> T?
 ) async throws -> T {
   let clock = ContinuousClock()
   let deadline = clock.now.advanced(by: timeout)
@@ -316,7 +316,7 @@ final class DaemonHarness: Sendable {
     where predicate: @escaping (DaemonTaskStatus) -> Bool
   ) async throws -> DaemonTaskStatus {
     try await daemonEventually(
-      "\(id): \(what)", timeout: timeout, describe: { self.describe() }
+      "\(id): \(what)", timeout: timeout, describe: self.describe()
     ) {
       let status = try await self.status()
       return status.task(id).flatMap { predicate($0) ? $0 : nil }

@@ -51,7 +51,7 @@ struct DaemonNetworkGateTests {
     #expect(daemon.isRunning)
 
     try sandbox.ip("route", "add", "default", "via", "10.231.0.2", "dev", "veth0")
-    try await daemonEventually("the side effect", describe: { harness.describe() }) {
+    try await daemonEventually("the side effect", describe: harness.describe()) {
       workspace.lines(of: "side-effect").isEmpty ? nil : true
     }
     let succeeded = try await harness.waitForTask(id, "success after the route appeared") {

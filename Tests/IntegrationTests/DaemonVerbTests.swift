@@ -24,7 +24,7 @@ struct DaemonVerbTests {
     #expect(workspace.lines(of: "periodic").count == 1)
     let trigger = try await harness.cli("trigger", periodic, "--config", config)
     #expect(trigger.status == 0, "\(trigger)")
-    try await daemonEventually("the triggered run", describe: { harness.describe() }) {
+    try await daemonEventually("the triggered run", describe: harness.describe()) {
       workspace.lines(of: "periodic").count == 2 ? true : nil
     }
 
@@ -48,7 +48,7 @@ struct DaemonVerbTests {
     _ = try await harness.waitForTask(later, "the delayed job in the store") { _ in true }
     let cancel = try await harness.cli("cancel", later, "--config", config)
     #expect(cancel.status == 0, "\(cancel)")
-    try await daemonEventually("the cancelled job to leave status", describe: harness.describe) {
+    try await daemonEventually("the cancelled job to leave status", describe: harness.describe()) {
       try await harness.status().task(later) == nil ? true : nil
     }
 
@@ -59,7 +59,7 @@ struct DaemonVerbTests {
       "schedule", long, "--once", "--config", config, "--command", "/bin/sh", "-c",
       "echo $$ > \(pidFile); exec sleep 60")
     #expect(scheduleLong.status == 0, "\(scheduleLong)")
-    let group = try await daemonEventually("the long job to start", describe: harness.describe) {
+    let group = try await daemonEventually("the long job to start", describe: harness.describe()) {
       workspace.lines(of: "long.pid").first.flatMap { Int32($0) }
     }
     harness.adoptJobGroup(group)
