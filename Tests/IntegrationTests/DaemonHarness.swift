@@ -17,10 +17,13 @@ struct DaemonHarnessError: Error, CustomStringConvertible {
 enum DaemonBinary {
   /// Its path; `BACKGROUNDER_BINARY` overrides the search.
   static func path() throws -> String {
-    var candidates: [String] = []
     if let override = ProcessInfo.processInfo.environment["BACKGROUNDER_BINARY"] {
-      candidates.append(override)
+      guard FileManager.default.isExecutableFile(atPath: override) else {
+        throw DaemonHarnessError("BACKGROUNDER_BINARY=\(override) is not an executable file")
+      }
+      return override
     }
+    var candidates: [String] = []
     let starts = [
       URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath(),
       Bundle.main.executableURL?.resolvingSymlinksInPath(),
