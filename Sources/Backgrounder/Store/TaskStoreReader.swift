@@ -61,11 +61,14 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
 }
 
 /// Reads a store **read-only**, safely while another process (the daemon) writes it (WAL).
-/// It never creates, migrates or modifies the file.
+/// It never creates, migrates or modifies the file. A store that its creator has not
+/// initialized yet (the daemon is starting) reads as holding no tasks.
 public struct TaskStoreReader: Sendable {
   /// The store file.
   public let path: String
   private let queue: DatabaseQueue
+  /// False while the file has no Backgrounder schema yet.
+  private let hasSchema: Bool
 
   /// Opens the store at `path` read-only.
   /// - Throws: ``StoreError`` (`notFound`, `corrupt`, `newerSchema`, `notABackgrounderStore`,
@@ -81,12 +84,9 @@ public struct TaskStoreReader: Sendable {
     configuration.label = "backgrounder-store-reader"
     do {
       queue = try DatabaseQueue(path: path, configuration: configuration)
-      try queue.read { db in
+      hasSchema = try queue.read { db in
         try Schema.check(db, path: path)
-        let appId = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
-        if appId == 0 {
-          throw StoreError.notABackgrounderStore(path: path, detail: "the file has no schema yet")
-        }
+        return try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0 != 0
       }
     } catch {
       throw Schema.storeError(error, path: path)
@@ -96,6 +96,7 @@ public struct TaskStoreReader: Sendable {
   /// Every task in the store (active and recently finished), sorted by id, with up to
   /// `historyLimit` recent runs each. Time predicates are evaluated against `now`.
   public func tasks(now: Date = Date(), historyLimit: Int = 5) throws -> [TaskStatus] {
+    guard hasSchema else { return [] }
     do {
       return try queue.read { db in try Self.tasks(db, now: now, historyLimit: historyLimit) }
     } catch {
@@ -117,6 +118,7 @@ public struct TaskStoreReader: Sendable {
 
   /// One task, or `nil` if the store has no task with this id.
   public func task(_ id: TaskId, now: Date = Date(), historyLimit: Int = 20) throws -> TaskStatus? {
+    guard hasSchema else { return nil }
     do {
       return try queue.read { db in
         guard
