@@ -82,20 +82,28 @@ let package = Package(
       name: "BackgrounderDaemon",
       dependencies: [
         "Backgrounder",
+        "PowerSource",
+        "Reachability",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Subprocess", package: "swift-subprocess"),
         .product(name: "SystemPackage", package: "swift-system"),
         .product(name: "TOMLKit", package: "TOMLKit"),
+        .product(name: "UnixSignals", package: "swift-service-lifecycle"),
       ]
     ),
     // The thin `backgrounder` executable: argument parsing and output formatting.
     .executableTarget(
       name: "BackgrounderCLI",
       dependencies: [
+        "Backgrounder",
         "BackgrounderDaemon",
+        "PowerSource",
+        "Reachability",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
     // Benchmarks: run with `swift run -c release NAME`; see README "Measurements".

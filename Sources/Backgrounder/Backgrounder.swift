@@ -40,6 +40,9 @@ public final class Backgrounder: Sendable {
     public var durability: StoreDurability
     /// Seed for backoff jitter (random when `nil`).
     public var jitterSeed: UInt64?
+    /// When false the runtime only edits the store: it accepts `schedule` and `cancel` for any
+    /// task id but never invokes a worker (what `backgrounder schedule` does with no daemon).
+    public var dispatchesWork = true
 
     /// Creates a configuration; only the store path is required.
     public init(
@@ -80,6 +83,7 @@ public final class Backgrounder: Sendable {
   public let configuration: Configuration
   private let lifecycle = Mutex(Lifecycle.configuring([:]))
   private let hub = EventHub()
+  private let fallbackFactory = Mutex<WorkerFactory?>(nil)
 
   /// Creates a runtime; nothing is opened until ``start()``.
   public init(configuration: Configuration) {
@@ -118,6 +122,21 @@ public final class Backgrounder: Sendable {
     if let result { throw result }
   }
 
+  /// Registers a factory for every task id without a factory of its own, for hosts whose task
+  /// ids are data rather than code (the `backgrounder` daemon's jobs). Must happen before
+  /// ``start()``; at most once.
+  public func registerFallback(_ factory: @escaping WorkerFactory) throws(RegistrationError) {
+    let result = lifecycle.withLock { state -> RegistrationError? in
+      guard case .configuring = state else { return .alreadyStarted }
+      return fallbackFactory.withLock { existing in
+        guard existing == nil else { return .duplicateFallback }
+        existing = factory
+        return nil
+      }
+    }
+    if let result { throw result }
+  }
+
   /// The registered task ids, sorted.
   public func registeredTaskIds() -> [TaskId] {
     lifecycle.withLock { state -> [TaskId] in
@@ -141,7 +160,10 @@ public final class Backgrounder: Sendable {
       case .configuring(let factories):
         let configuration = configuration
         let hub = hub
-        let task = Task { try Self.makeRuntime(configuration, factories: factories, hub: hub) }
+        let fallback = fallbackFactory.withLock { $0 }
+        let task = Task {
+          try Self.makeRuntime(configuration, factories: factories, fallback: fallback, hub: hub)
+        }
         state = .starting(task)
         return task
       case .starting(let task): return task
@@ -175,7 +197,8 @@ public final class Backgrounder: Sendable {
   }
 
   private static func makeRuntime(
-    _ configuration: Configuration, factories: [TaskId: WorkerFactory], hub: EventHub
+    _ configuration: Configuration, factories: [TaskId: WorkerFactory],
+    fallback: WorkerFactory?, hub: EventHub
   ) throws -> Runtime {
     let clock = configuration.clock
     let store = try TaskStore.open(
@@ -191,10 +214,12 @@ public final class Backgrounder: Sendable {
       expeditedQuota: configuration.expeditedQuota)
     let machine = DispatchStateMachine(
       settings: settings, registered: Set(factories.keys),
+      acceptsAnyTask: fallback != nil || !configuration.dispatchesWork,
       network: configuration.network.current, power: configuration.power.current,
       seed: configuration.jitterSeed ?? UInt64.random(in: .min ... .max))
     let runtime = Runtime(
-      configuration: configuration, factories: factories, store: store, events: hub,
+      configuration: configuration, factories: factories, fallback: fallback, store: store,
+      events: hub,
       machine: machine)
     runtime.step { machine, now in
       var effects = machine.load(rows, now: now)
@@ -208,7 +233,7 @@ public final class Backgrounder: Sendable {
         "store": "\(configuration.storePath)", "tasks": "\(rows.count)",
         "ephemeralSwept": "\(swept.count)",
       ])
-    runtime.startLoop()
+    if configuration.dispatchesWork { runtime.startLoop() }
     return runtime
   }
 
@@ -237,8 +262,10 @@ public final class Backgrounder: Sendable {
       }
     }
     if let start = action.1 {
-      _ = try? await start.value
-      try? await Task.sleep(for: .zero)
+      let runtime = try? await start.value
+      lifecycle.withLock { state in
+        if case .starting = state { state = runtime.map { .running($0) } ?? .stopped }
+      }
       await shutdown()
       return
     }
@@ -352,6 +379,17 @@ public final class Backgrounder: Sendable {
 
   // MARK: - Observation
 
+  /// Every task in the store — active and recently finished — with its input, read through
+  /// the runtime's own connection pool after all accepted changes are committed.
+  public func storedTasks(historyLimit: Int = 5) async throws -> [TaskStatus] {
+    guard let runtime else { throw LifecycleError.notStarted }
+    await runtime.writer.flush()
+    let now = configuration.clock.now.date
+    return try await runtime.store.pool.read { db in
+      try TaskStoreReader.tasks(db, now: now, historyLimit: historyLimit)
+    }
+  }
+
   /// The active tasks with their state and what they wait for.
   public func scheduled() -> [ScheduledTask] {
     guard let runtime else { return [] }
@@ -389,6 +427,6 @@ public final class Backgrounder: Sendable {
       network: machine?.network ?? configuration.network.current,
       power: machine?.power ?? configuration.power.current,
       storeCommits: statistics?.commits ?? 0, storeOperations: statistics?.operations ?? 0,
-      lastStoreError: statistics?.lastError)
+      storeWriteTime: statistics?.writeTime ?? .zero, lastStoreError: statistics?.lastError)
   }
 }

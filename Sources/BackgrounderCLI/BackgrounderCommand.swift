@@ -8,8 +8,13 @@ struct BackgrounderCommand: AsyncParsableCommand {
     abstract: "Run background jobs only when the network and power allow.",
     subcommands: [
       StatusCommand.self,
-      CaptureCommand.self,
+      RunCommand.self,
+      ScheduleCommand.self,
+      CancelCommand.self,
+      TriggerCommand.self,
+      ExpireCommand.self,
       DoctorCommand.self,
+      CaptureCommand.self,
       UnitCommand.self,
     ]
   )

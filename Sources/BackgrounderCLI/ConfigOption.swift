@@ -28,7 +28,7 @@ struct ConfigOption: ParsableArguments {
     do {
       return try ConfigurationLoader.load(path: path)
     } catch {
-      throw CLIError(error.description)
+      throw OperatorError(error.description)
     }
   }
 }

@@ -79,7 +79,7 @@ struct StatusCommand: AsyncParsableCommand {
       while let result = try await group.next() {
         if let status = result { return status }
       }
-      throw CLIError("the network monitor stopped before reporting a status")
+      throw OperatorError("the network monitor stopped before reporting a status")
     }
   }
 

@@ -65,11 +65,12 @@ enum TaskStatusText {
     return seconds > 0 ? "in \(text)" : "\(text) ago"
   }
 
-  /// Local wall-clock time: "14:02" today, "Nov 23 14:02" otherwise.
+  /// Local 24-hour wall-clock time: "14:02" today, "2026-11-23 14:02" otherwise.
   private static func clockTime(_ date: Date, now: Date) -> String {
-    let calendar = Calendar.current
-    let time = date.formatted(.dateTime.hour(.twoDigits(amPM: .omitted)).minute(.twoDigits))
-    if calendar.isDate(date, inSameDayAs: now) { return time }
-    return date.formatted(.dateTime.month(.abbreviated).day()) + " " + time
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.dateFormat =
+      Calendar.current.isDate(date, inSameDayAs: now) ? "HH:mm" : "yyyy-MM-dd HH:mm"
+    return formatter.string(from: date)
   }
 }

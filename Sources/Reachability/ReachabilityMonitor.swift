@@ -53,7 +53,9 @@ public final class ReachabilityMonitor: Service, Sendable {
       guard !state.hasStarted else { throw MonitorError.alreadyRunning }
       state.hasStarted = true
     }
-    defer { state.withLock { $0.broadcaster.finish() } }
+    defer {
+      for stream in state.withLock({ $0.broadcaster.finish() }) { stream.finish() }
+    }
     let socket = try RouteNetlinkSocket.open(
       networkNamespacePath: configuration.networkNamespacePath)
     let loop = try NetlinkEventLoop(socket: socket)

@@ -32,11 +32,12 @@ struct StatusBroadcaster: Sendable {
     for continuation in subscribers.values { continuation.yield(status) }
   }
 
-  /// Ends every stream; later subscribers get the current status and an ended stream.
-  mutating func finish() {
+  /// Marks the broadcaster finished and hands back the open streams, which the caller must
+  /// `finish()` *after* releasing the monitor's lock (finishing runs their termination handlers,
+  /// which take that lock). Later subscribers get the current status and an ended stream.
+  mutating func finish() -> [AsyncStream<NetworkStatus>.Continuation] {
     isFinished = true
-    let ended = subscribers.values
-    subscribers = [:]
-    for continuation in ended { continuation.finish() }
+    defer { subscribers = [:] }
+    return Array(subscribers.values)
   }
 }

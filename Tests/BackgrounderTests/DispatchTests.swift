@@ -194,7 +194,7 @@ struct DispatchTests {
 
     #expect(h.backgrounder.expire(job) == false)
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job))
-    await h.waitFor(job) { $0.isWorkStarted }
+    await worker.waitUntilInvoked()
     #expect(h.backgrounder.expire(job))
     await h.waitFor(job) { $0 == .attemptFailed(reason: .expired) }
     #expect(worker.cancelledRuns == 1)

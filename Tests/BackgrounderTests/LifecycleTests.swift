@@ -107,6 +107,7 @@ struct LifecycleTests {
     #expect(try await h.status(a) == nil)
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: b))
     await h.waitFor(b) { $0.isWorkStarted }
+    await running.waitUntilInvoked()
     #expect(await h.backgrounder.cancel(b) == .cancelled(pendingCleared: false))
     await h.waitFor(b) { $0 == .cancelled(source: .user) }
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: a, initialDelay: .seconds(600)))
@@ -150,10 +151,11 @@ struct LifecycleTests {
     let h = try await Harness.start(workers: [job: worker])
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job))
     await h.waitFor(job) { $0.isWorkStarted }
+    await worker.waitUntilInvoked()
     await h.backgrounder.shutdown()
     #expect(worker.cancelledRuns == 1)
     #expect(worker.stopReasons == [.shutdown])
-    #expect(h.events(job) { $0 == .cancelled(source: .shutdown) }.count == 1)
+    #expect(await h.waitFor(job) { $0 == .cancelled(source: .shutdown) }.count == 1)
     let stored = try #require(try TaskStoreReader(path: h.storePath).task(job))
     #expect(stored.state == .pending)
     #expect(stored.lastResult == .retry)
@@ -202,5 +204,33 @@ struct LifecycleTests {
     #expect(task.state == .blocked)
     #expect(task.pendingPredicates.contains(.workerNotRegistered))
     #expect(try await h2.status(job)?.pendingPredicates.contains(.workerNotRegistered) == true)
+  }
+}
+
+@Suite(.timeLimit(.minutes(1)))
+struct ServiceTests {
+  @Test("run() starts the runtime and shuts it down when its task is cancelled")
+  func serviceRun() async throws {
+    let job = id("test.service.job")
+    let worker = BlockingWorker()
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let clock = ManualClock()
+    let backgrounder = Backgrounder(
+      configuration: .init(
+        storePath: directory.appendingPathComponent("store.sqlite").path, clock: clock))
+    try backgrounder.register(job) { worker }
+    let recorder = EventRecorder(backgrounder)
+    let service = Task { try await backgrounder.run() }
+    // start() is idempotent and shared with run()'s own call.
+    try await backgrounder.start()
+    _ = await backgrounder.schedule(WorkRequest.OneTime(taskId: job))
+    await worker.waitUntilInvoked()
+    service.cancel()
+    try await service.value
+    #expect(worker.stopReasons == [.shutdown])
+    await recorder.wait { $0.taskId == job && $0.kind == .cancelled(source: .shutdown) }
+    #expect(!backgrounder.diagnostics().isRunning)
+    #expect(await backgrounder.schedule(WorkRequest.OneTime(taskId: job)) == .rejected(.shutDown))
   }
 }

@@ -63,6 +63,7 @@ struct PowerConstraintTests {
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(requiresCharging: true)))
     await h.waitFor(job) { $0.isWorkStarted }
+    await worker.waitUntilInvoked()
     h.power.set(PowerConditions(isCharging: false, isBatteryNotLow: true))
     await h.waitFor(job) { $0 == .workStopped(attempt: 0, reason: .chargerDisconnected) }
     #expect(worker.stopReasons == [.chargerDisconnected])
@@ -87,6 +88,7 @@ struct PowerConstraintTests {
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(networkRequired: .unmetered)))
     await h.waitFor(job) { $0.isWorkStarted }
+    await worker.waitUntilInvoked()
     h.network.set(.metered)
     await h.waitFor(job) { $0 == .workStopped(attempt: 0, reason: .networkMetered) }
     #expect(worker.stopReasons == [.networkMetered])

@@ -121,3 +121,51 @@ import Testing
     }
   }
 }
+
+@Suite struct QueueTests {
+  private let now = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
+  private let job = id("test.queue.job")
+  private let other = id("test.queue.other")
+
+  private func machine() -> DispatchStateMachine {
+    DispatchStateMachine(
+      settings: DispatchSettings(concurrencyLimit: 4, minimumPeriodicInterval: .seconds(60)),
+      registered: [job, other], network: .unmetered, power: .externalPower, seed: 7)
+  }
+
+  private func oneTime(_ id: TaskId, delay: Int) -> TaskRow {
+    TaskRow(
+      request: .oneTime(.init(taskId: id, initialDelay: .seconds(delay))), input: Data(), now: now)
+  }
+
+  @Test("a task cancelled and scheduled again does not run at its old time")
+  func rescheduleAfterCancel() {
+    var machine = machine()
+    _ = machine.schedule(oneTime(job, delay: 10), policy: .replace, now: now)
+    _ = machine.cancel(job, now: now)
+    _ = machine.schedule(oneTime(job, delay: 100), policy: .replace, now: now)
+    #expect(machine.dispatch(now: now.advanced(by: .seconds(10))).0.tickets.isEmpty)
+    #expect(
+      machine.dispatch(now: now.advanced(by: .seconds(10))).1 == now.advanced(by: .seconds(100)))
+    #expect(machine.dispatch(now: now.advanced(by: .seconds(100))).0.tickets.count == 1)
+  }
+
+  @Test("a flex window lets a periodic join an earlier dispatch but never wakes the loop early")
+  func flexWindow() {
+    var machine = machine()
+    let periodic = TaskRow(
+      request: .periodic(.init(taskId: job, interval: .seconds(3600), flexWindow: .seconds(900))),
+      input: Data(), now: now)
+    _ = machine.schedule(periodic, policy: .replace, now: now)
+    let first = machine.dispatch(now: now).0.tickets
+    #expect(first.count == 1)
+    _ = machine.runEnded(first[0].token, ending: .finished(.success), abandoned: false, now: now)
+    // Alone, it wakes the loop at the end of its interval, not at the start of its window.
+    #expect(machine.dispatch(now: now).1 == now.advanced(by: .seconds(3600)))
+    // Another task due inside the window takes it along.
+    _ = machine.schedule(oneTime(other, delay: 3000), policy: .replace, now: now)
+    #expect(machine.dispatch(now: now).1 == now.advanced(by: .seconds(3000)))
+    let batch = machine.dispatch(now: now.advanced(by: .seconds(3000))).0.tickets
+    #expect(Set(batch.map(\.taskId)) == [job, other])
+  }
+}

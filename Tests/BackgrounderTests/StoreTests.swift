@@ -165,6 +165,6 @@ struct StoreTests {
       try Int.fetchAll(db, sql: "SELECT attempt FROM run ORDER BY id")
     }
     #expect(attempts == [7, 8, 9])
-    store.close()
+    try store.close()
   }
 }

@@ -22,21 +22,24 @@ struct Harness {
     workers: [TaskId: any Worker], network: NetworkConditions = .unmetered,
     power: PowerConditions = .externalPower, concurrencyLimit: Int = 4,
     gracePeriod: Duration = .seconds(10), directory: URL? = nil, clock: ManualClock? = nil,
-    expeditedQuota: ExpeditedQuota? = nil
+    expeditedQuota: ExpeditedQuota? = nil, fallback: (any Worker)? = nil,
+    dispatchesWork: Bool = true
   ) async throws -> Harness {
     let clock = clock ?? ManualClock()
     let directory = directory ?? temporaryDirectory()
     let networkSource = FakeNetworkSource(network)
     let powerSource = FakePowerSource(power)
-    let backgrounder = Backgrounder(
-      configuration: .init(
-        storePath: directory.appendingPathComponent("store.sqlite").path, clock: clock,
-        network: networkSource, power: powerSource, concurrencyLimit: concurrencyLimit,
-        gracePeriod: gracePeriod, expeditedQuota: expeditedQuota, durability: .normal,
-        jitterSeed: 1))
+    var configuration = Backgrounder.Configuration(
+      storePath: directory.appendingPathComponent("store.sqlite").path, clock: clock,
+      network: networkSource, power: powerSource, concurrencyLimit: concurrencyLimit,
+      gracePeriod: gracePeriod, expeditedQuota: expeditedQuota, durability: .normal,
+      jitterSeed: 1)
+    configuration.dispatchesWork = dispatchesWork
+    let backgrounder = Backgrounder(configuration: configuration)
     for (id, worker) in workers {
       try backgrounder.register(id) { worker }
     }
+    if let fallback { try backgrounder.registerFallback { _ in fallback } }
     let recorder = EventRecorder(backgrounder)
     try await backgrounder.start()
     return Harness(
@@ -129,6 +132,7 @@ final class BlockingWorker: Worker {
     var invocations = 0
     var released = false
     var waiters: [CheckedContinuation<Void, Never>] = []
+    var invocationWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     var stopReasons: [StopReason?] = []
     var cancelledRuns = 0
   }
@@ -155,8 +159,27 @@ final class BlockingWorker: Worker {
     for waiter in waiters { waiter.resume() }
   }
 
+  /// Waits until `execute` has been entered `count` times.
+  func waitUntilInvoked(count: Int = 1) async {
+    await withCheckedContinuation { continuation in
+      let ready = state.withLock { state -> Bool in
+        if state.invocations >= count { return true }
+        state.invocationWaiters.append((count, continuation))
+        return false
+      }
+      if ready { continuation.resume() }
+    }
+  }
+
   func execute(_ context: WorkContext) async -> WorkResult {
-    state.withLock { $0.invocations += 1 }
+    let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+      state.invocations += 1
+      let count = state.invocations
+      let ready = state.invocationWaiters.filter { $0.count <= count }.map(\.continuation)
+      state.invocationWaiters.removeAll { $0.count <= count }
+      return ready
+    }
+    for waiter in ready { waiter.resume() }
     if ignoresCancellation {
       await waitForRelease()
     } else {

@@ -52,6 +52,7 @@ struct TestDriverTests {
     #expect(throws: TestDriverError.notRunning(job)) { try h.driver.stopRunningWork(job) }
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job))
     await h.waitFor(job) { $0.isWorkStarted }
+    await worker.waitUntilInvoked()
     try h.driver.stopRunningWork(job, reason: .requested)
     await h.waitFor(job) { $0 == .workStopped(attempt: 0, reason: .requested) }
     #expect(worker.stopReasons == [.requested])

@@ -57,8 +57,9 @@ struct ReachabilityMonitorTests {
 
       // The kernel dropped the IPv4 route silently; bringing the link back must not revive it.
       try sandbox.ip("link", "set", "veth0", "up")
-      let back = try await monitor.firstStatus("veth0 up with carrier") {
-        $0.links.contains { $0.name == "veth0" && $0.isUp && $0.hasCarrier }
+      // Wait for both ends to regain carrier (veth1 follows veth0), so no change is pending.
+      let back = try await monitor.firstStatus("both veth ends up with carrier") {
+        $0.links.filter { $0.name.hasPrefix("veth") }.allSatisfy { $0.isUp && $0.hasCarrier }
       }
       #expect(!back.isReachable)
       #expect(monitor.status == back)

@@ -269,7 +269,7 @@ extension DispatchStateMachine {
         row.blockedOn.removeAll { Self.isNetwork($0) }
         changed = true
       }
-      let isRegistered = registered.contains(row.id)
+      let isRegistered = isRegistered(row.id)
       if isRegistered != !row.blockedOn.contains(.workerNotRegistered) {
         row.blockedOn.removeAll { $0 == .workerNotRegistered }
         if !isRegistered { row.blockedOn.append(.workerNotRegistered) }

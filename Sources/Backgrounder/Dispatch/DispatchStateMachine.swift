@@ -41,24 +41,32 @@ struct DispatchStateMachine: Sendable {
   private(set) var network: NetworkConditions
   private(set) var power: PowerConditions
   private(set) var registered: Set<TaskId>
+  /// A fallback factory serves ids that have no factory of their own.
+  let acceptsAnyTask: Bool
   private(set) var accepting = true
   private(set) var abandonedWorkers = 0
   /// Runs in flight (gating or running), including runs of cancelled or replaced tasks that
   /// have not returned yet: they hold a concurrency slot and block a new run of the same id.
   private(set) var liveRuns: [RunToken: TaskId] = [:]
   private var liveTaskIds: [TaskId: Int] = [:]
+  /// Idle tasks by the time they become eligible (`nextRun − flexWindow`), by priority.
   private var expeditedQueue = Heap<DueKey>()
   private var standardQueue = Heap<DueKey>()
+  /// Idle tasks by the time worth waking up for (`nextRun`): a flex window lets a task join
+  /// a dispatch early but never wakes the loop early.
+  private var wakeQueue = Heap<DueKey>()
+  private var queueVersion: UInt64 = 0
   private var expeditedStarts: Deque<WallInstant> = []
   private var nextToken: UInt64 = 0
   private var rng: SplitMix64
 
   init(
-    settings: DispatchSettings, registered: Set<TaskId>, network: NetworkConditions,
-    power: PowerConditions, seed: UInt64
+    settings: DispatchSettings, registered: Set<TaskId>, acceptsAnyTask: Bool = false,
+    network: NetworkConditions, power: PowerConditions, seed: UInt64
   ) {
     self.settings = settings
     self.registered = registered
+    self.acceptsAnyTask = acceptsAnyTask
     self.network = network
     self.power = power
     self.rng = SplitMix64(state: seed)
@@ -72,9 +80,12 @@ struct DispatchStateMachine: Sendable {
   {
     var effects = Effects()
     guard accepting else { return (.rejected(.shutDown), effects) }
-    guard registered.contains(row.id) else { return (.rejected(.notRegistered(row.id)), effects) }
+    guard isRegistered(row.id) else { return (.rejected(.notRegistered(row.id)), effects) }
     let existing = entries[row.id]
     if existing != nil && policy == .keep { return (.keptExisting, effects) }
+    if let existing, policy == .update, existing.row.kind == row.kind {
+      return (.scheduled, update(existing, to: row, now: now))
+    }
     var row = row
     if let existing {
       row.lastResult = existing.row.lastResult
@@ -89,10 +100,32 @@ struct DispatchStateMachine: Sendable {
     } else {
       effects.events.append(event(row.id, .scheduled, now))
     }
-    entries[row.id] = Entry(row: row, queueVersion: existing?.queueVersion ?? 0)
+    insertEntry(Entry(row: row))
     effects.ops.append(.upsert(row))
     rearm(row.id)
     return (.scheduled, effects)
+  }
+
+  /// Takes `row`'s definition into `existing` and keeps its scheduling state; a run in flight
+  /// finishes under the old definition.
+  private mutating func update(_ existing: Entry, to row: TaskRow, now: WallInstant) -> Effects {
+    var updated = existing.row
+    updated.constraints = row.constraints
+    updated.interval = row.interval
+    updated.flexWindow = row.flexWindow
+    updated.initialDelay = row.initialDelay
+    updated.hint = row.hint
+    updated.budget = row.budget
+    updated.backoff = row.backoff
+    updated.input = row.input
+    updated.ephemeral = row.ephemeral
+    updated.updatedAt = now
+    entries[row.id]?.row = updated
+    rearm(row.id)
+    var effects = Effects()
+    effects.ops.append(.upsert(updated))
+    effects.events.append(event(row.id, .scheduleReplaced, now))
+    return effects
   }
 
   /// Removes a task; a running worker is stopped.
@@ -168,10 +201,8 @@ struct DispatchStateMachine: Sendable {
   }
 
   private mutating func nextWake(now: WallInstant) -> WallInstant? {
-    while let key = expeditedQueue.min, !isCurrent(key) { expeditedQueue.removeMin() }
-    while let key = standardQueue.min, !isCurrent(key) { standardQueue.removeMin() }
-    let soonest = [expeditedQueue.min?.time, standardQueue.min?.time].compactMap { $0 }.min()
-    guard let soonest else { return nil }
+    while let key = wakeQueue.min, !isCurrent(key) { wakeQueue.removeMin() }
+    guard let soonest = wakeQueue.min?.time else { return nil }
     // Due work waiting for a slot is woken by the run that frees one.
     if soonest <= now { return nil }
     return soonest
@@ -180,7 +211,7 @@ struct DispatchStateMachine: Sendable {
   private func isCurrent(_ key: DueKey) -> Bool {
     guard let entry = entries[key.id] else { return false }
     return entry.queueVersion == key.version && entry.phase == .idle
-      && registered.contains(key.id) && liveTaskIds[key.id] == nil && !isPowerBlocked(entry)
+      && isRegistered(key.id) && liveTaskIds[key.id] == nil && !isPowerBlocked(entry)
   }
 
   private func isPowerBlocked(_ entry: Entry) -> Bool {
@@ -197,20 +228,21 @@ struct DispatchStateMachine: Sendable {
 
   /// Puts an idle task (back) in its queue at its eligible time.
   mutating func rearm(_ id: TaskId) {
-    guard var entry = entries[id], entry.phase == .idle, registered.contains(id),
+    guard var entry = entries[id], entry.phase == .idle, isRegistered(id),
       !isPowerBlocked(entry), let nextRun = entry.row.nextRun
     else { return }
-    entry.queueVersion &+= 1
-    let time: WallInstant =
-      entry.forced
-      ? WallInstant(nanosecondsSince1970: .min)
-      : nextRun.advanced(by: .zero - (entry.row.flexWindow ?? .zero))
-    let key = DueKey(time: time, id: id, version: entry.queueVersion)
+    queueVersion &+= 1
+    entry.queueVersion = queueVersion
+    let wakeTime = entry.forced ? WallInstant(nanosecondsSince1970: .min) : nextRun
+    let eligible = wakeTime.advanced(
+      by: .zero - (entry.forced ? .zero : entry.row.flexWindow ?? .zero))
+    let key = DueKey(time: eligible, id: id, version: queueVersion)
     if entry.row.hint.isExpedited && !entry.demoted {
       expeditedQueue.insert(key)
     } else {
       standardQueue.insert(key)
     }
+    wakeQueue.insert(DueKey(time: wakeTime, id: id, version: queueVersion))
     entries[id] = entry
   }
 
@@ -309,7 +341,7 @@ struct DispatchStateMachine: Sendable {
         state = .blocked
         predicates.append(.networkRequired(row.constraints.networkRequired))
       case .idle:
-        if !registered.contains(row.id) { predicates.append(.workerNotRegistered) }
+        if !isRegistered(row.id) { predicates.append(.workerNotRegistered) }
         let requirement = row.constraints.networkRequired
         if !entry.overridden && !requirement.isSatisfied(by: network) {
           predicates.append(.networkRequired(requirement))
@@ -317,7 +349,7 @@ struct DispatchStateMachine: Sendable {
         if !entry.overridden { predicates += row.constraints.unmetPower(power) }
         if entry.forced {
           state = isPowerBlocked(entry) ? .blocked : .pending
-        } else if isPowerBlocked(entry) || !registered.contains(row.id) {
+        } else if isPowerBlocked(entry) || !isRegistered(row.id) {
           state = .blocked
         } else if let next = row.nextRun, next > now {
           state = row.state == .backoff ? .backoff : .pending
@@ -370,6 +402,9 @@ struct DispatchStateMachine: Sendable {
   }
 
   mutating func insertEntry(_ entry: Entry) {
+    var entry = entry
+    queueVersion &+= 1
+    entry.queueVersion = queueVersion
     entries[entry.row.id] = entry
   }
 
@@ -418,5 +453,12 @@ struct DispatchStateMachine: Sendable {
       case .waitingForEarliestBeginDate(let at): "earliest begin \(ISO8601.string(at))"
       }
     }.joined(separator: "; ")
+  }
+}
+
+extension DispatchStateMachine {
+  /// Whether a worker can be made for `id`.
+  func isRegistered(_ id: TaskId) -> Bool {
+    acceptsAnyTask || registered.contains(id)
   }
 }

@@ -23,7 +23,8 @@ public enum TaskState: String, Hashable, Sendable, Codable {
   /// A one-time task that failed for good (kept for status; not in `scheduled()`).
   case failed
 
-  var isFinished: Bool { self == .succeeded || self == .failed }
+  /// Whether the task is done for good (only one-time tasks finish).
+  public var isFinished: Bool { self == .succeeded || self == .failed }
 }
 
 /// Why a task is not running right now — the answer to "why didn't it run?".
@@ -116,7 +117,7 @@ public struct Guarantees: Hashable, Sendable, Codable {
 }
 
 /// The runtime's own state, for debugging.
-public struct Diagnostics: Sendable {
+public struct Diagnostics: Sendable, Encodable {
   /// The store file.
   public var storePath: String
   /// Whether `start()` has completed and `shutdown()` has not begun.
@@ -137,6 +138,8 @@ public struct Diagnostics: Sendable {
   public var storeCommits: Int
   /// Store operations written.
   public var storeOperations: Int
+  /// Time spent in store write transactions (including commit / fsync).
+  public var storeWriteTime: Duration
   /// The last store error, if any.
   public var lastStoreError: String?
 }

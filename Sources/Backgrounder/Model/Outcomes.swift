@@ -35,12 +35,15 @@ public enum RegistrationError: Error, Hashable, Sendable, CustomStringConvertibl
   case alreadyStarted
   /// A factory is already registered for the id.
   case duplicate(TaskId)
+  /// A fallback factory is already registered.
+  case duplicateFallback
 
   /// A readable explanation.
   public var description: String {
     switch self {
     case .alreadyStarted: "cannot register after start()"
     case .duplicate(let id): "a worker factory is already registered for \(id)"
+    case .duplicateFallback: "a fallback worker factory is already registered"
     }
   }
 }
@@ -49,11 +52,14 @@ public enum RegistrationError: Error, Hashable, Sendable, CustomStringConvertibl
 public enum LifecycleError: Error, Hashable, Sendable, CustomStringConvertible {
   /// `start()` was called after `shutdown()`.
   case shutDown
+  /// The call needs a started runtime.
+  case notStarted
 
   /// A readable explanation.
   public var description: String {
     switch self {
     case .shutDown: "the runtime was shut down and cannot be started again"
+    case .notStarted: "the runtime has not been started"
     }
   }
 }

@@ -24,6 +24,10 @@ public enum ExistingWorkPolicy: String, Hashable, Sendable, Codable {
   case replace
   /// Keep the existing work and ignore the new request.
   case keep
+  /// Keep the existing work's schedule (next run, attempt, deferrals, results) but take the new
+  /// request's definition (constraints, interval, backoff, budget, input) from its next run on.
+  /// A request of the other kind (one-time vs periodic) replaces the existing work.
+  case update
 }
 
 /// A unit of work to schedule.

@@ -21,6 +21,8 @@ final class Runtime: Sendable {
 
   let configuration: Backgrounder.Configuration
   let factories: [TaskId: Factory]
+  /// The factory for ids without their own, if one was registered.
+  let fallback: Factory?
   let store: TaskStore
   let writer: StoreWriter
   let events: EventHub
@@ -31,11 +33,13 @@ final class Runtime: Sendable {
   private var logger: Logger { configuration.logger }
 
   init(
-    configuration: Backgrounder.Configuration, factories: [TaskId: Factory], store: TaskStore,
+    configuration: Backgrounder.Configuration, factories: [TaskId: Factory], fallback: Factory?,
+    store: TaskStore,
     events: EventHub, machine: DispatchStateMachine
   ) {
     self.configuration = configuration
     self.factories = factories
+    self.fallback = fallback
     self.store = store
     self.events = events
     self.writer = StoreWriter(store: store, events: events)
@@ -186,7 +190,9 @@ final class Runtime: Sendable {
   ) async -> (RunEnding, Bool) {
     let worker: any Worker
     do {
-      guard let factory = factories[ticket.taskId], let made = try factory(ticket.taskId) else {
+      guard let factory = factories[ticket.taskId] ?? fallback,
+        let made = try factory(ticket.taskId)
+      else {
         return (.factoryDeclined, false)
       }
       worker = made
@@ -262,7 +268,11 @@ final class Runtime: Sendable {
     wake.fire()
     await waitForLoop()
     await writer.flush()
-    store.close()
+    do {
+      try store.close()
+    } catch {
+      logger.error("closing the store failed", metadata: ["error": "\(error)"])
+    }
   }
 
   /// The handle of the run in flight for `id` when its worker has been invoked.

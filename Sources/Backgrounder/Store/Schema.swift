@@ -65,8 +65,16 @@ enum Schema {
         path: path, detail: "application_id is \(appId), expected \(applicationId)")
     }
     if appId == 0 {
-      let tables = try String.fetchAll(
+      // GRDB creates an empty `grdb_migrations` outside the first migration's transaction: a
+      // store caught between the two (being created right now, or its creator killed at that
+      // moment) is still an uninitialized Backgrounder store, not a foreign file.
+      var tables = try String.fetchAll(
         db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      if tables == ["grdb_migrations"],
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM grdb_migrations") == 0
+      {
+        tables = []
+      }
       if !tables.isEmpty {
         throw StoreError.notABackgrounderStore(
           path: path, detail: "it holds tables \(tables.joined(separator: ", "))")

@@ -28,6 +28,7 @@ final class StoreWriter: Sendable {
     var draining = false
     var commits = 0
     var operations = 0
+    var writeTime: Duration = .zero
     var lastError: String?
   }
 
@@ -85,8 +86,8 @@ final class StoreWriter: Sendable {
     try? await waitCommitted(sequence)
   }
 
-  var statistics: (commits: Int, operations: Int, lastError: String?) {
-    state.withLock { ($0.commits, $0.operations, $0.lastError) }
+  var statistics: (commits: Int, operations: Int, writeTime: Duration, lastError: String?) {
+    state.withLock { ($0.commits, $0.operations, $0.writeTime, $0.lastError) }
   }
 
   private func drain() async {
@@ -122,12 +123,15 @@ final class StoreWriter: Sendable {
     }
     let last = batch.last?.0 ?? 0
     var failure: StoreError?
+    var elapsed: Duration = .zero
     if !ops.isEmpty {
+      let started = ContinuousClock.now
       do {
         try await store.apply(ops)
       } catch {
         failure = .writeFailed(detail: "\(error)")
       }
+      elapsed = ContinuousClock.now - started
     }
     if let failure {
       pendingEvents.append(
@@ -138,6 +142,7 @@ final class StoreWriter: Sendable {
     events.emit(pendingEvents)
     let ready = state.withLock { state -> [(Waiter, StoreError?)] in
       state.committed = last
+      state.writeTime += elapsed
       if failure == nil {
         state.commits += ops.isEmpty ? 0 : 1
         state.operations += ops.count

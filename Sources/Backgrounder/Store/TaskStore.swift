@@ -135,8 +135,9 @@ final class TaskStore: Sendable {
     }
   }
 
-  /// Closes the pool.
-  func close() {
-    try? pool.close()
+  /// Folds the WAL into the database file and closes the pool.
+  func close() throws {
+    _ = try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+    try pool.close()
   }
 }

@@ -33,6 +33,8 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
   public var lastRunEndedAt: Date?
   /// The most recent runs, newest first.
   public var recentRuns: [RunRecord]
+  /// The request's input (not part of the JSON document).
+  public var input: WorkInput
 
   private enum CodingKeys: String, CodingKey {
     case id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason, pendingPredicates
@@ -59,11 +61,14 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
 }
 
 /// Reads a store **read-only**, safely while another process (the daemon) writes it (WAL).
-/// It never creates, migrates or modifies the file.
+/// It never creates, migrates or modifies the file. A store that its creator has not
+/// initialized yet (the daemon is starting) reads as holding no tasks.
 public struct TaskStoreReader: Sendable {
   /// The store file.
   public let path: String
   private let queue: DatabaseQueue
+  /// False while the file has no Backgrounder schema yet.
+  private let hasSchema: Bool
 
   /// Opens the store at `path` read-only.
   /// - Throws: ``StoreError`` (`notFound`, `corrupt`, `newerSchema`, `notABackgrounderStore`,
@@ -79,12 +84,9 @@ public struct TaskStoreReader: Sendable {
     configuration.label = "backgrounder-store-reader"
     do {
       queue = try DatabaseQueue(path: path, configuration: configuration)
-      try queue.read { db in
+      hasSchema = try queue.read { db in
         try Schema.check(db, path: path)
-        let appId = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
-        if appId == 0 {
-          throw StoreError.notABackgrounderStore(path: path, detail: "the file has no schema yet")
-        }
+        return try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0 != 0
       }
     } catch {
       throw Schema.storeError(error, path: path)
@@ -94,25 +96,29 @@ public struct TaskStoreReader: Sendable {
   /// Every task in the store (active and recently finished), sorted by id, with up to
   /// `historyLimit` recent runs each. Time predicates are evaluated against `now`.
   public func tasks(now: Date = Date(), historyLimit: Int = 5) throws -> [TaskStatus] {
+    guard hasSchema else { return [] }
     do {
-      return try queue.read { db in
-        let cursor = try Row.fetchCursor(
-          db, sql: "SELECT \(TaskRow.columns.joined(separator: ", ")) FROM task ORDER BY id")
-        var result: [TaskStatus] = []
-        while let raw = try cursor.next() {
-          let row = try TaskRow(row: raw)
-          result.append(
-            Self.status(row, now: now, history: try Self.history(db, row.id, historyLimit)))
-        }
-        return result
-      }
+      return try queue.read { db in try Self.tasks(db, now: now, historyLimit: historyLimit) }
     } catch {
       throw Schema.storeError(error, path: path)
     }
   }
 
+  /// Every task in `db`, sorted by id, with up to `historyLimit` recent runs each.
+  static func tasks(_ db: Database, now: Date, historyLimit: Int) throws -> [TaskStatus] {
+    let cursor = try Row.fetchCursor(
+      db, sql: "SELECT \(TaskRow.columns.joined(separator: ", ")) FROM task ORDER BY id")
+    var result: [TaskStatus] = []
+    while let raw = try cursor.next() {
+      let row = try TaskRow(row: raw)
+      result.append(status(row, now: now, history: try history(db, row.id, historyLimit)))
+    }
+    return result
+  }
+
   /// One task, or `nil` if the store has no task with this id.
   public func task(_ id: TaskId, now: Date = Date(), historyLimit: Int = 20) throws -> TaskStatus? {
+    guard hasSchema else { return nil }
     do {
       return try queue.read { db in
         guard
@@ -158,6 +164,6 @@ public struct TaskStoreReader: Sendable {
       deferrals: row.deferrals, lastResult: row.lastResult, lastReason: row.lastReason,
       pendingPredicates: predicates, ephemeral: row.ephemeral,
       lastRunStartedAt: row.lastRunStartedAt?.date, lastRunEndedAt: row.lastRunEndedAt?.date,
-      recentRuns: history)
+      recentRuns: history, input: (try? WorkInput.deserialize(row.input)) ?? WorkInput())
   }
 }

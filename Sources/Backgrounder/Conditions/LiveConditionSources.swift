@@ -1,0 +1,58 @@
+import PowerSource
+import Reachability
+
+/// The live reachability monitor as the runtime's network source.
+public struct MonitoredNetwork: NetworkConditionSource {
+  let monitor: ReachabilityMonitor
+
+  public init(_ monitor: ReachabilityMonitor) {
+    self.monitor = monitor
+  }
+
+  public var current: NetworkConditions { Self.conditions(monitor.status) }
+
+  public func updates() -> AsyncStream<NetworkConditions> {
+    monitor.statusUpdates().mapped(Self.conditions)
+  }
+
+  static func conditions(_ status: NetworkStatus) -> NetworkConditions {
+    NetworkConditions(
+      isReachable: status.isReachable, isDataMetered: status.isDataMetered,
+      primaryLink: status.primary)
+  }
+}
+
+/// The live power probe as the runtime's power source.
+public struct MonitoredPower: PowerConditionSource {
+  let probe: PowerProbe
+
+  public init(_ probe: PowerProbe) {
+    self.probe = probe
+  }
+
+  public var current: PowerConditions { Self.conditions(probe.status) }
+
+  public func updates() -> AsyncStream<PowerConditions> {
+    probe.statusUpdates().mapped(Self.conditions)
+  }
+
+  static func conditions(_ status: PowerStatus) -> PowerConditions {
+    PowerConditions(isCharging: status.charging, isBatteryNotLow: status.isBatteryNotLow)
+  }
+}
+
+extension AsyncStream where Element: Sendable {
+  /// A stream of `transform(element)` that ends with this one, and stops reading this one when
+  /// its consumer goes away.
+  fileprivate func mapped<T: Sendable>(
+    _ transform: @escaping @Sendable (Element) -> T
+  ) -> AsyncStream<T> {
+    AsyncStream<T> { continuation in
+      let task = Task {
+        for await element in self { continuation.yield(transform(element)) }
+        continuation.finish()
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+}

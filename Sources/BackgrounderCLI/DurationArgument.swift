@@ -1,0 +1,17 @@
+import ArgumentParser
+import BackgrounderDaemon
+
+/// A duration flag value: `30s`, `10m`, `4h`, `1d`, `1h30m`.
+struct DurationArgument: ExpressibleByArgument {
+  let value: Duration
+
+  init?(argument: String) {
+    guard let value = try? DurationParser.parse(argument) else { return nil }
+    self.value = value
+  }
+
+  static var defaultCompletionKind: CompletionKind { .list(["30s", "10m", "1h", "4h", "1d"]) }
+}
+
+extension JobDefinition.Network: ExpressibleByArgument {}
+extension JobDefinition.Backoff.Policy: ExpressibleByArgument {}

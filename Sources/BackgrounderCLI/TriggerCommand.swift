@@ -1,0 +1,27 @@
+import ArgumentParser
+import BackgrounderDaemon
+
+/// `backgrounder trigger ID`: run a job now.
+struct TriggerCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "trigger",
+    abstract: "Run a job now, bypassing its constraints and backoff.",
+    discussion: """
+      Like iOS's simulate-launch hook: the running daemon starts the job at once (a run already
+      in flight is not started twice). Needs a running daemon.
+      """
+  )
+
+  @OptionGroup var job: JobIdArgument
+  @OptionGroup var config: ConfigOption
+
+  func run() async throws {
+    let configuration = try config.load()
+    guard let response = try await DaemonConnection.send(.trigger(id: job.id), configuration) else {
+      throw OperatorError(
+        "no daemon is running (\(configuration.controlSocketPath)); start it with "
+          + "`backgrounder run`, which runs due jobs itself")
+    }
+    try DaemonConnection.report(response)
+  }
+}

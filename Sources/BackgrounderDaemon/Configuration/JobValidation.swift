@@ -1,0 +1,38 @@
+import Backgrounder
+
+/// The rules a job definition must satisfy, whether it comes from the config file or from
+/// `backgrounder schedule` flags.
+public enum JobValidation {
+  /// The first rule `job` breaks, as the config key it concerns and what is wrong; nil if none.
+  public static func problem(with job: JobDefinition) -> (key: String, message: String)? {
+    do {
+      _ = try TaskId(job.id)
+    } catch {
+      return ("id", "\(error)")
+    }
+    guard let program = job.command.first, !program.isEmpty else {
+      return ("command", "must name a program as its first element")
+    }
+    switch job.schedule {
+    case .every(let every, let flex):
+      if every < .seconds(60) { return ("every", "must be at least 1m") }
+      if let flex, flex <= .zero || flex >= every {
+        return ("flex", "must be greater than 0 and less than `every`")
+      }
+    case .once(let delay):
+      if delay < .zero { return ("delay", "must not be negative") }
+    }
+    if let budget = job.budget, budget < .seconds(1) { return ("budget", "must be at least 1s") }
+    let backoff = job.backoff
+    if backoff.initial < .seconds(10) || backoff.initial > .seconds(5 * 3600) {
+      return ("backoff.initial", "must be between 10s and 5h")
+    }
+    if !(1...30).contains(backoff.maxAttempts) {
+      return ("backoff.max-attempts", "must be between 1 and 30, got \(backoff.maxAttempts)")
+    }
+    if !(0...1).contains(backoff.jitter) {
+      return ("backoff.jitter", "must be between 0 and 1, got \(backoff.jitter)")
+    }
+    return nil
+  }
+}

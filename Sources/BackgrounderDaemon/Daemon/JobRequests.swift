@@ -1,0 +1,68 @@
+import Backgrounder
+import Foundation
+
+/// Where a daemon job came from: the config file (reconciled on start and reload) or the
+/// `schedule` verb (left alone by reconciliation).
+public enum JobOrigin: String, Sendable, Codable {
+  case config
+  case cli
+}
+
+/// Maps daemon jobs to runtime requests. The job definition travels in the request's input, so
+/// the worker needs nothing but its context, and a changed definition is visible in the store.
+public enum JobRequests {
+  static let definitionKey = "job"
+  static let originKey = "origin"
+
+  /// The work request for `job`.
+  public static func request(for job: JobDefinition, origin: JobOrigin) throws -> WorkRequest {
+    let taskId = try TaskId(job.id)
+    let input = try input(for: job, origin: origin)
+    let constraints = WorkConstraints(
+      networkRequired: NetworkRequirement(rawValue: job.network.rawValue) ?? .none,
+      requiresCharging: job.requiresCharging,
+      requiresBatteryNotLow: job.requiresBatteryNotLow)
+    let backoff =
+      switch job.backoff.policy {
+      case .linear:
+        BackoffPolicy.linear(
+          initialDelay: job.backoff.initial, maxAttempts: job.backoff.maxAttempts,
+          jitter: job.backoff.jitter)
+      case .exponential:
+        BackoffPolicy.exponential(
+          initialDelay: job.backoff.initial, maxAttempts: job.backoff.maxAttempts,
+          jitter: job.backoff.jitter)
+      }
+    let budget = job.budget ?? WorkRequest.defaultBudget
+    switch job.schedule {
+    case .every(let interval, let flex):
+      return .periodic(
+        WorkRequest.Periodic(
+          taskId: taskId, constraints: constraints, input: input, interval: interval,
+          flexWindow: flex, backoff: backoff, budget: budget))
+    case .once(let delay):
+      return .oneTime(
+        WorkRequest.OneTime(
+          taskId: taskId, constraints: constraints, input: input, initialDelay: delay,
+          backoff: backoff,
+          executionHint: job.expedited ? .expedited(onQuotaExhausted: .runAsRegular) : .standard,
+          budget: budget))
+    }
+  }
+
+  /// The input carrying `job` and its origin.
+  static func input(for job: JobDefinition, origin: JobOrigin) throws -> WorkInput {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    let definition = String(decoding: try encoder.encode(job), as: UTF8.self)
+    return [definitionKey: .string(definition), originKey: .string(origin.rawValue)]
+  }
+
+  /// The job definition and origin stored in `input`, or nil when it carries none.
+  public static func job(in input: WorkInput) -> (JobDefinition, JobOrigin)? {
+    guard let text = input.string(definitionKey),
+      let job = try? JSONDecoder().decode(JobDefinition.self, from: Data(text.utf8))
+    else { return nil }
+    return (job, input.string(originKey).flatMap(JobOrigin.init(rawValue:)) ?? .config)
+  }
+}

@@ -1,0 +1,75 @@
+import Backgrounder
+import Logging
+
+/// Brings the runtime's tasks in line with the config file, on start and on every reload:
+/// new jobs are scheduled; changed periodic jobs keep their next run and attempts (policy
+/// `update`); a changed one-time job runs again; an unchanged one — even a finished one — is left
+/// alone; jobs removed from the file are cancelled. Jobs added with `schedule` are not touched.
+public actor JobSynchronizer {
+  private let runtime: Backgrounder
+  private let logger: Logger
+
+  public init(runtime: Backgrounder, logger: Logger) {
+    self.runtime = runtime
+    self.logger = logger
+  }
+
+  /// Applies `configuration`'s jobs.
+  public func apply(_ configuration: DaemonConfiguration) async {
+    let stored: [TaskId: TaskStatus]
+    do {
+      stored = Dictionary(
+        try await runtime.storedTasks(historyLimit: 0).map { ($0.id, $0) },
+        uniquingKeysWith: { first, _ in first })
+    } catch {
+      logger.error("cannot read the store to apply the config", metadata: ["error": "\(error)"])
+      return
+    }
+    var wanted = Set<TaskId>()
+    for job in configuration.jobs {
+      guard let id = try? TaskId(job.id) else { continue }
+      wanted.insert(id)
+      guard let policy = Self.policy(for: job, existing: stored[id]) else { continue }
+      _ = await schedule(job, origin: .config, policy: policy)
+    }
+    for (id, task) in stored where !wanted.contains(id) && !task.state.isFinished {
+      guard let (_, origin) = JobRequests.job(in: task.input), origin == .config else { continue }
+      let outcome = await runtime.cancel(id)
+      logger.info(
+        "job removed from the config: cancelled",
+        metadata: ["job": "\(id)", "outcome": "\(outcome)"])
+    }
+  }
+
+  /// Schedules one job; returns the outcome in words and whether it took effect.
+  public func schedule(
+    _ job: JobDefinition, origin: JobOrigin, policy: ExistingWorkPolicy = .replace
+  ) async -> (ok: Bool, message: String) {
+    let request: WorkRequest
+    do {
+      request = try JobRequests.request(for: job, origin: origin)
+    } catch {
+      return (false, "\(job.id): \(error)")
+    }
+    let outcome = await runtime.schedule(request, policy: policy)
+    logger.info(
+      "job scheduled",
+      metadata: ["job": "\(job.id)", "policy": "\(policy)", "outcome": "\(outcome)"])
+    switch outcome {
+    case .scheduled: return (true, "scheduled \(job.id)")
+    case .keptExisting: return (true, "kept the existing schedule of \(job.id)")
+    case .rejected(let reason): return (false, "\(job.id) rejected: \(reason)")
+    }
+  }
+
+  /// What to do with `job` given the stored task: nil when nothing changed.
+  static func policy(for job: JobDefinition, existing: TaskStatus?) -> ExistingWorkPolicy? {
+    guard let existing, let (previous, _) = JobRequests.job(in: existing.input) else {
+      return .replace
+    }
+    if previous == job { return nil }
+    if existing.state.isFinished { return .replace }
+    if case .once = job.schedule { return .replace }
+    return .update
+  }
+}

@@ -1,0 +1,403 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// A failure of the daemon harness (missing binary, timeout, unreadable status), with everything
+/// observed so far in its description.
+struct DaemonHarnessError: Error, CustomStringConvertible {
+  var description: String
+
+  init(_ description: String) {
+    self.description = description
+  }
+}
+
+/// The real `backgrounder` executable, built by `swift build --build-tests` into the same
+/// products directory as the test bundle.
+enum DaemonBinary {
+  /// Its path; `BACKGROUNDER_BINARY` overrides the search.
+  static func path() throws -> String {
+    if let override = ProcessInfo.processInfo.environment["BACKGROUNDER_BINARY"] {
+      guard FileManager.default.isExecutableFile(atPath: override) else {
+        throw DaemonHarnessError("BACKGROUNDER_BINARY=\(override) is not an executable file")
+      }
+      return override
+    }
+    var candidates: [String] = []
+    let starts = [
+      URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath(),
+      Bundle.main.executableURL?.resolvingSymlinksInPath(),
+      Bundle.main.bundleURL.resolvingSymlinksInPath(),
+    ]
+    for start in starts.compactMap({ $0 }) {
+      var directory = start.deletingLastPathComponent()
+      for _ in 0..<5 {
+        candidates.append(directory.appendingPathComponent("backgrounder").path)
+        directory = directory.deletingLastPathComponent()
+      }
+    }
+    if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
+      return found
+    }
+    throw DaemonHarnessError(
+      "the backgrounder executable was not found (build it with `swift build --build-tests`, "
+        + "or set BACKGROUNDER_BINARY); looked at:\n  "
+        + candidates.joined(separator: "\n  "))
+  }
+}
+
+/// A fresh temporary directory per test with a config whose store and control socket live in it.
+/// ``remove()`` deletes it (tests call it in `defer`).
+struct DaemonWorkspace: Sendable {
+  let directory: String
+  var configPath: String { directory + "/config.toml" }
+  var storePath: String { directory + "/state.sqlite" }
+  var socketPath: String { directory + "/control.sock" }
+
+  init() throws {
+    // Short: the control socket path must fit in sun_path (108 bytes).
+    directory = "/tmp/bge2e-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+    try FileManager.default.createDirectory(
+      atPath: directory, withIntermediateDirectories: false)
+  }
+
+  /// A path inside the workspace.
+  func file(_ name: String) -> String { directory + "/" + name }
+
+  /// Writes the config: `[store]` and `[control]` pointing into the workspace, then `jobs`
+  /// (TOML `[[job]]` tables).
+  func writeConfig(jobs: String) throws {
+    try writeRawConfig(
+      """
+      [store]
+      path = "\(storePath)"
+      [control]
+      socket = "\(socketPath)"
+
+      \(jobs)
+      """)
+  }
+
+  /// Replaces the config file with `text` as is.
+  func writeRawConfig(_ text: String) throws {
+    try text.write(toFile: configPath, atomically: true, encoding: .utf8)
+  }
+
+  /// The lines of a side-effect file; empty when it does not exist.
+  func lines(of name: String) -> [String] {
+    guard let text = try? String(contentsOfFile: file(name), encoding: .utf8) else { return [] }
+    return text.split(separator: "\n").map(String.init)
+  }
+
+  func remove() {
+    try? FileManager.default.removeItem(atPath: directory)
+  }
+}
+
+/// A TOML `[[job]]` table for a command run through `/bin/sh -c SCRIPT`.
+func daemonShellJob(id: String, script: String, schedule: String, extra: String = "") -> String {
+  let escaped = script.replacingOccurrences(of: "\\", with: "\\\\")
+    .replacingOccurrences(of: "\"", with: "\\\"")
+  return """
+    [[job]]
+    id = "\(id)"
+    command = ["/bin/sh", "-c", "\(escaped)"]
+    \(schedule)
+    \(extra)
+
+    """
+}
+
+/// Polls `probe` until it returns a value or `timeout` passes. `describe` says what was seen
+/// last, for the timeout error.
+@discardableResult
+func daemonEventually<T>(
+  _ what: String, timeout: Duration = .seconds(20), interval: Duration = .milliseconds(150),
+  describe: @autoclosure () -> String = "", _ probe: () async throws -> T?
+) async throws -> T {
+  let clock = ContinuousClock()
+  let deadline = clock.now.advanced(by: timeout)
+  while true {
+    if let value = try await probe() { return value }
+    if clock.now >= deadline {
+      throw DaemonHarnessError("timed out after \(timeout) waiting for \(what)\n\(describe())")
+    }
+    try await Task.sleep(for: interval)
+  }
+}
+
+/// Whether any live (non-zombie) process is in process group `group`, read from `/proc`.
+func daemonProcessGroupAlive(_ group: Int32) -> Bool {
+  let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+  for entry in entries where entry.allSatisfy(\.isNumber) {
+    guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+      let close = stat.lastIndex(of: ")")
+    else { continue }
+    // After "pid (comm) ": state ppid pgrp ...
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 2, fields[0] != "Z", fields[0] != "X" else { continue }
+    if Int32(fields[2]) == group { return true }
+  }
+  return false
+}
+
+/// A child process whose stdout and stderr go to files, awaitable without blocking a thread.
+final class DaemonChild: Sendable {
+  let process: Process
+  let outputPath: String
+  private let exits: Mutex<AsyncStream<Int32>?>
+  private let exitStatus = Mutex<Int32?>(nil)
+
+  let errorPath: String
+
+  /// Starts `arguments[0]` with the rest as arguments; stdout goes to `outputPath`, stderr to
+  /// `errorPath` (default: the same file).
+  init(_ arguments: [String], outputPath: String, errorPath: String? = nil) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: arguments[0])
+    process.arguments = Array(arguments.dropFirst())
+    _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+    process.standardOutput = output
+    var error = output
+    if let errorPath {
+      _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+      error = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+    }
+    process.standardError = error
+    process.standardInput = FileHandle.nullDevice
+    let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
+    process.terminationHandler = { finished in
+      continuation.yield(finished.terminationStatus)
+      continuation.finish()
+    }
+    self.process = process
+    self.outputPath = outputPath
+    self.errorPath = errorPath ?? outputPath
+    self.exits = Mutex(stream)
+    defer {
+      try? output.close()
+      if errorPath != nil { try? error.close() }
+    }
+    try process.run()
+  }
+
+  var pid: Int32 { process.processIdentifier }
+  var isRunning: Bool { process.isRunning }
+
+  /// What it printed on stdout (and stderr, when they share a file) so far.
+  var output: String {
+    (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "<no output>"
+  }
+
+  /// What it printed on stderr so far.
+  var errorOutput: String {
+    (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "<no output>"
+  }
+
+  /// The exit status (or signal number) once it exits, or nil after `timeout`.
+  func waitForExit(timeout: Duration) async -> Int32? {
+    if let status = exitStatus.withLock({ $0 }) { return status }
+    guard let stream = exits.withLock({ $0 }) else { return nil }
+    let status: Int32? = await withTaskGroup(of: Int32?.self) { group in
+      group.addTask {
+        for await status in stream { return status }
+        return nil
+      }
+      group.addTask {
+        try? await Task.sleep(for: timeout)
+        return nil
+      }
+      let first = await group.next() ?? nil
+      group.cancelAll()
+      return first
+    }
+    if let status {
+      exitStatus.withLock { $0 = status }
+      exits.withLock { $0 = nil }
+    }
+    return status
+  }
+
+  func signal(_ signal: Int32) {
+    if process.isRunning { kill(process.processIdentifier, signal) }
+  }
+
+  /// SIGKILL and reap; safe to call more than once and from `defer`.
+  func terminate() {
+    guard process.isRunning else { return }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+  }
+}
+
+/// What one CLI invocation did.
+struct DaemonCLIResult: Sendable, CustomStringConvertible {
+  var arguments: [String]
+  var status: Int32
+  var stdout: String
+  var stderr: String
+  var description: String {
+    "`backgrounder \(arguments.joined(separator: " "))` exited \(status)\n"
+      + "stdout: \(stdout)\nstderr: \(stderr)"
+  }
+}
+
+/// Runs CLI verbs and a daemon against one workspace, optionally inside a network namespace
+/// (`ip netns exec NS ...`). ``cleanUp()`` kills every daemon and job process group it started
+/// or was told about.
+final class DaemonHarness: Sendable {
+  let workspace: DaemonWorkspace
+  let binary: String
+  let namespace: String?
+  private let daemons = Mutex<[DaemonChild]>([])
+  private let jobGroups = Mutex<Set<Int32>>([])
+  private let trace = Mutex<[String]>([])
+
+  init(workspace: DaemonWorkspace, namespace: String? = nil) throws {
+    self.workspace = workspace
+    self.binary = try DaemonBinary.path()
+    self.namespace = namespace
+  }
+
+  private func commandLine(_ arguments: [String]) -> [String] {
+    let prefix = namespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? []
+    return prefix + [binary] + arguments
+  }
+
+  /// Starts `backgrounder run --config CFG`.
+  func startDaemon() throws -> DaemonChild {
+    let count = daemons.withLock { $0.count }
+    let daemon = try DaemonChild(
+      commandLine(["run", "--config", workspace.configPath]),
+      outputPath: workspace.file("daemon-\(count).log"))
+    daemons.withLock { $0.append(daemon) }
+    return daemon
+  }
+
+  /// Runs one verb to completion (at most 60 s) and returns its exit status and output.
+  func cli(_ arguments: String...) async throws -> DaemonCLIResult {
+    try await cli(arguments)
+  }
+
+  func cli(_ arguments: [String]) async throws -> DaemonCLIResult {
+    let name = "cli-\(UUID().uuidString)"
+    let outputPath = workspace.file(name + ".out")
+    let errorPath = workspace.file(name + ".err")
+    defer {
+      try? FileManager.default.removeItem(atPath: outputPath)
+      try? FileManager.default.removeItem(atPath: errorPath)
+    }
+    let child = try DaemonChild(
+      commandLine(arguments), outputPath: outputPath, errorPath: errorPath)
+    guard let status = await child.waitForExit(timeout: .seconds(60)) else {
+      child.terminate()
+      throw DaemonHarnessError("`backgrounder \(arguments.joined(separator: " "))` hung")
+    }
+    return DaemonCLIResult(
+      arguments: arguments, status: status, stdout: child.output, stderr: child.errorOutput)
+  }
+
+  /// `status --json --config CFG`, decoded; the raw JSON is appended to the trace.
+  func status() async throws -> DaemonStatus {
+    let result = try await cli("status", "--json", "--config", workspace.configPath)
+    record(result.stdout)
+    guard result.status == 0 else { throw DaemonHarnessError("status failed: \(result)") }
+    let json = result.stdout
+    do {
+      var document = try JSONDecoder().decode(DaemonStatus.self, from: Data(json.utf8))
+      document.raw = json
+      return document
+    } catch {
+      throw DaemonHarnessError("cannot decode status JSON (\(error)):\n\(json)")
+    }
+  }
+
+  /// Polls `status` until `predicate` holds for the task `id` (present), returning that task.
+  func waitForTask(
+    _ id: String, _ what: String, timeout: Duration = .seconds(20),
+    where predicate: @escaping (DaemonTaskStatus) -> Bool
+  ) async throws -> DaemonTaskStatus {
+    try await daemonEventually(
+      "\(id): \(what)", timeout: timeout, describe: self.describe()
+    ) {
+      let status = try await self.status()
+      return status.task(id).flatMap { predicate($0) ? $0 : nil }
+    }
+  }
+
+  /// Remembers a job's process group so that ``cleanUp()`` kills it.
+  func adoptJobGroup(_ group: Int32) {
+    jobGroups.withLock { _ = $0.insert(group) }
+  }
+
+  /// A step for the trace shown when something fails.
+  func record(_ step: String) {
+    trace.withLock { $0.append(step) }
+  }
+
+  /// The last status documents and the daemon logs, for failure messages.
+  func describe() -> String {
+    let steps = trace.withLock { $0.suffix(3) }.joined(separator: "\n---\n")
+    let logs = daemons.withLock { $0 }.enumerated().map { index, daemon in
+      "daemon \(index) log (tail):\n"
+        + daemon.output.split(separator: "\n").suffix(30)
+        .joined(separator: "\n")
+    }
+    return (["last status steps:\n" + steps] + logs).joined(separator: "\n")
+  }
+
+  /// Kills every daemon and adopted job process group.
+  func cleanUp() {
+    for daemon in daemons.withLock({ $0 }) { daemon.terminate() }
+    for group in jobGroups.withLock({ $0 }) where group > 1 { kill(-group, SIGKILL) }
+  }
+}
+
+/// The parts of `status --json` the tests read.
+struct DaemonStatus: Decodable, Sendable {
+  var tasks: [DaemonTaskStatus]?
+  var raw = ""
+
+  private enum CodingKeys: String, CodingKey { case tasks }
+
+  func task(_ id: String) -> DaemonTaskStatus? {
+    tasks?.first { $0.id == id }
+  }
+}
+
+/// One entry of `tasks` in `status --json`.
+struct DaemonTaskStatus: Decodable, Sendable {
+  struct Predicate: Decodable, Sendable {
+    var kind: String
+  }
+
+  struct Run: Decodable, Sendable {
+    var attempt: Int
+    var startedAt: String?
+    var endedAt: String
+    var outcome: String
+    var reason: String?
+  }
+
+  var id: String
+  var kind: String
+  var state: String
+  var nextRun: String?
+  var attempt: Int
+  var deferrals: Int
+  var lastResult: String?
+  var lastReason: String?
+  var pendingPredicates: [Predicate]
+  var lastRunStartedAt: String?
+  var recentRuns: [Run]
+
+  var predicateKinds: [String] { pendingPredicates.map(\.kind) }
+
+  /// `nextRun` as a date.
+  var nextRunDate: Date? { nextRun.flatMap(Self.date) }
+
+  static func date(_ text: String) -> Date? {
+    try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
+  }
+}
