@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// A `backgrounder status --watch --json` child in the namespace; a reader thread stamps each
+/// A `backgrounder status --watch [--json]` child in the namespace; a reader thread stamps each
 /// output line with CLOCK_MONOTONIC the moment it arrives.
 final class WatchProcess: Sendable {
   struct Line: Sendable {
@@ -12,10 +12,11 @@ final class WatchProcess: Sendable {
   private let process: Process
   private let lines = Mutex<[Line]>([])
 
-  init(executable: String, namespace: String) throws {
+  init(executable: String, namespace: String, json: Bool = true) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-    process.arguments = ["netns", "exec", namespace, executable, "status", "--watch", "--json"]
+    process.arguments =
+      ["netns", "exec", namespace, executable, "status", "--watch"] + (json ? ["--json"] : [])
     let pipe = Pipe()
     process.standardOutput = pipe
     try process.run()

@@ -3,7 +3,8 @@ import Foundation
 // Reachability benchmark. Run as root: `swift run -c release ReachabilityBenchmark [options]`
 //   --changes N            measured changes (default 240)
 //   --backgrounder PATH    binary to watch (default .build/release/backgrounder)
-//   --idle-seconds S       then strace an idle `status --watch` for S seconds (default 60; 0 = skip)
+//   --idle-seconds S       then strace an idle `status --watch` and `status --watch --json` for
+//                          S seconds each (default 60; 0 = skip)
 // Latency: from just before the rtnetlink request (sent on our own socket, ACK awaited) that makes
 // the change, to the moment the matching `status --watch --json` line reaches this process.
 
@@ -32,9 +33,11 @@ do {
   let latencies = try LatencyRun(namespace: namespace, backgrounder: backgrounder).measure(changes)
   print(LatencyRun.report(latencies))
   if idleSeconds > 0 {
-    print(
-      try IdleSyscalls.count(
-        backgrounder: backgrounder, namespace: namespace.name, seconds: idleSeconds))
+    for json in [false, true] {
+      print(
+        try IdleSyscalls.count(
+          backgrounder: backgrounder, namespace: namespace.name, seconds: idleSeconds, json: json))
+    }
   }
 } catch {
   FileHandle.standardError.write(Data("benchmark failed: \(error)\n".utf8))

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// The `backgrounder` command line: one type per subcommand, each in its own file.
-@main
+/// Started by ``ExecutorEntryPoint`` (the `@main` type).
 struct BackgrounderCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "backgrounder",

@@ -1,0 +1,40 @@
+import Glibc
+
+/// A counting wakeup over a pipe: each ``signal()`` writes one byte, each ``wait()`` blocks in
+/// `read` until it takes one. A thread blocked in ``wait()`` makes no system calls until then.
+final class ExecutorWakeup: Sendable {
+  private let readDescriptor: Int32
+  private let writeDescriptor: Int32
+
+  /// Opens the pipe (both ends close-on-exec).
+  init() {
+    var descriptors: [Int32] = [-1, -1]
+    guard pipe(&descriptors) == 0 else {
+      fatalError("executor: pipe() failed: \(String(cString: strerror(errno)))")
+    }
+    for descriptor in descriptors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+    readDescriptor = descriptors[0]
+    writeDescriptor = descriptors[1]
+  }
+
+  /// The read end, for `poll`.
+  var pollDescriptor: Int32 { readDescriptor }
+
+  /// Makes one ``wait()`` return (now or the next time one is called).
+  func signal() {
+    var byte: UInt8 = 1
+    while write(writeDescriptor, &byte, 1) < 0 && errno == EINTR {}
+  }
+
+  /// Blocks until a ``signal()`` is available and consumes it.
+  func wait() {
+    var byte: UInt8 = 0
+    while read(readDescriptor, &byte, 1) < 0 && errno == EINTR {}
+  }
+
+  /// Consumes up to `count` pending signals; for a reader woken by `poll`.
+  func consume(upTo count: Int) {
+    var bytes = [UInt8](repeating: 0, count: count)
+    while read(readDescriptor, &bytes, count) < 0 && errno == EINTR {}
+  }
+}
