@@ -134,28 +134,6 @@ extension DispatchStateMachine {
       completeCycle(
         id, result: .failure, reason: "factory declined to create a worker",
         historyOutcome: "skipped", startedAt: startedAt, now: now, &effects)
-    case .finished(.success):
-      entry.row.lastRunEndedAt = now
-      entries[id] = entry
-      effects.events.append(
-        event(
-          id, .workCompleted(attempt: attempt, result: .success, runtime: runtime(startedAt, now)),
-          now))
-      completeCycle(
-        id, result: .success, reason: nil, historyOutcome: "success", startedAt: startedAt,
-        now: now, &effects)
-    case .finished(.failure(let reason)):
-      entry.row.lastRunEndedAt = now
-      entries[id] = entry
-      effects.events.append(
-        event(
-          id,
-          .workCompleted(
-            attempt: attempt, result: .failure(reason: reason), runtime: runtime(startedAt, now)),
-          now))
-      completeCycle(
-        id, result: .failure, reason: reason, historyOutcome: "failure", startedAt: startedAt,
-        now: now, &effects)
     case .finished(.retry):
       entry.row.lastRunEndedAt = now
       entries[id] = entry
@@ -165,6 +143,22 @@ extension DispatchStateMachine {
           now))
       retryCounted(
         id, reason: "worker asked to retry", historyOutcome: "retry", startedAt: startedAt,
+        now: now, &effects)
+    case .finished(let result):
+      entry.row.lastRunEndedAt = now
+      entries[id] = entry
+      effects.events.append(
+        event(
+          id, .workCompleted(attempt: attempt, result: result, runtime: runtime(startedAt, now)),
+          now))
+      let (last, reason, outcome): (LastResult, String?, String) =
+        if case .failure(let reason) = result {
+          (.failure, reason, "failure")
+        } else {
+          (.success, nil, "success")
+        }
+      completeCycle(
+        id, result: last, reason: reason, historyOutcome: outcome, startedAt: startedAt,
         now: now, &effects)
     case .expired:
       entry.row.lastRunEndedAt = now

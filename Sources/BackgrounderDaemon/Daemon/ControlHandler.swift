@@ -26,7 +26,11 @@ struct ControlHandler: Sendable {
           : ControlResponse(ok: false, message: "\(id) is not running")
       }
     case .cancel(let id):
-      guard let taskId = try? TaskId(id) else { return invalid(id) }
+      let taskId: TaskId
+      switch parse(id) {
+      case .success(let parsed): taskId = parsed
+      case .failure(let refusal): return refusal.response
+      }
       return switch await runtime.cancel(taskId) {
       case .cancelled: ControlResponse(ok: true, message: "cancelled \(id)")
       case .noSuchTask: ControlResponse(ok: false, message: "no such job: \(id)")
@@ -41,16 +45,25 @@ struct ControlHandler: Sendable {
   }
 
   private func withTaskId(_ id: String, _ body: (TaskId) -> ControlResponse) -> ControlResponse {
-    guard let taskId = try? TaskId(id) else { return invalid(id) }
-    return body(taskId)
+    switch parse(id) {
+    case .success(let taskId): body(taskId)
+    case .failure(let refusal): refusal.response
+    }
   }
 
-  private func invalid(_ id: String) -> ControlResponse {
+  /// The task id, or the answer explaining why `id` is not one.
+  private func parse(_ id: String) -> Result<TaskId, Refusal> {
     do {
-      _ = try TaskId(id)
-      return ControlResponse(ok: false, message: "invalid job id \"\(id)\"")
+      return .success(try TaskId(id))
     } catch {
-      return ControlResponse(ok: false, message: "invalid job id \"\(id)\": \(error)")
+      return .failure(
+        Refusal(response: ControlResponse(ok: false, message: "invalid job id \"\(id)\": \(error)"))
+      )
     }
+  }
+
+  /// A request refused before it reached the runtime.
+  private struct Refusal: Error {
+    let response: ControlResponse
   }
 }
