@@ -48,12 +48,9 @@ extension DispatchStateMachine {
       + "\(min(settings.gateLimit, entry.row.budget / 4))"
     entry.row.updatedAt = now
     entries[id] = entry
-    effects.ops.append(.upsert(entry.row))
-    effects.ops.append(
-      .appendRun(
-        RunRow(
-          taskId: id, attempt: entry.row.attempt, startedAt: nil, endedAt: now,
-          outcome: "deferred", reason: entry.row.lastReason)))
+    effects.persist(
+      entry.row, run: entry.row.attempt, startedAt: nil, endedAt: now,
+      outcome: "deferred", reason: entry.row.lastReason)
     effects.events.append(event(id, .attemptDeferred(reason: .reachabilityTimeout), now))
     effects.events.append(
       event(id, .retryScheduled(nextAttempt: entry.row.attempt, delay: delay), now))
@@ -208,12 +205,9 @@ extension DispatchStateMachine {
     entry.row.lastReason = reason
     entry.row.updatedAt = now
     entries[id] = entry
-    effects.ops.append(.upsert(entry.row))
-    effects.ops.append(
-      .appendRun(
-        RunRow(
-          taskId: id, attempt: attempt, startedAt: startedAt, endedAt: now,
-          outcome: historyOutcome, reason: reason)))
+    effects.persist(
+      entry.row, run: attempt, startedAt: startedAt, endedAt: now,
+      outcome: historyOutcome, reason: reason)
     effects.events.append(event(id, .retryScheduled(nextAttempt: nextAttempt, delay: delay), now))
   }
 
@@ -239,12 +233,9 @@ extension DispatchStateMachine {
       entry.row.state = result == .success ? .succeeded : .failed
       removeEntry(id)
     }
-    effects.ops.append(.upsert(entry.row))
-    effects.ops.append(
-      .appendRun(
-        RunRow(
-          taskId: id, attempt: attempt, startedAt: startedAt, endedAt: now,
-          outcome: historyOutcome, reason: reason)))
+    effects.persist(
+      entry.row, run: attempt, startedAt: startedAt, endedAt: now,
+      outcome: historyOutcome, reason: reason)
   }
 
   // MARK: - Resurrection

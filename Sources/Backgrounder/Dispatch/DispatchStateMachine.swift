@@ -260,12 +260,9 @@ struct DispatchStateMachine: Sendable {
       entry.row.updatedAt = now
       let reason: DeferralReason =
         unmet.contains(.requiresCharging) ? .chargingNotMet : .batteryNotLowNotMet
-      effects.ops.append(.upsert(entry.row))
-      effects.ops.append(
-        .appendRun(
-          RunRow(
-            taskId: id, attempt: entry.row.attempt, startedAt: nil, endedAt: now,
-            outcome: "blocked", reason: Self.describe(unmet))))
+      effects.persist(
+        entry.row, run: entry.row.attempt, startedAt: nil, endedAt: now,
+        outcome: "blocked", reason: Self.describe(unmet))
       effects.events.append(event(id, .attemptDeferred(reason: reason), now))
     }
     entries[id] = entry

@@ -54,6 +54,19 @@ struct Effects: Sendable {
   var isEmpty: Bool {
     ops.isEmpty && events.isEmpty && tickets.isEmpty && gateReleases.isEmpty && stops.isEmpty
   }
+
+  /// Persists `row` and appends one entry to its run history.
+  mutating func persist(
+    _ row: TaskRow, run attempt: Int, startedAt: WallInstant?, endedAt: WallInstant,
+    outcome: String, reason: String?
+  ) {
+    ops.append(.upsert(row))
+    ops.append(
+      .appendRun(
+        RunRow(
+          taskId: row.id, attempt: attempt, startedAt: startedAt, endedAt: endedAt,
+          outcome: outcome, reason: reason)))
+  }
 }
 
 /// A cap on expedited runs: at most `runs` expedited starts per `window`.
