@@ -1,0 +1,31 @@
+/// One thing that must be known before the daemon tells systemd `READY=1`: the control socket
+/// listens, the first network status arrived, ….
+package struct ReadinessCondition: Sendable {
+  /// What is waited for, for logs.
+  package let name: String
+  private let isMet: @Sendable () async -> Bool
+
+  /// Met by the first element of `stream`; never met when the stream ends first (the part
+  /// feeding it failed) or the waiting task is cancelled.
+  package static func firstElement<Element: Sendable>(
+    of stream: AsyncStream<Element>, _ name: String
+  ) -> ReadinessCondition {
+    ReadinessCondition(name: name) {
+      for await _ in stream { return !Task.isCancelled }
+      return false
+    }
+  }
+
+  private init(name: String, isMet: @escaping @Sendable () async -> Bool) {
+    self.name = name
+    self.isMet = isMet
+  }
+
+  /// Waits for every condition in turn; `false` as soon as one can never be met.
+  package static func waitForAll(_ conditions: [ReadinessCondition]) async -> Bool {
+    for condition in conditions {
+      guard await condition.isMet() else { return false }
+    }
+    return true
+  }
+}
