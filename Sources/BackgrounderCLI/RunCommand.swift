@@ -1,7 +1,7 @@
 import ArgumentParser
 import BackgrounderDaemon
-import Logging
 import Foundation
+import Logging
 
 /// `backgrounder run`: the daemon.
 struct RunCommand: AsyncParsableCommand {
@@ -31,7 +31,9 @@ struct RunCommand: AsyncParsableCommand {
   var sysfsRoot = "/sys"
 
   @Option(
-    help: ArgumentHelp("Time between SIGTERM and SIGKILL for a stopped job.", valueName: "duration"), transform: DurationArgument.parse
+    help: ArgumentHelp(
+      "Time between SIGTERM and SIGKILL for a stopped job.", valueName: "duration"),
+    transform: DurationArgument.parse
   )
   var killGrace: DurationArgument?
 

@@ -61,7 +61,7 @@ import Testing
   @Test("a store owned by another uid is a problem", .enabled(if: getuid() == 0, "needs root"))
   func storeOfAnotherUser() throws {
     let store = root + "/state.sqlite"
-    FileManager.default.createFile(atPath: store, contents: Data())
+    _ = FileManager.default.createFile(atPath: store, contents: Data())
     chown(store, 65_534, 65_534)
     let found = try problems("[store]\npath = \"ROOT/state.sqlite\"\n")
     #expect(found.contains { $0.contains("owned by uid 65534") }, "\(found)")
@@ -71,7 +71,7 @@ import Testing
   func relativeCommandInWorkingDirectory() throws {
     let bin = root + "/work/bin"
     try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-    FileManager.default.createFile(
+    _ = FileManager.default.createFile(
       atPath: bin + "/tool", contents: Data("#!/bin/sh\n".utf8),
       attributes: [.posixPermissions: 0o755])
     let jobs = """

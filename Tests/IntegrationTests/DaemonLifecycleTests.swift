@@ -44,9 +44,9 @@ struct DaemonLifecycleTests {
     }
     #expect(FileManager.default.fileExists(atPath: workspace.socketPath))
     let log = daemon.output
-    let listening = try #require(log.range(of: "control socket ready"), log)
-    let ready = try #require(log.range(of: "daemon ready"), log)
-    #expect(listening.upperBound <= ready.lowerBound, log)
+    let listening = try #require(log.range(of: "control socket ready"), "\(log)")
+    let ready = try #require(log.range(of: "daemon ready"), "\(log)")
+    #expect(listening.upperBound <= ready.lowerBound, "\(log)")
     let trigger = try await harness.cli("trigger", "dev.e2e.none", "--config", workspace.configPath)
     #expect(trigger.stderr.contains("no such job"), "the daemon answers at once: \(trigger)")
 
@@ -109,7 +109,8 @@ struct DaemonLifecycleTests {
     #expect(workspace.lines(of: "once") == ["ran", "ran"])
   }
 
-  @Test("expire is recorded as the operator's, and a reload that changes `every` moves the next run")
+  @Test(
+    "expire is recorded as the operator's, and a reload that changes `every` moves the next run")
   func expireReasonAndReloadedPeriod() async throws {
     let workspace = try DaemonWorkspace()
     defer { workspace.remove() }
@@ -169,7 +170,8 @@ struct DaemonLifecycleTests {
     #expect(huge.status != 0 && huge.stderr.contains("too large"), "\(huge)")
 
     try workspace.writeConfig(
-      jobs: daemonShellJob(id: "dev.e2e.hugecfg", script: "true", schedule: "every = \"999999999999d\""))
+      jobs: daemonShellJob(
+        id: "dev.e2e.hugecfg", script: "true", schedule: "every = \"999999999999d\""))
     let doctor = try await harness.cli("doctor", "--config", config)
     #expect(doctor.status != 0 && doctor.stdout.contains("too large"), "\(doctor)")
     try workspace.writeConfig(jobs: "")

@@ -19,7 +19,7 @@ final class NotifySocketListener: Sendable {
   private let stopped = Mutex(false)
 
   init(directory: String) throws {
-    path = directory + "/notify.sock"
+    path = directory + "/notify-" + String(UInt32.random(in: 0...UInt32.max), radix: 16) + ".sock"
     fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)

@@ -48,5 +48,10 @@ public struct DaemonPartFailure: Error, CustomStringConvertible, Equatable {
   /// What went wrong.
   public var reason: String
 
+  public init(part: String, reason: String) {
+    self.part = part
+    self.reason = reason
+  }
+
   public var description: String { "\(part): \(reason)" }
 }

@@ -84,8 +84,8 @@ public actor JobSynchronizer {
     let (ok, message) = await schedule(job, origin: origin)
     guard ok else { return (false, message) }
     switch runtime.runNow(id) {
-    case .triggered: return (true, "triggered \(id) (it had finished; running it once more)")
-    case .alreadyRunning: return (true, "\(id) is already running")
+    case .triggered, .alreadyRunning:  // already running: the new schedule was due at once
+      return (true, "triggered \(id) (it had finished; running it once more)")
     case .noSuchTask, .notRunning: return (false, "\(id) could not be triggered")
     }
   }

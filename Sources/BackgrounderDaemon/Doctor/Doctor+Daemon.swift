@@ -38,7 +38,8 @@ extension Doctor {
     }
     if info.st_mode & 0o022 != 0 {
       return .init(
-        .problem, subject, "\(directory) is writable by group or others (mode "
+        .problem, subject,
+        "\(directory) is writable by group or others (mode "
           + String(info.st_mode & 0o7777, radix: 8) + ")")
     }
     guard access(directory, W_OK | X_OK) == 0 else {

@@ -101,7 +101,8 @@ public struct Doctor: Sendable {
     if fileManager.fileExists(atPath: path) {
       var info = stat()
       if stat(path, &info) == 0, info.st_uid != getuid() {
-        return .init(.problem, "store", "\(path) is owned by uid \(info.st_uid), not by \(getuid())")
+        return .init(
+          .problem, "store", "\(path) is owned by uid \(info.st_uid), not by \(getuid())")
       }
       return access(path, R_OK | W_OK) == 0
         ? .init(.ok, "store", "\(path) is ours, readable and writable")
