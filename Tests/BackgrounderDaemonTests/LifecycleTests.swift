@@ -78,20 +78,20 @@ import Testing
   func readinessWaitsForAll() async {
     let (listening, listened) = AsyncStream<Void>.makeStream()
     let (statuses, network) = AsyncStream<Int>.makeStream()
-    let result = Mutex<Bool?>(nil)
+    let result = Mutex<String??>(nil)
     let waiter = Task {
-      let ready = await ReadinessCondition.waitForAll([
+      let unmet = await ReadinessCondition.firstUnmet([
         .firstElement(of: listening, "control socket listening"),
         .firstElement(of: statuses, "first network status"),
       ])
-      result.withLock { $0 = ready }
-      return ready
+      result.withLock { $0 = .some(unmet) }
+      return unmet
     }
     network.yield(1)
     for _ in 0..<200 { await Task.yield() }
     #expect(result.withLock { $0 } == nil, "not ready before the socket listens")
     listened.yield()
-    #expect(await waiter.value)
+    #expect(await waiter.value == nil)
   }
 
   @Test("a condition whose source ended is never met")
@@ -100,11 +100,11 @@ import Testing
     let (statuses, network) = AsyncStream<Int>.makeStream()
     listened.yield()
     network.finish()  // the monitor failed before its first status
-    #expect(
-      await !ReadinessCondition.waitForAll([
-        .firstElement(of: listening, "control socket listening"),
-        .firstElement(of: statuses, "first network status"),
-      ]))
+    let unmet = await ReadinessCondition.firstUnmet([
+      .firstElement(of: listening, "control socket listening"),
+      .firstElement(of: statuses, "first network status"),
+    ])
+    #expect(unmet == "first network status")
   }
 
   @Test("the watchdog check passes while the loop iterates or idles, fails when it is stuck")

@@ -92,8 +92,9 @@ public final class Daemon: Service {
       ).handle)
     let ready = "READY=1\nSTATUS=\(configuration.jobs.count) job(s) from \(options.configPath)"
 
-    // Shut down in reverse order: stop answering first, then cancel running jobs, then report
-    // their ends, then stop watching network, power and clock.
+    // Shut down in reverse order: stop reloading and pinging, cancel running jobs (the control
+    // socket still answers "shutting down"), close the socket, report the jobs' ends, then stop
+    // watching network, power and clock.
     var parts = [
       DaemonPart("network monitor") { try await monitor.run() },
       DaemonPart("power probe") { try await probe.run() },
@@ -110,6 +111,7 @@ public final class Daemon: Service {
         for await event in events { reporter.report(event) }
         try await gracefulShutdown()  // the stream ends when the runtime has shut down
       },
+      .untilShutdown("control socket") { try await control.run() },
       DaemonPart("runtime") { try await self.runUntilShutdown(runtime) },
     ]
     if notifier.watchdogInterval != nil {
@@ -120,15 +122,17 @@ public final class Daemon: Service {
         })
     }
     parts += [
-      .untilShutdown("control socket") { try await control.run() },
       .untilShutdown("readiness") {
         // The store is open since runtime.start(); power is read when the probe is created.
-        let isReady = await ReadinessCondition.waitForAll([
+        let unmet = await ReadinessCondition.firstUnmet([
           .firstElement(of: listening, "control socket listening"),
           .firstElement(of: monitor.statusUpdates(), "first network status"),
         ])
-        // A part that failed ends the group; wait for that instead of ending on our own.
-        guard isReady else { return try await gracefulShutdown() }
+        if let unmet {
+          // A part failed or the daemon stops: that ends the group, not this part.
+          self.logger.notice("not ready: no \(unmet)")
+          return try await gracefulShutdown()
+        }
         self.notifier.notify(ready)
         self.logger.info("daemon ready", metadata: ["jobs": "\(configuration.jobs.count)"])
         if self.options.stallDispatchAfterReady, runtime.stallDispatchLoop() {

@@ -21,11 +21,12 @@ package struct ReadinessCondition: Sendable {
     self.isMet = isMet
   }
 
-  /// Waits for every condition in turn; `false` as soon as one can never be met.
-  package static func waitForAll(_ conditions: [ReadinessCondition]) async -> Bool {
+  /// Waits for every condition in turn; returns the name of the first one that can never be
+  /// met, or nil once all are met.
+  package static func firstUnmet(_ conditions: [ReadinessCondition]) async -> String? {
     for condition in conditions {
-      guard await condition.isMet() else { return false }
+      guard await condition.isMet() else { return condition.name }
     }
-    return true
+    return nil
   }
 }
