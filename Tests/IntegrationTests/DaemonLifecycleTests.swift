@@ -21,12 +21,35 @@ struct DaemonLifecycleTests {
       [control]
       socket = "\(socket)"
       """)
+    let doctor = try await harness.cli("doctor", "--config", workspace.configPath)
+    #expect(doctor.status != 0, "doctor sees what run would fail on: \(doctor)")
+    #expect(doctor.stdout.contains("problem: control socket:"), "\(doctor)")
+
     let daemon = try harness.startDaemon(environment: ["NOTIFY_SOCKET": notify.path])
     let status = await daemon.waitForExit(timeout: .seconds(20))
     #expect(status != nil && status != 0, "exit status \(String(describing: status))")
     #expect(daemon.output.contains("socket"), "\(daemon.output)")
     #expect(notify.received("READY=1").isEmpty, "\(notify.received.map(\.text))")
     #expect(!daemon.output.contains("daemon ready"), "\(daemon.output)")
+  }
+
+  @Test("an unusable store: exit ≠ 0, an error naming the store, no READY=1")
+  func unusableStoreFailsBeforeReady() async throws {
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    let notify = try NotifySocketListener(directory: workspace.directory)
+    defer { notify.stop() }
+    try FileManager.default.createDirectory(
+      atPath: workspace.storePath, withIntermediateDirectories: false)
+    try workspace.writeConfig(jobs: "")
+    let daemon = try harness.startDaemon(environment: ["NOTIFY_SOCKET": notify.path])
+    let status = await daemon.waitForExit(timeout: .seconds(20))
+    #expect(status != nil && status != 0, "exit status \(String(describing: status))")
+    #expect(daemon.output.contains("Error: store: "), "\(daemon.output)")
+    #expect(daemon.output.contains(workspace.storePath), "\(daemon.output)")
+    #expect(notify.received("READY=1").isEmpty, "\(notify.received.map(\.text))")
   }
 
   @Test("READY=1 comes once the control socket listens and the network state is known")

@@ -73,7 +73,7 @@ public final class Daemon: Service {
     do {
       try await runtime.start()
     } catch {
-      throw DaemonPartFailure(part: "store \(configuration.storePath)", reason: "\(error)")
+      throw DaemonPartFailure(part: "store", reason: "\(error)")
     }
     let jobs = JobSynchronizer(runtime: runtime, logger: logger)
     await jobs.apply(configuration)
