@@ -138,7 +138,7 @@ import Testing
       if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"),
       "systemd-analyze is not installed (apt systemd)"),
     arguments: [false, true])
-  func systemdAnalyzeVerify(user: Bool) throws {
+  func systemdAnalyzeVerify(user: Bool) async throws {
     let directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("unit-\(UUID().uuidString)")
     try FileManager.default.createDirectory(
@@ -147,19 +147,29 @@ import Testing
     let path = directory.appendingPathComponent("backgrounder.service").path
     try SystemdUnits.service(user: user, executable: "/bin/true")
       .write(toFile: path, atomically: true, encoding: .utf8)
+    let outputPath = directory.appendingPathComponent("verify.out").path
+    _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
     process.arguments = ["verify", "--man=no"] + (user ? ["--user"] : []) + [path]
     // A user manager needs a runtime directory; the test has no login session.
     process.environment = ProcessInfo.processInfo.environment.merging(
       ["XDG_RUNTIME_DIR": directory.path]) { $1 }
-    let errors = Pipe()
-    process.standardError = errors
-    process.standardOutput = errors
-    try process.run()
-    let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0, "\(output)")
-    #expect(!output.contains("backgrounder.service"), "\(output)")
+    process.standardError = output
+    process.standardOutput = output
+    let status = try await withCheckedThrowingContinuation {
+      (done: CheckedContinuation<Int32, any Error>) in
+      process.terminationHandler = { done.resume(returning: $0.terminationStatus) }
+      do {
+        try process.run()
+      } catch {
+        done.resume(throwing: error)
+      }
+    }
+    try output.close()
+    let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    #expect(status == 0, "\(text)")
+    #expect(!text.contains("backgrounder.service"), "\(text)")
   }
 }
