@@ -77,11 +77,14 @@ let package = Package(
       name: "BackgrounderTesting",
       dependencies: ["Backgrounder"]
     ),
+    // timerfd/eventfd headers for the daemon's wall-clock change monitor (no library).
+    .systemLibrary(name: "CTimerFD"),
     // The daemon behind `backgrounder run`: config, command workers, control socket, systemd.
     .target(
       name: "BackgrounderDaemon",
       dependencies: [
         "Backgrounder",
+        "CTimerFD",
         "PowerSource",
         "Reachability",
         .product(name: "Logging", package: "swift-log"),

@@ -23,6 +23,9 @@ public final class Backgrounder: Sendable {
     public var network: any NetworkConditionSource
     /// Power conditions for `requiresCharging` / `requiresBatteryNotLow`.
     public var power: any PowerConditionSource
+    /// Wall-clock steps and resumes from suspend; due times are re-evaluated on each. `nil`
+    /// notices a jump only at the next wake-up.
+    public var clockChanges: (any ClockChangeSource)?
     /// Workers running at once (≥ 1).
     public var concurrencyLimit: Int
     /// How long a cancelled worker may take to return before it is abandoned and reported.
@@ -367,14 +370,20 @@ public final class Backgrounder: Sendable {
     runtime?.wake.fire()
   }
 
-  /// Expires the budget of `taskId`'s running worker now, as if its budget ran out: the worker
-  /// is cancelled and the run is recorded as a retry with `attemptFailed(expired)`.
-  /// Returns `false` when no worker of that task is running.
+  /// Expires `taskId`'s running worker now, on request: the worker is cancelled and the run is
+  /// recorded as a retry with `attemptFailed(expired)` and the reason "expired on request"
+  /// (an attempt is used, as when the budget runs out). Returns `false` when no worker of that
+  /// task is running.
   @discardableResult
   public func expire(_ taskId: TaskId) -> Bool {
     guard let handle = runtime?.runningHandle(taskId) else { return false }
-    handle.expire()
+    handle.expire(onRequest: true)
     return true
+  }
+
+  /// How far the dispatch loop got, for a watchdog: see ``DispatchLoopProgress``.
+  public func dispatchLoopProgress() -> DispatchLoopProgress? {
+    runtime?.progress
   }
 
   // MARK: - Observation

@@ -37,4 +37,12 @@ extension Backgrounder {
   package func flushStore() async {
     await runtime?.writer.flush()
   }
+
+  /// Test hook: the dispatch loop blocks from its next iteration until shutdown, so that a
+  /// watchdog test can see a hung dispatcher. Returns `false` when the runtime is not running.
+  package func stallDispatchLoop() -> Bool {
+    guard let runtime else { return false }
+    runtime.stallLoop()
+    return true
+  }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BackgrounderDaemon
 import Logging
 import Reachability
 import ServiceLifecycle
@@ -8,18 +9,20 @@ struct CaptureCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "capture",
     abstract: "Record the rtnetlink messages the monitor sees as a pcap file.",
-    discussion: "Stops after --duration seconds, or on SIGINT / SIGTERM."
+    discussion: "Stops after --duration, or on SIGINT / SIGTERM."
   )
 
   @Option(help: "The pcap file to write (LINKTYPE_NETLINK, readable by tshark).")
   var output: String
 
-  @Option(help: "Stop after this many seconds.")
-  var duration: Double?
+  @Option(
+    help: ArgumentHelp("Stop after this long, e.g. 30s or 5m.", valueName: "duration"),
+    transform: DurationArgument.parse)
+  var duration: DurationArgument?
 
   func validate() throws {
-    if let duration, !(duration > 0) {
-      throw ValidationError("--duration must be a positive number of seconds")
+    if let duration, duration.value <= .zero {
+      throw ValidationError("--duration must be longer than 0s")
     }
   }
 
@@ -27,23 +30,38 @@ struct CaptureCommand: AsyncParsableCommand {
     let logger = Logger(label: "backgrounder.capture") {
       StreamLogHandler.standardError(label: $0)
     }
-    let capture = try NetlinkCapture(path: output)
+    let capture: NetlinkCapture
+    do {
+      capture = try NetlinkCapture(path: output)
+    } catch {
+      throw OperatorError("cannot write \(output): \(error)")
+    }
     let monitor = ReachabilityMonitor(
       configuration: ReachabilityConfiguration(), logger: logger, capture: capture)
     let group = ServiceGroup(
       configuration: ServiceGroupConfiguration(
         services: [monitor], gracefulShutdownSignals: [.sigint, .sigterm], logger: logger))
     try await withThrowingTaskGroup(of: Void.self) { tasks in
-      tasks.addTask { try await group.run() }
+      tasks.addTask {
+        do {
+          try await group.run()
+        } catch {
+          throw OperatorError("capture to \(output) failed: \(error)")
+        }
+      }
       if let duration {
         tasks.addTask {
-          try await Task.sleep(for: .milliseconds(Int64(duration * 1000)))
+          try await Task.sleep(for: duration.value)
           await group.triggerGracefulShutdown()
         }
       }
       try await tasks.next()
       tasks.cancelAll()
     }
-    try capture.close()
+    do {
+      try capture.close()
+    } catch {
+      throw OperatorError("cannot finish \(output): \(error)")
+    }
   }
 }

@@ -10,6 +10,16 @@ struct DurationArgument: ExpressibleByArgument {
     self.value = value
   }
 
+  /// Parses `text`, throwing the parser's explanation ("too large", "expected a unit", …); for
+  /// `@Option(transform:)`, so that the message reaches the user.
+  static func parse(_ text: String) throws -> DurationArgument {
+    DurationArgument(value: try DurationParser.parse(text))
+  }
+
+  private init(value: Duration) {
+    self.value = value
+  }
+
   static var defaultCompletionKind: CompletionKind { .list(["30s", "10m", "1h", "4h", "1d"]) }
 }
 

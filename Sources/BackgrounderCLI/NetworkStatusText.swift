@@ -1,14 +1,16 @@
 import Reachability
 
-/// Human-readable renderings of a ``NetworkStatus``.
+/// Human-readable renderings of a ``NetworkStatus``. Every text that comes from the kernel or
+/// the network (interface names, drivers, link kinds) is printed with control and invisible
+/// format characters escaped, so that a crafted interface name cannot rewrite the terminal.
 enum NetworkStatusText {
   /// The multi-line report `status` prints.
   static func report(_ status: NetworkStatus) -> String {
     var lines: [String] = []
     if let primary = status.primaryLink {
-      lines.append("Network: reachable via \(primary.name) (\(primary.type.rawValue))")
+      lines.append("Network: reachable via \(escaped(primary.name)) (\(primary.type.rawValue))")
       let verdict = primary.isMetered ? "yes" : "no"
-      lines.append("Metered: \(verdict), \(primary.meteredReason)")
+      lines.append("Metered: \(verdict), \(escaped("\(primary.meteredReason)"))")
     } else {
       lines.append("Network: not reachable (no usable default route)")
       lines.append("Metered: no (nothing reachable)")
@@ -19,8 +21,8 @@ enum NetworkStatusText {
       if link.hasDefaultRoute { flags.append("default-route") }
       let metered = link.isMetered ? "metered" : "unmetered"
       lines.append(
-        "  \(link.index) \(link.name) type=\(link.type.rawValue) \(flags.joined(separator: ",")) "
-          + "\(metered) (\(link.meteredReason))")
+        "  \(link.index) \(escaped(link.name)) type=\(link.type.rawValue) "
+          + "\(flags.joined(separator: ",")) \(metered) (\(escaped("\(link.meteredReason)")))")
     }
     if status.malformedMessages > 0 {
       lines.append("Malformed netlink messages skipped: \(status.malformedMessages)")
@@ -31,13 +33,38 @@ enum NetworkStatusText {
   /// The one-line summary `status --watch` prints per change.
   static func line(_ status: NetworkStatus, observedAt: String) -> String {
     let links = status.links.map { link in
-      "\(link.name):\(link.isUp ? "up" : "down")\(link.hasCarrier ? "" : ",no-carrier")"
+      "\(escaped(link.name)):\(link.isUp ? "up" : "down")\(link.hasCarrier ? "" : ",no-carrier")"
     }.joined(separator: " ")
     guard let primary = status.primaryLink else {
       return "\(observedAt) unreachable | links \(links)"
     }
     let metered = primary.isMetered ? "metered" : "unmetered"
-    return "\(observedAt) reachable via \(primary.name) (\(primary.type.rawValue)), \(metered): "
-      + "\(primary.meteredReason) | links \(links)"
+    return "\(observedAt) reachable via \(escaped(primary.name)) (\(primary.type.rawValue)), "
+      + "\(metered): \(escaped("\(primary.meteredReason)")) | links \(links)"
+  }
+
+  /// `text` with backslashes, control characters (C0, DEL, C1) and invisible format or
+  /// line-separator characters written as `\\`, `\n`, `\x1b`, `\u{202E}`.
+  static func escaped(_ text: String) -> String {
+    var result = ""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\\": result += "\\\\"
+      case "\n": result += "\\n"
+      case "\t": result += "\\t"
+      case "\r": result += "\\r"
+      default:
+        switch scalar.properties.generalCategory {
+        case .control:  // C0, DEL and C1: all below U+0100
+          let hex = String(scalar.value, radix: 16)
+          result += "\\x" + (hex.count < 2 ? "0" : "") + hex
+        case .format, .lineSeparator, .paragraphSeparator, .unassigned:
+          result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        default:
+          result.unicodeScalars.append(scalar)
+        }
+      }
+    }
+    return result
   }
 }

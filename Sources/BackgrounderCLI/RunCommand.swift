@@ -1,7 +1,7 @@
 import ArgumentParser
 import BackgrounderDaemon
+import Foundation
 import Logging
-import ServiceLifecycle
 
 /// `backgrounder run`: the daemon.
 struct RunCommand: AsyncParsableCommand {
@@ -10,8 +10,13 @@ struct RunCommand: AsyncParsableCommand {
     abstract: "Run the daemon: schedule the config's jobs and run them when constraints allow.",
     discussion: """
       SIGHUP reloads the config; SIGTERM/SIGINT stop dispatching, cancel running jobs (recorded
-      as retry) and exit. Under systemd (Type=notify) it reports READY, STATUS and watchdog
-      pings through $NOTIFY_SOCKET. Logs go to stderr (the journal under systemd).
+      as retry) and exit 0. A part that cannot start or fails (control socket, store, netlink,
+      …) stops the daemon with an error naming it and exit status 1. Under systemd
+      (Type=notify) it reports READY=1 once the store is open, the control socket listens and
+      the network and power states are known, STATUS lines, and WATCHDOG=1 pings only while
+      the dispatch loop makes progress, through $NOTIFY_SOCKET. Logs go to stderr (the journal
+      under systemd). Test hook: BACKGROUNDER_TEST_HOOK=stall-dispatch blocks the dispatch
+      loop right after READY=1.
       """
   )
 
@@ -26,7 +31,9 @@ struct RunCommand: AsyncParsableCommand {
   var sysfsRoot = "/sys"
 
   @Option(
-    help: ArgumentHelp("Time between SIGTERM and SIGKILL for a stopped job.", valueName: "duration")
+    help: ArgumentHelp(
+      "Time between SIGTERM and SIGKILL for a stopped job.", valueName: "duration"),
+    transform: DurationArgument.parse
   )
   var killGrace: DurationArgument?
 
@@ -38,11 +45,8 @@ struct RunCommand: AsyncParsableCommand {
     options.sysfsRoot = sysfsRoot
     options.metricsFile = metricsFile
     if let killGrace { options.killGracePeriod = killGrace.value }
-    let daemon = Daemon(options: options, logger: logger)
-    let group = ServiceGroup(
-      configuration: ServiceGroupConfiguration(
-        services: [.init(service: daemon)], gracefulShutdownSignals: [.sigterm, .sigint],
-        logger: logger))
-    try await group.run()
+    options.stallDispatchAfterReady =
+      ProcessInfo.processInfo.environment["BACKGROUNDER_TEST_HOOK"] == "stall-dispatch"
+    try await Daemon(options: options, logger: logger).run()
   }
 }

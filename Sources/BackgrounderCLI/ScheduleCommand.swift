@@ -19,17 +19,22 @@ struct ScheduleCommand: AsyncParsableCommand {
   @OptionGroup var job: JobIdArgument
   @OptionGroup var config: ConfigOption
 
-  @Option(help: ArgumentHelp("Run periodically, e.g. 4h (at least 1m).", valueName: "duration"))
+  @Option(
+    help: ArgumentHelp("Run periodically, e.g. 4h (at least 1m).", valueName: "duration"),
+    transform: DurationArgument.parse)
   var every: DurationArgument?
 
   @Option(
-    help: ArgumentHelp("Flex window of a periodic job (less than --every).", valueName: "duration"))
+    help: ArgumentHelp("Flex window of a periodic job (less than --every).", valueName: "duration"),
+    transform: DurationArgument.parse)
   var flex: DurationArgument?
 
   @Flag(help: "Run once.")
   var once = false
 
-  @Option(help: ArgumentHelp("Delay before a one-time job may run.", valueName: "duration"))
+  @Option(
+    help: ArgumentHelp("Delay before a one-time job may run.", valueName: "duration"),
+    transform: DurationArgument.parse)
   var delay: DurationArgument?
 
   @Option(help: "Network requirement: none, any or unmetered.")
@@ -41,14 +46,17 @@ struct ScheduleCommand: AsyncParsableCommand {
   @Flag(help: "Only run when the battery is not low.")
   var requiresBatteryNotLow = false
 
-  @Option(help: ArgumentHelp("Time allowed per run (default 10m).", valueName: "duration"))
+  @Option(
+    help: ArgumentHelp("Time allowed per run (default 10m).", valueName: "duration"),
+    transform: DurationArgument.parse)
   var budget: DurationArgument?
 
   @Option(help: "Backoff policy: linear or exponential.")
   var backoff: JobDefinition.Backoff.Policy = .exponential
 
   @Option(
-    help: ArgumentHelp("First backoff delay (10s to 5h, default 30s).", valueName: "duration"))
+    help: ArgumentHelp("First backoff delay (10s to 5h, default 30s).", valueName: "duration"),
+    transform: DurationArgument.parse)
   var backoffInitial: DurationArgument?
 
   @Option(help: "Attempts per cycle before a retry becomes a failure (1 to 30).")

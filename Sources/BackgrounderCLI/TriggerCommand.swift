@@ -8,7 +8,8 @@ struct TriggerCommand: AsyncParsableCommand {
     abstract: "Run a job now, bypassing its constraints and backoff.",
     discussion: """
       Like iOS's simulate-launch hook: the running daemon starts the job at once (a run already
-      in flight is not started twice). Needs a running daemon.
+      in flight is not started twice). A finished one-time job runs once more. Needs a running
+      daemon.
       """
   )
 

@@ -3,8 +3,9 @@ public import Foundation
 import Synchronization
 
 /// A wall clock that only moves when told to. Sleepers wake when ``advance(by:)`` or
-/// ``advance(to:)`` reaches their deadline; tests never sleep for real.
-public final class ManualClock: WallClock {
+/// ``advance(to:)`` reaches their deadline; tests never sleep for real. ``jump(by:)`` steps the
+/// clock as `date -s` or an NTP step would and reports it as a ``ClockChangeSource``.
+public final class ManualClock: WallClock, ClockChangeSource {
   private struct Sleeper {
     var deadline: WallInstant
     var continuation: CheckedContinuation<Void, any Error>
@@ -22,6 +23,7 @@ public final class ManualClock: WallClock {
     var sleepers: [UInt64: Sleeper] = [:]
     var cancelled: Set<UInt64> = []
     var watchers: [Watcher] = []
+    var changeSubscribers: [UInt64: AsyncStream<Void>.Continuation] = [:]
   }
 
   private let state: Mutex<State>
@@ -94,6 +96,31 @@ public final class ManualClock: WallClock {
       return due.values.sorted { $0.deadline < $1.deadline }
     }
     for sleeper in due { sleeper.continuation.resume() }
+  }
+
+  /// Steps the clock by `offset` (forward or backward) as a wall-clock change does: sleepers are
+  /// not woken — a real sleep is measured on a monotonic clock and does not notice the step —
+  /// but every ``clockChanges()`` stream gets an element.
+  public func jump(by offset: Duration) {
+    let subscribers = state.withLock { state in
+      state.now = state.now.advanced(by: offset)
+      return Array(state.changeSubscribers.values)
+    }
+    for subscriber in subscribers { subscriber.yield() }
+  }
+
+  /// One element per ``jump(by:)``.
+  public func clockChanges() -> AsyncStream<Void> {
+    let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    let id = state.withLock { state -> UInt64 in
+      state.nextId += 1
+      state.changeSubscribers[state.nextId] = continuation
+      return state.nextId
+    }
+    continuation.onTermination = { [weak self] _ in
+      _ = self?.state.withLock { $0.changeSubscribers.removeValue(forKey: id) }
+    }
+    return stream
   }
 
   /// The deadlines of the current sleepers, earliest first.

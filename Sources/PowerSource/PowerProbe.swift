@@ -212,10 +212,13 @@ public final class PowerProbe: Service, Sendable {
   }
 
   private func publish(_ status: PowerStatus) {
-    state.withLock { state in
+    // Yield after releasing the lock: a subscriber's termination handler takes it from inside
+    // that subscriber task's own lock, which resuming the subscriber needs too.
+    let subscribers = state.withLock { state in
       state.counters.published += 1
-      for subscriber in state.subscribers.values { subscriber.yield(status) }
+      return Array(state.subscribers.values)
     }
+    for subscriber in subscribers { subscriber.yield(status) }
     logger.debug(
       "power status changed",
       metadata: [

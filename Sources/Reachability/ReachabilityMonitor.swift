@@ -88,6 +88,7 @@ public final class ReachabilityMonitor: Service, Sendable {
     throws
   {
     var warnings: [String] = []
+    var published: (NetworkStatus, [AsyncStream<NetworkStatus>.Continuation])?
     try state.withLock { state in
       switch reception {
       case nil:
@@ -110,8 +111,11 @@ public final class ReachabilityMonitor: Service, Sendable {
         try socket.send(request)
       }
       if let status = state.engine.takePublishableStatus() {
-        state.broadcaster.publish(status)
+        published = (status, state.broadcaster.recipients)
       }
+    }
+    if let (status, recipients) = published {
+      for recipient in recipients { recipient.yield(status) }
     }
     for warning in warnings { logger.warning("\(warning)") }
   }

@@ -28,9 +28,11 @@ struct StatusBroadcaster: Sendable {
 
   mutating func unsubscribe(_ id: Int) { subscribers[id] = nil }
 
-  func publish(_ status: NetworkStatus) {
-    for continuation in subscribers.values { continuation.yield(status) }
-  }
+  /// The subscribers a new status goes to. The caller yields to them *after* releasing the
+  /// monitor's lock: resuming a waiting consumer takes that consumer task's lock, and cancelling
+  /// a consumer takes the monitor's lock from inside the task's (its termination handler), so
+  /// yielding under the monitor's lock can deadlock.
+  var recipients: [AsyncStream<NetworkStatus>.Continuation] { Array(subscribers.values) }
 
   /// Marks the broadcaster finished and hands back the open streams, which the caller must
   /// `finish()` *after* releasing the monitor's lock (finishing runs their termination handlers,

@@ -9,7 +9,8 @@ final class DatagramReceiver {
   private let fd: Int32
   private let path: String
 
-  init(path: String) throws {
+  /// `timeout` bounds each `receive()`.
+  init(path: String, timeout: Duration = .seconds(2)) throws {
     self.path = path
     fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
     var address = sockaddr_un()
@@ -23,8 +24,9 @@ final class DatagramReceiver {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
     }
     guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EINVAL) }
-    var timeout = timeval(tv_sec: 2, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    let (seconds, attoseconds) = timeout.components
+    var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
   }
 
   deinit {

@@ -22,4 +22,17 @@ import Testing
   func formatRoundTrips(text: String) throws {
     #expect(DurationParser.format(try DurationParser.parse(text)) == text)
   }
+
+  @Test(arguments: ["999999999999d", "36501d", "99999999999999999999999999999h"])
+  func rejectsTooLarge(text: String) {
+    let error = #expect(throws: DurationParser.InvalidDuration.self) {
+      try DurationParser.parse(text)
+    }
+    #expect(error?.isTooLarge == true)
+    #expect(error?.description.contains("is too large: the maximum is 36500d") == true)
+  }
+
+  @Test func acceptsTheMaximum() throws {
+    #expect(try DurationParser.parse("36500d") == DurationParser.maximum)
+  }
 }

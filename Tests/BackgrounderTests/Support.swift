@@ -23,7 +23,7 @@ struct Harness {
     power: PowerConditions = .externalPower, concurrencyLimit: Int = 4,
     gracePeriod: Duration = .seconds(10), directory: URL? = nil, clock: ManualClock? = nil,
     expeditedQuota: ExpeditedQuota? = nil, fallback: (any Worker)? = nil,
-    dispatchesWork: Bool = true
+    dispatchesWork: Bool = true, watchesClockChanges: Bool = false
   ) async throws -> Harness {
     let clock = clock ?? ManualClock()
     let directory = directory ?? temporaryDirectory()
@@ -35,6 +35,7 @@ struct Harness {
       gracePeriod: gracePeriod, expeditedQuota: expeditedQuota, durability: .normal,
       jitterSeed: 1)
     configuration.dispatchesWork = dispatchesWork
+    if watchesClockChanges { configuration.clockChanges = clock }
     let backgrounder = Backgrounder(configuration: configuration)
     for (id, worker) in workers {
       try backgrounder.register(id) { worker }

@@ -151,11 +151,17 @@ final class DaemonChild: Sendable {
   let errorPath: String
 
   /// Starts `arguments[0]` with the rest as arguments; stdout goes to `outputPath`, stderr to
-  /// `errorPath` (default: the same file).
-  init(_ arguments: [String], outputPath: String, errorPath: String? = nil) throws {
+  /// `errorPath` (default: the same file). `environment` is added to the test's own.
+  init(
+    _ arguments: [String], outputPath: String, errorPath: String? = nil,
+    environment: [String: String] = [:]
+  ) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: arguments[0])
     process.arguments = Array(arguments.dropFirst())
+    if !environment.isEmpty {
+      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
     let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
     process.standardOutput = output
@@ -265,12 +271,12 @@ final class DaemonHarness: Sendable {
     return prefix + [binary] + arguments
   }
 
-  /// Starts `backgrounder run --config CFG`.
-  func startDaemon() throws -> DaemonChild {
+  /// Starts `backgrounder run --config CFG` with `environment` added to the test's own.
+  func startDaemon(environment: [String: String] = [:]) throws -> DaemonChild {
     let count = daemons.withLock { $0.count }
     let daemon = try DaemonChild(
       commandLine(["run", "--config", workspace.configPath]),
-      outputPath: workspace.file("daemon-\(count).log"))
+      outputPath: workspace.file("daemon-\(count).log"), environment: environment)
     daemons.withLock { $0.append(daemon) }
     return daemon
   }

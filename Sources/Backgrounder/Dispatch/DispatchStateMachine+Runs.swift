@@ -157,13 +157,15 @@ extension DispatchStateMachine {
       completeCycle(
         id, result: last, reason: reason, historyOutcome: outcome, startedAt: startedAt,
         now: now, &effects)
-    case .expired:
+    case .expired, .expiredOnRequest:
       entry.row.lastRunEndedAt = now
       entries[id] = entry
       effects.events.append(event(id, .attemptFailed(reason: .expired), now))
       retryCounted(
-        id, reason: "budget of \(entry.row.budget) expired", historyOutcome: "expired",
-        startedAt: startedAt, now: now, &effects)
+        id,
+        reason: ending == .expired
+          ? "budget of \(entry.row.budget) expired" : "expired on request by the operator",
+        historyOutcome: "expired", startedAt: startedAt, now: now, &effects)
     case .factoryThrew(let message):
       entry.row.lastRunEndedAt = now
       entries[id] = entry

@@ -106,11 +106,19 @@ struct DispatchStateMachine: Sendable {
     return (.scheduled, effects)
   }
 
-  /// Takes `row`'s definition into `existing` and keeps its scheduling state; a run in flight
-  /// finishes under the old definition.
+  /// Takes `row`'s definition into `existing` and keeps its scheduling state, except that a
+  /// changed interval moves the next run to the start of the current cycle plus the new
+  /// interval (a retry waiting in backoff keeps its time); a run in flight finishes under the
+  /// old definition.
   private mutating func update(_ existing: Entry, to row: TaskRow, now: WallInstant) -> Effects {
     var updated = existing.row
     updated.constraints = row.constraints
+    if let old = existing.row.interval, let new = row.interval, old != new,
+      existing.row.state != .backoff, let next = existing.row.nextRun
+    {
+      // A new period counts from the start of the current cycle (a past time is due now).
+      updated.nextRun = next.advanced(by: new - old)
+    }
     updated.interval = row.interval
     updated.flexWindow = row.flexWindow
     updated.initialDelay = row.initialDelay

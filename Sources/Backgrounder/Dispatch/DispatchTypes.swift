@@ -28,6 +28,8 @@ struct RunTicket: Sendable {
 enum RunEnding: Hashable, Sendable {
   case finished(WorkResult)
   case expired
+  /// Expired by `Backgrounder.expire` (the `backgrounder expire` verb), not by the budget.
+  case expiredOnRequest
   case stopped(StopReason)
   case factoryThrew(String)
   case factoryDeclined

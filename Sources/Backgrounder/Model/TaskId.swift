@@ -40,11 +40,11 @@ public struct TaskId: Hashable, Comparable, Sendable, Codable, CustomStringConve
     let count = text.utf8.count
     guard count >= 1 else { throw .empty }
     guard count <= 128 else { throw .tooLong(length: count) }
-    for byte in text.utf8 {
+    for scalar in text.unicodeScalars {
       let isAllowed =
-        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A)
-        || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D || byte == 0x5F || byte == 0x2E
-      if !isAllowed { throw .invalidCharacter(Character(Unicode.Scalar(byte))) }
+        ("0"..."9").contains(scalar) || ("A"..."Z").contains(scalar)
+        || ("a"..."z").contains(scalar) || scalar == "-" || scalar == "_" || scalar == "."
+      if !isAllowed { throw .invalidCharacter(Character(scalar)) }
     }
     guard text.utf8.contains(0x2E) else { throw .missingDot }
     if text.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
@@ -72,9 +72,23 @@ public enum TaskIdError: Error, Equatable, Sendable, CustomStringConvertible {
     case .empty: "task id is empty"
     case .tooLong(let length): "task id is \(length) characters long; the maximum is 128"
     case .invalidCharacter(let character):
-      "task id contains '\(character)'; only A-Z a-z 0-9 - _ . are allowed"
+      "task id contains \(Self.describe(character)); only A-Z a-z 0-9 - _ . are allowed"
     case .missingDot: "task id needs at least one dot (reverse-DNS, e.g. com.example.sync)"
     case .emptyLabel: "task id has an empty label (leading, trailing or doubled dot)"
     }
+  }
+
+  /// `'é' (U+00E9)`; a control or invisible character only by its code point.
+  private static func describe(_ character: Character) -> String {
+    let codes = character.unicodeScalars.map { scalar in
+      let hex = String(scalar.value, radix: 16, uppercase: true)
+      return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    }.joined(separator: " ")
+    let visible = character.unicodeScalars.allSatisfy {
+      $0.properties.generalCategory != .control && $0.properties.generalCategory != .format
+        && !$0.properties.isWhitespace
+    }
+    if character.isASCII && visible { return "'\(character)'" }
+    return visible ? "'\(character)' (\(codes))" : codes
   }
 }

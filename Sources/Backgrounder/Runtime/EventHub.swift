@@ -7,6 +7,11 @@ final class EventHub: Sendable {
     var subscribers: [Int: AsyncStream<MonitorEvent>.Continuation] = [:]
   }
   private let state = Mutex(State())
+  /// Held for a whole `emit` so that concurrent emitters never interleave their events. The
+  /// subscribers are yielded to outside `state`'s lock: cancelling a subscriber runs its
+  /// termination handler (which takes that lock) from inside the subscriber task's own lock,
+  /// which a yield that resumes the subscriber needs too.
+  private let ordering = Mutex(())
 
   func subscribe(
     bufferingPolicy: AsyncStream<MonitorEvent>.Continuation.BufferingPolicy
@@ -25,9 +30,10 @@ final class EventHub: Sendable {
   }
 
   func emit(_ events: some Sequence<MonitorEvent>) {
-    state.withLock { state in
+    ordering.withLock { _ in
+      let continuations = state.withLock { Array($0.subscribers.values) }
       for event in events {
-        for continuation in state.subscribers.values { continuation.yield(event) }
+        for continuation in continuations { continuation.yield(event) }
       }
     }
   }

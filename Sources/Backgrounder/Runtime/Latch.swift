@@ -70,6 +70,11 @@ final class WakeSignal: Sendable {
     waiter?.resume()
   }
 
+  /// The loop is suspended in ``wait()`` and no signal is pending.
+  var isWaiting: Bool {
+    state.withLock { $0.waiter != nil }
+  }
+
   func wait() async {
     await withCheckedContinuation { continuation in
       let ready = state.withLock { state -> Bool in

@@ -28,10 +28,11 @@ final class RunHandle: Sendable {
     if end.resolve(.stopped(reason)) { worker?.cancel() }
   }
 
-  /// Expires the budget: resolves the end and cancels the worker.
-  func expire() {
+  /// Expires the run — its budget ran out, or `onRequest` (`Backgrounder.expire`): resolves the
+  /// end and cancels the worker.
+  func expire(onRequest: Bool = false) {
     let worker = state.withLock { $0.worker }
-    if end.resolve(.expired) { worker?.cancel() }
+    if end.resolve(onRequest ? .expiredOnRequest : .expired) { worker?.cancel() }
   }
 
   /// Records the worker's task, cancelling it at once if the run already ended.

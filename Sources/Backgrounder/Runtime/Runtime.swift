@@ -29,6 +29,10 @@ final class Runtime: Sendable {
   let core: Mutex<Core>
   let wake = WakeSignal()
   private let loop = Mutex<Task<Void, Never>?>(nil)
+  private let iterations = Mutex<UInt64>(0)
+  /// Test hook: while set, the loop blocks at the top of its next iteration until shutdown.
+  private let stallRequested = Mutex(false)
+  private let stallReleased = Latch<Void>()
   private var clock: any WallClock { configuration.clock }
   private var logger: Logger { configuration.logger }
 
@@ -102,8 +106,19 @@ final class Runtime: Sendable {
           self.wake.fire()
         }
       }
+      // Subscribed before the first iteration, so no change after that is missed.
+      if let clockChanges = configuration.clockChanges?.clockChanges() {
+        subscriptions.addTask {
+          for await _ in clockChanges {
+            self.logger.info("wall clock changed: re-evaluating due times")
+            self.wake.fire()
+          }
+        }
+      }
       await withDiscardingTaskGroup { runs in
         while true {
+          iterations.withLock { $0 &+= 1 }
+          if stallRequested.withLock({ $0 }) { await stallReleased.wait() }
           let plan = step { machine, now in
             let (effects, wakeAt) = machine.dispatch(now: now)
             return ((wakeAt: wakeAt, accepting: machine.accepting), effects)
@@ -126,6 +141,18 @@ final class Runtime: Sendable {
       }
       subscriptions.cancelAll()
     }
+  }
+
+  /// How far the loop got, for a watchdog.
+  var progress: DispatchLoopProgress {
+    DispatchLoopProgress(iterations: iterations.withLock { $0 }, isIdle: wake.isWaiting)
+  }
+
+  /// Test hook: makes the loop block at the top of its next iteration (until shutdown), as a
+  /// hung dispatcher would.
+  func stallLoop() {
+    stallRequested.withLock { $0 = true }
+    wake.fire()
   }
 
   // MARK: - One run
@@ -265,6 +292,7 @@ final class Runtime: Sendable {
 
   func shutdown() async {
     step { machine, _ in ((), machine.beginShutdown()) }
+    stallReleased.resolve(())
     wake.fire()
     await waitForLoop()
     await writer.flush()

@@ -7,16 +7,26 @@ public enum DurationParser {
   public struct InvalidDuration: Error, CustomStringConvertible, Equatable {
     /// The rejected text.
     public var text: String
+    /// The text is a well-formed duration longer than ``DurationParser/maximum``.
+    public var isTooLarge: Bool
 
-    public init(text: String) {
+    public init(text: String, isTooLarge: Bool = false) {
       self.text = text
+      self.isTooLarge = isTooLarge
     }
 
     public var description: String {
-      "invalid duration \"\(text)\": expected a number with a unit (ms, s, m, h, d), "
-        + "e.g. 30s, 10m, 4h, 1d or 1h30m"
+      isTooLarge
+        ? "duration \"\(text)\" is too large: the maximum is \(DurationParser.format(maximum))"
+          + " (100 years)"
+        : "invalid duration \"\(text)\": expected a number with a unit (ms, s, m, h, d), "
+          + "e.g. 30s, 10m, 4h, 1d or 1h30m"
     }
   }
+
+  /// The longest duration accepted (36500d, 100 years): every instant computed from it stays
+  /// far inside the range of the store's nanosecond timestamps.
+  public static let maximum: Duration = .seconds(36_500 * 86_400)
 
   private static let units: [(suffix: String, seconds: Double)] = [
     ("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400),
@@ -38,8 +48,9 @@ public enum DurationParser {
       rest = rest.dropFirst(unitText.count)
       totalMilliseconds += value * unit.seconds * 1000
     }
-    guard totalMilliseconds.isFinite, totalMilliseconds < 1e15 else {
-      throw InvalidDuration(text: text)
+    let maximumMilliseconds = Double(maximum.components.seconds) * 1000
+    guard totalMilliseconds.isFinite, totalMilliseconds <= maximumMilliseconds else {
+      throw InvalidDuration(text: text, isTooLarge: true)
     }
     return .milliseconds(Int64(totalMilliseconds.rounded()))
   }

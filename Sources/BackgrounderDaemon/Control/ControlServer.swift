@@ -16,10 +16,16 @@ public final class ControlServer: Sendable {
   private let path: String
   private let logger: Logger
   private let handler: Handler
+  private let onListening: @Sendable () -> Void
 
-  public init(path: String, logger: Logger, handler: @escaping Handler) {
+  /// `onListening` is called once the socket is bound and listening (the daemon's readiness).
+  public init(
+    path: String, logger: Logger, onListening: @escaping @Sendable () -> Void = {},
+    handler: @escaping Handler
+  ) {
     self.path = path
     self.logger = logger
+    self.onListening = onListening
     self.handler = handler
   }
 
@@ -41,6 +47,7 @@ public final class ControlServer: Sendable {
       unlink(path)
     }
     logger.info("control socket ready", metadata: ["path": "\(path)"])
+    onListening()
     await withTaskCancellationHandler {
       await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
         let thread = Thread { [self] in

@@ -11,13 +11,12 @@ struct ControlHandler: Sendable {
     case .ping:
       return ControlResponse(ok: true, message: "pong")
     case .trigger(let id):
-      return withTaskId(id) { taskId in
-        switch runtime.runNow(taskId) {
-        case .triggered: ControlResponse(ok: true, message: "triggered \(id)")
-        case .alreadyRunning: ControlResponse(ok: true, message: "\(id) is already running")
-        case .noSuchTask: ControlResponse(ok: false, message: "no such job: \(id)")
-        case .notRunning: ControlResponse(ok: false, message: "the daemon is shutting down")
-        }
+      switch parse(id) {
+      case .success(let taskId):
+        let (ok, message) = await jobs.trigger(taskId)
+        return ControlResponse(ok: ok, message: message)
+      case .failure(let refusal):
+        return refusal.response
       }
     case .expire(let id):
       return withTaskId(id) { taskId in

@@ -6,9 +6,11 @@ import Reachability
 import ServiceLifecycle
 import UnixSignals
 
-/// `backgrounder run`: the daemon. Watches the network and power, runs the config's jobs through
-/// the runtime, answers the control socket, reloads on SIGHUP, talks to systemd, and on graceful
-/// shutdown stops dispatching and cancels running jobs (recorded as retry).
+/// `backgrounder run`: the daemon. Watches the network, power and the wall clock, runs the
+/// config's jobs through the runtime, answers the control socket, reloads on SIGHUP and talks to
+/// systemd. Every long-running part is a `Service` in one `ServiceGroup`: a part that cannot
+/// start or fails later stops the daemon with an error naming it. A graceful shutdown stops
+/// dispatching and cancels running jobs (recorded as retry).
 public final class Daemon: Service {
   /// What the daemon needs to start.
   public struct Options: Sendable {
@@ -18,6 +20,11 @@ public final class Daemon: Service {
     public var metricsFile: String?
     /// Time between SIGTERM and SIGKILL for a cancelled command.
     public var killGracePeriod: Duration = .seconds(5)
+    /// Signals that start a graceful shutdown.
+    public var shutdownSignals: [UnixSignal] = [.sigterm, .sigint]
+    /// Test hook (`BACKGROUNDER_TEST_HOOK=stall-dispatch`): right after `READY=1` the dispatch
+    /// loop blocks, so that a test sees the watchdog pings stop.
+    public var stallDispatchAfterReady = false
 
     public init(configPath: String) {
       self.configPath = configPath
@@ -38,11 +45,11 @@ public final class Daemon: Service {
     self.notifier = notifier
   }
 
+  /// Starts the daemon and runs it until a shutdown signal (returns) or a failing part (throws
+  /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   public func run() async throws {
     let configuration = try ConfigurationLoader.load(path: options.configPath)
-    try FileManager.default.createDirectory(
-      atPath: (configuration.storePath as NSString).deletingLastPathComponent,
-      withIntermediateDirectories: true)
+    try prepareStoreDirectory(configuration.storePath)
     guard let storeLock = try StoreLock(storePath: configuration.storePath) else {
       throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
     }
@@ -52,48 +59,122 @@ public final class Daemon: Service {
         unmeteredOverrides: configuration.unmeteredInterfaces),
       logger: logger)
     let probe = PowerProbe(sysfsRoot: options.sysfsRoot, logger: logger)
+    let clock = WallClockChangeMonitor(logger: logger)
     let network = MonitoredNetwork(monitor)
-    let runtime = Backgrounder(
-      configuration: Backgrounder.Configuration(
-        storePath: configuration.storePath, logger: logger, network: network,
-        power: MonitoredPower(probe), concurrencyLimit: configuration.maxConcurrentJobs,
-        finishedRetention: Self.finishedRetention))
+    var runtimeConfiguration = Backgrounder.Configuration(
+      storePath: configuration.storePath, logger: logger, network: network,
+      power: MonitoredPower(probe), concurrencyLimit: configuration.maxConcurrentJobs,
+      finishedRetention: Self.finishedRetention)
+    runtimeConfiguration.clockChanges = clock
+    let runtime = Backgrounder(configuration: runtimeConfiguration)
     let runner = CommandRunner(gracePeriod: options.killGracePeriod, logger: logger)
     try runtime.registerFallback { _ in CommandWorker(runner: runner, network: network) }
-    let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
-    let reporter = EventReporter(logger: logger, metrics: metrics)
     let events = runtime.events()
-    try await runtime.start()
+    do {
+      try await runtime.start()
+    } catch {
+      throw DaemonPartFailure(part: "store", reason: "\(error)")
+    }
     let jobs = JobSynchronizer(runtime: runtime, logger: logger)
     await jobs.apply(configuration)
+
+    let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
+    let reporter = EventReporter(logger: logger, metrics: metrics)
+    let (listening, listened) = AsyncStream<Void>.makeStream()
     let control = ControlServer(
       path: configuration.controlSocketPath, logger: logger,
+      onListening: {
+        listened.yield()
+        listened.finish()
+      },
       handler: ControlHandler(
         runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) }
       ).handle)
+    let ready = "READY=1\nSTATUS=\(configuration.jobs.count) job(s) from \(options.configPath)"
 
-    try await withThrowingTaskGroup(of: Void.self) { group in
-      group.addTask { try await monitor.run() }
-      group.addTask { try await probe.run() }
-      group.addTask { try await control.run() }
-      group.addTask { for await event in events { reporter.report(event) } }
-      group.addTask { await self.notifier.runWatchdog() }
-      group.addTask { await self.publish(monitor: monitor, probe: probe, metrics: metrics) }
-      group.addTask {
+    // Shut down in reverse order: stop reloading and pinging, cancel running jobs (the control
+    // socket still answers "shutting down"), close the socket, report the jobs' ends, then stop
+    // watching network, power and clock.
+    var parts = [
+      DaemonPart("network monitor") { try await monitor.run() },
+      DaemonPart("power probe") { try await probe.run() },
+      DaemonPart("clock-change monitor") { try await clock.run() },
+    ]
+    if let metrics {
+      parts.append(
+        .untilShutdown("metrics publisher") {
+          await Self.publish(monitor: monitor, probe: probe, metrics: metrics)
+        })
+    }
+    parts += [
+      DaemonPart("event reporter") {
+        for await event in events { reporter.report(event) }
+        try await gracefulShutdown()  // the stream ends when the runtime has shut down
+      },
+      .untilShutdown("control socket") { try await control.run() },
+      DaemonPart("runtime") { try await self.runUntilShutdown(runtime) },
+    ]
+    if notifier.watchdogInterval != nil {
+      parts.append(
+        .untilShutdown("watchdog") {
+          let check = DispatchWatchdog { runtime.dispatchLoopProgress() }
+          await self.notifier.runWatchdog(logger: self.logger, isHealthy: check.isHealthy)
+        })
+    }
+    parts += [
+      .untilShutdown("readiness") {
+        // The store is open since runtime.start(); power is read when the probe is created.
+        let unmet = await ReadinessCondition.firstUnmet([
+          .firstElement(of: listening, "control socket listening"),
+          .firstElement(of: monitor.statusUpdates(), "first network status"),
+        ])
+        if let unmet {
+          // A part failed or the daemon stops: that ends the group, not this part.
+          self.logger.notice("not ready: no \(unmet)")
+          return try await gracefulShutdown()
+        }
+        self.notifier.notify(ready)
+        self.logger.info("daemon ready", metadata: ["jobs": "\(configuration.jobs.count)"])
+        if self.options.stallDispatchAfterReady, runtime.stallDispatchLoop() {
+          self.logger.warning("test hook stall-dispatch: the dispatch loop is blocked")
+        }
+        try await gracefulShutdown()
+      },
+      .untilShutdown("config reload (SIGHUP)") {
         for await _ in await UnixSignalsSequence(trapping: .sighup) { await self.reload(jobs) }
-      }
-      notifier.notify(
-        "READY=1\nSTATUS=\(configuration.jobs.count) job(s) from \(options.configPath)")
-      logger.info("daemon ready", metadata: ["jobs": "\(configuration.jobs.count)"])
-      try await gracefulShutdown()
-      notifier.notify("STOPPING=1\nSTATUS=stopping: cancelling running jobs")
-      logger.info("shutting down: cancelling running jobs")
-      await runtime.shutdown()
-      group.cancelAll()
+      },
+    ]
+    let group = ServiceGroup(
+      configuration: ServiceGroupConfiguration(
+        services: parts.map(\.configuration), gracefulShutdownSignals: options.shutdownSignals,
+        logger: logger))
+    do {
+      try await group.run()
+    } catch {
+      notifier.notify("STATUS=failed: \(error)")
+      logger.error("daemon stopped by a failure", metadata: ["error": "\(error)"])
+      reporter.writeMetrics()
+      throw error
     }
     reporter.writeMetrics()
     withExtendedLifetime(storeLock) {}
     logger.info("daemon stopped")
+  }
+
+  /// Creates the store's directory if needed.
+  private func prepareStoreDirectory(_ storePath: String) throws {
+    try FileManager.default.createDirectory(
+      atPath: (storePath as NSString).deletingLastPathComponent,
+      withIntermediateDirectories: true)
+  }
+
+  /// Waits for the graceful shutdown, then stops dispatching and cancels running jobs
+  /// (recorded as retry), flushes and closes the store.
+  private func runUntilShutdown(_ runtime: Backgrounder) async throws {
+    try? await gracefulShutdown()
+    notifier.notify("STOPPING=1\nSTATUS=stopping: cancelling running jobs")
+    logger.info("shutting down: cancelling running jobs")
+    await runtime.shutdown()
   }
 
   /// Re-reads the config file and applies it; a broken file is logged and changes nothing.
@@ -111,9 +192,9 @@ public final class Daemon: Service {
   }
 
   /// Keeps the metrics' network and power gauges current.
-  private func publish(monitor: ReachabilityMonitor, probe: PowerProbe, metrics: MetricsFile?) async
-  {
-    guard let metrics else { return }
+  private static func publish(
+    monitor: ReachabilityMonitor, probe: PowerProbe, metrics: MetricsFile
+  ) async {
     await withTaskGroup(of: Void.self) { group in
       group.addTask {
         for await status in monitor.statusUpdates() {

@@ -4,9 +4,12 @@ import Foundation
   import Glibc
 #endif
 
-/// Checks a config and the machine it runs on: commands that cannot run, overrides that match no
-/// interface, a store that cannot be written, netlink or power_supply that cannot be read, and
-/// systemd units that are installed wrong.
+/// Checks a config and the machine it runs on — everything `backgrounder run` would fail on:
+/// commands that cannot run (resolved as the daemon does, relative to `working-directory`),
+/// environment names that cannot be passed, a control socket path that is too long or in an
+/// unsafe directory, a store that is not ours or cannot be written, a metrics directory that
+/// cannot be written, netlink or power_supply that cannot be read; also overrides that match no
+/// interface and systemd units that are installed wrong.
 public struct Doctor: Sendable {
   public var configPath: String
   /// Root of sysfs (`/sys`), for interface names and power supplies.
@@ -43,6 +46,8 @@ public struct Doctor: Sendable {
     for job in configuration.jobs { findings += check(job: job) }
     findings += checkOverrides(configuration)
     findings.append(checkStore(configuration.storePath))
+    findings.append(checkSocket(configuration.controlSocketPath))
+    if let metricsFile = configuration.metricsFile { findings.append(checkMetrics(metricsFile)) }
     findings += environmentChecks()
     return findings
   }
@@ -51,7 +56,7 @@ public struct Doctor: Sendable {
     let subject = "job \(job.id)"
     var findings: [DoctorFinding] = []
     let program = job.command[0]
-    if let resolved = resolve(program) {
+    if let resolved = resolve(program, in: job.workingDirectory) {
       findings.append(.init(.ok, subject, "runs \(resolved)"))
     } else {
       findings.append(
@@ -64,6 +69,7 @@ public struct Doctor: Sendable {
     if let directory = job.workingDirectory, !isDirectory(directory) {
       findings.append(.init(.problem, subject, "working-directory \(directory) does not exist"))
     }
+    findings += checkEnvironment(of: job)
     return findings
   }
 
@@ -93,9 +99,14 @@ public struct Doctor: Sendable {
   func checkStore(_ path: String) -> DoctorFinding {
     let fileManager = FileManager.default
     if fileManager.fileExists(atPath: path) {
+      var info = stat()
+      if stat(path, &info) == 0, info.st_uid != getuid() {
+        return .init(
+          .problem, "store", "\(path) is owned by uid \(info.st_uid), not by \(getuid())")
+      }
       return access(path, R_OK | W_OK) == 0
-        ? .init(.ok, "store", "\(path) is writable")
-        : .init(.problem, "store", "\(path) is not writable by uid \(getuid())")
+        ? .init(.ok, "store", "\(path) is ours, readable and writable")
+        : .init(.problem, "store", "\(path) is not readable and writable by uid \(getuid())")
     }
     var directory = (path as NSString).deletingLastPathComponent
     while !fileManager.fileExists(atPath: directory), directory != "/" {
@@ -157,9 +168,14 @@ public struct Doctor: Sendable {
     return .init(.ok, "unit \(path)", "installed, runs \(binary)")
   }
 
-  private func resolve(_ program: String) -> String? {
+  /// The file `program` runs: a path with a slash is taken relative to `workingDirectory` (the
+  /// directory the command is started in), a bare name is searched in `PATH`.
+  private func resolve(_ program: String, in workingDirectory: String?) -> String? {
     if program.contains("/") {
-      return access(program, X_OK) == 0 && !isDirectory(program) ? program : nil
+      let path =
+        program.hasPrefix("/") || workingDirectory == nil
+        ? program : "\(workingDirectory!)/\(program)"
+      return access(path, X_OK) == 0 && !isDirectory(path) ? path : nil
     }
     for directory in searchPath.split(separator: ":") {
       let candidate = "\(directory)/\(program)"
@@ -168,7 +184,7 @@ public struct Doctor: Sendable {
     return nil
   }
 
-  private func isDirectory(_ path: String) -> Bool {
+  func isDirectory(_ path: String) -> Bool {
     var flag: ObjCBool = false
     return FileManager.default.fileExists(atPath: path, isDirectory: &flag) && flag.boolValue
   }

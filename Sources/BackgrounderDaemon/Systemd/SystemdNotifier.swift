@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SystemPackage
 
 #if canImport(Glibc)
@@ -48,11 +49,21 @@ public struct SystemdNotifier: Sendable {
     return sent < 0 ? Errno(rawValue: errno) : nil
   }
 
-  /// Sends `WATCHDOG=1` every `watchdogInterval` until the calling task is cancelled.
-  public func runWatchdog() async {
+  /// Sends `WATCHDOG=1` every `watchdogInterval` while `isHealthy()` says so, until the calling
+  /// task is cancelled; while it does not, no ping is sent and systemd restarts the service
+  /// after `WatchdogSec`.
+  public func runWatchdog(logger: Logger, isHealthy: @Sendable () -> Bool) async {
     guard let interval = watchdogInterval, socketPath != nil else { return }
+    var withheld = false
     while !Task.isCancelled {
-      notify("WATCHDOG=1")
+      if isHealthy() {
+        if withheld { logger.notice("dispatch loop progresses again: watchdog pings resumed") }
+        withheld = false
+        notify("WATCHDOG=1")
+      } else if !withheld {
+        withheld = true
+        logger.error("dispatch loop makes no progress: withholding watchdog pings")
+      }
       try? await Task.sleep(for: interval)
     }
   }

@@ -1,15 +1,27 @@
 /// The systemd unit files Backgrounder ships, generated so that they always match the binary's
 /// flags (`backgrounder unit [--user]` prints them; `doctor` compares installed copies).
 public enum SystemdUnits {
+  /// `WatchdogSec=` of the units: the daemon pings every half of it while its dispatch loop
+  /// makes progress, so a hung loop is restarted within 60–90 s.
+  public static let watchdogSeconds = 60
+
   /// The unit for `systemctl` (`--user` when `user` is true), running `executable`.
+  ///
+  /// Both units: `Type=notify` (READY=1 once the store is open, the control socket listens and
+  /// the network and power states are known), `UMask=0077` (every file the daemon creates is
+  /// private), a `0700` runtime directory for the control socket, and `Delegate=yes` with
+  /// `KillMode=mixed`: each job run gets its own cgroup below the daemon's, and on stop the
+  /// daemon cancels its jobs before systemd kills what is left. The system unit also keeps
+  /// its store in `StateDirectory=` (`/var/lib/backgrounder`, mode `0700`).
   public static func service(user: Bool, executable: String) -> String {
     let configPath = user ? "%E/backgrounder/config.toml" : "/etc/backgrounder/config.toml"
-    let stateLine = user ? "" : "StateDirectory=backgrounder\n"
     let wantedBy = user ? "default.target" : "multi-user.target"
-    let hardening =
+    let system =
       user
       ? ""
       : """
+      StateDirectory=backgrounder
+      StateDirectoryMode=0700
       NoNewPrivileges=yes
       ProtectSystem=full
 
@@ -27,12 +39,14 @@ public enum SystemdUnits {
       ExecReload=/bin/kill -HUP $MAINPID
       Restart=on-failure
       RestartSec=5s
-      WatchdogSec=60s
+      WatchdogSec=\(watchdogSeconds)s
       TimeoutStopSec=15s
       KillMode=mixed
+      Delegate=yes
+      UMask=0077
       RuntimeDirectory=backgrounder
       RuntimeDirectoryMode=0700
-      \(stateLine)\(hardening)
+      \(system)
       [Install]
       WantedBy=\(wantedBy)
 

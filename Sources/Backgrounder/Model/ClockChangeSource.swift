@@ -1,0 +1,10 @@
+/// Tells the runtime that wall-clock time jumped: the clock was set (NTP step, `date -s`) or the
+/// machine resumed from suspend. Each element makes the dispatcher re-evaluate due times at
+/// once instead of waiting for a sleep that was measured before the jump.
+///
+/// The daemon uses a `timerfd` with `TFD_TIMER_CANCEL_ON_SET`; tests use the test kit's
+/// `ManualClock`, whose `jump(by:)` steps the time and reports it here.
+public protocol ClockChangeSource: Sendable {
+  /// A new, independent stream with one element per clock change.
+  func clockChanges() -> AsyncStream<Void>
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The checks of what `backgrounder run` needs besides the config: its control socket, metrics
+/// file and job environments.
+extension Doctor {
+  /// The longest socket path `bind` accepts (`sun_path` is 108 bytes with the final NUL).
+  static let maximumSocketPathBytes = 107
+
+  /// The socket path fits in `sun_path`; it is a socket if it exists; its directory (or the
+  /// nearest existing parent) belongs to us or root and is not writable by group or others.
+  func checkSocket(_ path: String) -> DoctorFinding {
+    let subject = "control socket"
+    let length = path.utf8.count
+    if length > Self.maximumSocketPathBytes {
+      return .init(
+        .problem, subject,
+        "\(path) is \(length) bytes long; a Unix socket path can have at most "
+          + "\(Self.maximumSocketPathBytes) (choose a shorter [control] socket)")
+    }
+    var info = stat()
+    if lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {
+      return .init(.problem, subject, "\(path) exists and is not a socket")
+    }
+    var directory = (path as NSString).deletingLastPathComponent
+    while lstat(directory, &info) != 0, directory != "/" {
+      directory = (directory as NSString).deletingLastPathComponent
+    }
+    guard info.st_mode & S_IFMT == S_IFDIR else {
+      return .init(.problem, subject, "cannot create \(path): \(directory) is not a directory")
+    }
+    if info.st_uid != getuid() && info.st_uid != 0 {
+      return .init(
+        .problem, subject, "\(directory) is owned by uid \(info.st_uid), not by \(getuid())")
+    }
+    if info.st_mode & 0o022 != 0 {
+      return .init(
+        .problem, subject,
+        "\(directory) is writable by group or others (mode "
+          + String(info.st_mode & 0o7777, radix: 8) + ")")
+    }
+    guard access(directory, W_OK | X_OK) == 0 else {
+      return .init(.problem, subject, "\(directory) is not writable by uid \(getuid())")
+    }
+    return .init(.ok, subject, "\(path) can be bound (\(length) bytes)")
+  }
+
+  /// The metrics file's directory exists and is writable (the file is replaced by rename).
+  func checkMetrics(_ path: String) -> DoctorFinding {
+    let directory = (path as NSString).deletingLastPathComponent
+    let resolved = directory.isEmpty ? "." : directory
+    guard isDirectory(resolved) else {
+      return .init(.problem, "metrics", "cannot write \(path): \(resolved) is not a directory")
+    }
+    return access(resolved, W_OK | X_OK) == 0
+      ? .init(.ok, "metrics", "\(path) can be written")
+      : .init(.problem, "metrics", "cannot write \(path): \(resolved) is not writable")
+  }
+
+  /// Every `environment` name is a valid variable name and no value holds a NUL byte.
+  func checkEnvironment(of job: JobDefinition) -> [DoctorFinding] {
+    job.environment.keys.sorted().compactMap { name -> DoctorFinding? in
+      if !Self.isValidVariableName(name) {
+        return .init(
+          .problem, "job \(job.id)",
+          "environment name \"\(name)\" is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)")
+      }
+      if job.environment[name]?.utf8.contains(0) == true {
+        return .init(.problem, "job \(job.id)", "environment \(name) contains a NUL byte")
+      }
+      return nil
+    }
+  }
+
+  static func isValidVariableName(_ name: String) -> Bool {
+    guard let first = name.unicodeScalars.first, first == "_" || first.isASCIILetter else {
+      return false
+    }
+    return name.unicodeScalars.allSatisfy {
+      $0 == "_" || $0.isASCIILetter || ("0"..."9").contains($0)
+    }
+  }
+}
+
+extension Unicode.Scalar {
+  fileprivate var isASCIILetter: Bool { ("a"..."z").contains(self) || ("A"..."Z").contains(self) }
+}

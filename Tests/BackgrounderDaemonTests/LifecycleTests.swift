@@ -1,0 +1,202 @@
+import Backgrounder
+import BackgrounderDaemon
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The daemon's parts in one `ServiceGroup`, its watchdog, and its clock-change timer.
+@Suite(.timeLimit(.minutes(1))) struct DaemonPartsTests {
+  private let logger = Logger(label: "test.lifecycle")
+
+  /// A part standing in for the runtime: waits for the graceful shutdown, then records that
+  /// it cancelled its jobs.
+  private func runtimeLike(_ shutDown: Flag) -> DaemonPart {
+    DaemonPart("runtime") {
+      try? await gracefulShutdown()
+      shutDown.set()
+    }
+  }
+
+  @Test("a failing part ends the group with its error, after a graceful shutdown of the rest")
+  func failingPartEndsTheGroup() async throws {
+    let shutDown = Flag()
+    let parts: [DaemonPart] = [
+      runtimeLike(shutDown),
+      DaemonPart("control socket") {
+        throw POSIXError(.ENAMETOOLONG)
+      },
+    ]
+    let group = ServiceGroup(
+      configuration: ServiceGroupConfiguration(
+        services: parts.map(\.configuration), logger: logger))
+    let error = await #expect(throws: DaemonPartFailure.self) { try await group.run() }
+    #expect(error?.part == "control socket")
+    #expect(
+      error?.description.hasPrefix("control socket: ") == true, "\(String(describing: error))")
+    #expect(shutDown.isSet, "the runtime part was shut down gracefully first")
+  }
+
+  @Test("a part that returns on its own is a failure too")
+  func returningPartIsAFailure() async throws {
+    let shutDown = Flag()
+    let parts: [DaemonPart] = [runtimeLike(shutDown), DaemonPart("network monitor") {}]
+    let group = ServiceGroup(
+      configuration: ServiceGroupConfiguration(
+        services: parts.map(\.configuration), logger: logger))
+    let error = await #expect(throws: DaemonPartFailure.self) { try await group.run() }
+    #expect(error == DaemonPartFailure(part: "network monitor", reason: "stopped unexpectedly"))
+    #expect(shutDown.isSet)
+  }
+
+  @Test("a graceful shutdown ends every part without an error")
+  func gracefulShutdownIsClean() async throws {
+    let shutDown = Flag()
+    let parts: [DaemonPart] = [
+      runtimeLike(shutDown),
+      DaemonPart.untilShutdown("control socket") {
+        try await Task.sleep(for: .seconds(3600))
+      },
+    ]
+    let group = ServiceGroup(
+      configuration: ServiceGroupConfiguration(
+        services: parts.map(\.configuration), logger: logger))
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+      tasks.addTask { try await group.run() }
+      await group.triggerGracefulShutdown()
+      try await tasks.waitForAll()
+    }
+    #expect(shutDown.isSet)
+  }
+
+  @Test("readiness waits for every condition, whatever order they arrive in")
+  func readinessWaitsForAll() async {
+    let (listening, listened) = AsyncStream<Void>.makeStream()
+    let (statuses, network) = AsyncStream<Int>.makeStream()
+    let result = Mutex<String??>(nil)
+    let waiter = Task {
+      let unmet = await ReadinessCondition.firstUnmet([
+        .firstElement(of: listening, "control socket listening"),
+        .firstElement(of: statuses, "first network status"),
+      ])
+      result.withLock { $0 = .some(unmet) }
+      return unmet
+    }
+    network.yield(1)
+    for _ in 0..<200 { await Task.yield() }
+    #expect(result.withLock { $0 } == nil, "not ready before the socket listens")
+    listened.yield()
+    #expect(await waiter.value == nil)
+  }
+
+  @Test("a condition whose source ended is never met")
+  func readinessFailsWhenASourceEnds() async {
+    let (listening, listened) = AsyncStream<Void>.makeStream()
+    let (statuses, network) = AsyncStream<Int>.makeStream()
+    listened.yield()
+    network.finish()  // the monitor failed before its first status
+    let unmet = await ReadinessCondition.firstUnmet([
+      .firstElement(of: listening, "control socket listening"),
+      .firstElement(of: statuses, "first network status"),
+    ])
+    #expect(unmet == "first network status")
+  }
+
+  @Test("the watchdog check passes while the loop iterates or idles, fails when it is stuck")
+  func dispatchWatchdog() {
+    let samples = Mutex<[DispatchLoopProgress?]>([
+      DispatchLoopProgress(iterations: 1, isIdle: false),
+      DispatchLoopProgress(iterations: 2, isIdle: false),
+      DispatchLoopProgress(iterations: 2, isIdle: true),
+      DispatchLoopProgress(iterations: 3, isIdle: false),
+      DispatchLoopProgress(iterations: 3, isIdle: false),
+      nil,
+    ])
+    let watchdog = DispatchWatchdog { samples.withLock { $0.removeFirst() } }
+    #expect(watchdog.isHealthy(), "first sample: running")
+    #expect(watchdog.isHealthy(), "iterated")
+    #expect(watchdog.isHealthy(), "idle")
+    #expect(watchdog.isHealthy(), "woken from idle")
+    #expect(!watchdog.isHealthy(), "busy twice at iteration 3")
+    #expect(!watchdog.isHealthy(), "no runtime")
+  }
+
+  @Test("WATCHDOG=1 is sent while healthy and withheld while not")
+  func watchdogPingsOnlyWhileHealthy() async throws {
+    let path = FileManager.default.temporaryDirectory
+      .appendingPathComponent("wd-\(UUID().uuidString).sock").path
+    // Short receive timeouts, and waiting between tries with Task.sleep: a blocked receive
+    // would hold a thread of the pool the pinger itself runs on.
+    let receiver = try DatagramReceiver(path: path, timeout: .milliseconds(1))
+    let notifier = SystemdNotifier(
+      environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "20000"])
+    let healthy = Mutex(true)
+    let pinger = Task {
+      await notifier.runWatchdog(logger: logger) { healthy.withLock { $0 } }
+    }
+    defer { pinger.cancel() }
+    #expect(try await next(receiver, within: .seconds(5)) == "WATCHDOG=1")
+    healthy.withLock { $0 = false }
+    try await Task.sleep(for: .milliseconds(50))  // a ping already on its way may still arrive
+    while (try? receiver.receive()) != nil {}
+    try await Task.sleep(for: .milliseconds(200))  // 20 watchdog periods
+    #expect((try? receiver.receive()) == nil, "no WATCHDOG=1 while unhealthy")
+    healthy.withLock { $0 = true }
+    #expect(try await next(receiver, within: .seconds(5)) == "WATCHDOG=1", "pings resume")
+  }
+
+  /// The next datagram, trying every 10 ms until `limit`.
+  private func next(_ receiver: DatagramReceiver, within limit: Duration) async throws -> String? {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+      if let message = try? receiver.receive() { return message }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    return nil
+  }
+
+  @Test("the clock-change timer is armed for the far future and re-armable")
+  func cancelOnSetTimerIsArmed() throws {
+    let timer = try CancelOnSetTimer()
+    #expect(timer.isArmed)
+    #expect(try timer.read() == .nothing, "nothing to read while the clock is left alone")
+    try timer.arm()
+    #expect(timer.isArmed)
+  }
+
+  @Test("reads of the timer: ECANCELED is a clock change, EAGAIN nothing, others fail")
+  func cancelOnSetTimerReadings() throws {
+    #expect(try CancelOnSetTimer.interpret(count: -1, errno: ECANCELED) == .clockChanged)
+    #expect(try CancelOnSetTimer.interpret(count: -1, errno: EAGAIN) == .nothing)
+    #expect(try CancelOnSetTimer.interpret(count: -1, errno: EINTR) == .nothing)
+    #expect(try CancelOnSetTimer.interpret(count: 8, errno: 0) == .expired)
+    #expect(throws: ClockChangeError.self) {
+      try CancelOnSetTimer.interpret(count: -1, errno: EBADF)
+    }
+  }
+
+  @Test("the clock-change monitor runs until cancelled and then ends its streams")
+  func clockChangeMonitorStops() async throws {
+    let monitor = WallClockChangeMonitor(logger: logger)
+    let changes = monitor.clockChanges()
+    let run = Task { try await monitor.run() }
+    try await Task.sleep(for: .milliseconds(50))
+    run.cancel()
+    try await run.value
+    var count = 0
+    for await _ in changes { count += 1 }
+    #expect(count == 0, "the clock was not set during the test")
+  }
+}
+
+/// A flag set once, read from any task.
+private final class Flag: Sendable {
+  private let value = Mutex(false)
+  var isSet: Bool { value.withLock { $0 } }
+  func set() { value.withLock { $0 = true } }
+}
