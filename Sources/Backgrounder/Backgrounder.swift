@@ -106,9 +106,13 @@ public final class Backgrounder: Sendable {
 
   /// Registers one factory for many ids (it receives the id of the run). Must happen before
   /// ``start()``; either every id is registered or none.
+  /// - Throws: ``RegistrationError/noTaskIds`` for an empty list,
+  ///   ``RegistrationError/duplicate(_:)`` for an id registered twice,
+  ///   ``RegistrationError/alreadyStarted`` after ``start()``.
   public func register(
     _ taskIds: [TaskId], factory: @escaping WorkerFactory
   ) throws(RegistrationError) {
+    if taskIds.isEmpty { throw .noTaskIds }
     let result = lifecycle.withLock { state -> RegistrationError? in
       guard case .configuring(var factories) = state else { return .alreadyStarted }
       var seen = Set<TaskId>()
@@ -286,6 +290,11 @@ public final class Backgrounder: Sendable {
   // MARK: - Work
 
   /// Schedules `request`. When this returns `.scheduled`, the request is durable.
+  ///
+  /// A request breaking a limit is rejected with the reason: an input key that is empty or an
+  /// input over 10,240 bytes serialized, a backoff policy outside its ranges (initial delay
+  /// 10 s…5 h, attempts 1…30, jitter 0…1), a budget that is not positive, a negative initial
+  /// delay, a periodic interval below the minimum, a flex window outside (0, interval).
   public func schedule(
     _ request: WorkRequest, policy: ExistingWorkPolicy = .replace
   ) async -> ScheduleOutcome {

@@ -37,6 +37,8 @@ public enum RegistrationError: Error, Hashable, Sendable, CustomStringConvertibl
   case duplicate(TaskId)
   /// A fallback factory is already registered.
   case duplicateFallback
+  /// The list of task ids to register is empty.
+  case noTaskIds
 
   /// A readable explanation.
   public var description: String {
@@ -44,6 +46,7 @@ public enum RegistrationError: Error, Hashable, Sendable, CustomStringConvertibl
     case .alreadyStarted: "cannot register after start()"
     case .duplicate(let id): "a worker factory is already registered for \(id)"
     case .duplicateFallback: "a fallback worker factory is already registered"
+    case .noTaskIds: "no task ids to register: the list is empty"
     }
   }
 }

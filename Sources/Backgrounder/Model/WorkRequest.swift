@@ -46,17 +46,17 @@ public enum WorkRequest: Hashable, Sendable {
     public var taskId: TaskId
     /// Conditions for running.
     public var constraints: WorkConstraints
-    /// Data for the worker (≤ 10,240 bytes serialized).
+    /// Data for the worker (non-empty keys, ≤ 10,240 bytes serialized).
     public var input: WorkInput
     /// Ephemeral work does not survive a restart (swept by `start()`).
     public var ephemeral: Bool
-    /// Earliest start, relative to scheduling.
+    /// Earliest start, relative to scheduling (not negative).
     public var initialDelay: Duration
-    /// Retry policy.
+    /// Retry policy (see ``BackoffPolicy`` for its limits).
     public var backoff: BackoffPolicy
     /// Standard or expedited.
     public var executionHint: ExecutionHint
-    /// How long one run may take before it is cancelled.
+    /// How long one run may take before it is cancelled (positive).
     public var budget: Duration
 
     /// Creates a one-time request.
@@ -83,7 +83,7 @@ public enum WorkRequest: Hashable, Sendable {
     public var taskId: TaskId
     /// Conditions for running.
     public var constraints: WorkConstraints
-    /// Data for the worker (≤ 10,240 bytes serialized).
+    /// Data for the worker (non-empty keys, ≤ 10,240 bytes serialized).
     public var input: WorkInput
     /// Ephemeral work does not survive a restart (swept by `start()`).
     public var ephemeral: Bool
@@ -92,9 +92,10 @@ public enum WorkRequest: Hashable, Sendable {
     /// When set (0 < flex < interval), the run may start up to `flexWindow` before it is due,
     /// so that it can share a wake-up with other work.
     public var flexWindow: Duration?
-    /// Retry policy within a cycle (delays are clamped to the interval).
+    /// Retry policy within a cycle (delays are clamped to the interval; see ``BackoffPolicy``
+    /// for its limits).
     public var backoff: BackoffPolicy
-    /// How long one run may take before it is cancelled.
+    /// How long one run may take before it is cancelled (positive).
     public var budget: Duration
 
     /// Creates a periodic request.
@@ -131,11 +132,13 @@ public enum RejectionReason: Hashable, Sendable, CustomStringConvertible {
   case inputTooLarge(bytes: Int)
   /// The input could not be serialized.
   case inputNotSerializable(String)
+  /// The input has a value under the empty key.
+  case emptyInputKey
   /// The periodic interval is below the minimum.
   case intervalTooShort(minimum: Duration)
   /// The flex window is not within (0, interval).
   case invalidFlexWindow
-  /// The backoff policy is invalid.
+  /// The backoff policy breaks a limit (initial delay 10 s…5 h, attempts 1…30, jitter 0…1).
   case invalidBackoff(String)
   /// The budget is not positive.
   case invalidBudget
@@ -155,6 +158,7 @@ public enum RejectionReason: Hashable, Sendable, CustomStringConvertible {
     case .inputTooLarge(let bytes):
       "input is \(bytes) bytes serialized; the maximum is \(WorkInput.maximumSerializedSize)"
     case .inputNotSerializable(let why): "input cannot be serialized: \(why)"
+    case .emptyInputKey: "input has an empty key; every key must have at least one character"
     case .intervalTooShort(let minimum): "interval is below the minimum of \(minimum)"
     case .invalidFlexWindow: "flex window must be greater than zero and less than the interval"
     case .invalidBackoff(let why): "invalid backoff: \(why)"
