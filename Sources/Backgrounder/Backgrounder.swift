@@ -83,6 +83,7 @@ public final class Backgrounder: Sendable {
   public let configuration: Configuration
   private let lifecycle = Mutex(Lifecycle.configuring([:]))
   private let hub = EventHub()
+  private let health = HealthRecorder()
   private let fallbackFactory = Mutex<WorkerFactory?>(nil)
 
   /// Creates a runtime; nothing is opened until ``start()``.
@@ -164,9 +165,11 @@ public final class Backgrounder: Sendable {
       case .configuring(let factories):
         let configuration = configuration
         let hub = hub
+        let health = health
         let fallback = fallbackFactory.withLock { $0 }
         let task = Task {
-          try Self.makeRuntime(configuration, factories: factories, fallback: fallback, hub: hub)
+          try Self.makeRuntime(
+            configuration, factories: factories, fallback: fallback, hub: hub, health: health)
         }
         state = .starting(task)
         return task
@@ -187,6 +190,7 @@ public final class Backgrounder: Sendable {
       lifecycle.withLock { state in
         if case .starting = state { state = .stopped }
       }
+      if let error = error as? StoreError { health.startFailed(error, at: configuration.clock.now) }
       throw error
     }
   }
@@ -202,7 +206,7 @@ public final class Backgrounder: Sendable {
 
   private static func makeRuntime(
     _ configuration: Configuration, factories: [TaskId: WorkerFactory],
-    fallback: WorkerFactory?, hub: EventHub
+    fallback: WorkerFactory?, hub: EventHub, health: HealthRecorder
   ) throws -> Runtime {
     let clock = configuration.clock
     let store = try TaskStore.open(
@@ -223,7 +227,7 @@ public final class Backgrounder: Sendable {
       seed: configuration.jitterSeed ?? UInt64.random(in: .min ... .max))
     let runtime = Runtime(
       configuration: configuration, factories: factories, fallback: fallback, store: store,
-      events: hub,
+      events: hub, health: health,
       machine: machine)
     runtime.step { machine, now in
       var effects = machine.load(rows, now: now)
@@ -424,11 +428,23 @@ public final class Backgrounder: Sendable {
       maxConcurrentTasks: max(1, configuration.concurrencyLimit))
   }
 
-  /// The runtime's internal state, for debugging.
+  /// The runtime's state and the problems it detected (``Diagnostics/problems``; healthy when
+  /// there are none): store write errors, condition sources that ended or never reported,
+  /// workers abandoned after ignoring cancellation, runs stuck past their budget and grace
+  /// period, and clock jumps recorded with ``recordClockJump(offset:)``.
   public func diagnostics() -> Diagnostics {
     let runtime = runtime
     let machine = runtime?.core.withLock { $0.machine }
     let statistics = runtime?.writer.statistics
+    let now = configuration.clock.now
+    var problems: [HealthProblem] = []
+    if let lastError = statistics?.lastError {
+      problems.append(HealthProblem(kind: .storeError, detectedAt: nil, message: lastError))
+    }
+    problems += health.problems(now: now)
+    if let machine {
+      problems += Self.stuckRuns(machine, now: now, grace: configuration.gracePeriod)
+    }
     return Diagnostics(
       storePath: configuration.storePath, isRunning: runtime != nil,
       registeredTaskIds: registeredTaskIds(), activeTasks: machine?.entries.count ?? 0,
@@ -436,6 +452,31 @@ public final class Backgrounder: Sendable {
       network: machine?.network ?? configuration.network.current,
       power: machine?.power ?? configuration.power.current,
       storeCommits: statistics?.commits ?? 0, storeOperations: statistics?.operations ?? 0,
-      storeWriteTime: statistics?.writeTime ?? .zero, lastStoreError: statistics?.lastError)
+      storeWriteTime: statistics?.writeTime ?? .zero, lastStoreError: statistics?.lastError,
+      problems: problems)
+  }
+
+  /// Whether ``diagnostics()`` finds no problem.
+  public var isHealthy: Bool { diagnostics().isHealthy }
+
+  /// Records that the wall clock was set (stepped) while running, so that ``diagnostics()``
+  /// reports it; `offset` is how far it moved, when known. For a clock-change watcher (such
+  /// as a `timerfd` with `TFD_TIMER_CANCEL_ON_SET`).
+  public func recordClockJump(offset: Duration? = nil) {
+    health.clockJumped(at: configuration.clock.now, offset: offset)
+  }
+
+  private static func stuckRuns(
+    _ machine: DispatchStateMachine, now: WallInstant, grace: Duration
+  ) -> [HealthProblem] {
+    machine.entries.values.compactMap { entry -> HealthProblem? in
+      guard case .running(_, let startedAt, _) = entry.phase else { return nil }
+      let limit = startedAt.advanced(by: entry.row.budget).advanced(by: grace)
+      guard limit < now else { return nil }
+      return HealthProblem(
+        kind: .taskStuck, taskId: entry.row.id, detectedAt: now.date,
+        message: "running since \(ISO8601.string(startedAt.date)), past its budget of "
+          + "\(entry.row.budget) and the grace period of \(grace)")
+    }.sorted { ($0.taskId?.rawValue ?? "") < ($1.taskId?.rawValue ?? "") }
   }
 }
