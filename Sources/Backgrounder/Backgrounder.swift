@@ -213,9 +213,8 @@ public final class Backgrounder: Sendable {
       path: configuration.storePath, durability: configuration.durability,
       historyLimit: configuration.historyLimit)
     let now = clock.now
-    let swept = try store.sweep(
+    let (swept, rows) = try store.sweepAndLoad(
       finishedBefore: now.advanced(by: .zero - configuration.finishedRetention))
-    let rows = try store.loadActive()
     let settings = DispatchSettings(
       concurrencyLimit: max(1, configuration.concurrencyLimit),
       minimumPeriodicInterval: configuration.minimumPeriodicInterval,
