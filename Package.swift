@@ -21,6 +21,8 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+    // `swift package generate-documentation --target Backgrounder` (Backgrounder.docc).
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ],
   targets: [
     // libnl-3 / libnl-route-3, seen by the Netlink module only.

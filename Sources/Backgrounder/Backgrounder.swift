@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// The background-work runtime: create → ``register(_:factory:)`` → ``start()``.
+/// The background-work runtime: create → ``register(_:factory:)-(TaskId,_)`` → ``start()``.
 ///
 /// Work is described by ``WorkRequest``s, kept in a durable SQLite store (WAL) and dispatched
 /// by one in-process loop that sleeps until the soonest due time or a network / power change.
