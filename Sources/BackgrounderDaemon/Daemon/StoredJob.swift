@@ -9,7 +9,8 @@ import Foundation
 ///   and the schedule may be absent (read as its default) and unknown keys are ignored, so a
 ///   setting added later reads back as its default and leaves the job unchanged.
 /// - Format 1 (before): input `job` = the synthesized `Codable` form of ``JobDefinition``;
-///   still read, and rewritten as format 2 by ``JobSynchronizer``.
+///   still read; active jobs are rewritten as format 2 by ``JobSynchronizer`` (finished ones
+///   are only read).
 enum StoredJob {
   static let formatKey = "jobFormat"
   static let definitionKey = "jobDefinition"
