@@ -470,7 +470,10 @@ public final class Backgrounder: Sendable {
   ) -> [HealthProblem] {
     machine.entries.values.compactMap { entry -> HealthProblem? in
       guard case .running(_, let startedAt, _) = entry.phase else { return nil }
+      // The runtime ends such a run at budget + grace; a second's margin keeps that ordinary
+      // ending from being reported while it is being recorded.
       let limit = startedAt.advanced(by: entry.row.budget).advanced(by: grace)
+        .advanced(by: .seconds(1))
       guard limit < now else { return nil }
       return HealthProblem(
         kind: .taskStuck, taskId: entry.row.id, detectedAt: now.date,

@@ -90,9 +90,9 @@ struct HealthTests {
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job, budget: .seconds(30)))
     await h.waitFor(job) { $0.isWorkStarted }
     await h.clock.waitForSleepers(until: h.at(30))
-    h.clock.advance(by: .seconds(37))
+    h.clock.advance(by: .seconds(38))
     #expect(h.backgrounder.diagnostics().isHealthy)
-    // The clock leaps past budget + grace at once: the run is still in flight (its grace
+    // The clock leaps past budget + grace + 1 s at once: the run is still in flight (its grace
     // timer starts only now), which is exactly what the check is for.
     h.clock.advance(by: .nanoseconds(1))
     let problems = h.backgrounder.diagnostics().problems

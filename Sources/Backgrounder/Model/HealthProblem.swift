@@ -25,7 +25,8 @@ public struct HealthProblem: Hashable, Sendable, Codable, CustomStringConvertibl
     public static let conditionSourceSilent = Kind(rawValue: "conditionSourceSilent")
     /// A worker ignored cancellation past the grace period and was abandoned.
     public static let workerAbandoned = Kind(rawValue: "workerAbandoned")
-    /// A run is still in flight after its budget and the grace period have passed.
+    /// A run is still in flight more than 1 s after its budget and the grace period have
+    /// passed (the runtime should have ended it by then).
     public static let taskStuck = Kind(rawValue: "taskStuck")
     /// The wall clock was set (stepped) while the runtime was running.
     public static let clockJump = Kind(rawValue: "clockJump")
