@@ -27,6 +27,12 @@ struct ErrorCodeTests {
     let newer = StoreError.newerSchema(path: "/x", unknownMigrations: ["v9"])
     #expect(newer.code == .newerSchema && newer.unknownMigrations == ["v9"])
     #expect(StoreError.writeFailed(detail: "disk full").path == nil)
+
+    let rejection = RejectionReason.intervalTooShort(minimum: .seconds(60))
+    #expect(rejection.code == .intervalTooShort && rejection.minimum == .seconds(60))
+    #expect(rejection != RejectionReason.intervalTooShort(minimum: .seconds(30)))
+    #expect(RejectionReason.emptyInputKey.code == .emptyInputKey)
+    #expect(RejectionReason.invalidBackoff("why").detail == "why")
   }
 
   @Test("codes print their stable names")

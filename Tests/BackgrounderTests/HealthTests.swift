@@ -117,7 +117,7 @@ struct HealthTests {
     }
     try saboteur.close()
     let outcome = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job))
-    guard case .rejected(.storeFailure) = outcome else {
+    guard case .rejected(let reason) = outcome, reason.code == .storeFailure else {
       Issue.record("expected a store failure, got \(outcome)")
       return
     }
