@@ -3,17 +3,16 @@ import PackageDescription
 
 let package = Package(
   name: "Backgrounder",
-  platforms: [.macOS(.v15)],
   products: [
     .library(name: "Backgrounder", targets: ["Backgrounder"]),
     .library(name: "BackgrounderTesting", targets: ["BackgrounderTesting"]),
+    .library(name: "BackgrounderLinux", targets: ["BackgrounderLinux"]),
     .library(name: "Reachability", targets: ["Reachability"]),
     .library(name: "PowerSource", targets: ["PowerSource"]),
     .executable(name: "backgrounder", targets: ["BackgrounderCLI"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-    .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
     .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
@@ -22,6 +21,8 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+    // `swift package generate-documentation --target Backgrounder` (Backgrounder.docc).
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ],
   targets: [
     // libnl-3 / libnl-route-3, seen by the Netlink module only.
@@ -44,7 +45,6 @@ let package = Package(
       name: "Reachability",
       dependencies: [
         "Netlink",
-        .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
@@ -58,13 +58,11 @@ let package = Package(
         .product(name: "SystemPackage", package: "swift-system"),
       ]
     ),
-    // The runtime: requests, constraints, backoff, gate, dispatcher, durable store.
+    // The runtime: requests, constraints, backoff, gate, dispatcher, durable store. Knows
+    // conditions only through protocols: it builds without libnl or any Linux-only C library.
     .target(
       name: "Backgrounder",
       dependencies: [
-        "Reachability",
-        "PowerSource",
-        .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
         .product(name: "DequeModule", package: "swift-collections"),
         .product(name: "HeapModule", package: "swift-collections"),
         .product(name: "GRDB", package: "GRDB.swift"),
@@ -79,11 +77,17 @@ let package = Package(
     ),
     // timerfd/eventfd headers for the daemon's wall-clock change monitor (no library).
     .systemLibrary(name: "CTimerFD"),
+    // The live Linux condition sources: Reachability and PowerSource as the runtime's inputs.
+    .target(
+      name: "BackgrounderLinux",
+      dependencies: ["Backgrounder", "PowerSource", "Reachability"]
+    ),
     // The daemon behind `backgrounder run`: config, command workers, control socket, systemd.
     .target(
       name: "BackgrounderDaemon",
       dependencies: [
         "Backgrounder",
+        "BackgrounderLinux",
         "CTimerFD",
         "PowerSource",
         "Reachability",

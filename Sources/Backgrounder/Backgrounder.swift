@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// The background-work runtime: create → ``register(_:factory:)`` → ``start()``.
+/// The background-work runtime: create → ``register(_:factory:)-(TaskId,_)`` → ``start()``.
 ///
 /// Work is described by ``WorkRequest``s, kept in a durable SQLite store (WAL) and dispatched
 /// by one in-process loop that sleeps until the soonest due time or a network / power change.
@@ -86,6 +86,7 @@ public final class Backgrounder: Sendable {
   public let configuration: Configuration
   private let lifecycle = Mutex(Lifecycle.configuring([:]))
   private let hub = EventHub()
+  private let health = HealthRecorder()
   private let fallbackFactory = Mutex<WorkerFactory?>(nil)
 
   /// Creates a runtime; nothing is opened until ``start()``.
@@ -109,9 +110,13 @@ public final class Backgrounder: Sendable {
 
   /// Registers one factory for many ids (it receives the id of the run). Must happen before
   /// ``start()``; either every id is registered or none.
+  /// - Throws: ``RegistrationError/noTaskIds`` for an empty list,
+  ///   ``RegistrationError/duplicate(_:)`` for an id registered twice,
+  ///   ``RegistrationError/alreadyStarted`` after ``start()``.
   public func register(
     _ taskIds: [TaskId], factory: @escaping WorkerFactory
   ) throws(RegistrationError) {
+    if taskIds.isEmpty { throw .noTaskIds }
     let result = lifecycle.withLock { state -> RegistrationError? in
       guard case .configuring(var factories) = state else { return .alreadyStarted }
       var seen = Set<TaskId>()
@@ -163,9 +168,11 @@ public final class Backgrounder: Sendable {
       case .configuring(let factories):
         let configuration = configuration
         let hub = hub
+        let health = health
         let fallback = fallbackFactory.withLock { $0 }
         let task = Task {
-          try Self.makeRuntime(configuration, factories: factories, fallback: fallback, hub: hub)
+          try Self.makeRuntime(
+            configuration, factories: factories, fallback: fallback, hub: hub, health: health)
         }
         state = .starting(task)
         return task
@@ -186,6 +193,7 @@ public final class Backgrounder: Sendable {
       lifecycle.withLock { state in
         if case .starting = state { state = .stopped }
       }
+      if let error = error as? StoreError { health.startFailed(error, at: configuration.clock.now) }
       throw error
     }
   }
@@ -201,16 +209,15 @@ public final class Backgrounder: Sendable {
 
   private static func makeRuntime(
     _ configuration: Configuration, factories: [TaskId: WorkerFactory],
-    fallback: WorkerFactory?, hub: EventHub
+    fallback: WorkerFactory?, hub: EventHub, health: HealthRecorder
   ) throws -> Runtime {
     let clock = configuration.clock
     let store = try TaskStore.open(
       path: configuration.storePath, durability: configuration.durability,
       historyLimit: configuration.historyLimit)
     let now = clock.now
-    let swept = try store.sweep(
+    let (swept, rows) = try store.sweepAndLoad(
       finishedBefore: now.advanced(by: .zero - configuration.finishedRetention))
-    let rows = try store.loadActive()
     let settings = DispatchSettings(
       concurrencyLimit: max(1, configuration.concurrencyLimit),
       minimumPeriodicInterval: configuration.minimumPeriodicInterval,
@@ -222,7 +229,7 @@ public final class Backgrounder: Sendable {
       seed: configuration.jitterSeed ?? UInt64.random(in: .min ... .max))
     let runtime = Runtime(
       configuration: configuration, factories: factories, fallback: fallback, store: store,
-      events: hub,
+      events: hub, health: health,
       machine: machine)
     runtime.step { machine, now in
       var effects = machine.load(rows, now: now)
@@ -289,6 +296,11 @@ public final class Backgrounder: Sendable {
   // MARK: - Work
 
   /// Schedules `request`. When this returns `.scheduled`, the request is durable.
+  ///
+  /// A request breaking a limit is rejected with the reason: an input key that is empty or an
+  /// input over 10,240 bytes serialized, a backoff policy outside its ranges (initial delay
+  /// 10 s…5 h, attempts 1…30, jitter 0…1), a budget that is not positive, a negative initial
+  /// delay, a periodic interval below the minimum, a flex window outside (0, interval).
   public func schedule(
     _ request: WorkRequest, policy: ExistingWorkPolicy = .replace
   ) async -> ScheduleOutcome {
@@ -424,11 +436,23 @@ public final class Backgrounder: Sendable {
       maxConcurrentTasks: max(1, configuration.concurrencyLimit))
   }
 
-  /// The runtime's internal state, for debugging.
+  /// The runtime's state and the problems it detected (``Diagnostics/problems``; healthy when
+  /// there are none): store write errors, condition sources that ended or never reported,
+  /// workers abandoned after ignoring cancellation, runs stuck past their budget and grace
+  /// period, and clock jumps recorded with ``recordClockJump(offset:)``.
   public func diagnostics() -> Diagnostics {
     let runtime = runtime
     let machine = runtime?.core.withLock { $0.machine }
     let statistics = runtime?.writer.statistics
+    let now = configuration.clock.now
+    var problems: [HealthProblem] = []
+    if let lastError = statistics?.lastError {
+      problems.append(HealthProblem(kind: .storeError, detectedAt: nil, message: lastError))
+    }
+    problems += health.problems(now: now)
+    if let machine {
+      problems += Self.stuckRuns(machine, now: now, grace: configuration.gracePeriod)
+    }
     return Diagnostics(
       storePath: configuration.storePath, isRunning: runtime != nil,
       registeredTaskIds: registeredTaskIds(), activeTasks: machine?.entries.count ?? 0,
@@ -436,6 +460,34 @@ public final class Backgrounder: Sendable {
       network: machine?.network ?? configuration.network.current,
       power: machine?.power ?? configuration.power.current,
       storeCommits: statistics?.commits ?? 0, storeOperations: statistics?.operations ?? 0,
-      storeWriteTime: statistics?.writeTime ?? .zero, lastStoreError: statistics?.lastError)
+      storeWriteTime: statistics?.writeTime ?? .zero, lastStoreError: statistics?.lastError,
+      problems: problems)
+  }
+
+  /// Whether ``diagnostics()`` finds no problem.
+  public var isHealthy: Bool { diagnostics().isHealthy }
+
+  /// Records that the wall clock was set (stepped) while running, so that ``diagnostics()``
+  /// reports it; `offset` is how far it moved, when known. For a clock-change watcher (such
+  /// as a `timerfd` with `TFD_TIMER_CANCEL_ON_SET`).
+  public func recordClockJump(offset: Duration? = nil) {
+    health.clockJumped(at: configuration.clock.now, offset: offset)
+  }
+
+  private static func stuckRuns(
+    _ machine: DispatchStateMachine, now: WallInstant, grace: Duration
+  ) -> [HealthProblem] {
+    machine.entries.values.compactMap { entry -> HealthProblem? in
+      guard case .running(_, let startedAt, _) = entry.phase else { return nil }
+      // The runtime ends such a run at budget + grace; a second's margin keeps that ordinary
+      // ending from being reported while it is being recorded.
+      let limit = startedAt.advanced(by: entry.row.budget).advanced(by: grace)
+        .advanced(by: .seconds(1))
+      guard limit < now else { return nil }
+      return HealthProblem(
+        kind: .taskStuck, taskId: entry.row.id, detectedAt: now.date,
+        message: "running since \(ISO8601.string(startedAt.date)), past its budget of "
+          + "\(entry.row.budget) and the grace period of \(grace)")
+    }.sorted { ($0.taskId?.rawValue ?? "") < ($1.taskId?.rawValue ?? "") }
   }
 }

@@ -3,10 +3,12 @@ import BackgrounderDaemon
 import Foundation
 
 /// `backgrounder doctor`: validate the config and the environment.
-struct DoctorCommand: ParsableCommand {
+struct DoctorCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "doctor",
-    abstract: "Check the config, the job commands, the store, netlink, power_supply and units.",
+    abstract:
+      "Check the config, the job commands, the store, netlink, power_supply, units and the "
+      + "running daemon's health.",
     discussion: "Prints one line per check and exits with status 1 if any problem was found."
   )
 
@@ -15,7 +17,7 @@ struct DoctorCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Root of sysfs.", valueName: "dir"))
   var sysfsRoot = "/sys"
 
-  func run() throws {
+  func run() async throws {
     let home = ProcessInfo.processInfo.environment["HOME"] ?? "/root"
     let doctor = Doctor(
       configPath: config.path, sysfsRoot: sysfsRoot,
@@ -23,7 +25,15 @@ struct DoctorCommand: ParsableCommand {
         SystemdUnits.installPath(user: false, home: home),
         SystemdUnits.installPath(user: true, home: home),
       ])
-    let findings = doctor.run()
+    var findings = doctor.run()
+    let socketPath =
+      (try? config.loadIfPresent())?.controlSocketPath
+      ?? DefaultLocations.current().controlSocketPath
+    do {
+      findings += DaemonHealth.findings(try await DaemonHealth.problems(socketPath: socketPath))
+    } catch {
+      findings.append(.init(.problem, "health", "cannot ask the daemon: \(error)"))
+    }
     for finding in findings { print(finding) }
     let problems = findings.filter { $0.severity == .problem }.count
     print(problems == 0 ? "no problems found" : "\(problems) problem(s) found")

@@ -54,7 +54,10 @@ struct StatusCommand: AsyncParsableCommand {
     let probe = PowerProbe(sysfsRoot: sysfsRoot, logger: logger)
     let tasks = TaskSection(
       storePath: store ?? daemonConfiguration?.storePath ?? DefaultLocations.current().storePath)
-    let printer = StatusPrinter(json: json, watch: watch, tasks: tasks)
+    let health = await HealthSection.read(
+      socketPath: daemonConfiguration?.controlSocketPath
+        ?? DefaultLocations.current().controlSocketPath)
+    let printer = StatusPrinter(json: json, watch: watch, tasks: tasks, health: health)
 
     if let replay {
       try runReplay(path: replay, configuration: reachability, power: probe.status, printer)

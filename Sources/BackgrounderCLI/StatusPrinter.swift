@@ -8,14 +8,18 @@ struct StatusPrinter {
   let json: Bool
   let watch: Bool
   let tasks: TaskSection
+  /// Asked once when `status` starts.
+  let health: HealthSection
 
   func emit(network: NetworkStatus, power: PowerStatus, observedAt microseconds: Int64?) throws {
     let observedAt = watch ? microseconds.map(NetworkTimestamp.rfc3339(microseconds:)) : nil
     let now = Date()
     let taskList = tasks.read(now: now)
+    let healthReport = health.report(tasksReadable: taskList != nil, storePath: tasks.storePath)
     if json {
       let document = StatusDocument(
-        observedAt: observedAt, network: network, power: power, tasks: taskList)
+        observedAt: observedAt, network: network, power: power, tasks: taskList,
+        health: healthReport)
       Output.line(try Output.json(document))
     } else if let observedAt {
       Output.line(
@@ -27,6 +31,7 @@ struct StatusPrinter {
       lines +=
         taskList.map { TaskStatusText.report($0, storePath: tasks.storePath, now: now) }
         ?? ["Tasks: unavailable (see the error above)"]
+      lines += healthReport.lines
       Output.line(lines.joined(separator: "\n"))
     }
   }

@@ -20,7 +20,7 @@ final class TaskSection: Sendable {
   func read(now: Date) -> [TaskStatus]? {
     do {
       return try TaskStoreReader(path: storePath).tasks(now: now)
-    } catch StoreError.notFound {
+    } catch let error as StoreError where error.code == .notFound {
       return []
     } catch {
       let message = "\(error)"

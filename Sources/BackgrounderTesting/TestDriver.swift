@@ -42,18 +42,57 @@ public struct TestDriver: Sendable {
   }
 }
 
-/// Errors from ``TestDriver``.
-public enum TestDriverError: Error, Hashable, Sendable, CustomStringConvertible {
-  /// No active task (of the expected kind) has this id.
-  case noSuchTask(TaskId)
-  /// The task has no run in flight.
-  case notRunning(TaskId)
+/// An error from ``TestDriver``.
+///
+/// Compare ``code`` to tell errors apart; new codes may be added in later versions.
+public struct TestDriverError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// What went wrong.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Value: String, Hashable, Sendable {
+      case noSuchTask, notRunning
+    }
+
+    private let value: Value
+
+    private init(_ value: Value) {
+      self.value = value
+    }
+
+    /// No active task (of the expected kind) has the id.
+    public static let noSuchTask = Code(.noSuchTask)
+    /// The task has no run in flight.
+    public static let notRunning = Code(.notRunning)
+
+    /// The code's name.
+    public var description: String { value.rawValue }
+  }
+
+  /// What went wrong.
+  public let code: Code
+  /// The task concerned.
+  public let taskId: TaskId
+
+  private init(_ code: Code, _ taskId: TaskId) {
+    self.code = code
+    self.taskId = taskId
+  }
+
+  /// No active task (of the expected kind) has the id `taskId`.
+  public static func noSuchTask(_ taskId: TaskId) -> TestDriverError {
+    TestDriverError(.noSuchTask, taskId)
+  }
+
+  /// The task `taskId` has no run in flight.
+  public static func notRunning(_ taskId: TaskId) -> TestDriverError {
+    TestDriverError(.notRunning, taskId)
+  }
 
   /// A readable explanation.
   public var description: String {
-    switch self {
-    case .noSuchTask(let id): "no active task \(id) of that kind"
-    case .notRunning(let id): "task \(id) has no run in flight"
+    switch code {
+    case .noSuchTask: "no active task \(taskId) of that kind"
+    case .notRunning: "task \(taskId) has no run in flight"
+    default: "test driver error \(code) for \(taskId)"
     }
   }
 }

@@ -52,7 +52,7 @@ struct StoreFirstMigrationTests {
     #expect {
       try TaskStoreReader(path: path)
     } throws: { error in
-      if case .notABackgrounderStore = error as? StoreError { true } else { false }
+      (error as? StoreError)?.code == .notABackgrounderStore
     }
   }
 }

@@ -23,8 +23,8 @@ struct StoreTests {
     await #expect {
       try await start(path)
     } throws: { error in
-      guard case .corrupt(let errorPath, _) = error as? StoreError else { return false }
-      return errorPath == path && "\(error)".contains(path)
+      guard let error = error as? StoreError, error.code == .corrupt else { return false }
+      return error.path == path && "\(error)".contains(path)
     }
     #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
     #expect(throws: StoreError.self) { try TaskStoreReader(path: path) }
@@ -50,7 +50,7 @@ struct StoreTests {
     await #expect {
       try await start(path)
     } throws: { error in
-      if case .corrupt = error as? StoreError { true } else { false }
+      (error as? StoreError)?.code == .corrupt
     }
     #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
   }
@@ -100,7 +100,7 @@ struct StoreTests {
     await #expect {
       try await start(path)
     } throws: { error in
-      if case .notABackgrounderStore = error as? StoreError { true } else { false }
+      (error as? StoreError)?.code == .notABackgrounderStore
     }
   }
 

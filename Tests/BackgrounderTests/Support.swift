@@ -23,15 +23,16 @@ struct Harness {
     power: PowerConditions = .externalPower, concurrencyLimit: Int = 4,
     gracePeriod: Duration = .seconds(10), directory: URL? = nil, clock: ManualClock? = nil,
     expeditedQuota: ExpeditedQuota? = nil, fallback: (any Worker)? = nil,
-    dispatchesWork: Bool = true, watchesClockChanges: Bool = false
+    dispatchesWork: Bool = true, watchesClockChanges: Bool = false,
+    networkSource: (any NetworkConditionSource)? = nil
   ) async throws -> Harness {
     let clock = clock ?? ManualClock()
     let directory = directory ?? temporaryDirectory()
-    let networkSource = FakeNetworkSource(network)
+    let fakeNetwork = FakeNetworkSource(network)
     let powerSource = FakePowerSource(power)
     var configuration = Backgrounder.Configuration(
       storePath: directory.appendingPathComponent("store.sqlite").path, clock: clock,
-      network: networkSource, power: powerSource, concurrencyLimit: concurrencyLimit,
+      network: networkSource ?? fakeNetwork, power: powerSource, concurrencyLimit: concurrencyLimit,
       gracePeriod: gracePeriod, expeditedQuota: expeditedQuota, durability: .normal,
       jitterSeed: 1)
     configuration.dispatchesWork = dispatchesWork
@@ -44,7 +45,7 @@ struct Harness {
     let recorder = EventRecorder(backgrounder)
     try await backgrounder.start()
     return Harness(
-      clock: clock, network: networkSource, power: powerSource, directory: directory,
+      clock: clock, network: fakeNetwork, power: powerSource, directory: directory,
       backgrounder: backgrounder, recorder: recorder, driver: TestDriver(backgrounder),
       t0: clock.date)
   }

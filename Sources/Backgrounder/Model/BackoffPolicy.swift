@@ -2,6 +2,11 @@
 ///
 /// `attempt` counts from 0. Linear: `initial × (attempt + 1)`; exponential:
 /// `initial × 2^attempt`. Every delay is clamped to ``floor`` … ``cap`` (10 s … 5 h).
+///
+/// Limits, checked when a request is scheduled (a request breaking one is rejected with
+/// ``RejectionReason/invalidBackoff(_:)`` naming it, see ``problem``): ``initialDelay`` within
+/// ``allowedInitialDelay`` (10 s … 5 h), ``maxAttempts`` within ``allowedAttempts`` (1 … 30),
+/// ``jitter`` within 0 … 1.
 public struct BackoffPolicy: Hashable, Sendable, Codable {
   /// The growth law.
   public enum Kind: String, Hashable, Sendable, Codable {
@@ -17,14 +22,18 @@ public struct BackoffPolicy: Hashable, Sendable, Codable {
   public static let cap: Duration = .seconds(5 * 3600)
   /// The allowed range of ``maxAttempts``.
   public static let allowedAttempts: ClosedRange<Int> = 1...30
+  /// The allowed range of ``initialDelay``: ``floor`` … ``cap``.
+  public static let allowedInitialDelay: ClosedRange<Duration> = floor...cap
 
   /// The growth law.
   public var kind: Kind
-  /// The first delay (default 30 s).
+  /// The first delay (default 30 s, allowed 10 s … 5 h: a request with a delay outside that
+  /// range is rejected, not clamped).
   public var initialDelay: Duration
   /// Attempts per cycle before a retry becomes a failure (default 10, allowed 1…30).
   public var maxAttempts: Int
-  /// Fraction (0…1) of each delay that is randomised away, to spread a fleet's retries.
+  /// Fraction (0…1) of each delay that is randomised away, to spread a fleet's retries
+  /// (default 0; outside 0…1 a request is rejected).
   public var jitter: Double
 
   /// Creates a policy; use ``linear(initialDelay:maxAttempts:jitter:)`` or
@@ -60,7 +69,9 @@ public struct BackoffPolicy: Hashable, Sendable, Codable {
     if !Self.allowedAttempts.contains(maxAttempts) {
       return "maxAttempts \(maxAttempts) is outside 1...30"
     }
-    if initialDelay <= .zero { return "initialDelay must be positive" }
+    if !Self.allowedInitialDelay.contains(initialDelay) {
+      return "initialDelay \(initialDelay) is outside 10 seconds...5 hours"
+    }
     if !(0...1).contains(jitter) { return "jitter \(jitter) is outside 0...1" }
     return nil
   }

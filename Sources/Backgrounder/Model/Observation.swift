@@ -142,10 +142,19 @@ public struct Diagnostics: Sendable, Encodable {
   public var storeWriteTime: Duration
   /// The last store error, if any.
   public var lastStoreError: String?
+  /// The problems detected, oldest kinds first; empty when the runtime is healthy.
+  public var problems: [HealthProblem] = []
+
+  /// Whether no problem was detected.
+  public var isHealthy: Bool { problems.isEmpty }
 }
 
 enum ISO8601 {
   static func string(_ date: Date) -> String {
     Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
+  }
+
+  static func date(_ text: String) -> Date? {
+    try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
   }
 }

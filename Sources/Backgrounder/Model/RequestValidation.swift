@@ -1,6 +1,7 @@
 extension WorkRequest {
   /// Why this request cannot be scheduled, or `nil` when it can.
   func problem(minimumPeriodicInterval: Duration) -> RejectionReason? {
+    if input.hasEmptyKey { return .emptyInputKey }
     switch self {
     case .oneTime(let request):
       if request.initialDelay < .zero { return .invalidInitialDelay }

@@ -54,27 +54,72 @@ public struct TaskId: Hashable, Comparable, Sendable, Codable, CustomStringConve
 }
 
 /// Why a string is not a valid ``TaskId``.
-public enum TaskIdError: Error, Equatable, Sendable, CustomStringConvertible {
+///
+/// Compare ``code`` to tell errors apart; new codes may be added in later versions.
+public struct TaskIdError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// What is wrong with the text.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Value: String, Hashable, Sendable {
+      case empty, tooLong, invalidCharacter, missingDot, emptyLabel
+    }
+
+    private let value: Value
+
+    private init(_ value: Value) {
+      self.value = value
+    }
+
+    /// The identifier is empty.
+    public static let empty = Code(.empty)
+    /// The identifier is longer than 128 characters.
+    public static let tooLong = Code(.tooLong)
+    /// The identifier contains a character outside `[A-Za-z0-9-_.]`.
+    public static let invalidCharacter = Code(.invalidCharacter)
+    /// The identifier has no dot (it must be reverse-DNS, e.g. `com.example.sync`).
+    public static let missingDot = Code(.missingDot)
+    /// The identifier has an empty label (leading, trailing or doubled dot).
+    public static let emptyLabel = Code(.emptyLabel)
+
+    /// The code's name.
+    public var description: String { value.rawValue }
+  }
+
+  /// What is wrong.
+  public let code: Code
+  /// The identifier's length (``Code/tooLong`` only).
+  public let length: Int?
+  /// The offending character (``Code/invalidCharacter`` only).
+  public let character: Character?
+
+  private init(_ code: Code, length: Int? = nil, character: Character? = nil) {
+    self.code = code
+    self.length = length
+    self.character = character
+  }
+
   /// The identifier is empty.
-  case empty
-  /// The identifier is longer than 128 characters.
-  case tooLong(length: Int)
-  /// The identifier contains a character outside `[A-Za-z0-9-_.]`.
-  case invalidCharacter(Character)
-  /// The identifier has no dot (it must be reverse-DNS, e.g. `com.example.sync`).
-  case missingDot
-  /// The identifier has an empty label (leading, trailing or doubled dot).
-  case emptyLabel
+  public static let empty = TaskIdError(.empty)
+  /// The identifier is `length` characters long; the maximum is 128.
+  public static func tooLong(length: Int) -> TaskIdError { TaskIdError(.tooLong, length: length) }
+  /// The identifier contains `character`, which is outside `[A-Za-z0-9-_.]`.
+  public static func invalidCharacter(_ character: Character) -> TaskIdError {
+    TaskIdError(.invalidCharacter, character: character)
+  }
+  /// The identifier has no dot.
+  public static let missingDot = TaskIdError(.missingDot)
+  /// The identifier has an empty label.
+  public static let emptyLabel = TaskIdError(.emptyLabel)
 
   /// A readable explanation.
   public var description: String {
-    switch self {
+    switch code {
     case .empty: "task id is empty"
-    case .tooLong(let length): "task id is \(length) characters long; the maximum is 128"
-    case .invalidCharacter(let character):
-      "task id contains \(Self.describe(character)); only A-Z a-z 0-9 - _ . are allowed"
+    case .tooLong: "task id is \(length ?? 0) characters long; the maximum is 128"
+    case .invalidCharacter:
+      "task id contains \(character.map(Self.describe) ?? "an invalid character"); only A-Z a-z 0-9 - _ . are allowed"
     case .missingDot: "task id needs at least one dot (reverse-DNS, e.g. com.example.sync)"
     case .emptyLabel: "task id has an empty label (leading, trailing or doubled dot)"
+    default: "invalid task id: \(code)"
     }
   }
 

@@ -14,13 +14,16 @@ public enum WorkValue: Hashable, Sendable, Codable {
   case bytes(Data)
 }
 
-/// A typed key/value bag handed to a worker; at most ``WorkInput/maximumSerializedSize`` bytes
-/// once serialized.
+/// A typed key/value bag handed to a worker.
+///
+/// Limits, checked when a request is scheduled: every key is non-empty (else the request is
+/// rejected with ``RejectionReason/emptyInputKey``), and the serialized form is at most
+/// ``WorkInput/maximumSerializedSize`` bytes (else ``RejectionReason/inputTooLarge(bytes:)``).
 public struct WorkInput: Hashable, Sendable, Codable, ExpressibleByDictionaryLiteral {
   /// The maximum serialized size, in bytes (10,240, as in the reference).
   public static let maximumSerializedSize = 10_240
 
-  /// The stored values by key.
+  /// The stored values by key (keys must not be empty).
   public var values: [String: WorkValue]
 
   /// Creates an input from a dictionary.
@@ -63,6 +66,9 @@ public struct WorkInput: Hashable, Sendable, Codable, ExpressibleByDictionaryLit
   public func bytes(_ key: String) -> Data? {
     if case .bytes(let value) = values[key] { value } else { nil }
   }
+
+  /// Whether some key is the empty string (such an input cannot be scheduled).
+  public var hasEmptyKey: Bool { values.keys.contains("") }
 
   /// The serialized form (JSON with sorted keys); its size is what the limit applies to.
   public func serialized() throws -> Data {

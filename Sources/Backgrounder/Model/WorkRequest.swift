@@ -46,17 +46,17 @@ public enum WorkRequest: Hashable, Sendable {
     public var taskId: TaskId
     /// Conditions for running.
     public var constraints: WorkConstraints
-    /// Data for the worker (≤ 10,240 bytes serialized).
+    /// Data for the worker (non-empty keys, ≤ 10,240 bytes serialized).
     public var input: WorkInput
     /// Ephemeral work does not survive a restart (swept by `start()`).
     public var ephemeral: Bool
-    /// Earliest start, relative to scheduling.
+    /// Earliest start, relative to scheduling (not negative).
     public var initialDelay: Duration
-    /// Retry policy.
+    /// Retry policy (see ``BackoffPolicy`` for its limits).
     public var backoff: BackoffPolicy
     /// Standard or expedited.
     public var executionHint: ExecutionHint
-    /// How long one run may take before it is cancelled.
+    /// How long one run may take before it is cancelled (positive).
     public var budget: Duration
 
     /// Creates a one-time request.
@@ -83,7 +83,7 @@ public enum WorkRequest: Hashable, Sendable {
     public var taskId: TaskId
     /// Conditions for running.
     public var constraints: WorkConstraints
-    /// Data for the worker (≤ 10,240 bytes serialized).
+    /// Data for the worker (non-empty keys, ≤ 10,240 bytes serialized).
     public var input: WorkInput
     /// Ephemeral work does not survive a restart (swept by `start()`).
     public var ephemeral: Bool
@@ -92,9 +92,10 @@ public enum WorkRequest: Hashable, Sendable {
     /// When set (0 < flex < interval), the run may start up to `flexWindow` before it is due,
     /// so that it can share a wake-up with other work.
     public var flexWindow: Duration?
-    /// Retry policy within a cycle (delays are clamped to the interval).
+    /// Retry policy within a cycle (delays are clamped to the interval; see ``BackoffPolicy``
+    /// for its limits).
     public var backoff: BackoffPolicy
-    /// How long one run may take before it is cancelled.
+    /// How long one run may take before it is cancelled (positive).
     public var budget: Duration
 
     /// Creates a periodic request.
@@ -124,45 +125,132 @@ public enum WorkRequest: Hashable, Sendable {
 }
 
 /// Why a request was not scheduled.
-public enum RejectionReason: Hashable, Sendable, CustomStringConvertible {
-  /// No factory is registered for the task id.
-  case notRegistered(TaskId)
-  /// The serialized input is larger than 10,240 bytes.
-  case inputTooLarge(bytes: Int)
-  /// The input could not be serialized.
-  case inputNotSerializable(String)
-  /// The periodic interval is below the minimum.
-  case intervalTooShort(minimum: Duration)
+///
+/// Compare ``code`` to tell reasons apart (`reason.code == .invalidBackoff`); new codes may be
+/// added in later versions, so do not assume the list is complete.
+public struct RejectionReason: Hashable, Sendable, CustomStringConvertible {
+  /// What is wrong with the request, or why it could not be taken.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Value: String, Hashable, Sendable {
+      case notRegistered, inputTooLarge, inputNotSerializable, emptyInputKey, intervalTooShort
+      case invalidFlexWindow, invalidBackoff, invalidBudget, invalidInitialDelay, notStarted
+      case shutDown, storeFailure
+    }
+
+    private let value: Value
+
+    private init(_ value: Value) {
+      self.value = value
+    }
+
+    /// No factory is registered for the task id.
+    public static let notRegistered = Code(.notRegistered)
+    /// The serialized input is larger than 10,240 bytes.
+    public static let inputTooLarge = Code(.inputTooLarge)
+    /// The input could not be serialized.
+    public static let inputNotSerializable = Code(.inputNotSerializable)
+    /// The input has a value under the empty key.
+    public static let emptyInputKey = Code(.emptyInputKey)
+    /// The periodic interval is below the minimum.
+    public static let intervalTooShort = Code(.intervalTooShort)
+    /// The flex window is not within (0, interval).
+    public static let invalidFlexWindow = Code(.invalidFlexWindow)
+    /// The backoff policy breaks a limit.
+    public static let invalidBackoff = Code(.invalidBackoff)
+    /// The budget is not positive.
+    public static let invalidBudget = Code(.invalidBudget)
+    /// The initial delay is negative.
+    public static let invalidInitialDelay = Code(.invalidInitialDelay)
+    /// `start()` has not completed.
+    public static let notStarted = Code(.notStarted)
+    /// The runtime is shutting down or stopped.
+    public static let shutDown = Code(.shutDown)
+    /// The request could not be made durable.
+    public static let storeFailure = Code(.storeFailure)
+
+    /// The code's name.
+    public var description: String { value.rawValue }
+  }
+
+  /// What is wrong.
+  public let code: Code
+  /// The task id (``Code/notRegistered``).
+  public let taskId: TaskId?
+  /// The serialized input size in bytes (``Code/inputTooLarge``).
+  public let bytes: Int?
+  /// The minimum periodic interval (``Code/intervalTooShort``).
+  public let minimum: Duration?
+  /// Why (``Code/inputNotSerializable``, ``Code/invalidBackoff``, ``Code/storeFailure``).
+  public let detail: String?
+
+  private init(
+    _ code: Code, taskId: TaskId? = nil, bytes: Int? = nil, minimum: Duration? = nil,
+    detail: String? = nil
+  ) {
+    self.code = code
+    self.taskId = taskId
+    self.bytes = bytes
+    self.minimum = minimum
+    self.detail = detail
+  }
+
+  /// No factory is registered for `taskId`.
+  public static func notRegistered(_ taskId: TaskId) -> RejectionReason {
+    RejectionReason(.notRegistered, taskId: taskId)
+  }
+  /// The input is `bytes` bytes serialized, more than 10,240.
+  public static func inputTooLarge(bytes: Int) -> RejectionReason {
+    RejectionReason(.inputTooLarge, bytes: bytes)
+  }
+  /// The input could not be serialized, for the reason given.
+  public static func inputNotSerializable(_ why: String) -> RejectionReason {
+    RejectionReason(.inputNotSerializable, detail: why)
+  }
+  /// The input has a value under the empty key.
+  public static let emptyInputKey = RejectionReason(.emptyInputKey)
+  /// The periodic interval is below `minimum`.
+  public static func intervalTooShort(minimum: Duration) -> RejectionReason {
+    RejectionReason(.intervalTooShort, minimum: minimum)
+  }
   /// The flex window is not within (0, interval).
-  case invalidFlexWindow
-  /// The backoff policy is invalid.
-  case invalidBackoff(String)
+  public static let invalidFlexWindow = RejectionReason(.invalidFlexWindow)
+  /// The backoff policy breaks a limit (initial delay 10 s…5 h, attempts 1…30, jitter 0…1).
+  public static func invalidBackoff(_ why: String) -> RejectionReason {
+    RejectionReason(.invalidBackoff, detail: why)
+  }
   /// The budget is not positive.
-  case invalidBudget
+  public static let invalidBudget = RejectionReason(.invalidBudget)
   /// The initial delay is negative.
-  case invalidInitialDelay
+  public static let invalidInitialDelay = RejectionReason(.invalidInitialDelay)
   /// `start()` has not completed.
-  case notStarted
+  public static let notStarted = RejectionReason(.notStarted)
   /// The runtime is shutting down or stopped.
-  case shutDown
-  /// The request could not be made durable.
-  case storeFailure(String)
+  public static let shutDown = RejectionReason(.shutDown)
+  /// The request could not be made durable, for the reason given.
+  public static func storeFailure(_ why: String) -> RejectionReason {
+    RejectionReason(.storeFailure, detail: why)
+  }
 
   /// A readable explanation.
   public var description: String {
-    switch self {
-    case .notRegistered(let id): "no worker factory is registered for \(id)"
-    case .inputTooLarge(let bytes):
-      "input is \(bytes) bytes serialized; the maximum is \(WorkInput.maximumSerializedSize)"
-    case .inputNotSerializable(let why): "input cannot be serialized: \(why)"
-    case .intervalTooShort(let minimum): "interval is below the minimum of \(minimum)"
+    let detail = detail ?? ""
+    return switch code {
+    case .notRegistered:
+      "no worker factory is registered for \(taskId.map(\.rawValue) ?? "")"
+    case .inputTooLarge:
+      "input is \(bytes ?? 0) bytes serialized; the maximum is \(WorkInput.maximumSerializedSize)"
+    case .inputNotSerializable: "input cannot be serialized: \(detail)"
+    case .emptyInputKey: "input has an empty key; every key must have at least one character"
+    case .intervalTooShort:
+      "interval is below the minimum of \(minimum.map { "\($0)" } ?? "the minimum")"
     case .invalidFlexWindow: "flex window must be greater than zero and less than the interval"
-    case .invalidBackoff(let why): "invalid backoff: \(why)"
+    case .invalidBackoff: "invalid backoff: \(detail)"
     case .invalidBudget: "budget must be positive"
     case .invalidInitialDelay: "initial delay must not be negative"
     case .notStarted: "start() has not completed"
     case .shutDown: "the runtime is shut down"
-    case .storeFailure(let why): "the store could not record the request: \(why)"
+    case .storeFailure: "the store could not record the request: \(detail)"
+    default: "request rejected: \(code)"
     }
   }
 }

@@ -26,6 +26,7 @@ final class Runtime: Sendable {
   let store: TaskStore
   let writer: StoreWriter
   let events: EventHub
+  let health: HealthRecorder
   let core: Mutex<Core>
   let wake = WakeSignal()
   private let loop = Mutex<Task<Void, Never>?>(nil)
@@ -39,13 +40,14 @@ final class Runtime: Sendable {
   init(
     configuration: Backgrounder.Configuration, factories: [TaskId: Factory], fallback: Factory?,
     store: TaskStore,
-    events: EventHub, machine: DispatchStateMachine
+    events: EventHub, health: HealthRecorder, machine: DispatchStateMachine
   ) {
     self.configuration = configuration
     self.factories = factories
     self.fallback = fallback
     self.store = store
     self.events = events
+    self.health = health
     self.writer = StoreWriter(store: store, events: events)
     self.core = Mutex(Core(machine: machine))
   }
@@ -95,16 +97,22 @@ final class Runtime: Sendable {
       let network = configuration.network
       let power = configuration.power
       subscriptions.addTask {
+        self.health.subscribed(.network, at: self.clock.now)
         for await conditions in network.updates() {
+          self.health.reported(.network)
           self.step { machine, now in ((), machine.networkChanged(conditions, now: now)) }
           self.wake.fire()
         }
+        if !Task.isCancelled { self.health.ended(.network, at: self.clock.now) }
       }
       subscriptions.addTask {
+        self.health.subscribed(.power, at: self.clock.now)
         for await conditions in power.updates() {
+          self.health.reported(.power)
           self.step { machine, now in ((), machine.powerChanged(conditions, now: now)) }
           self.wake.fire()
         }
+        if !Task.isCancelled { self.health.ended(.power, at: self.clock.now) }
       }
       // Subscribed before the first iteration, so no change after that is missed.
       if let clockChanges = configuration.clockChanges?.clockChanges() {
@@ -269,6 +277,7 @@ final class Runtime: Sendable {
       logger.warning(
         "worker ignored cancellation and was abandoned",
         metadata: ["task": "\(ticket.taskId)", "grace": "\(configuration.gracePeriod)"])
+      health.workerAbandoned(ticket.taskId, at: clock.now, grace: configuration.gracePeriod)
     }
     return (ending, !returned)
   }

@@ -92,8 +92,7 @@ enum Schema {
   /// Maps an error from opening or reading `path` to a ``StoreError``.
   static func storeError(_ error: any Error, path: String) -> StoreError {
     if let error = error as? StoreError {
-      if case .corrupt(_, let detail) = error { return .corrupt(path: path, detail: detail) }
-      return error
+      return error.code == .corrupt ? error.at(path) : error
     }
     if let error = error as? DatabaseError {
       switch error.resultCode {

@@ -27,94 +27,6 @@ struct TaskRow: Sendable, Equatable {
   var scheduledAt: WallInstant
   var updatedAt: WallInstant
 
-  static let columns = [
-    "id", "kind", "state", "nextRun", "attempt", "deferrals", "lastResult", "lastReason",
-    "lastRunStartedAt", "lastRunEndedAt", "blockedOn", "ephemeral", "network",
-    "requiresCharging", "requiresBatteryNotLow", "interval", "flexWindow", "initialDelay",
-    "expedited", "budget", "backoffKind", "backoffInitial", "backoffMaxAttempts", "backoffJitter",
-    "input", "scheduledAt", "updatedAt",
-  ]
-
-  var arguments: StatementArguments {
-    let expedited: String? =
-      switch hint {
-      case .standard: nil
-      case .expedited(let policy): policy.rawValue
-      }
-    let values: [(any DatabaseValueConvertible)?] = [
-      id.rawValue, kind.rawValue, state.rawValue, nextRun?.nanosecondsSince1970, attempt,
-      deferrals, lastResult?.rawValue, lastReason, lastRunStartedAt?.nanosecondsSince1970,
-      lastRunEndedAt?.nanosecondsSince1970, Self.encode(blockedOn), ephemeral,
-      constraints.networkRequired.rawValue, constraints.requiresCharging,
-      constraints.requiresBatteryNotLow, interval?.nanoseconds, flexWindow?.nanoseconds,
-      initialDelay.nanoseconds, expedited, budget.nanoseconds, backoff.kind.rawValue,
-      backoff.initialDelay.nanoseconds, backoff.maxAttempts, backoff.jitter, input,
-      scheduledAt.nanosecondsSince1970, updatedAt.nanosecondsSince1970,
-    ]
-    return StatementArguments(values)
-  }
-
-  /// Decodes a row selected with ``columns`` in order.
-  init(row: Row) throws {
-    func text<T: RawRepresentable>(_ index: Int, _: T.Type) throws -> T where T.RawValue == String {
-      let raw: String = row[index]
-      guard let value = T(rawValue: raw) else {
-        throw StoreError.corrupt(
-          path: "", detail: "column \(Self.columns[index]) has unknown value '\(raw)'")
-      }
-      return value
-    }
-    func instant(_ index: Int) -> WallInstant? {
-      (row[index] as Int64?).map(WallInstant.init(nanosecondsSince1970:))
-    }
-    func duration(_ index: Int) -> Duration? {
-      (row[index] as Int64?).map(Duration.nanoseconds)
-    }
-    let rawId: String = row[0]
-    do {
-      id = try TaskId(rawId)
-    } catch {
-      throw StoreError.corrupt(path: "", detail: "invalid task id '\(rawId)': \(error)")
-    }
-    kind = try text(1, TaskKind.self)
-    state = try text(2, TaskState.self)
-    nextRun = instant(3)
-    attempt = row[4]
-    deferrals = row[5]
-    lastResult = try (row[6] as String?).map { raw in
-      guard let value = LastResult(rawValue: raw) else {
-        throw StoreError.corrupt(path: "", detail: "unknown lastResult '\(raw)'")
-      }
-      return value
-    }
-    lastReason = row[7]
-    lastRunStartedAt = instant(8)
-    lastRunEndedAt = instant(9)
-    blockedOn = Self.decode(row[10])
-    ephemeral = row[11]
-    constraints = WorkConstraints(
-      networkRequired: try text(12, NetworkRequirement.self), requiresCharging: row[13],
-      requiresBatteryNotLow: row[14])
-    interval = duration(15)
-    flexWindow = duration(16)
-    initialDelay = duration(17) ?? .zero
-    if let policy = row[18] as String? {
-      guard let value = QuotaExhaustedPolicy(rawValue: policy) else {
-        throw StoreError.corrupt(path: "", detail: "unknown expedited policy '\(policy)'")
-      }
-      hint = .expedited(onQuotaExhausted: value)
-    } else {
-      hint = .standard
-    }
-    budget = duration(19) ?? WorkRequest.defaultBudget
-    backoff = BackoffPolicy(
-      kind: try text(20, BackoffPolicy.Kind.self), initialDelay: duration(21) ?? .seconds(30),
-      maxAttempts: row[22], jitter: row[23])
-    input = row[24] ?? Data()
-    scheduledAt = instant(25) ?? WallInstant(nanosecondsSince1970: 0)
-    updatedAt = instant(26) ?? scheduledAt
-  }
-
   init(request: WorkRequest, input: Data, now: WallInstant) {
     id = request.taskId
     state = .pending
@@ -166,9 +78,10 @@ struct TaskRow: Sendable, Equatable {
     }.joined(separator: ",")
   }
 
-  static func decode(_ text: String?) -> [PendingPredicate] {
-    guard let text, !text.isEmpty else { return [] }
-    return text.split(separator: ",").compactMap { item -> PendingPredicate? in
+  /// The predicates in `text` (as ``encode(_:)`` writes them); nil if one is unknown.
+  static func decode(_ text: String) -> [PendingPredicate]? {
+    if text.isEmpty { return [] }
+    let predicates = text.split(separator: ",").compactMap { item -> PendingPredicate? in
       switch item {
       case "charging": .requiresCharging
       case "batteryNotLow": .requiresBatteryNotLow
@@ -183,6 +96,8 @@ struct TaskRow: Sendable, Equatable {
         }
       }
     }
+    let count = text.split(separator: ",").count
+    return predicates.count == count ? predicates : nil
   }
 }
 

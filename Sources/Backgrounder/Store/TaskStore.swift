@@ -56,43 +56,36 @@ final class TaskStore: Sendable {
     }
   }
 
-  /// Removes ephemeral work and finished one-time tasks older than `finishedBefore`;
-  /// returns the ephemeral ids removed.
-  func sweep(finishedBefore: WallInstant) throws -> [TaskId] {
+  /// In one transaction: removes ephemeral work and finished one-time tasks older than
+  /// `finishedBefore`, and reads the active (not finished) tasks. Returns the ephemeral ids
+  /// removed and the active rows. A row that cannot be read rolls the whole transaction back,
+  /// so a store with a corrupt value is left as it was.
+  func sweepAndLoad(finishedBefore: WallInstant) throws -> (swept: [TaskId], active: [TaskRow]) {
     do {
       return try pool.write { db in
-        let finished = "('\(TaskState.succeeded.rawValue)', '\(TaskState.failed.rawValue)')"
-        let ephemeral = try String.fetchAll(
-          db, sql: "SELECT id FROM task WHERE ephemeral = 1 AND state NOT IN \(finished)")
-        try db.execute(
-          sql: """
-            DELETE FROM task WHERE (ephemeral = 1 AND state NOT IN \(finished))
-              OR (state IN \(finished) AND updatedAt < ?)
-            """, arguments: [finishedBefore.nanosecondsSince1970])
-        try db.execute(sql: "DELETE FROM run WHERE taskId NOT IN (SELECT id FROM task)")
-        return ephemeral.map(TaskId.init(validated:))
+        let swept = try Self.sweep(db, finishedBefore: finishedBefore)
+        let active = try TaskRow.filter(
+          ![TaskState.succeeded.rawValue, TaskState.failed.rawValue].contains(
+            TaskRow.Columns.state)
+        ).fetchAll(db)
+        return (swept, active)
       }
     } catch {
       throw Schema.storeError(error, path: path)
     }
   }
 
-  /// The active (not finished) tasks.
-  func loadActive() throws -> [TaskRow] {
-    do {
-      return try pool.read { db in
-        let sql = """
-          SELECT \(TaskRow.columns.joined(separator: ", ")) FROM task
-          WHERE state NOT IN ('\(TaskState.succeeded.rawValue)', '\(TaskState.failed.rawValue)')
-          """
-        let cursor = try Row.fetchCursor(db, sql: sql)
-        var rows: [TaskRow] = []
-        while let row = try cursor.next() { rows.append(try TaskRow(row: row)) }
-        return rows
-      }
-    } catch {
-      throw Schema.storeError(error, path: path)
-    }
+  private static func sweep(_ db: Database, finishedBefore: WallInstant) throws -> [TaskId] {
+    let finished = "('\(TaskState.succeeded.rawValue)', '\(TaskState.failed.rawValue)')"
+    let ephemeral = try String.fetchAll(
+      db, sql: "SELECT id FROM task WHERE ephemeral = 1 AND state NOT IN \(finished)")
+    try db.execute(
+      sql: """
+        DELETE FROM task WHERE (ephemeral = 1 AND state NOT IN \(finished))
+          OR (state IN \(finished) AND updatedAt < ?)
+        """, arguments: [finishedBefore.nanosecondsSince1970])
+    try db.execute(sql: "DELETE FROM run WHERE taskId NOT IN (SELECT id FROM task)")
+    return ephemeral.map(TaskId.init(validated:))
   }
 
   /// Applies `ops` in one transaction.
@@ -101,15 +94,11 @@ final class TaskStore: Sendable {
     try await pool.write { db in try Self.apply(ops, in: db, historyLimit: limit) }
   }
 
-  private static let upsertSQL =
-    "INSERT OR REPLACE INTO task (\(TaskRow.columns.joined(separator: ", "))) VALUES ("
-    + Array(repeating: "?", count: TaskRow.columns.count).joined(separator: ", ") + ")"
-
   static func apply(_ ops: [StoreOp], in db: Database, historyLimit: Int) throws {
     for op in ops {
       switch op {
       case .upsert(let row):
-        try db.cachedStatement(sql: upsertSQL).execute(arguments: row.arguments)
+        try row.insert(db, onConflict: .replace)
       case .delete(let id):
         try db.cachedStatement(sql: "DELETE FROM task WHERE id = ?").execute(
           arguments: [id.rawValue])

@@ -106,11 +106,9 @@ public struct TaskStoreReader: Sendable {
 
   /// Every task in `db`, sorted by id, with up to `historyLimit` recent runs each.
   static func tasks(_ db: Database, now: Date, historyLimit: Int) throws -> [TaskStatus] {
-    let cursor = try Row.fetchCursor(
-      db, sql: "SELECT \(TaskRow.columns.joined(separator: ", ")) FROM task ORDER BY id")
+    let cursor = try TaskRow.order(TaskRow.Columns.id).fetchCursor(db)
     var result: [TaskStatus] = []
-    while let raw = try cursor.next() {
-      let row = try TaskRow(row: raw)
+    while let row = try cursor.next() {
       result.append(status(row, now: now, history: try history(db, row.id, historyLimit)))
     }
     return result
@@ -121,13 +119,7 @@ public struct TaskStoreReader: Sendable {
     guard hasSchema else { return nil }
     do {
       return try queue.read { db in
-        guard
-          let raw = try Row.fetchOne(
-            db,
-            sql: "SELECT \(TaskRow.columns.joined(separator: ", ")) FROM task WHERE id = ?",
-            arguments: [id.rawValue])
-        else { return nil }
-        let row = try TaskRow(row: raw)
+        guard let row = try TaskRow.fetchOne(db, key: id.rawValue) else { return nil }
         return Self.status(row, now: now, history: try Self.history(db, id, historyLimit))
       }
     } catch {

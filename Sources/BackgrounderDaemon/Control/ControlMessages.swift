@@ -1,3 +1,5 @@
+import Backgrounder
+
 /// A request sent by a CLI verb to a running daemon over the control socket (one JSON line).
 public enum ControlRequest: Sendable, Equatable, Codable {
   /// Is anyone there?
@@ -12,6 +14,8 @@ public enum ControlRequest: Sendable, Equatable, Codable {
   case schedule(JobDefinition)
   /// Re-read the config file, as on SIGHUP.
   case reload
+  /// The runtime's health: the response carries the detected problems.
+  case health
 }
 
 /// The daemon's answer to a `ControlRequest`.
@@ -20,9 +24,12 @@ public struct ControlResponse: Sendable, Equatable, Codable {
   public var ok: Bool
   /// What happened, in words, for the operator.
   public var message: String
+  /// The runtime's detected problems (`health` requests only).
+  public var problems: [HealthProblem]?
 
-  public init(ok: Bool, message: String) {
+  public init(ok: Bool, message: String, problems: [HealthProblem]? = nil) {
     self.ok = ok
     self.message = message
+    self.problems = problems
   }
 }

@@ -40,6 +40,12 @@ struct ControlHandler: Sendable {
     case .reload:
       await reload()
       return ControlResponse(ok: true, message: "reloaded")
+    case .health:
+      let diagnostics = runtime.diagnostics()
+      return ControlResponse(
+        ok: true,
+        message: diagnostics.isHealthy ? "healthy" : "\(diagnostics.problems.count) problem(s)",
+        problems: diagnostics.problems)
     }
   }
 

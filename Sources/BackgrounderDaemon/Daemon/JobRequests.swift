@@ -8,16 +8,14 @@ public enum JobOrigin: String, Sendable, Codable {
   case cli
 }
 
-/// Maps daemon jobs to runtime requests. The job definition travels in the request's input, so
-/// the worker needs nothing but its context, and a changed definition is visible in the store.
+/// Maps daemon jobs to runtime requests. The job definition travels in the request's input (in
+/// the versioned format of ``StoredJob``), so the worker needs nothing but its context, and a
+/// changed definition is visible in the store.
 public enum JobRequests {
-  static let definitionKey = "job"
-  static let originKey = "origin"
-
   /// The work request for `job`.
   public static func request(for job: JobDefinition, origin: JobOrigin) throws -> WorkRequest {
     let taskId = try TaskId(job.id)
-    let input = try input(for: job, origin: origin)
+    let input = try StoredJob.input(for: job, origin: origin)
     let constraints = WorkConstraints(
       networkRequired: NetworkRequirement(rawValue: job.network.rawValue) ?? .none,
       requiresCharging: job.requiresCharging,
@@ -50,19 +48,9 @@ public enum JobRequests {
     }
   }
 
-  /// The input carrying `job` and its origin.
-  static func input(for job: JobDefinition, origin: JobOrigin) throws -> WorkInput {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    let definition = String(decoding: try encoder.encode(job), as: UTF8.self)
-    return [definitionKey: .string(definition), originKey: .string(origin.rawValue)]
-  }
-
-  /// The job definition and origin stored in `input`, or nil when it carries none.
+  /// The job definition and origin stored in `input` (in any format this version reads), or
+  /// nil when it carries none.
   public static func job(in input: WorkInput) -> (JobDefinition, JobOrigin)? {
-    guard let text = input.string(definitionKey),
-      let job = try? JSONDecoder().decode(JobDefinition.self, from: Data(text.utf8))
-    else { return nil }
-    return (job, input.string(originKey).flatMap(JobOrigin.init(rawValue:)) ?? .config)
+    StoredJob.decode(input).map { ($0.job, $0.origin) }
   }
 }

@@ -4,7 +4,9 @@ import Logging
 /// Brings the runtime's tasks in line with the config file, on start and on every reload:
 /// new jobs are scheduled; changed periodic jobs keep their next run and attempts (policy
 /// `update`); a changed one-time job runs again; an unchanged one — even a finished one — is left
-/// alone; jobs removed from the file are cancelled. Jobs added with `schedule` are not touched.
+/// alone; jobs removed from the file are cancelled. Jobs added with `schedule` are not touched,
+/// except that any active job still stored in an older format is rewritten in the current one
+/// (policy `update`: its schedule, attempts and results are kept).
 public actor JobSynchronizer {
   private let runtime: Backgrounder
   private let logger: Logger
@@ -26,19 +28,36 @@ public actor JobSynchronizer {
       return
     }
     var wanted = Set<TaskId>()
+    var rescheduled = Set<TaskId>()
     for job in configuration.jobs {
       guard let id = try? TaskId(job.id) else { continue }
       wanted.insert(id)
       guard let policy = Self.policy(for: job, existing: stored[id]) else { continue }
+      rescheduled.insert(id)
       _ = await schedule(job, origin: .config, policy: policy)
     }
-    for (id, task) in stored where !wanted.contains(id) && !task.state.isFinished {
-      guard let (_, origin) = JobRequests.job(in: task.input), origin == .config else { continue }
-      let outcome = await runtime.cancel(id)
-      logger.info(
-        "job removed from the config: cancelled",
-        metadata: ["job": "\(id)", "outcome": "\(outcome)"])
+    for (id, task) in stored.sorted(by: { $0.key < $1.key }) where !task.state.isFinished {
+      guard let decoded = StoredJob.decode(task.input) else { continue }
+      if !wanted.contains(id) && decoded.origin == .config {
+        let outcome = await runtime.cancel(id)
+        logger.info(
+          "job removed from the config: cancelled",
+          metadata: ["job": "\(id)", "outcome": "\(outcome)"])
+      } else if decoded.format < StoredJob.currentFormat, !rescheduled.contains(id) {
+        await migrate(decoded)
+      }
     }
+  }
+
+  /// Rewrites a job stored in an older format, keeping its schedule.
+  private func migrate(_ stored: StoredJob.Decoded) async {
+    let (ok, message) = await schedule(stored.job, origin: stored.origin, policy: .update)
+    logger.info(
+      "job definition rewritten in storage format \(StoredJob.currentFormat)",
+      metadata: [
+        "job": "\(stored.job.id)", "from": "\(stored.format)", "ok": "\(ok)",
+        "outcome": "\(message)",
+      ])
   }
 
   /// Schedules one job; returns the outcome in words and whether it took effect.

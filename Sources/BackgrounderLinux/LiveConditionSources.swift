@@ -1,3 +1,4 @@
+import Backgrounder
 import PowerSource
 import Reachability
 

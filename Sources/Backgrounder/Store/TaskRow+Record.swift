@@ -1,0 +1,169 @@
+import Foundation
+import GRDB
+
+/// ``TaskRow`` read from and written to the `task` table by column name.
+extension TaskRow: FetchableRecord, PersistableRecord {
+  static let databaseTableName = "task"
+
+  /// The columns of the `task` table (see ``Schema``), one case per column.
+  enum Columns: String, ColumnExpression, CaseIterable {
+    case id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason
+    case lastRunStartedAt, lastRunEndedAt, blockedOn, ephemeral, network
+    case requiresCharging, requiresBatteryNotLow, interval, flexWindow, initialDelay
+    case expedited, budget, backoffKind, backoffInitial, backoffMaxAttempts, backoffJitter
+    case input, scheduledAt, updatedAt
+  }
+
+  /// Decodes a `task` row. A missing column, a NULL where a value is required, or a value of
+  /// the wrong type or outside its set (say `attempt = 'x'`) is a corrupt-store
+  /// ``StoreError`` naming the task and the column — never a silent default.
+  init(row: Row) throws {
+    var reader = ColumnReader(row: row)
+    let rawId: String = try reader.required(.id)
+    reader.taskId = rawId
+    do {
+      id = try TaskId(rawId)
+    } catch {
+      throw reader.corrupt(.id, "holds an invalid task id: \(error)")
+    }
+    kind = try reader.required(.kind, TaskKind.self)
+    state = try reader.required(.state, TaskState.self)
+    nextRun = try reader.instant(.nextRun)
+    attempt = try reader.required(.attempt)
+    deferrals = try reader.required(.deferrals)
+    lastResult = try reader.optional(.lastResult, LastResult.self)
+    lastReason = try reader.optional(.lastReason)
+    lastRunStartedAt = try reader.instant(.lastRunStartedAt)
+    lastRunEndedAt = try reader.instant(.lastRunEndedAt)
+    let blocked: String = try reader.required(.blockedOn)
+    guard let predicates = Self.decode(blocked) else {
+      throw reader.corrupt(.blockedOn, "holds an unknown predicate in \"\(blocked)\"")
+    }
+    blockedOn = predicates
+    ephemeral = try reader.required(.ephemeral)
+    constraints = WorkConstraints(
+      networkRequired: try reader.required(.network, NetworkRequirement.self),
+      requiresCharging: try reader.required(.requiresCharging),
+      requiresBatteryNotLow: try reader.required(.requiresBatteryNotLow))
+    interval = try reader.duration(.interval)
+    flexWindow = try reader.duration(.flexWindow)
+    initialDelay = try reader.duration(.initialDelay) ?? .zero
+    hint =
+      try reader.optional(.expedited, QuotaExhaustedPolicy.self)
+      .map { .expedited(onQuotaExhausted: $0) } ?? .standard
+    guard let budget = try reader.duration(.budget) else {
+      throw reader.corrupt(.budget, "is NULL")
+    }
+    self.budget = budget
+    guard let initial = try reader.duration(.backoffInitial) else {
+      throw reader.corrupt(.backoffInitial, "is NULL")
+    }
+    backoff = BackoffPolicy(
+      kind: try reader.required(.backoffKind, BackoffPolicy.Kind.self), initialDelay: initial,
+      maxAttempts: try reader.required(.backoffMaxAttempts),
+      jitter: try reader.required(.backoffJitter))
+    input = try reader.required(.input)
+    guard let scheduledAt = try reader.instant(.scheduledAt) else {
+      throw reader.corrupt(.scheduledAt, "is NULL")
+    }
+    self.scheduledAt = scheduledAt
+    guard let updatedAt = try reader.instant(.updatedAt) else {
+      throw reader.corrupt(.updatedAt, "is NULL")
+    }
+    self.updatedAt = updatedAt
+  }
+
+  /// Encodes every column by name.
+  func encode(to container: inout PersistenceContainer) {
+    container[Columns.id] = id.rawValue
+    container[Columns.kind] = kind.rawValue
+    container[Columns.state] = state.rawValue
+    container[Columns.nextRun] = nextRun?.nanosecondsSince1970
+    container[Columns.attempt] = attempt
+    container[Columns.deferrals] = deferrals
+    container[Columns.lastResult] = lastResult?.rawValue
+    container[Columns.lastReason] = lastReason
+    container[Columns.lastRunStartedAt] = lastRunStartedAt?.nanosecondsSince1970
+    container[Columns.lastRunEndedAt] = lastRunEndedAt?.nanosecondsSince1970
+    container[Columns.blockedOn] = Self.encode(blockedOn)
+    container[Columns.ephemeral] = ephemeral
+    container[Columns.network] = constraints.networkRequired.rawValue
+    container[Columns.requiresCharging] = constraints.requiresCharging
+    container[Columns.requiresBatteryNotLow] = constraints.requiresBatteryNotLow
+    container[Columns.interval] = interval?.nanoseconds
+    container[Columns.flexWindow] = flexWindow?.nanoseconds
+    container[Columns.initialDelay] = initialDelay.nanoseconds
+    container[Columns.expedited] =
+      switch hint {
+      case .standard: nil as String?
+      case .expedited(let policy): policy.rawValue
+      }
+    container[Columns.budget] = budget.nanoseconds
+    container[Columns.backoffKind] = backoff.kind.rawValue
+    container[Columns.backoffInitial] = backoff.initialDelay.nanoseconds
+    container[Columns.backoffMaxAttempts] = backoff.maxAttempts
+    container[Columns.backoffJitter] = backoff.jitter
+    container[Columns.input] = input
+    container[Columns.scheduledAt] = scheduledAt.nanosecondsSince1970
+    container[Columns.updatedAt] = updatedAt.nanosecondsSince1970
+  }
+}
+
+/// Reads the columns of one `task` row by name; every bad value becomes a corrupt-store error
+/// naming the task and the column.
+private struct ColumnReader {
+  let row: Row
+  var taskId = "(unknown id)"
+
+  init(row: Row) {
+    self.row = row
+  }
+
+  func optional<T: DatabaseValueConvertible>(
+    _ column: TaskRow.Columns, _: T.Type = T.self
+  ) throws(StoreError) -> T? {
+    guard row.hasColumn(column.rawValue) else { throw corrupt(column, "is missing") }
+    let value: DatabaseValue = row[column.rawValue]
+    if value.isNull { return nil }
+    guard let decoded = T.fromDatabaseValue(value) else {
+      throw corrupt(column, "holds \(value), which is not a valid \(T.self)")
+    }
+    return decoded
+  }
+
+  func required<T: DatabaseValueConvertible>(
+    _ column: TaskRow.Columns, _: T.Type = T.self
+  ) throws(StoreError) -> T {
+    guard let value = try optional(column, T.self) else { throw corrupt(column, "is NULL") }
+    return value
+  }
+
+  func optional<T: RawRepresentable>(
+    _ column: TaskRow.Columns, _: T.Type
+  ) throws(StoreError) -> T? where T.RawValue == String {
+    guard let raw = try optional(column, String.self) else { return nil }
+    guard let value = T(rawValue: raw) else {
+      throw corrupt(column, "holds unknown value \"\(raw)\"")
+    }
+    return value
+  }
+
+  func required<T: RawRepresentable>(
+    _ column: TaskRow.Columns, _: T.Type
+  ) throws(StoreError) -> T where T.RawValue == String {
+    guard let value = try optional(column, T.self) else { throw corrupt(column, "is NULL") }
+    return value
+  }
+
+  func instant(_ column: TaskRow.Columns) throws(StoreError) -> WallInstant? {
+    try optional(column, Int64.self).map(WallInstant.init(nanosecondsSince1970:))
+  }
+
+  func duration(_ column: TaskRow.Columns) throws(StoreError) -> Duration? {
+    try optional(column, Int64.self).map(Duration.nanoseconds)
+  }
+
+  func corrupt(_ column: TaskRow.Columns, _ problem: String) -> StoreError {
+    .corrupt(path: "", detail: "task \(taskId): column \(column.rawValue) \(problem)")
+  }
+}

@@ -1,0 +1,137 @@
+import Backgrounder
+import Foundation
+import Logging
+import Testing
+
+@testable import BackgrounderDaemon
+
+/// How daemon jobs are kept in the store: an unchanged job reads back equal whatever version
+/// of the code wrote it, and stores from the previous format are migrated without rescheduling.
+@Suite(.timeLimit(.minutes(1)))
+struct JobStorageTests {
+  /// A job with every setting away from its default.
+  private static var fullJob: JobDefinition {
+    var job = JobDefinition(
+      id: "dev.example.full", command: ["/bin/echo", "a b", "c/d"],
+      schedule: .every(.seconds(3600), flex: .milliseconds(600_500)))
+    job.network = .unmetered
+    job.requiresCharging = true
+    job.requiresBatteryNotLow = true
+    job.budget = .seconds(300)
+    job.backoff.policy = .linear
+    job.backoff.initial = .seconds(20)
+    job.backoff.maxAttempts = 5
+    job.backoff.jitter = 0.25
+    job.environment = ["A": "1", "B": "two"]
+    job.workingDirectory = "/tmp"
+    job.expedited = true
+    return job
+  }
+
+  @Test("a job reads back equal from the input it is stored in", arguments: [true, false])
+  func roundTrip(periodic: Bool) throws {
+    var job = Self.fullJob
+    if !periodic { job.schedule = .once(delay: .seconds(36_000)) }
+    let input = try StoredJob.input(for: job, origin: .cli)
+    let decoded = try #require(StoredJob.decode(input))
+    #expect(decoded.job == job)
+    #expect(decoded.origin == .cli)
+    #expect(decoded.format == StoredJob.currentFormat)
+    #expect(input.int(StoredJob.formatKey) == 2)
+  }
+
+  @Test("absent settings read as their defaults and unknown ones are ignored")
+  func tolerantReading() throws {
+    let document =
+      #"{"id":"dev.example.min","command":["/bin/true"],"every":60000000000,"#
+      + #""setting-from-the-future":{"x":1}}"#
+    let input: WorkInput = [
+      StoredJob.formatKey: .int(2), StoredJob.definitionKey: .string(document),
+      StoredJob.originKey: .string("config"),
+    ]
+    let decoded = try #require(StoredJob.decode(input))
+    #expect(
+      decoded.job
+        == JobDefinition(
+          id: "dev.example.min", command: ["/bin/true"], schedule: .every(.seconds(60), flex: nil)))
+    #expect(
+      StoredJob.decode([StoredJob.formatKey: .int(3), StoredJob.definitionKey: .string(document)])
+        == nil)
+  }
+
+  @Test("every JobDefinition setting has a key in the stored format")
+  func everySettingIsStored() {
+    // A new setting must be added to `JobDocument` (with its default when absent); then
+    // raise this count. Without it, the setting would be lost on the way through the store.
+    #expect(Mirror(reflecting: Self.fullJob).children.count == 11)
+  }
+
+  @Test("a store written in the previous format keeps every schedule and is migrated in place")
+  func migrationFromFormat1() async throws {
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("job-storage-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let storePath = directory.appendingPathComponent("state.sqlite").path
+    let fixture = FixturePaths.root.appendingPathComponent("store")
+    try FileManager.default.copyItem(
+      atPath: fixture.appendingPathComponent("v1-daemon-jobs.sqlite").path, toPath: storePath)
+    let configPath = directory.appendingPathComponent("config.toml").path
+    try String(
+      contentsOfFile: fixture.appendingPathComponent("v1-daemon-jobs.toml").path, encoding: .utf8
+    )
+    .replacingOccurrences(of: "/tmp/fixture-gen", with: directory.path)
+    .write(toFile: configPath, atomically: true, encoding: .utf8)
+    let configuration = try ConfigurationLoader.load(path: configPath)
+
+    let before = try TaskStoreReader(path: storePath).tasks(historyLimit: 0)
+    #expect(before.map(\.id.rawValue) == ["dev.example.hourly", "dev.example.later"])
+    for task in before {
+      let stored = try #require(StoredJob.decode(task.input))
+      #expect(stored.format == 1)
+      #expect(configuration.jobs.contains(stored.job))
+    }
+
+    // Store-editing mode at the time the fixture was written: nothing is dispatched.
+    var settings = Backgrounder.Configuration(
+      storePath: storePath,
+      clock: FixedClock(WallInstant(nanosecondsSince1970: 1_795_416_400 * 1_000_000_000)),
+      logger: Logger(label: "test"), finishedRetention: .seconds(10 * 365 * 86_400))
+    settings.dispatchesWork = false
+    let runtime = Backgrounder(configuration: settings)
+    try await runtime.start()
+    let synchronizer = JobSynchronizer(runtime: runtime, logger: Logger(label: "test"))
+    await synchronizer.apply(configuration)
+    let after = try await runtime.storedTasks(historyLimit: 0)
+    await runtime.shutdown()
+
+    #expect(after.count == before.count)
+    for (old, new) in zip(before, after) {
+      #expect(new.id == old.id)
+      #expect(new.nextRun == old.nextRun, "the schedule of \(old.id) was kept")
+      #expect(new.attempt == old.attempt)
+      #expect(new.lastResult == old.lastResult)
+      #expect(new.lastRunEndedAt == old.lastRunEndedAt)
+      let stored = try #require(StoredJob.decode(new.input))
+      #expect(stored.format == StoredJob.currentFormat, "\(old.id) was rewritten in format 2")
+      #expect(stored.origin == .config)
+      #expect(configuration.jobs.contains(stored.job))
+      #expect(JobSynchronizer.policy(for: stored.job, existing: new) == nil)
+    }
+  }
+}
+
+/// A clock that stays at one instant (store-editing runtimes never sleep).
+private struct FixedClock: WallClock {
+  let now: WallInstant
+
+  init(_ now: WallInstant) {
+    self.now = now
+  }
+
+  var minimumResolution: Duration { .nanoseconds(1) }
+
+  func sleep(until deadline: WallInstant, tolerance: Duration?) async throws {
+    try await Task.sleep(for: .seconds(3600))
+  }
+}
