@@ -77,11 +77,17 @@ let package = Package(
       name: "BackgrounderTesting",
       dependencies: ["Backgrounder"]
     ),
+    // prctl, pidfd_open and waitid(WNOWAIT) wrappers Swift cannot import; seen by the daemon only.
+    .target(
+      name: "CSystemShims",
+      cSettings: [.define("_GNU_SOURCE")]
+    ),
     // The daemon behind `backgrounder run`: config, command workers, control socket, systemd.
     .target(
       name: "BackgrounderDaemon",
       dependencies: [
         "Backgrounder",
+        "CSystemShims",
         "PowerSource",
         "Reachability",
         .product(name: "Logging", package: "swift-log"),

@@ -152,10 +152,14 @@ final class DaemonChild: Sendable {
 
   /// Starts `arguments[0]` with the rest as arguments; stdout goes to `outputPath`, stderr to
   /// `errorPath` (default: the same file).
-  init(_ arguments: [String], outputPath: String, errorPath: String? = nil) throws {
+  init(
+    _ arguments: [String], outputPath: String, errorPath: String? = nil,
+    environment: [String: String]? = nil
+  ) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: arguments[0])
     process.arguments = Array(arguments.dropFirst())
+    if let environment { process.environment = environment }
     _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
     let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
     process.standardOutput = output
@@ -265,12 +269,12 @@ final class DaemonHarness: Sendable {
     return prefix + [binary] + arguments
   }
 
-  /// Starts `backgrounder run --config CFG`.
-  func startDaemon() throws -> DaemonChild {
+  /// Starts `backgrounder run --config CFG`, with `environment` instead of the test's own.
+  func startDaemon(environment: [String: String]? = nil) throws -> DaemonChild {
     let count = daemons.withLock { $0.count }
     let daemon = try DaemonChild(
       commandLine(["run", "--config", workspace.configPath]),
-      outputPath: workspace.file("daemon-\(count).log"))
+      outputPath: workspace.file("daemon-\(count).log"), environment: environment)
     daemons.withLock { $0.append(daemon) }
     return daemon
   }

@@ -58,7 +58,10 @@ public final class Daemon: Service {
         storePath: configuration.storePath, logger: logger, network: network,
         power: MonitoredPower(probe), concurrencyLimit: configuration.maxConcurrentJobs,
         finishedRetention: Self.finishedRetention))
-    let runner = CommandRunner(gracePeriod: options.killGracePeriod, logger: logger)
+    let containment = try await RunContainment.prepare(
+      storePath: configuration.storePath, logger: logger)
+    let runner = CommandRunner(
+      gracePeriod: options.killGracePeriod, containment: containment, logger: logger)
     try runtime.registerFallback { _ in CommandWorker(runner: runner, network: network) }
     let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
     let reporter = EventReporter(logger: logger, metrics: metrics)

@@ -1,0 +1,65 @@
+import Foundation
+import Synchronization
+
+/// The processes left of one run: the members of its process group and of its cgroup. Signals
+/// them, waits for them to be gone, and reaps those reparented to the daemon.
+final class ProcessSweep: Sendable {
+  private let group: pid_t?
+  private let cgroup: String?
+  /// Cgroup members seen so far, so that they can be reaped once they left the cgroup.
+  private let seen = Mutex<[pid_t: ProcStat]>([:])
+
+  init(scope: RunScope) {
+    group = scope.leader?.processGroup
+    cgroup = scope.cgroup
+  }
+
+  /// Whether nothing of the run is left; reaps what exited meanwhile.
+  func isEmpty() -> Bool {
+    var empty = true
+    if let group {
+      Subreaper.reapGroup(group)
+      if kill(-group, 0) == 0 && Self.hasLiveMember(group) { empty = false }
+    }
+    if let cgroup {
+      let members = RunCgroups.processes(in: cgroup)
+      if !members.isEmpty { empty = false }
+      let gone = seen.withLock { seen in
+        for pid in members where seen[pid] == nil { seen[pid] = ProcStat.read(pid: pid) }
+        let gone = seen.filter { !members.contains($0.key) }
+        for pid in gone.keys { seen[pid] = nil }
+        return gone.values
+      }
+      for process in gone { Subreaper.reap(process) }
+    }
+    return empty
+  }
+
+  /// Whether a member of `group` has not exited yet (zombies whose parent is not the daemon
+  /// count as gone: their parent reaps them).
+  private static func hasLiveMember(_ group: pid_t) -> Bool {
+    ProcStat.all().contains { $0.processGroup == group && $0.state != "Z" }
+  }
+
+  /// Sends `signal` to the process group and every cgroup member (`cgroup.kill` for SIGKILL).
+  func signal(_ signal: Int32) {
+    if let group { kill(-group, signal) }
+    guard let cgroup else { return }
+    if signal == SIGKILL {
+      RunCgroups.kill(cgroup)
+    } else {
+      for pid in RunCgroups.processes(in: cgroup) { kill(pid, signal) }
+    }
+  }
+
+  /// Polls until nothing is left or `timeout` passed; true when nothing is left.
+  func waitUntilEmpty(timeout: Duration) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now.advanced(by: timeout)
+    while !isEmpty() {
+      guard clock.now < deadline else { return false }
+      try? await clock.sleep(for: .milliseconds(10))
+    }
+    return true
+  }
+}

@@ -1,0 +1,65 @@
+import Logging
+import Synchronization
+
+/// Everything a run printed, as the daemon keeps it: each line logged (escaped, truncated,
+/// rate-limited), the last lines of both streams, and the last lines of stderr alone.
+final class RunOutput: Sendable {
+  /// Which pipe a line came from.
+  enum Stream: String, Sendable {
+    case stdout
+    case stderr
+  }
+
+  private struct State {
+    var tail = OutputTail()
+    var errorTail = OutputTail(maxLines: 5, maxLineLength: 200)
+    var limiter: LogRateLimiter
+  }
+
+  private let state: Mutex<State>
+  private let logger: Logger
+  private let metadata: Logger.Metadata
+  private let now: @Sendable () -> Duration
+
+  init(
+    logger: Logger, metadata: Logger.Metadata, limiter: LogRateLimiter,
+    now: @escaping @Sendable () -> Duration
+  ) {
+    state = Mutex(State(limiter: limiter))
+    self.logger = logger
+    self.metadata = metadata
+    self.now = now
+  }
+
+  /// Logs `line` unless the run is over its rate, and keeps it in the tails.
+  func add(_ line: OutputLineSplitter.Line, from stream: Stream) {
+    let text = line.text
+    let time = now()
+    let (allowed, suppressed) = state.withLock { state in
+      state.tail.append(text)
+      if stream == .stderr { state.errorTail.append(text) }
+      return state.limiter.admit(at: time)
+    }
+    if suppressed > 0 { reportSuppressed(suppressed) }
+    if allowed {
+      logger.info("\(text)", metadata: metadata.merging(["stream": "\(stream.rawValue)"]) { $1 })
+    }
+  }
+
+  /// Reports lines still suppressed when the run ends.
+  func finish() {
+    let suppressed = state.withLock { $0.limiter.takeSuppressed() }
+    if suppressed > 0 { reportSuppressed(suppressed) }
+  }
+
+  /// The last lines of both streams, interleaved as they arrived.
+  var tail: String { state.withLock { $0.tail.text } }
+
+  /// The last lines of stderr.
+  var errorTail: String { state.withLock { $0.errorTail.text } }
+
+  private func reportSuppressed(_ count: Int) {
+    logger.warning(
+      "output rate limit: \(count) line(s) not logged", metadata: metadata)
+  }
+}
