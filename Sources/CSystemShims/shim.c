@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #ifndef SYS_pidfd_open
@@ -39,4 +40,8 @@ int csystem_reap(pid_t pid) {
     result = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG);
   } while (result == -1 && errno == EINTR);
   return result;
+}
+
+long csystem_getxattr(const char *path, const char *name, void *value, unsigned long size) {
+  return (long)getxattr(path, name, value, (size_t)size);
 }

@@ -26,19 +26,25 @@ final class ProcessSweep: Sendable {
       if !members.isEmpty { empty = false }
       let gone = seen.withLock { seen in
         for pid in members where seen[pid] == nil { seen[pid] = ProcStat.read(pid: pid) }
-        let gone = seen.filter { !members.contains($0.key) }
-        for pid in gone.keys { seen[pid] = nil }
-        return gone.values
+        return seen.values.filter { !members.contains($0.pid) }
       }
-      for process in gone { Subreaper.reap(process) }
+      // A member that left the cgroup is exiting; keep it until it is reaped or not ours.
+      let unreaped = gone.filter { !Subreaper.reap($0) }
+      seen.withLock { seen in
+        for process in gone where !unreaped.contains(process) { seen[process.pid] = nil }
+      }
+      if !unreaped.isEmpty { empty = false }
     }
     return empty
   }
 
-  /// Whether a member of `group` has not exited yet (zombies whose parent is not the daemon
-  /// count as gone: their parent reaps them).
+  /// Whether a member of `group` has not exited yet or waits to be reaped by the daemon
+  /// (zombies with another parent count as gone: their parent reaps them).
   private static func hasLiveMember(_ group: pid_t) -> Bool {
-    ProcStat.all().contains { $0.processGroup == group && $0.state != "Z" }
+    let daemon = getpid()
+    return ProcStat.all().contains {
+      $0.processGroup == group && ($0.state != "Z" || ($0.parent == daemon && $0.pid != group))
+    }
   }
 
   /// Sends `signal` to the process group and every cgroup member (`cgroup.kill` for SIGKILL).

@@ -1,3 +1,4 @@
+import CSystemShims
 import Foundation
 import Logging
 
@@ -110,7 +111,7 @@ public struct RunCgroups: Sendable {
   private static func isDelegated(_ directory: String) -> Bool {
     ["trusted.delegate", "user.delegate"].contains { name in
       var value = [UInt8](repeating: 0, count: 8)
-      let length = getxattr(directory, name, &value, value.count)
+      let length = csystem_getxattr(directory, name, &value, UInt(value.count))
       return length > 0 && value[0] == UInt8(ascii: "1")
     }
   }

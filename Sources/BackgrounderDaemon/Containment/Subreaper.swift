@@ -24,11 +24,15 @@ enum Subreaper {
     }
   }
 
-  /// Reaps `process` if it is an exited child of ours and still the same process.
-  static func reap(_ process: ProcStat) {
-    guard csystem_peek_exited(process.pid) == process.pid,
+  /// Reaps `process` if it is an exited child of ours and still the same process. False only
+  /// while it is a child of ours that has not finished exiting.
+  static func reap(_ process: ProcStat) -> Bool {
+    let exited = csystem_peek_exited(process.pid)
+    if exited == 0 { return false }
+    guard exited == process.pid,
       ProcStat.read(pid: process.pid)?.startTime == process.startTime
-    else { return }
+    else { return true }
     _ = csystem_reap(process.pid)
+    return true
   }
 }

@@ -60,9 +60,12 @@ public struct CommandRunner: Sendable {
     guard let program = argv.first else {
       return CommandOutcome(termination: .failedToStart("empty command"), outputTail: "")
     }
-    guard let resolved = ExecutableLookup.resolve(program, path: environment["PATH"]) else {
-      return CommandOutcome(
-        termination: .failedToStart("\(program): not found in PATH"), outputTail: "")
+    guard
+      let resolved = ExecutableLookup.resolve(
+        program, path: environment["PATH"], workingDirectory: workingDirectory)
+    else {
+      let problem = program.contains("/") ? "not an executable file" : "not found in PATH"
+      return CommandOutcome(termination: .failedToStart("\(program): \(problem)"), outputTail: "")
     }
     var scope = containment.begin(jobID: jobID)
     let launch = scope.launchArguments(for: [resolved] + argv.dropFirst())

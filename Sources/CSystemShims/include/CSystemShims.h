@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+
 /// Makes the calling process a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER, 1)`): orphaned
 /// descendants are reparented to it instead of PID 1. Returns 0, or -1 with errno set.
 int csystem_set_child_subreaper(void);
@@ -22,5 +23,8 @@ pid_t csystem_peek_exited(pid_t pid);
 /// Reaps the exited child `pid` (`waitid(P_PID, …, WEXITED | WNOHANG)`). Returns 0, or -1 with
 /// errno.
 int csystem_reap(pid_t pid);
+
+/// `getxattr(path, name, value, size)` (sys/xattr.h is not in the Glibc module).
+long csystem_getxattr(const char *path, const char *name, void *value, unsigned long size);
 
 #endif
