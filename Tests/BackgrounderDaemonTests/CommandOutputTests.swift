@@ -16,7 +16,9 @@ struct CommandOutputTests {
       argv: ["/bin/sh", "-c", "head -c 1048576 /dev/zero | tr '\\0' x; echo; echo done"],
       environment: ["PATH": "/usr/bin:/bin"], workingDirectory: nil, jobID: "a.b")
     #expect(outcome.termination == .exited(0))
-    #expect(outcome.outputTail.hasSuffix("\ndone"), "every byte was read: \(outcome.outputTail.suffix(80))")
+    #expect(
+      outcome.outputTail.hasSuffix("\ndone"),
+      "every byte was read: \(outcome.outputTail.suffix(80))")
     let logged = lines.withLock { $0 }
     let long = logged.first { $0.hasPrefix("xxxx") }
     #expect(long?.hasSuffix("… [truncated \(1_048_576 - 4096) bytes]") == true)

@@ -111,7 +111,8 @@ struct RunContainmentTests {
     defer { scratch.remove() }
     let containment = try RunContainment(
       cgroups: nil, storePath: scratch.path("state.sqlite"), logger: logger)
-    let runner = CommandRunner(gracePeriod: .milliseconds(300), containment: containment, logger: logger)
+    let runner = CommandRunner(
+      gracePeriod: .milliseconds(300), containment: containment, logger: logger)
     let marker = scratch.path("seen")
     let outcome = await runner.run(
       argv: ["/bin/sh", "-c", "ls -ln \(scratch.path("runs")) > \(marker)"],
@@ -130,7 +131,8 @@ struct Scratch {
   let directory: String
 
   init() throws {
-    directory = FileManager.default.temporaryDirectory
+    directory =
+      FileManager.default.temporaryDirectory
       .appendingPathComponent("containment-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(
       atPath: directory, withIntermediateDirectories: false,

@@ -139,7 +139,8 @@ extension DispatchStateMachine {
           id, .workCompleted(attempt: attempt, result: .retry, runtime: runtime(startedAt, now)),
           now))
       retryCounted(
-        id, reason: reason ?? "worker asked to retry", historyOutcome: "retry", startedAt: startedAt,
+        id, reason: reason ?? "worker asked to retry", historyOutcome: "retry",
+        startedAt: startedAt,
         now: now, &effects)
     case .finished(let result):
       entry.row.lastRunEndedAt = now

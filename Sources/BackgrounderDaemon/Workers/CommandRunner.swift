@@ -45,8 +45,9 @@ public struct CommandRunner: Sendable {
   public var logBurst = 200
   public var logLinesPerSecond = 50
 
-  public init(gracePeriod: Duration = .seconds(5), containment: RunContainment? = nil, logger: Logger)
-  {
+  public init(
+    gracePeriod: Duration = .seconds(5), containment: RunContainment? = nil, logger: Logger
+  ) {
     self.gracePeriod = gracePeriod
     self.logger = logger
     self.containment = containment ?? RunContainment(logger: logger)
@@ -101,6 +102,7 @@ public struct CommandRunner: Sendable {
       ) { execution in
         containment.started(&scope, pid: execution.processIdentifier.value)
         metadata["pid"] = "\(execution.processIdentifier.value)"
+        output.started(pid: execution.processIdentifier.value)
         await withTaskGroup(of: Void.self) { group in
           group.addTask {
             await Self.drain(execution.standardOutput, .stdout, output, lineLength)

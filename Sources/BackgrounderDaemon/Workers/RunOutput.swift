@@ -14,20 +14,19 @@ final class RunOutput: Sendable {
     var tail = OutputTail()
     var errorTail = OutputTail(maxLines: 5, maxLineLength: 200)
     var limiter: LogRateLimiter
+    var metadata: Logger.Metadata
   }
 
   private let state: Mutex<State>
   private let logger: Logger
-  private let metadata: Logger.Metadata
   private let now: @Sendable () -> Duration
 
   init(
     logger: Logger, metadata: Logger.Metadata, limiter: LogRateLimiter,
     now: @escaping @Sendable () -> Duration
   ) {
-    state = Mutex(State(limiter: limiter))
+    state = Mutex(State(limiter: limiter, metadata: metadata))
     self.logger = logger
-    self.metadata = metadata
     self.now = now
   }
 
@@ -35,12 +34,13 @@ final class RunOutput: Sendable {
   func add(_ line: OutputLineSplitter.Line, from stream: Stream) {
     let text = line.text
     let time = now()
-    let (allowed, suppressed) = state.withLock { state in
+    let (allowed, suppressed, metadata) = state.withLock { state in
       state.tail.append(text)
       if stream == .stderr { state.errorTail.append(text) }
-      return state.limiter.admit(at: time)
+      let (allowed, suppressed) = state.limiter.admit(at: time)
+      return (allowed, suppressed, state.metadata)
     }
-    if suppressed > 0 { reportSuppressed(suppressed) }
+    if suppressed > 0 { reportSuppressed(suppressed, metadata) }
     if allowed {
       logger.info("\(text)", metadata: metadata.merging(["stream": "\(stream.rawValue)"]) { $1 })
     }
@@ -48,8 +48,13 @@ final class RunOutput: Sendable {
 
   /// Reports lines still suppressed when the run ends.
   func finish() {
-    let suppressed = state.withLock { $0.limiter.takeSuppressed() }
-    if suppressed > 0 { reportSuppressed(suppressed) }
+    let (suppressed, metadata) = state.withLock { ($0.limiter.takeSuppressed(), $0.metadata) }
+    if suppressed > 0 { reportSuppressed(suppressed, metadata) }
+  }
+
+  /// Adds the started process's pid to what every line is logged with.
+  func started(pid: Int32) {
+    state.withLock { $0.metadata["pid"] = "\(pid)" }
   }
 
   /// The last lines of both streams, interleaved as they arrived.
@@ -58,7 +63,7 @@ final class RunOutput: Sendable {
   /// The last lines of stderr.
   var errorTail: String { state.withLock { $0.errorTail.text } }
 
-  private func reportSuppressed(_ count: Int) {
+  private func reportSuppressed(_ count: Int, _ metadata: Logger.Metadata) {
     logger.warning(
       "output rate limit: \(count) line(s) not logged", metadata: metadata)
   }
