@@ -115,14 +115,15 @@ struct RunContainmentTests {
       gracePeriod: .milliseconds(300), containment: containment, logger: logger)
     let marker = scratch.path("seen")
     let outcome = await runner.run(
-      argv: ["/bin/sh", "-c", "ls -ln \(scratch.path("runs")) > \(marker)"],
+      argv: ["/bin/sh", "-c", "ls -ln \(scratch.path("state.sqlite.runs")) > \(marker)"],
       environment: [:], workingDirectory: nil, jobID: "a.b")
     #expect(outcome.termination == .exited(0))
     let listing = try String(contentsOfFile: marker, encoding: .utf8)
     #expect(listing.contains("-rw------- "), "one 0600 record while it ran: \(listing)")
     var info = stat()
-    #expect(stat(scratch.path("runs"), &info) == 0 && info.st_mode & 0o777 == 0o700)
-    #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("runs")) == [])
+    #expect(stat(scratch.path("state.sqlite.runs"), &info) == 0 && info.st_mode & 0o777 == 0o700)
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: scratch.path("state.sqlite.runs")) == [])
   }
 }
 

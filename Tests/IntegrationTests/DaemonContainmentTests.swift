@@ -51,7 +51,7 @@ struct DaemonContainmentTests {
       workspace.lines(of: "observed") == ["checked"],
       "processes of the old run were alive when the next attempt started")
     #expect(old.allSatisfy { !daemonProcessAlive($0) })
-    let runs = (try? FileManager.default.contentsOfDirectory(atPath: workspace.file("runs")))
+    let runs = (try? FileManager.default.contentsOfDirectory(atPath: workspace.storePath + ".runs"))
     #expect(runs == [], "no run record is left: \(runs ?? [])")
   }
 

@@ -27,7 +27,10 @@ public enum LeftoverRuns {
         logger.warning(
           "ending the processes of a run interrupted by the previous daemon",
           metadata: ["job": "\(record.jobID)", "pgid": "\(group)"])
-        await end(RunScope(runID: runID, jobID: record.jobID, cgroup: nil, leader: leader(group)))
+        let leader = ProcStat(
+          pid: group, state: "?", parent: 0, processGroup: group, session: group,
+          startTime: leaderStart)
+        await end(RunScope(runID: runID, jobID: record.jobID, cgroup: nil, leader: leader))
       }
       registry.remove(runID: runID)
     }
@@ -51,11 +54,6 @@ public enum LeftoverRuns {
       return leader.startTime == leaderStart
     }
     return members.allSatisfy { $0.startTime >= leaderStart && $0.startTime <= ownStart }
-  }
-
-  /// A stand-in leader record naming process group `group` for the sweep.
-  private static func leader(_ group: pid_t) -> ProcStat {
-    ProcStat(pid: group, state: "?", parent: 0, processGroup: group, session: 0, startTime: 0)
   }
 
   private static func end(_ scope: RunScope) async {

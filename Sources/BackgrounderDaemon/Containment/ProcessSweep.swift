@@ -5,19 +5,30 @@ import Synchronization
 /// them, waits for them to be gone, and reaps those reparented to the daemon.
 final class ProcessSweep: Sendable {
   private let group: pid_t?
+  /// The start time of the group's leader: a live process with the group's pid and another
+  /// start time leads a new group that reuses the id, which is never signalled.
+  private let leaderStartTime: UInt64
   private let cgroup: String?
   /// Cgroup members seen so far, so that they can be reaped once they left the cgroup.
   private let seen = Mutex<[pid_t: ProcStat]>([:])
 
   init(scope: RunScope) {
     group = scope.leader?.processGroup
+    leaderStartTime = scope.leader?.startTime ?? 0
     cgroup = scope.cgroup
+  }
+
+  /// The run's process group, unless its id now belongs to a new group.
+  private var ownGroup: pid_t? {
+    guard let group else { return nil }
+    if let holder = ProcStat.read(pid: group), holder.startTime != leaderStartTime { return nil }
+    return group
   }
 
   /// Whether nothing of the run is left; reaps what exited meanwhile.
   func isEmpty() -> Bool {
     var empty = true
-    if let group {
+    if let group = ownGroup {
       Subreaper.reapGroup(group)
       if kill(-group, 0) == 0 && Self.hasLiveMember(group) { empty = false }
     }
@@ -49,7 +60,7 @@ final class ProcessSweep: Sendable {
 
   /// Sends `signal` to the process group and every cgroup member (`cgroup.kill` for SIGKILL).
   func signal(_ signal: Int32) {
-    if let group { kill(-group, signal) }
+    if let group = ownGroup { kill(-group, signal) }
     guard let cgroup else { return }
     if signal == SIGKILL {
       RunCgroups.kill(cgroup)

@@ -15,13 +15,14 @@ struct RunRecord: Sendable, Codable, Equatable {
   var leaderStartTime: UInt64?
 }
 
-/// The directory of run records: `<store directory>/runs/<run id>.json`, 0700 / 0600.
+/// The directory of run records next to the store: `<store path>.runs/<run id>.json` (for
+/// example `state.sqlite.runs/`), 0700 / 0600.
 struct RunRegistry: Sendable {
   let directory: String
 
-  /// The registry next to the store at `storePath`; creates the directory (0700).
+  /// The registry of the store at `storePath`; creates the directory (0700).
   init(storePath: String) throws {
-    directory = (storePath as NSString).deletingLastPathComponent + "/runs"
+    directory = storePath + ".runs"
     if mkdir(directory, 0o700) != 0 && errno != EEXIST {
       throw ContainmentError("cannot create \(directory)", errno: errno)
     }
