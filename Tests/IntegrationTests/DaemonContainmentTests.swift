@@ -55,6 +55,54 @@ struct DaemonContainmentTests {
     #expect(runs == [], "no run record is left: \(runs ?? [])")
   }
 
+  @Test(
+    "kill -9 mid-run with run cgroups, restart: a setsid escape is gone before the next attempt")
+  func setsidEscapeOfAKilledDaemonIsEndedThroughItsCgroup() async throws {
+    guard let hierarchy = try TestCgroup.make() else { return }
+    defer { hierarchy.remove() }
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    let id = "dev.e2e.escape"
+    let pids = workspace.file("pids")
+    let observed = workspace.file("observed")
+    let script = """
+      if [ "$BACKGROUNDER_ATTEMPT" != 0 ]; then \
+        p=$(cat \(pids)); \
+        if [ -e /proc/$p ] && ! grep -q ') Z' /proc/$p/stat; then echo alive >> \(observed); fi; \
+        echo checked >> \(observed); exit 0; \
+      fi; \
+      setsid sh -c 'trap "" TERM; echo $$ > \(pids).tmp; mv \(pids).tmp \(pids); exec sleep 1000' \
+        </dev/null >/dev/null 2>&1 & exec sleep 1000
+      """
+    try workspace.writeConfig(
+      jobs: daemonShellJob(
+        id: id, script: script, schedule: "every = \"1h\"",
+        extra: "backoff = { initial = \"10s\" }"))
+    var environment = ProcessInfo.processInfo.environment
+    environment["BACKGROUNDER_CGROUP"] = hierarchy.root
+
+    let first = try harness.startDaemon(environment: environment)
+    let escaped = try await daemonEventually("the escape to start", describe: harness.describe()) {
+      workspace.lines(of: "pids").first.flatMap { Int32($0) }
+    }
+    harness.adoptJobGroup(escaped)
+    let cgroups = try String(contentsOfFile: "/proc/\(escaped)/cgroup", encoding: .utf8)
+    #expect(cgroups.contains("/runs/"), "the escape is in its run's cgroup: \(cgroups)")
+    kill(first.pid, SIGKILL)
+    _ = await first.waitForExit(timeout: .seconds(10))
+    #expect(daemonProcessAlive(escaped), "the escape outlives the daemon until the restart")
+
+    _ = try harness.startDaemon(environment: environment)
+    _ = try await harness.cli("trigger", id, "--config", workspace.configPath)
+    try await daemonEventually(
+      "the next attempt to report", timeout: .seconds(45), describe: harness.describe()
+    ) { workspace.lines(of: "observed").contains("checked") ? true : nil }
+    #expect(workspace.lines(of: "observed") == ["checked"], "the escape was alive")
+    #expect(!daemonProcessAlive(escaped))
+  }
+
   @Test("jobs get the allow-list and BACKGROUNDER_*, never NOTIFY_SOCKET or other secrets")
   func jobEnvironmentIsClean() async throws {
     let workspace = try DaemonWorkspace()
@@ -133,4 +181,44 @@ func daemonProcessAlive(_ pid: Int32) -> Bool {
   else { return false }
   let state = stat[stat.index(after: close)...].split(separator: " ").first
   return state != "Z" && state != "X"
+}
+
+/// A cgroup v2 hierarchy mounted in a private directory, with a test cgroup for the daemon's
+/// runs (`BACKGROUNDER_CGROUP`).
+struct TestCgroup {
+  let mountPoint: String
+  let root: String
+
+  /// Nil, with the reason printed, when no cgroup v2 can be mounted here.
+  static func make() throws -> TestCgroup? {
+    guard geteuid() == 0 else {
+      print("skipped: mounting a cgroup v2 hierarchy needs root")
+      return nil
+    }
+    let mountPoint = "/tmp/bgcg-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
+    guard mount("none", mountPoint, "cgroup2", 0, nil) == 0 else {
+      print("skipped: cannot mount cgroup2: \(String(cString: strerror(errno)))")
+      rmdir(mountPoint)
+      return nil
+    }
+    let cgroup = TestCgroup(mountPoint: mountPoint, root: mountPoint + "/" + UUID().uuidString)
+    guard mkdir(cgroup.root, 0o755) == 0, access(cgroup.root + "/cgroup.kill", F_OK) == 0 else {
+      print("skipped: no writable cgroup with cgroup.kill (Linux ≥ 5.14) under \(mountPoint)")
+      cgroup.remove()
+      return nil
+    }
+    return cgroup
+  }
+
+  /// Ends whatever is left in the test cgroup and removes it.
+  func remove() {
+    try? "1".write(toFile: root + "/cgroup.kill", atomically: false, encoding: .utf8)
+    let runs = (try? FileManager.default.contentsOfDirectory(atPath: root + "/runs")) ?? []
+    for run in runs where !run.contains(".") { rmdir(root + "/runs/" + run) }
+    rmdir(root + "/runs")
+    rmdir(root)
+    umount(mountPoint)
+    rmdir(mountPoint)
+  }
 }
