@@ -69,13 +69,17 @@ final class ProcessSweep: Sendable {
     }
   }
 
-  /// Polls until nothing is left or `timeout` passed; true when nothing is left.
+  /// Polls (every 5 ms at first, backing off to 200 ms) until nothing is left or `timeout`
+  /// passed; true when nothing is left.
   func waitUntilEmpty(timeout: Duration) async -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now.advanced(by: timeout)
+    var interval = Duration.milliseconds(5)
     while !isEmpty() {
-      guard clock.now < deadline else { return false }
-      try? await clock.sleep(for: .milliseconds(10))
+      let now = clock.now
+      guard now < deadline else { return false }
+      try? await clock.sleep(for: min(interval, now.duration(to: deadline)))
+      interval = min(interval * 2, .milliseconds(200))
     }
     return true
   }
