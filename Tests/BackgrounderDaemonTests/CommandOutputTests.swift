@@ -73,15 +73,22 @@ struct CommandOutputTests {
     #expect(lines.map(\.text) == ["abcd… [truncated 3 bytes]", "hi"])
     #expect(splitter.finish()?.text == "last")
     #expect(splitter.finish() == nil)
+    #expect(splitter.append(Array("ab".utf8)).isEmpty)
+    #expect(splitter.append(Array("cdef".utf8)).isEmpty)
+    #expect(splitter.append(Array("g\n\n".utf8)).map(\.text) == ["abcd… [truncated 3 bytes]", ""])
   }
 
-  @Test func rateLimiterRefillsOverTime() {
-    var limiter = LogRateLimiter(burst: 2, linesPerSecond: 10)
+  @Test func rateLimiterRefillsOverTimeAndReportsAtMostOncePerInterval() {
+    var limiter = LogRateLimiter(burst: 2, linesPerSecond: 10, reportInterval: .seconds(1))
     #expect(limiter.admit(at: .zero) == (true, 0))
     #expect(limiter.admit(at: .zero) == (true, 0))
     #expect(limiter.admit(at: .zero) == (false, 0))
     #expect(limiter.admit(at: .milliseconds(50)) == (false, 0))
-    #expect(limiter.admit(at: .milliseconds(100)) == (true, 2), "one token after 100 ms")
+    #expect(limiter.admit(at: .milliseconds(100)) == (true, 0), "one token, report not due")
+    #expect(limiter.admit(at: .milliseconds(100)) == (false, 0))
+    #expect(limiter.admit(at: .seconds(1)) == (true, 3), "report due after 1 s")
+    #expect(limiter.admit(at: .seconds(1)) == (true, 0))
+    #expect(limiter.takeSuppressed() == 0)
   }
 }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Splits a byte stream into lines with bounded memory: a line longer than `maxLineLength`
 /// bytes keeps its first `maxLineLength` bytes and counts the rest, which are dropped.
 struct OutputLineSplitter: Sendable {
@@ -25,20 +27,28 @@ struct OutputLineSplitter: Sendable {
   }
 
   /// The lines completed by `chunk`.
-  mutating func append<Bytes: Sequence<UInt8>>(_ chunk: Bytes) -> [Line] {
+  mutating func append(_ chunk: UnsafeRawBufferPointer) -> [Line] {
+    guard let base = chunk.baseAddress else { return [] }
     var lines: [Line] = []
-    for byte in chunk {
-      if byte == UInt8(ascii: "\n") {
-        lines.append(Line(bytes: pending, truncatedBytes: dropped))
-        pending.removeAll(keepingCapacity: true)
-        dropped = 0
-      } else if pending.count < maxLineLength {
-        pending.append(byte)
-      } else {
-        dropped += 1
-      }
+    var start = 0
+    while start < chunk.count {
+      let found = memchr(base + start, Int32(UInt8(ascii: "\n")), chunk.count - start)
+      let end = found.map { base.distance(to: UnsafeRawPointer($0)) } ?? chunk.count
+      let kept = min(end - start, maxLineLength - pending.count)
+      pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[start..<(start + kept)]))
+      dropped += end - start - kept
+      guard found != nil else { break }
+      lines.append(Line(bytes: pending, truncatedBytes: dropped))
+      pending.removeAll(keepingCapacity: true)
+      dropped = 0
+      start = end + 1
     }
     return lines
+  }
+
+  /// The lines completed by `bytes`.
+  mutating func append(_ bytes: [UInt8]) -> [Line] {
+    bytes.withUnsafeBytes { append($0) }
   }
 
   /// The unterminated last line, if any, at end of stream.
