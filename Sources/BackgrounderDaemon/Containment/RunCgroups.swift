@@ -18,14 +18,20 @@ public struct RunCgroups: Sendable {
   }
 
   /// The daemon's own cgroup when it was delegated to it (systemd `Delegate=yes` marks it with
-  /// the `trusted.delegate` / `user.delegate` attribute), or `$BACKGROUNDER_CGROUP` when set:
+  /// the `trusted.delegate` / `user.delegate` attribute; with `DelegateSubgroup=daemon` its
+  /// parent), or `$BACKGROUNDER_CGROUP` when set:
   /// the daemon moves itself into `<root>/daemon` and runs go to `<root>/runs/<id>`. Nil (runs
   /// contained by process group only) when neither is available; the reason is logged.
   public static func delegated(logger: Logger) -> RunCgroups? {
     let explicit = ProcessInfo.processInfo.environment["BACKGROUNDER_CGROUP"]
-    guard let root = explicit ?? ownCgroupDirectory() else {
+    guard var root = explicit ?? ownCgroupDirectory() else {
       logger.info("no cgroup v2 hierarchy: runs are contained by process group only")
       return nil
+    }
+    // systemd's `DelegateSubgroup=daemon` starts the daemon in `<delegated>/daemon` already.
+    let parent = (root as NSString).deletingLastPathComponent
+    if explicit == nil, (root as NSString).lastPathComponent == "daemon", isDelegated(parent) {
+      root = parent
     }
     guard explicit != nil || isDelegated(root) else {
       logger.info(
