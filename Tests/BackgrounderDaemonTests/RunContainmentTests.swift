@@ -66,7 +66,8 @@ struct RunContainmentTests {
       argv: [
         "/bin/sh", "-c",
         "setsid sh -c 'trap \"\" TERM; cut -d\" \" -f6 /proc/$$/stat > \(pidFile).sid; "
-          + "echo $$ > \(pidFile); exec sleep 1000' </dev/null >/dev/null 2>&1 & sleep 0.3; exit 0",
+          + "echo $$ > \(pidFile); exec sleep 1000' </dev/null >/dev/null 2>&1 & "
+          + "while [ ! -s \(pidFile) ]; do sleep 0.01; done; exit 0",
       ],
       environment: ["PATH": "/usr/bin:/bin"], workingDirectory: nil, jobID: "a.b")
     #expect(outcome.termination == .exited(0), "\(outcome)")
@@ -164,7 +165,7 @@ struct Scratch {
       argv: [
         "/bin/sh", "-c",
         "setsid sh -c 'trap \"\" TERM; echo $$ > \(file); exec sleep 1000' "
-          + "</dev/null >/dev/null 2>&1 &",
+          + "</dev/null >/dev/null 2>&1 & while [ ! -s \(file) ]; do sleep 0.01; done",
       ],
       environment: ["PATH": "/usr/bin:/bin"], workingDirectory: nil, jobID: "a.b")
     let pid = try await waitForPid(in: file)
