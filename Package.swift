@@ -82,6 +82,11 @@ let package = Package(
       name: "BackgrounderLinux",
       dependencies: ["Backgrounder", "PowerSource", "Reachability"]
     ),
+    // prctl, pidfd_open and waitid(WNOWAIT) wrappers Swift cannot import; seen by the daemon only.
+    .target(
+      name: "CSystemShims",
+      cSettings: [.define("_GNU_SOURCE")]
+    ),
     // The daemon behind `backgrounder run`: config, command workers, control socket, systemd.
     .target(
       name: "BackgrounderDaemon",
@@ -89,6 +94,7 @@ let package = Package(
         "Backgrounder",
         "BackgrounderLinux",
         "CTimerFD",
+        "CSystemShims",
         "PowerSource",
         "Reachability",
         .product(name: "Logging", package: "swift-log"),

@@ -43,20 +43,25 @@ import Testing
   }
 
   @Test func cancellationTerminatesTheWholeProcessGroup() async throws {
-    let marker = FileManager.default.temporaryDirectory
+    let pidFile = FileManager.default.temporaryDirectory
       .appendingPathComponent("grandchild-\(UUID().uuidString)").path
-    // The shell starts a grandchild that would write the marker after 2 s if it survived.
+    defer { try? FileManager.default.removeItem(atPath: pidFile) }
+    // The shell starts a grandchild in its process group and waits for it.
     let task = Task {
       await runner.run(
-        argv: ["/bin/sh", "-c", "(sleep 2; touch \(marker)) & echo started; wait"],
+        argv: ["/bin/sh", "-c", "sleep 1000 & echo $! > \(pidFile); wait"],
         environment: [:], workingDirectory: nil, jobID: "a.b")
     }
-    try await Task.sleep(for: .milliseconds(200))
+    let grandchild = try #require(
+      await eventually {
+        (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
+          pid_t($0.trimmingCharacters(in: .newlines))
+        }
+      })
     task.cancel()
     let outcome = await task.value
     #expect(outcome.termination == .signaled(SIGTERM))
-    try await Task.sleep(for: .seconds(2.5))
-    #expect(!FileManager.default.fileExists(atPath: marker))
+    #expect(!isAlive(grandchild), "the grandchild (\(grandchild)) outlived the cancelled run")
   }
 
   @Test func processIgnoringSigtermIsKilledAfterTheGracePeriod() async throws {

@@ -152,6 +152,16 @@ import Testing
       "job[0].backoff.max-attempts", "between 1 and 30"
     ),
     ("[[job]]\ncommand = [\"true\"]\nonce = true\n", "job[0].id", "missing"),
+    (
+      "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nonce = true\n"
+        + "environment = { \"A=B\" = \"x\" }\n",
+      "job[0].environment", "invalid variable name \"A=B\""
+    ),
+    (
+      "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nonce = true\n"
+        + "inherit-environment = \"yes\"\n",
+      "job[0].inherit-environment", "expected true or false"
+    ),
     ("[store]\npath = 3\n", "store.path", "expected a string, got integer"),
     ("[network]\nmetered = [\"a\", 2]\n", "network.metered[1]", "expected a string"),
     ("[surprise]\n", "surprise", "unknown key"),

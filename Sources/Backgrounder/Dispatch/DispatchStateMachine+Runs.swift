@@ -131,7 +131,7 @@ extension DispatchStateMachine {
       completeCycle(
         id, result: .failure, reason: "factory declined to create a worker",
         historyOutcome: "skipped", startedAt: startedAt, now: now, &effects)
-    case .finished(.retry):
+    case .finished(.retry(let reason)):
       entry.row.lastRunEndedAt = now
       entries[id] = entry
       effects.events.append(
@@ -139,7 +139,8 @@ extension DispatchStateMachine {
           id, .workCompleted(attempt: attempt, result: .retry, runtime: runtime(startedAt, now)),
           now))
       retryCounted(
-        id, reason: "worker asked to retry", historyOutcome: "retry", startedAt: startedAt,
+        id, reason: reason ?? "worker asked to retry", historyOutcome: "retry",
+        startedAt: startedAt,
         now: now, &effects)
     case .finished(let result):
       entry.row.lastRunEndedAt = now

@@ -5,7 +5,11 @@ public enum WorkResult: Hashable, Sendable, Codable {
   /// The work failed and should not be retried in this cycle.
   case failure(reason: String)
   /// Try again later (by the backoff policy); after the last attempt this becomes a failure.
-  case retry
+  /// The reason, when given, is recorded as the last result's reason.
+  case retry(reason: String?)
+
+  /// Try again later, for no particular reason.
+  public static var retry: WorkResult { .retry(reason: nil) }
 }
 
 /// The recorded outcome of the last run, as the store keeps it.

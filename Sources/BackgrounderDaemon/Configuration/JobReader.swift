@@ -3,7 +3,7 @@ enum JobReader {
   static let keys: Set<String> = [
     "id", "command", "every", "flex", "once", "delay", "network", "requires-charging",
     "requires-battery-not-low", "budget", "backoff", "environment", "working-directory",
-    "expedited",
+    "expedited", "inherit-environment",
   ]
 
   static func read(_ job: TableReader) throws(ConfigurationError) -> JobDefinition {
@@ -30,6 +30,7 @@ enum JobReader {
     definition.environment = try job.stringTable("environment") ?? [:]
     definition.workingDirectory = try job.string("working-directory")
     definition.expedited = try job.bool("expedited") ?? false
+    definition.inheritEnvironment = try job.bool("inherit-environment") ?? false
     if let (key, message) = JobValidation.problem(with: definition) {
       throw job.error(key, message)
     }

@@ -22,6 +22,11 @@ public enum JobValidation {
     case .once(let delay):
       if delay < .zero { return ("delay", "must not be negative") }
     }
+    if let name = job.environment.keys.sorted().first(where: {
+      $0.isEmpty || $0.contains("=") || $0.contains("\0")
+    }) {
+      return ("environment", "invalid variable name \"\(name)\" (empty, or contains = or NUL)")
+    }
     if let budget = job.budget, budget < .seconds(1) { return ("budget", "must be at least 1s") }
     let backoff = job.backoff
     if backoff.initial < .seconds(10) || backoff.initial > .seconds(5 * 3600) {

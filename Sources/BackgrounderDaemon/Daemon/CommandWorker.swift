@@ -1,19 +1,28 @@
 import Backgrounder
+import Foundation
 import Logging
 
 /// Runs a daemon job's command: exit 0 → success, 75 (EX_TEMPFAIL) → retry, anything else →
-/// failure with the exit status as the reason. Cancellation (budget expiry, lost constraint,
-/// shutdown) reaches the process group through `CommandRunner` and is recorded by the runtime.
+/// failure; retry and failure reasons carry the stderr tail, last line first
+/// (`exit 75: server busy`).
+/// Cancellation (budget expiry, lost constraint, shutdown) reaches the process group through
+/// `CommandRunner` and is recorded by the runtime.
 public struct CommandWorker: Worker {
   /// `EX_TEMPFAIL` from sysexits.h: "try again later".
   public static let retryExitStatus: Int32 = 75
 
   let runner: CommandRunner
   let network: any NetworkConditionSource
+  /// The daemon's environment, filtered per job by `JobEnvironment`.
+  let daemonEnvironment: [String: String]
 
-  public init(runner: CommandRunner, network: any NetworkConditionSource) {
+  public init(
+    runner: CommandRunner, network: any NetworkConditionSource,
+    daemonEnvironment: [String: String] = ProcessInfo.processInfo.environment
+  ) {
     self.runner = runner
     self.network = network
+    self.daemonEnvironment = daemonEnvironment
   }
 
   public func execute(_ context: WorkContext) async -> WorkResult {
@@ -21,11 +30,14 @@ public struct CommandWorker: Worker {
       return .failure(reason: "the stored request carries no job definition")
     }
     let conditions = network.current
-    var environment = job.environment
-    environment["BACKGROUNDER_TASK_ID"] = context.taskId.rawValue
-    environment["BACKGROUNDER_ATTEMPT"] = "\(context.attempt)"
-    environment["BACKGROUNDER_METERED"] = conditions.isDataMetered ? "1" : "0"
-    environment["BACKGROUNDER_PRIMARY_LINK"] = conditions.primaryLink ?? ""
+    let environment = JobEnvironment.build(
+      daemon: daemonEnvironment, inherit: job.inheritEnvironment, job: job.environment,
+      backgrounder: [
+        "BACKGROUNDER_TASK_ID": context.taskId.rawValue,
+        "BACKGROUNDER_ATTEMPT": "\(context.attempt)",
+        "BACKGROUNDER_METERED": conditions.isDataMetered ? "1" : "0",
+        "BACKGROUNDER_PRIMARY_LINK": conditions.primaryLink ?? "",
+      ])
     let outcome = await runner.run(
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
       jobID: job.id)
@@ -34,12 +46,21 @@ public struct CommandWorker: Worker {
 
   /// The work result for a finished command.
   static func result(of outcome: CommandOutcome) -> WorkResult {
-    let tail = outcome.outputTail.isEmpty ? "" : "\n" + outcome.outputTail
+    // "exit 75: <last stderr line>", then the whole stderr tail when it has more lines.
+    let lines =
+      outcome.errorTail.isEmpty
+      ? [] : outcome.errorTail.split(separator: "\n", omittingEmptySubsequences: false)
+    let stderr =
+      switch lines.count {
+      case 0: ""
+      case 1: ": \(lines[0])"
+      default: ": \(lines[lines.count - 1])\n\(outcome.errorTail)"
+      }
     switch outcome.termination {
     case .exited(0): return .success
-    case .exited(retryExitStatus): return .retry
-    case .exited(let status): return .failure(reason: "exit status \(status)\(tail)")
-    case .signaled(let signal): return .failure(reason: "killed by signal \(signal)\(tail)")
+    case .exited(retryExitStatus): return .retry(reason: "exit \(retryExitStatus)\(stderr)")
+    case .exited(let status): return .failure(reason: "exit status \(status)\(stderr)")
+    case .signaled(let signal): return .failure(reason: "killed by signal \(signal)\(stderr)")
     case .failedToStart(let reason): return .failure(reason: "could not start: \(reason)")
     }
   }

@@ -68,7 +68,10 @@ public final class Daemon: Service {
       finishedRetention: Self.finishedRetention)
     runtimeConfiguration.clockChanges = clock
     let runtime = Backgrounder(configuration: runtimeConfiguration)
-    let runner = CommandRunner(gracePeriod: options.killGracePeriod, logger: logger)
+    let containment = try await RunContainment.prepare(
+      storePath: configuration.storePath, logger: logger)
+    let runner = CommandRunner(
+      gracePeriod: options.killGracePeriod, containment: containment, logger: logger)
     try runtime.registerFallback { _ in CommandWorker(runner: runner, network: network) }
     let events = runtime.events()
     do {

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Subprocess
 
@@ -22,34 +23,56 @@ public struct CommandOutcome: Sendable, Equatable {
   public var termination: Termination
   /// The last lines it printed on stdout and stderr, interleaved as they arrived.
   public var outputTail: String
+  /// The last lines it printed on stderr.
+  public var errorTail: String = ""
 }
 
-/// Runs an argv directly (no shell) in its own session and process group, logging every output
-/// line with the job id. Cancelling the calling task sends SIGTERM to the whole process group,
-/// then SIGKILL after `gracePeriod`.
+/// Runs an argv directly (no shell) in its own session and process group (and its own cgroup
+/// when the containment has them), logging every output line with the job id. Both pipes are
+/// read to the end whatever the line length; lines are logged escaped, truncated at 4 KiB and
+/// at most at the rate limiter's pace. Cancelling the calling task sends SIGTERM to the whole
+/// process group, then SIGKILL after `gracePeriod`; whatever is left of the run when it ends —
+/// however it ends — is ended the same way by `RunContainment`.
 public struct CommandRunner: Sendable {
-  /// Time between SIGTERM and SIGKILL when the run is cancelled.
+  /// Time between SIGTERM and SIGKILL when the run is cancelled or leaves processes behind.
   public var gracePeriod: Duration
   public var logger: Logger
+  /// Where runs are contained and recorded.
+  public var containment: RunContainment
+  /// Longest line logged as is; longer ones are cut with a `… [truncated N bytes]` marker.
+  public var maxLoggedLineLength = 4096
+  /// Output lines logged at once before rate limiting, then per second.
+  public var logBurst = 200
+  public var logLinesPerSecond = 50
 
-  public init(gracePeriod: Duration = .seconds(5), logger: Logger) {
+  public init(
+    gracePeriod: Duration = .seconds(5), containment: RunContainment? = nil, logger: Logger
+  ) {
     self.gracePeriod = gracePeriod
     self.logger = logger
+    self.containment = containment ?? RunContainment(logger: logger)
   }
 
-  /// Runs `argv` with the daemon's environment plus `environment`, returning once the process
-  /// (and, on cancellation, its process group) is gone.
+  /// Runs `argv` with exactly `environment`, returning once the process and everything else
+  /// of the run is gone.
   public func run(
     argv: [String], environment: [String: String], workingDirectory: String?, jobID: String
   ) async -> CommandOutcome {
     guard let program = argv.first else {
       return CommandOutcome(termination: .failedToStart("empty command"), outputTail: "")
     }
-    let executable: Executable =
-      program.contains("/") ? .path(FilePath(program)) : .name(program)
-    var overrides: [Environment.Key: String?] = [:]
+    guard
+      let resolved = ExecutableLookup.resolve(
+        program, path: environment["PATH"], workingDirectory: workingDirectory)
+    else {
+      let problem = program.contains("/") ? "not an executable file" : "not found in PATH"
+      return CommandOutcome(termination: .failedToStart("\(program): \(problem)"), outputTail: "")
+    }
+    var scope = containment.begin(jobID: jobID)
+    let launch = scope.launchArguments(for: [resolved] + argv.dropFirst())
+    var keys: [Environment.Key: String] = [:]
     for (name, value) in environment {
-      if let key = Environment.Key(rawValue: name) { overrides[key] = value }
+      if let key = Environment.Key(rawValue: name) { keys[key] = value }
     }
     var options = PlatformOptions()
     options.createSession = true
@@ -57,27 +80,35 @@ public struct CommandRunner: Sendable {
       .gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: gracePeriod),
       .send(signal: .kill, toProcessGroup: true, allowedDurationToNextStep: .seconds(1)),
     ]
-    let tail = SharedOutputTail()
+    let clock = ContinuousClock()
+    let origin = clock.now
     var metadata: Logger.Metadata = ["job": "\(jobID)"]
+    let output = RunOutput(
+      logger: logger, metadata: metadata,
+      limiter: LogRateLimiter(burst: logBurst, linesPerSecond: logLinesPerSecond),
+      now: { clock.now - origin })
+    let lineLength = maxLoggedLineLength
+    let outcome: CommandOutcome
     do {
       let result = try await Subprocess.run(
-        executable,
-        arguments: Arguments(Array(argv.dropFirst())),
-        environment: .inherit.updating(overrides),
+        .path(FilePath(launch[0])),
+        arguments: Arguments(Array(launch.dropFirst())),
+        environment: .custom(keys),
         workingDirectory: workingDirectory.map { FilePath($0) },
         platformOptions: options,
         input: .none,
         output: .sequence,
         error: .sequence
       ) { execution in
+        containment.started(&scope, pid: execution.processIdentifier.value)
         metadata["pid"] = "\(execution.processIdentifier.value)"
-        let lineMetadata = metadata
+        output.started(pid: execution.processIdentifier.value)
         await withTaskGroup(of: Void.self) { group in
           group.addTask {
-            await drain(execution.standardOutput, stream: "stdout", metadata: lineMetadata, tail)
+            await Self.drain(execution.standardOutput, .stdout, output, lineLength)
           }
           group.addTask {
-            await drain(execution.standardError, stream: "stderr", metadata: lineMetadata, tail)
+            await Self.drain(execution.standardError, .stderr, output, lineLength)
           }
         }
       }
@@ -86,29 +117,35 @@ public struct CommandRunner: Sendable {
         case .exited(let code): .exited(code)
         case .signaled(let signal): .signaled(signal)
         }
-      return CommandOutcome(termination: termination, outputTail: tail.text)
+      outcome = CommandOutcome(
+        termination: termination, outputTail: output.tail, errorTail: output.errorTail)
     } catch {
       logger.error(
         "command could not be started", metadata: metadata.merging(["error": "\(error)"]) { $1 })
-      return CommandOutcome(
-        termination: .failedToStart("\(program): \(error)"), outputTail: tail.text)
+      outcome = CommandOutcome(
+        termination: .failedToStart("\(program): \(error)"), outputTail: output.tail,
+        errorTail: output.errorTail)
     }
+    output.finish()
+    await containment.end(scope, grace: gracePeriod)
+    return outcome
   }
 
-  private func drain(
-    _ output: SubprocessOutputSequence, stream: String, metadata: Logger.Metadata,
-    _ tail: SharedOutputTail
+  /// Reads `stream` to its end (or until the process exited and the pipe was abandoned to a
+  /// descendant), whatever the line length.
+  private static func drain(
+    _ stream: SubprocessOutputSequence, _ name: RunOutput.Stream, _ output: RunOutput,
+    _ maxLineLength: Int
   ) async {
-    var lineMetadata = metadata
-    lineMetadata["stream"] = "\(stream)"
+    var splitter = OutputLineSplitter(maxLineLength: maxLineLength)
     do {
-      for try await line in output.strings() {
-        logger.info("\(line)", metadata: lineMetadata)
-        tail.append(line)
+      for try await buffer in stream {
+        let lines = buffer.withUnsafeBytes { splitter.append($0) }
+        for line in lines { output.add(line, from: name) }
       }
     } catch {
-      logger.warning(
-        "lost command output", metadata: lineMetadata.merging(["error": "\(error)"]) { $1 })
+      // The process exited while a descendant still held the pipe: the read was cancelled.
     }
+    if let last = splitter.finish() { output.add(last, from: name) }
   }
 }

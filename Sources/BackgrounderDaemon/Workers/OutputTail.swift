@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The last lines a command printed, kept for `status` and the store.
 struct OutputTail: Sendable {
   private(set) var lines: [String] = []
@@ -18,13 +16,4 @@ struct OutputTail: Sendable {
   }
 
   var text: String { lines.joined(separator: "\n") }
-}
-
-/// An `OutputTail` shared by the tasks draining stdout and stderr.
-final class SharedOutputTail: Sendable {
-  private let tail = Mutex(OutputTail())
-
-  func append(_ line: String) { tail.withLock { $0.append(line) } }
-
-  var text: String { tail.withLock { $0.text } }
 }

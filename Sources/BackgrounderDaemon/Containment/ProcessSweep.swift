@@ -1,0 +1,86 @@
+import Foundation
+import Synchronization
+
+/// The processes left of one run: the members of its process group and of its cgroup. Signals
+/// them, waits for them to be gone, and reaps those reparented to the daemon.
+final class ProcessSweep: Sendable {
+  private let group: pid_t?
+  /// The start time of the group's leader: a live process with the group's pid and another
+  /// start time leads a new group that reuses the id, which is never signalled.
+  private let leaderStartTime: UInt64
+  private let cgroup: String?
+  /// Cgroup members seen so far, so that they can be reaped once they left the cgroup.
+  private let seen = Mutex<[pid_t: ProcStat]>([:])
+
+  init(scope: RunScope) {
+    group = scope.leader?.processGroup
+    leaderStartTime = scope.leader?.startTime ?? 0
+    cgroup = scope.cgroup
+  }
+
+  /// The run's process group, unless its id now belongs to a new group.
+  private var ownGroup: pid_t? {
+    guard let group else { return nil }
+    if let holder = ProcStat.read(pid: group), holder.startTime != leaderStartTime { return nil }
+    return group
+  }
+
+  /// Whether nothing of the run is left; reaps what exited meanwhile.
+  func isEmpty() -> Bool {
+    var empty = true
+    if let group = ownGroup {
+      Subreaper.reapGroup(group)
+      if kill(-group, 0) == 0 && Self.hasLiveMember(group) { empty = false }
+    }
+    if let cgroup {
+      let members = RunCgroups.processes(in: cgroup)
+      if !members.isEmpty { empty = false }
+      let gone = seen.withLock { seen in
+        for pid in members where seen[pid] == nil { seen[pid] = ProcStat.read(pid: pid) }
+        return seen.values.filter { !members.contains($0.pid) }
+      }
+      // A member that left the cgroup is exiting; keep it until it is reaped or not ours.
+      let unreaped = gone.filter { !Subreaper.reap($0) }
+      seen.withLock { seen in
+        for process in gone where !unreaped.contains(process) { seen[process.pid] = nil }
+      }
+      if !unreaped.isEmpty { empty = false }
+    }
+    return empty
+  }
+
+  /// Whether a member of `group` has not exited yet or waits to be reaped by the daemon
+  /// (zombies with another parent count as gone: their parent reaps them).
+  private static func hasLiveMember(_ group: pid_t) -> Bool {
+    let daemon = getpid()
+    return ProcStat.all().contains {
+      $0.processGroup == group && ($0.state != "Z" || ($0.parent == daemon && $0.pid != group))
+    }
+  }
+
+  /// Sends `signal` to the process group and every cgroup member (`cgroup.kill` for SIGKILL).
+  func signal(_ signal: Int32) {
+    if let group = ownGroup { kill(-group, signal) }
+    guard let cgroup else { return }
+    if signal == SIGKILL {
+      RunCgroups.kill(cgroup)
+    } else {
+      for pid in RunCgroups.processes(in: cgroup) { kill(pid, signal) }
+    }
+  }
+
+  /// Polls (every 5 ms at first, backing off to 200 ms) until nothing is left or `timeout`
+  /// passed; true when nothing is left.
+  func waitUntilEmpty(timeout: Duration) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now.advanced(by: timeout)
+    var interval = Duration.milliseconds(5)
+    while !isEmpty() {
+      let now = clock.now
+      guard now < deadline else { return false }
+      try? await clock.sleep(for: min(interval, now.duration(to: deadline)))
+      interval = min(interval * 2, .milliseconds(200))
+    }
+    return true
+  }
+}

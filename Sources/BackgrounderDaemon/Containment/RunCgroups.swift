@@ -1,0 +1,147 @@
+import CSystemShims
+import Foundation
+import Logging
+
+/// A writable cgroup v2 subtree in which every run gets its own cgroup (`<root>/runs/<run id>`),
+/// ended with `cgroup.kill` — which also reaches processes that left the run's session with
+/// `setsid`.
+public struct RunCgroups: Sendable {
+  /// The directory holding one cgroup per run.
+  public let runsDirectory: String
+
+  /// Uses `root` (a cgroup v2 directory this process may write) for run cgroups; creates
+  /// `root/runs`. When `root` is the daemon's own cgroup, call `adopt(root:)` instead so the
+  /// daemon leaves it first (the "no internal processes" rule).
+  public init(root: String) throws {
+    runsDirectory = root + "/runs"
+    try Self.makeDirectory(runsDirectory)
+  }
+
+  /// The daemon's own cgroup when it was delegated to it (systemd `Delegate=yes` marks it with
+  /// the `trusted.delegate` / `user.delegate` attribute; with `DelegateSubgroup=daemon` its
+  /// parent), or `$BACKGROUNDER_CGROUP` when set:
+  /// the daemon moves itself into `<root>/daemon` and runs go to `<root>/runs/<id>`. Nil (runs
+  /// contained by process group only) when neither is available; the reason is logged.
+  public static func delegated(logger: Logger) -> RunCgroups? {
+    let explicit = ProcessInfo.processInfo.environment["BACKGROUNDER_CGROUP"]
+    guard var root = explicit ?? ownCgroupDirectory() else {
+      logger.info("no cgroup v2 hierarchy: runs are contained by process group only")
+      return nil
+    }
+    // systemd's `DelegateSubgroup=daemon` starts the daemon in `<delegated>/daemon` already.
+    let parent = (root as NSString).deletingLastPathComponent
+    if explicit == nil, (root as NSString).lastPathComponent == "daemon", isDelegated(parent) {
+      root = parent
+    }
+    guard explicit != nil || isDelegated(root) else {
+      logger.info(
+        "own cgroup is not delegated (systemd Delegate=yes): runs are contained by process group only",
+        metadata: ["cgroup": "\(root)"])
+      return nil
+    }
+    do {
+      return try adopt(root: root)
+    } catch {
+      logger.warning(
+        "cannot use the cgroup; runs are contained by process group only",
+        metadata: ["cgroup": "\(root)", "error": "\(error)"])
+      return nil
+    }
+  }
+
+  /// Moves this process into `root/daemon` when it lives in `root` itself, then uses `root`.
+  static func adopt(root: String) throws -> RunCgroups {
+    if ownCgroupDirectory() == root {
+      try makeDirectory(root + "/daemon")
+      try write("\(getpid())", to: root + "/daemon/cgroup.procs")
+    }
+    return try RunCgroups(root: root)
+  }
+
+  /// Creates the cgroup of run `id` and returns its directory.
+  func create(runID: String) throws -> String {
+    let directory = runsDirectory + "/" + runID
+    try Self.makeDirectory(directory)
+    return directory
+  }
+
+  /// Run cgroups left behind (for example by a daemon killed with SIGKILL).
+  func existingRuns() -> [String] {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: runsDirectory)) ?? []
+    return names.map { runsDirectory + "/" + $0 }.filter { Self.isCgroup($0) }
+  }
+
+  /// The pids in cgroup `directory` (empty when it is gone).
+  static func processes(in directory: String) -> [pid_t] {
+    let text = (try? String(contentsOfFile: directory + "/cgroup.procs", encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").compactMap { pid_t($0) }
+  }
+
+  /// Sends SIGKILL to every process in cgroup `directory` and its descendants.
+  static func kill(_ directory: String) {
+    try? write("1", to: directory + "/cgroup.kill")
+  }
+
+  /// Removes the (empty) cgroup `directory`; false while processes remain.
+  @discardableResult
+  static func remove(_ directory: String) -> Bool {
+    rmdir(directory) == 0 || errno == ENOENT
+  }
+
+  static func isCgroup(_ directory: String) -> Bool {
+    FileManager.default.fileExists(atPath: directory + "/cgroup.procs")
+  }
+
+  /// The cgroup v2 directory of this process: the `0::PATH` line of `/proc/self/cgroup` under
+  /// the cgroup2 mount point from `/proc/self/mountinfo`.
+  static func ownCgroupDirectory() -> String? {
+    guard
+      let membership = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
+      let line = membership.split(separator: "\n").first(where: { $0.hasPrefix("0::") }),
+      let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)
+    else { return nil }
+    let path = String(line.dropFirst(3))
+    for mount in mounts.split(separator: "\n") {
+      // "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS… - FSTYPE SOURCE SUPER"
+      let halves = mount.components(separatedBy: " - ")
+      let fields = halves[0].split(separator: " ")
+      guard halves.count == 2, halves[1].hasPrefix("cgroup2 "), fields.count >= 5,
+        fields[3] == "/"
+      else { continue }
+      let directory = String(fields[4]) + (path == "/" ? "" : path)
+      if access(directory + "/cgroup.procs", W_OK) == 0 { return directory }
+    }
+    return nil
+  }
+
+  private static func isDelegated(_ directory: String) -> Bool {
+    ["trusted.delegate", "user.delegate"].contains { name in
+      var value = [UInt8](repeating: 0, count: 8)
+      let length = csystem_getxattr(directory, name, &value, UInt(value.count))
+      return length > 0 && value[0] == UInt8(ascii: "1")
+    }
+  }
+
+  private static func makeDirectory(_ path: String) throws {
+    if mkdir(path, 0o755) != 0 && errno != EEXIST {
+      throw ContainmentError("cannot create cgroup \(path)", errno: errno)
+    }
+  }
+
+  static func write(_ text: String, to path: String) throws {
+    let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+    guard descriptor >= 0 else { throw ContainmentError("cannot open \(path)", errno: errno) }
+    defer { close(descriptor) }
+    let written = text.withCString { Foundation.write(descriptor, $0, strlen($0)) }
+    if written < 0 { throw ContainmentError("cannot write \(path)", errno: errno) }
+  }
+}
+
+/// A containment step that failed, with the errno it failed with.
+public struct ContainmentError: Error, CustomStringConvertible {
+  public let description: String
+
+  init(_ message: String, errno code: Int32) {
+    description = "\(message): \(String(cString: strerror(code)))"
+  }
+}

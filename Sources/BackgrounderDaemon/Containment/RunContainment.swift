@@ -1,0 +1,105 @@
+import Foundation
+import Logging
+
+/// Makes sure no process of a run outlives it: every run is its own session and process group,
+/// in its own cgroup when a writable cgroup v2 subtree is available, and recorded on disk while
+/// it runs. When the run ends — however it ends — what is left of its group and cgroup gets
+/// SIGTERM, then SIGKILL after the grace period, and is reaped.
+public struct RunContainment: Sendable {
+  let cgroups: RunCgroups?
+  let registry: RunRegistry?
+  let logger: Logger
+
+  /// Containment by process group only, with no records: for tests and embedders.
+  public init(logger: Logger) {
+    self.init(cgroups: nil, registry: nil, logger: logger)
+  }
+
+  /// Containment with per-run cgroups under `cgroups` (when given) and, when `storePath` is
+  /// given, run records in `<store directory>/runs/`.
+  public init(cgroups: RunCgroups?, storePath: String?, logger: Logger) throws {
+    self.init(
+      cgroups: cgroups, registry: try storePath.map { try RunRegistry(storePath: $0) },
+      logger: logger)
+  }
+
+  init(cgroups: RunCgroups?, registry: RunRegistry?, logger: Logger) {
+    self.cgroups = cgroups
+    self.registry = registry
+    self.logger = logger
+  }
+
+  /// The daemon's containment, called once at start while holding the store lock: makes the
+  /// daemon a child subreaper, uses its delegated cgroup when there is one, and ends what is
+  /// left of runs interrupted by the previous daemon's death.
+  public static func prepare(storePath: String, logger: Logger) async throws -> RunContainment {
+    if !Subreaper.enable() {
+      logger.warning(
+        "cannot become a child subreaper; orphans of a run are reparented to PID 1",
+        metadata: ["error": "\(String(cString: strerror(errno)))"])
+    }
+    let containment = try RunContainment(
+      cgroups: RunCgroups.delegated(logger: logger), storePath: storePath, logger: logger)
+    await LeftoverRuns.terminate(in: containment)
+    return containment
+  }
+
+  /// Prepares run `runID` of job `jobID`: its cgroup and its record.
+  func begin(jobID: String) -> RunScope {
+    let runID = UUID().uuidString.lowercased()
+    var cgroup: String?
+    if let cgroups {
+      do {
+        cgroup = try cgroups.create(runID: runID)
+      } catch {
+        logger.warning(
+          "run starts without its own cgroup", metadata: ["job": "\(jobID)", "error": "\(error)"])
+      }
+    }
+    let scope = RunScope(runID: runID, jobID: jobID, cgroup: cgroup, leader: nil)
+    record(scope)
+    return scope
+  }
+
+  /// Records the started leader of `scope`.
+  func started(_ scope: inout RunScope, pid: pid_t) {
+    scope.leader = ProcStat.read(pid: pid)
+    record(scope)
+  }
+
+  /// Ends every remaining process of `scope` (SIGTERM, then SIGKILL after `grace`), reaps the
+  /// ones that came back to the daemon, removes the run's cgroup and record. Not cancellable:
+  /// it runs to the end even when the calling task was cancelled.
+  func end(_ scope: RunScope, grace: Duration) async {
+    let sweep = ProcessSweep(scope: scope)
+    await Task.detached {
+      if !sweep.isEmpty() {
+        sweep.signal(SIGTERM)
+        if await !sweep.waitUntilEmpty(timeout: grace) {
+          sweep.signal(SIGKILL)
+          if await !sweep.waitUntilEmpty(timeout: .seconds(5)) {
+            logger.warning(
+              "processes of a finished run are still there after SIGKILL",
+              metadata: ["job": "\(scope.jobID)"])
+          }
+        }
+      }
+      if let cgroup = scope.cgroup { RunCgroups.remove(cgroup) }
+    }.value
+    registry?.remove(runID: scope.runID)
+  }
+
+  private func record(_ scope: RunScope) {
+    guard let registry else { return }
+    let record = RunRecord(
+      jobID: scope.jobID, bootID: ProcStat.bootID(), cgroup: scope.cgroup,
+      processGroup: scope.leader?.pid, leaderStartTime: scope.leader?.startTime)
+    do {
+      try registry.save(record, runID: scope.runID)
+    } catch {
+      logger.warning(
+        "cannot record the run; a daemon crash could leave it running",
+        metadata: ["job": "\(scope.jobID)", "error": "\(error)"])
+    }
+  }
+}

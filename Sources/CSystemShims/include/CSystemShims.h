@@ -1,0 +1,30 @@
+#ifndef C_SYSTEM_SHIMS_H
+#define C_SYSTEM_SHIMS_H
+
+#include <sys/types.h>
+
+
+/// Makes the calling process a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER, 1)`): orphaned
+/// descendants are reparented to it instead of PID 1. Returns 0, or -1 with errno set.
+int csystem_set_child_subreaper(void);
+
+/// `pidfd_open(pid, 0)`: a descriptor that becomes readable when `pid` exits. -1 with errno.
+int csystem_pidfd_open(pid_t pid);
+
+/// The pid of an exited (zombie) child in process group `pgid`, without reaping it
+/// (`waitid(P_PGID, …, WEXITED | WNOHANG | WNOWAIT)`); 0 when none has exited, -1 with errno
+/// (ECHILD: no child in that group).
+pid_t csystem_peek_exited_in_group(pid_t pgid);
+
+/// The pid of `pid` if it is an exited (zombie) child, without reaping it; 0 when it is still
+/// running, -1 with errno (ECHILD: not a child).
+pid_t csystem_peek_exited(pid_t pid);
+
+/// Reaps the exited child `pid` (`waitid(P_PID, …, WEXITED | WNOHANG)`). Returns 0, or -1 with
+/// errno.
+int csystem_reap(pid_t pid);
+
+/// `getxattr(path, name, value, size)` (sys/xattr.h is not in the Glibc module).
+long csystem_getxattr(const char *path, const char *name, void *value, unsigned long size);
+
+#endif

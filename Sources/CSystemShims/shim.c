@@ -1,0 +1,47 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "CSystemShims.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+int csystem_set_child_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
+
+int csystem_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+static pid_t peek(idtype_t type, id_t id) {
+  siginfo_t info = {0};
+  int result;
+  do {
+    result = waitid(type, id, &info, WEXITED | WNOHANG | WNOWAIT);
+  } while (result == -1 && errno == EINTR);
+  if (result == -1) return -1;
+  return info.si_pid;
+}
+
+pid_t csystem_peek_exited_in_group(pid_t pgid) { return peek(P_PGID, (id_t)pgid); }
+
+pid_t csystem_peek_exited(pid_t pid) { return peek(P_PID, (id_t)pid); }
+
+int csystem_reap(pid_t pid) {
+  siginfo_t info = {0};
+  int result;
+  do {
+    result = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG);
+  } while (result == -1 && errno == EINTR);
+  return result;
+}
+
+long csystem_getxattr(const char *path, const char *name, void *value, unsigned long size) {
+  return (long)getxattr(path, name, value, (size_t)size);
+}

@@ -1,0 +1,231 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import BackgrounderDaemon
+
+/// Real processes: whatever a run leaves behind is gone when the run ends.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct RunContainmentTests {
+  private let logger = Logger(label: "test.containment")
+
+  init() {
+    // The daemon is a child subreaper; so is this test process, so that it must reap.
+    #expect(Subreaper.enable())
+  }
+
+  @Test func grandchildIgnoringSigtermIsGoneAfterACancelledRun() async throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let pidFile = scratch.path("grandchild")
+    let runner = CommandRunner(gracePeriod: .milliseconds(300), logger: logger)
+    // The leader dies on SIGTERM; its child ignores SIGTERM (kept across exec).
+    let task = Task {
+      await runner.run(
+        argv: [
+          "/bin/sh", "-c",
+          "(trap '' TERM; exec sleep 1000) & echo $! > \(pidFile); while :; do sleep 0.05; done",
+        ],
+        environment: [:], workingDirectory: nil, jobID: "a.b")
+    }
+    let grandchild = try await scratch.waitForPid(in: pidFile)
+    #expect(isAlive(grandchild))
+    task.cancel()
+    let outcome = await task.value
+    #expect(outcome.termination == .signaled(SIGTERM))
+    #expect(!processExists(grandchild), "the grandchild (\(grandchild)) survived the run")
+  }
+
+  @Test func processLeftBehindBySuccessfulRunIsGone() async throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let pidFile = scratch.path("leftover")
+    let runner = CommandRunner(gracePeriod: .milliseconds(300), logger: logger)
+    let outcome = await runner.run(
+      argv: [
+        "/bin/sh", "-c",
+        "(trap '' TERM; exec sleep 1000) >/dev/null 2>&1 & echo $! > \(pidFile); exit 0",
+      ],
+      environment: [:], workingDirectory: nil, jobID: "a.b")
+    #expect(outcome.termination == .exited(0))
+    let leftover = try await scratch.waitForPid(in: pidFile)
+    #expect(!processExists(leftover), "the background process (\(leftover)) survived the run")
+  }
+
+  @Test func setsidEscapeIsKilledThroughTheRunCgroup() async throws {
+    guard let hierarchy = try CgroupMount.make() else { return }
+    defer { hierarchy.remove() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let pidFile = scratch.path("escaped")
+    let containment = RunContainment(
+      cgroups: try RunCgroups(root: hierarchy.root), registry: nil, logger: logger)
+    let runner = CommandRunner(
+      gracePeriod: .milliseconds(300), containment: containment, logger: logger)
+    let outcome = await runner.run(
+      argv: [
+        "/bin/sh", "-c",
+        "setsid sh -c 'trap \"\" TERM; cut -d\" \" -f6 /proc/$$/stat > \(pidFile).sid; "
+          + "echo $$ > \(pidFile); exec sleep 1000' </dev/null >/dev/null 2>&1 & "
+          + "while [ ! -s \(pidFile) ]; do sleep 0.01; done; exit 0",
+      ],
+      environment: ["PATH": "/usr/bin:/bin"], workingDirectory: nil, jobID: "a.b")
+    #expect(outcome.termination == .exited(0), "\(outcome)")
+    let escaped = try await scratch.waitForPid(in: pidFile)
+    let session = try String(contentsOfFile: pidFile + ".sid", encoding: .utf8)
+    #expect(pid_t(session.trimmingCharacters(in: .newlines)) == escaped, "it left the session")
+    #expect(!processExists(escaped), "the setsid escape (\(escaped)) survived the run")
+    let runsLeft = try RunCgroups(root: hierarchy.root).existingRuns()
+    #expect(runsLeft.isEmpty, "the run's cgroup was removed: \(runsLeft)")
+  }
+
+  @Test func recordedGroupLeftByADeadDaemonIsEndedAndItsRecordRemoved() async throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let registry = try RunRegistry(storePath: scratch.path("state.sqlite"))
+    // Stand-ins for runs of a daemon that was killed: own sessions, ignoring SIGTERM.
+    let leftover = try await scratch.detachedSleeper(pidFile: "leftover")
+    let bystander = try await scratch.detachedSleeper(pidFile: "bystander")
+    defer { kill(bystander.pid, SIGKILL) }
+    #expect(leftover.processGroup == leftover.pid && bystander.processGroup == bystander.pid)
+    try registry.save(
+      RunRecord(
+        jobID: "a.b", bootID: ProcStat.bootID(), cgroup: nil, processGroup: leftover.pid,
+        leaderStartTime: leftover.startTime),
+      runID: "run-1")
+    // A record whose leader start time does not match (a reused pid) is not acted on.
+    try registry.save(
+      RunRecord(
+        jobID: "a.c", bootID: ProcStat.bootID(), cgroup: nil, processGroup: bystander.pid,
+        leaderStartTime: bystander.startTime - 1),
+      runID: "run-2")
+
+    await LeftoverRuns.terminate(
+      in: RunContainment(cgroups: nil, registry: registry, logger: logger))
+    #expect(!isAlive(leftover.pid), "the recorded run's process group was ended")
+    #expect(isAlive(bystander.pid), "a group with another start time is left alone")
+    #expect(registry.all().isEmpty, "records are removed")
+  }
+
+  @Test func runRecordIsPrivateAndGoneAfterTheRun() async throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let containment = try RunContainment(
+      cgroups: nil, storePath: scratch.path("state.sqlite"), logger: logger)
+    let runner = CommandRunner(
+      gracePeriod: .milliseconds(300), containment: containment, logger: logger)
+    let marker = scratch.path("seen")
+    let outcome = await runner.run(
+      argv: ["/bin/sh", "-c", "ls -ln \(scratch.path("state.sqlite.runs")) > \(marker)"],
+      environment: [:], workingDirectory: nil, jobID: "a.b")
+    #expect(outcome.termination == .exited(0))
+    let listing = try String(contentsOfFile: marker, encoding: .utf8)
+    #expect(listing.contains("-rw------- "), "one 0600 record while it ran: \(listing)")
+    var info = stat()
+    #expect(stat(scratch.path("state.sqlite.runs"), &info) == 0 && info.st_mode & 0o777 == 0o700)
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: scratch.path("state.sqlite.runs")) == [])
+  }
+}
+
+/// A private temporary directory.
+struct Scratch {
+  let directory: String
+
+  init() throws {
+    directory =
+      FileManager.default.temporaryDirectory
+      .appendingPathComponent("containment-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(
+      atPath: directory, withIntermediateDirectories: false,
+      attributes: [.posixPermissions: 0o700])
+  }
+
+  func path(_ name: String) -> String { directory + "/" + name }
+
+  /// The pid a child wrote into `file`.
+  func waitForPid(in file: String) async throws -> pid_t {
+    try #require(
+      await eventually {
+        (try? String(contentsOfFile: file, encoding: .utf8)).flatMap {
+          pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+      })
+  }
+
+  func remove() { try? FileManager.default.removeItem(atPath: directory) }
+
+  /// A `sleep` ignoring SIGTERM in its own session, whose parent exited (as a run is after its
+  /// daemon was killed); its stat line.
+  func detachedSleeper(pidFile name: String) async throws -> ProcStat {
+    let file = path(name)
+    // Without a cgroup, a `setsid` escape is out of the run's reach: it is left running.
+    let starter = CommandRunner(logger: Logger(label: "test.containment"))
+    _ = await starter.run(
+      argv: [
+        "/bin/sh", "-c",
+        "setsid sh -c 'trap \"\" TERM; echo $$ > \(file); exec sleep 1000' "
+          + "</dev/null >/dev/null 2>&1 & while [ ! -s \(file) ]; do sleep 0.01; done",
+      ],
+      environment: ["PATH": "/usr/bin:/bin"], workingDirectory: nil, jobID: "a.b")
+    let pid = try await waitForPid(in: file)
+    return try #require(await eventually { ProcStat.read(pid: pid) })
+  }
+}
+
+/// A cgroup v2 hierarchy mounted in a private directory, with a test cgroup to put runs in.
+struct CgroupMount {
+  let mountPoint: String
+  let root: String
+
+  /// Nil (with the reason recorded as a skip message) when no cgroup v2 can be mounted here.
+  static func make() throws -> CgroupMount? {
+    guard geteuid() == 0 else {
+      print("skipped: mounting a cgroup v2 hierarchy needs root")
+      return nil
+    }
+    let mountPoint = FileManager.default.temporaryDirectory
+      .appendingPathComponent("cgroup2-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
+    guard mount("none", mountPoint, "cgroup2", 0, nil) == 0 else {
+      print("skipped: cannot mount cgroup2: \(String(cString: strerror(errno)))")
+      rmdir(mountPoint)
+      return nil
+    }
+    let root = mountPoint + "/backgrounder-test-\(UUID().uuidString.prefix(8))"
+    let mounted = CgroupMount(mountPoint: mountPoint, root: root)
+    guard mkdir(root, 0o755) == 0, access(root + "/cgroup.kill", F_OK) == 0 else {
+      print("skipped: no writable cgroup with cgroup.kill (Linux ≥ 5.14) under \(mountPoint)")
+      mounted.remove()
+      return nil
+    }
+    return mounted
+  }
+
+  func remove() {
+    rmdir(root + "/runs")
+    rmdir(root)
+    umount(mountPoint)
+    rmdir(mountPoint)
+  }
+}
+
+/// Polls `probe` every 20 ms for up to 10 s.
+func eventually<T>(_ probe: () -> T?) async -> T? {
+  for _ in 0..<500 {
+    if let value = probe() { return value }
+    try? await Task.sleep(for: .milliseconds(20))
+  }
+  return nil
+}
+
+/// Whether `pid` exists and has not exited.
+func isAlive(_ pid: pid_t) -> Bool {
+  guard let stat = ProcStat.read(pid: pid) else { return false }
+  return stat.state != "Z"
+}
+
+/// Whether `pid` is still in the process table, zombie or not.
+func processExists(_ pid: pid_t) -> Bool {
+  ProcStat.read(pid: pid) != nil
+}
