@@ -25,6 +25,7 @@ struct JobStorageTests {
     job.environment = ["A": "1", "B": "two"]
     job.workingDirectory = "/tmp"
     job.expedited = true
+    job.inheritEnvironment = true
     return job
   }
 
@@ -63,7 +64,7 @@ struct JobStorageTests {
   func everySettingIsStored() {
     // A new setting must be added to `JobDocument` (with its default when absent); then
     // raise this count. Without it, the setting would be lost on the way through the store.
-    #expect(Mirror(reflecting: Self.fullJob).children.count == 11)
+    #expect(Mirror(reflecting: Self.fullJob).children.count == 12)
   }
 
   @Test("a store written in the previous format keeps every schedule and is migrated in place")

@@ -50,12 +50,7 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   public var expedited = false
   /// `inherit-environment = true`: the command gets the daemon's whole environment (minus the
   /// service manager's private variables) instead of the allow-list of `JobEnvironment`.
-  public var inheritEnvironment: Bool {
-    get { inheritsEnvironment ?? false }
-    set { inheritsEnvironment = newValue ? true : nil }
-  }
-  /// Stored only when set, so that definitions stored before this key decode unchanged.
-  private var inheritsEnvironment: Bool?
+  public var inheritEnvironment = false
 
   /// A job with the given id, command and schedule and every other setting at its default.
   public init(id: String, command: [String], schedule: Schedule) {

@@ -84,12 +84,14 @@ private struct JobDocument: Codable {
   var environment: [String: String]?
   var workingDirectory: String?
   var expedited: Bool?
+  var inheritEnvironment: Bool?
 
   enum CodingKeys: String, CodingKey {
     case id, command, every, flex, once, delay, network, budget, backoff, environment, expedited
     case requiresCharging = "requires-charging"
     case requiresBatteryNotLow = "requires-battery-not-low"
     case workingDirectory = "working-directory"
+    case inheritEnvironment = "inherit-environment"
   }
 
   init(_ job: JobDefinition) {
@@ -113,6 +115,7 @@ private struct JobDocument: Codable {
     environment = job.environment
     workingDirectory = job.workingDirectory
     expedited = job.expedited
+    inheritEnvironment = job.inheritEnvironment ? true : nil
   }
 
   /// The job, with defaults for absent settings; nil without a schedule.
@@ -138,6 +141,7 @@ private struct JobDocument: Codable {
     if let environment { job.environment = environment }
     job.workingDirectory = workingDirectory
     if let expedited { job.expedited = expedited }
+    if let inheritEnvironment { job.inheritEnvironment = inheritEnvironment }
     return job
   }
 }
