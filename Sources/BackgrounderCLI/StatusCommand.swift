@@ -22,7 +22,9 @@ struct StatusCommand: AsyncParsableCommand {
   @Flag(help: "Print one JSON document (NDJSON lines with --watch).")
   var json = false
 
-  @Flag(help: "Keep running and print one line per network or power change.")
+  @Flag(
+    help: "Keep running and print one line per network or power change, and per task change "
+      + "reported by the daemon.")
   var watch = false
 
   @Option(
@@ -54,7 +56,10 @@ struct StatusCommand: AsyncParsableCommand {
     let probe = PowerProbe(sysfsRoot: sysfsRoot, logger: logger)
     let tasks = TaskSection(
       storePath: store ?? daemonConfiguration?.storePath ?? DefaultLocations.current().storePath)
-    let printer = StatusPrinter(json: json, watch: watch, tasks: tasks)
+    let daemon = DaemonSection(
+      socketPath: daemonConfiguration?.controlSocketPath
+        ?? DefaultLocations.current().controlSocketPath)
+    let printer = StatusPrinter(json: json, watch: watch, tasks: tasks, daemon: daemon)
 
     if let replay {
       try runReplay(path: replay, configuration: reachability, power: probe.status, printer)
@@ -98,12 +103,26 @@ struct StatusCommand: AsyncParsableCommand {
       group.addTask {
         for await status in probe.statusUpdates() { sink.yield(.power(status)) }
       }
+      group.addTask {
+        // Task changes come from the daemon; without one there are none to show.
+        do {
+          let changes = try ControlClient(path: printer.daemon.socketPath).watch()
+          for try await change in changes { sink.yield(.task(change)) }
+        } catch ControlSocketError.noDaemon {
+          Output.warning("no daemon is running: task changes are not shown")
+        } catch {
+          Output.warning("task changes are not shown: \(error)")
+        }
+      }
       var network: NetworkStatus?
       var power = probe.status
       for await change in changes {
         switch change {
         case .network(let status): network = status
         case .power(let status): power = status
+        case .task(let change):
+          try printer.emit(change, observedAt: NetworkTimestamp.nowMicroseconds())
+          continue
         }
         // Nothing is printed until the first network dump has completed.
         guard let network else { continue }
@@ -140,4 +159,5 @@ struct StatusCommand: AsyncParsableCommand {
 private enum StatusChange: Sendable {
   case network(NetworkStatus)
   case power(PowerStatus)
+  case task(TaskChange)
 }

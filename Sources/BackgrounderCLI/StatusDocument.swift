@@ -2,8 +2,8 @@ import Backgrounder
 import PowerSource
 import Reachability
 
-/// The JSON document `status --json` prints: `{"network": {...}, "power": {...}, "tasks": [...]}`,
-/// plus `observedAt` in `--watch` lines.
+/// The JSON document `status --json` prints: `{"network": {...}, "power": {...}, "tasks": [...],
+/// "daemon": {...}}`, plus `observedAt` in `--watch` lines.
 struct StatusDocument: Encodable {
   /// RFC 3339 time with microseconds; only in `--watch` lines.
   var observedAt: String?
@@ -13,9 +13,11 @@ struct StatusDocument: Encodable {
   var power: PowerStatus
   /// The tasks in the store; `null` when the store could not be read.
   var tasks: [TaskStatus]?
+  /// Whether a daemon serves the store.
+  var daemon: DaemonSection.Report
 
   private enum CodingKeys: String, CodingKey {
-    case observedAt, network, power, tasks
+    case observedAt, network, power, tasks, daemon
   }
 
   func encode(to encoder: any Encoder) throws {
@@ -24,5 +26,6 @@ struct StatusDocument: Encodable {
     try container.encode(network, forKey: .network)
     try container.encode(power, forKey: .power)
     try container.encode(tasks, forKey: .tasks)
+    try container.encode(daemon, forKey: .daemon)
   }
 }

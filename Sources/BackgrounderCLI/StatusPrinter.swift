@@ -1,4 +1,5 @@
 import Backgrounder
+import BackgrounderDaemon
 import Foundation
 import PowerSource
 import Reachability
@@ -8,14 +9,25 @@ struct StatusPrinter {
   let json: Bool
   let watch: Bool
   let tasks: TaskSection
+  let daemon: DaemonSection
 
   func emit(network: NetworkStatus, power: PowerStatus, observedAt microseconds: Int64?) throws {
     let observedAt = watch ? microseconds.map(NetworkTimestamp.rfc3339(microseconds:)) : nil
     let now = Date()
-    let taskList = tasks.read(now: now)
+    let daemonReport = daemon.read()
+    // With no daemon, a run left "running" ended with the process that ran it.
+    let taskList = tasks.read(now: now).map { list in
+      list.map { task in
+        var task = task
+        task.interrupted =
+          !daemonReport.running && daemonReport.error == nil && task.state == .running
+        return task
+      }
+    }
     if json {
       let document = StatusDocument(
-        observedAt: observedAt, network: network, power: power, tasks: taskList)
+        observedAt: observedAt, network: network, power: power, tasks: taskList,
+        daemon: daemonReport)
       Output.line(try Output.json(document))
     } else if let observedAt {
       Output.line(
@@ -24,10 +36,29 @@ struct StatusPrinter {
     } else {
       var lines = [NetworkStatusText.report(network)]
       lines += renderPower(power)
+      lines += DaemonSection.text(daemonReport, socketPath: daemon.socketPath)
       lines +=
         taskList.map { TaskStatusText.report($0, storePath: tasks.storePath, now: now) }
         ?? ["Tasks: unavailable (see the error above)"]
       Output.line(lines.joined(separator: "\n"))
     }
   }
+
+  /// One `--watch` line for a task change: `{"observedAt": …, "taskChange": {…}}` in JSON.
+  func emit(_ change: TaskChange, observedAt microseconds: Int64) throws {
+    let observedAt = NetworkTimestamp.rfc3339(microseconds: microseconds)
+    if json {
+      Output.line(try Output.json(TaskChangeLine(observedAt: observedAt, taskChange: change)))
+    } else {
+      let detail = change.detail.map { " (\($0))" } ?? ""
+      Output.line(
+        "\(observedAt) task \(change.task ?? "-") \(change.change.rawValue)\(detail)")
+    }
+  }
+}
+
+/// A `status --watch --json` line for a task change.
+struct TaskChangeLine: Encodable {
+  var observedAt: String
+  var taskChange: TaskChange
 }

@@ -134,6 +134,10 @@ final class StoreWriter: Sendable {
       elapsed = ContinuousClock.now - started
     }
     if let failure {
+      // A start whose claim is not durable did not happen: the worker is not invoked.
+      pendingEvents.removeAll { event in
+        if case .workStarted = event.kind { true } else { false }
+      }
       pendingEvents.append(
         MonitorEvent(
           taskId: nil, time: pendingEvents.last?.time ?? .now,
@@ -146,6 +150,7 @@ final class StoreWriter: Sendable {
       if failure == nil {
         state.commits += ops.isEmpty ? 0 : 1
         state.operations += ops.count
+        if !ops.isEmpty { state.lastError = nil }
       } else {
         state.lastError = failure?.description
         let sequences = Set(batch.map(\.0))

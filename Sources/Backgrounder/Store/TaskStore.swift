@@ -22,10 +22,11 @@ final class TaskStore: Sendable {
     self.historyLimit = historyLimit
   }
 
-  /// Opens (creating if needed) and migrates the store at `path`.
+  /// Opens (creating if needed, mode `0600`) and migrates the store at `path`.
   static func open(path: String, durability: StoreDurability, historyLimit: Int) throws
     -> TaskStore
   {
+    try PrivateStoreFile.create(path)
     do {
       // Check an existing file read-only first: opening a pool writes to the file (GRDB makes
       // sure a WAL file exists), and a file we do not understand must stay untouched.

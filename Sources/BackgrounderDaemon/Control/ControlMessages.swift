@@ -1,6 +1,6 @@
 /// A request sent by a CLI verb to a running daemon over the control socket (one JSON line).
 public enum ControlRequest: Sendable, Equatable, Codable {
-  /// Is anyone there?
+  /// Is anyone there? The answer carries ``DaemonInfo``.
   case ping
   /// Run the job now, bypassing constraints and backoff.
   case trigger(id: String)
@@ -12,6 +12,8 @@ public enum ControlRequest: Sendable, Equatable, Codable {
   case schedule(JobDefinition)
   /// Re-read the config file, as on SIGHUP.
   case reload
+  /// Keep the connection open and stream ``TaskChange`` lines after the response.
+  case watch
 }
 
 /// The daemon's answer to a `ControlRequest`.
@@ -20,9 +22,12 @@ public struct ControlResponse: Sendable, Equatable, Codable {
   public var ok: Bool
   /// What happened, in words, for the operator.
   public var message: String
+  /// Who answered (in the answer to `ping`).
+  public var daemon: DaemonInfo?
 
-  public init(ok: Bool, message: String) {
+  public init(ok: Bool, message: String, daemon: DaemonInfo? = nil) {
     self.ok = ok
     self.message = message
+    self.daemon = daemon
   }
 }

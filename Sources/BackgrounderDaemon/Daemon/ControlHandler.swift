@@ -1,23 +1,34 @@
 import Backgrounder
+import Foundation
 
-/// Carries out control-socket requests against the running daemon.
+/// Carries out control-socket requests against the running daemon. A verb answers `ok` only
+/// when its change took effect: a change the store could not record is reported as a failure.
 struct ControlHandler: Sendable {
   let runtime: Backgrounder
   let jobs: JobSynchronizer
   let reload: @Sendable () async -> Void
+  /// When the daemon started serving (for `ping`).
+  let startedAt = Date()
+  /// How long `trigger` waits for the run to start before answering that it is pending.
+  var startTimeout: Duration = .seconds(10)
 
   func handle(_ request: ControlRequest) async -> ControlResponse {
     switch request {
     case .ping:
-      return ControlResponse(ok: true, message: "pong")
+      return ControlResponse(ok: true, message: "pong", daemon: info)
     case .trigger(let id):
-      return withTaskId(id) { taskId in
-        switch runtime.runNow(taskId) {
-        case .triggered: ControlResponse(ok: true, message: "triggered \(id)")
-        case .alreadyRunning: ControlResponse(ok: true, message: "\(id) is already running")
-        case .noSuchTask: ControlResponse(ok: false, message: "no such job: \(id)")
-        case .notRunning: ControlResponse(ok: false, message: "the daemon is shutting down")
-        }
+      let taskId: TaskId
+      switch parse(id) {
+      case .success(let parsed): taskId = parsed
+      case .failure(let refusal): return refusal.response
+      }
+      // Subscribed before triggering, so that the start (or its failure) cannot be missed.
+      let events = runtime.events()
+      return switch runtime.runNow(taskId) {
+      case .triggered: await TriggerReport.wait(for: taskId, in: events, timeout: startTimeout)
+      case .alreadyRunning: ControlResponse(ok: true, message: "\(id) is already running")
+      case .noSuchTask: ControlResponse(ok: false, message: "no such job: \(id)")
+      case .notRunning: ControlResponse(ok: false, message: "the daemon is shutting down")
       }
     case .expire(let id):
       return withTaskId(id) { taskId in
@@ -34,6 +45,8 @@ struct ControlHandler: Sendable {
       return switch await runtime.cancel(taskId) {
       case .cancelled: ControlResponse(ok: true, message: "cancelled \(id)")
       case .noSuchTask: ControlResponse(ok: false, message: "no such job: \(id)")
+      case .storeFailure(let why):
+        ControlResponse(ok: false, message: "cancel of \(id) was not saved: \(why)")
       }
     case .schedule(let job):
       let (ok, message) = await jobs.schedule(job, origin: .cli)
@@ -41,7 +54,18 @@ struct ControlHandler: Sendable {
     case .reload:
       await reload()
       return ControlResponse(ok: true, message: "reloaded")
+    case .watch:
+      // Streams are served by the control server itself (`ControlServer.Changes`).
+      return ControlResponse(ok: false, message: "watch needs a streaming connection")
     }
+  }
+
+  private var info: DaemonInfo {
+    let diagnostics = runtime.diagnostics()
+    return DaemonInfo(
+      pid: getpid(), since: ISO8601DateFormatter().string(from: startedAt),
+      version: DaemonInfo.version, storePath: diagnostics.storePath,
+      storeError: diagnostics.lastStoreError)
   }
 
   private func withTaskId(_ id: String, _ body: (TaskId) -> ControlResponse) -> ControlResponse {

@@ -40,9 +40,6 @@ public final class Daemon: Service {
 
   public func run() async throws {
     let configuration = try ConfigurationLoader.load(path: options.configPath)
-    try FileManager.default.createDirectory(
-      atPath: (configuration.storePath as NSString).deletingLastPathComponent,
-      withIntermediateDirectories: true)
     guard let storeLock = try StoreLock(storePath: configuration.storePath) else {
       throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
     }
@@ -68,9 +65,11 @@ public final class Daemon: Service {
     await jobs.apply(configuration)
     let control = ControlServer(
       path: configuration.controlSocketPath, logger: logger,
+      changes: { TaskChanges.stream(of: runtime) },
       handler: ControlHandler(
         runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) }
       ).handle)
+    try control.bindNow()
 
     try await withThrowingTaskGroup(of: Void.self) { group in
       group.addTask { try await monitor.run() }
