@@ -23,8 +23,9 @@ struct StatusCommand: AsyncParsableCommand {
   var json = false
 
   @Flag(
-    help: "Keep running and print one line per network or power change, and per task change "
-      + "reported by the daemon.")
+    help: ArgumentHelp(
+      "Keep running and print one line per network or power change, and per task change "
+        + "reported by the daemon."))
   var watch = false
 
   @Option(

@@ -49,9 +49,9 @@ public struct ControlClient: Sendable {
   public func watch() throws(ControlSocketError) -> AsyncThrowingStream<TaskChange, any Error> {
     let fd = try connectToTrustedPeer()
     var reader = LineReader(path: path)
-    do {
+    do throws(ControlSocketError) {
       let response = try exchange(.watch, on: fd, reader: &reader)
-      guard response.ok else { throw ControlSocketError.badMessage(response.message) }
+      guard response.ok else { throw .badMessage(response.message) }
     } catch {
       close(fd)
       throw error
@@ -60,8 +60,9 @@ public struct ControlClient: Sendable {
     let connection = WatchConnection(fd: fd)
     let (stream, continuation) = AsyncThrowingStream.makeStream(of: TaskChange.self)
     continuation.onTermination = { _ in connection.shutDown() }
+    let buffered = reader
     Thread {
-      var reader = reader
+      var reader = buffered
       do {
         while let line = try reader.next(fd) {
           do {

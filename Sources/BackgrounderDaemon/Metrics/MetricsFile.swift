@@ -52,7 +52,7 @@ public final class MetricsFile: Sendable {
   }
 
   /// Writes the current values to `path` atomically: into a new file with an unpredictable name
-  /// in the same directory (`mkostemp`: `O_CREAT | O_EXCL`, so a planted file or symlink is
+  /// in the same directory (`mkstemp`: `O_CREAT | O_EXCL`, so a planted file or symlink is
   /// never followed or reused), then renamed over `path` (a symlink at `path` is replaced, not
   /// followed). Mode `0644`: the values are not secret and node_exporter usually runs as
   /// another user. No fsync: the file is rewritten on every change and readers only ever see a
@@ -61,11 +61,12 @@ public final class MetricsFile: Sendable {
     let directory = PrivateDirectory.parent(of: path)
     let name = path.split(separator: "/").last.map(String.init) ?? path
     var template = Array("\(directory)/.\(name).XXXXXX".utf8CString)
-    let fd = template.withUnsafeMutableBufferPointer { mkostemp($0.baseAddress!, O_CLOEXEC) }
+    let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
     guard fd >= 0 else {
       throw MetricsFileError(operation: "create a temporary file in", path: directory)
     }
-    let temporary = String(cString: template)
+    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     var closed = false
     defer {
       if !closed { close(fd) }
