@@ -124,10 +124,11 @@ final class StoreWriter: Sendable {
     let last = batch.last?.0 ?? 0
     var failure: StoreError?
     var elapsed: Duration = .zero
+    var wroteRows = false
     if !ops.isEmpty {
       let started = ContinuousClock.now
       do {
-        try await store.apply(ops)
+        wroteRows = try await store.apply(ops)
       } catch {
         failure = .writeFailed(detail: "\(error)")
       }
@@ -150,7 +151,7 @@ final class StoreWriter: Sendable {
       if failure == nil {
         state.commits += ops.isEmpty ? 0 : 1
         state.operations += ops.count
-        if !ops.isEmpty { state.lastError = nil }
+        if wroteRows { state.lastError = nil }
       } else {
         state.lastError = failure?.description
         let sequences = Set(batch.map(\.0))

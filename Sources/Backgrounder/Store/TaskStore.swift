@@ -96,10 +96,16 @@ final class TaskStore: Sendable {
     }
   }
 
-  /// Applies `ops` in one transaction.
-  func apply(_ ops: [StoreOp]) async throws {
+  /// Applies `ops` in one transaction; returns whether any row changed (a transaction that
+  /// changes nothing writes nothing, so it proves nothing about the disk).
+  @discardableResult
+  func apply(_ ops: [StoreOp]) async throws -> Bool {
     let limit = historyLimit
-    try await pool.write { db in try Self.apply(ops, in: db, historyLimit: limit) }
+    return try await pool.write { db in
+      let before = db.totalChangesCount
+      try Self.apply(ops, in: db, historyLimit: limit)
+      return db.totalChangesCount != before
+    }
   }
 
   private static let upsertSQL =
