@@ -47,7 +47,7 @@ struct DaemonSection: Sendable {
     }
   }
 
-  /// One line for the human report.
+  /// The lines of the human report.
   static func text(_ report: Report, socketPath: String) -> [String] {
     var lines: [String]
     if report.running {
@@ -58,7 +58,7 @@ struct DaemonSection: Sendable {
     } else if let error = report.error {
       lines = ["Daemon: unknown (\(error))"]
     } else {
-      lines = ["Daemon: not running (no answer on \(socketPath)); running tasks were interrupted"]
+      lines = ["Daemon: not running (no answer on \(socketPath))"]
     }
     if let storeError = report.storeError { lines.append("  store error: \(storeError)") }
     return lines
