@@ -137,7 +137,7 @@ struct DaemonStoreTests {
 
       \(daemonShellJob(id: id, script: "echo ran >> \(workspace.file("ran"))", schedule: "once = true\ndelay = \"1h\""))
       """)
-    _ = try harness.startDaemon()
+    let daemon = try harness.startDaemon()
     _ = try await harness.waitForTask(id, "in the store") { $0.state == "pending" }
 
     try Self.fill(disk + "/filler")
@@ -152,6 +152,7 @@ struct DaemonStoreTests {
     let section = try await Self.daemonSection(harness)
     #expect(section.storeError?.contains("full") == true, "\(section)")
     #expect(workspace.lines(of: "ran").isEmpty)
+    #expect(!daemon.output.contains("run started"), "a start was reported: \(daemon.output)")
 
     #expect(unlink(disk + "/filler") == 0)
     try await daemonEventually("the job to run once space returned", describe: harness.describe()) {

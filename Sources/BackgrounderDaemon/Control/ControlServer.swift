@@ -33,6 +33,10 @@ public final class ControlServer: Sendable {
     self.handler = handler
   }
 
+  deinit {
+    if let listener = boundListener.withLock({ $0 }) { close(listener) }
+  }
+
   /// Binds the socket and serves until the calling task is cancelled; removes the socket file
   /// on the way out. Throws `alreadyServed` when another daemon answers on the path.
   public func run() async throws {
@@ -83,12 +87,13 @@ public final class ControlServer: Sendable {
     let socketPath = ControlSocketPath(path: path)
     let address = try socketPath.address()
     try socketPath.prepareDirectory()
-    if try socketPath.socketExists() {
-      if (try? ControlClient(path: path, timeout: .seconds(1)).sendBlocking(.ping)) != nil {
-        throw .alreadyServed(path: path)
-      }
-      unlink(path)
+    let stale = try socketPath.socketExists()
+    if stale || socketPath.isAbstract,
+      (try? ControlClient(path: path, timeout: .seconds(1)).sendBlocking(.ping)) != nil
+    {
+      throw .alreadyServed(path: path)
     }
+    if stale { unlink(path) }
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else {
       throw .system(operation: "socket", path: path, errno: Errno(rawValue: errno))
