@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+/// Whether the tests can act as a second user (root, with util-linux's `setpriv`).
+private let canSwitchUser =
+  geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+
 /// Private files and an unhijackable control socket, checked with the real binary and a
 /// second user (uid 65534 through `setpriv`).
 @Suite(.timeLimit(.minutes(2)))
@@ -11,10 +15,6 @@ struct DaemonSecurityTests {
   static func asOtherUser(_ arguments: [String]) -> [String] {
     ["/usr/bin/setpriv", "--reuid=\(otherUser)", "--regid=\(otherUser)", "--clear-groups", "--"]
       + arguments
-  }
-
-  static var canSwitchUser: Bool {
-    geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
   }
 
   /// Runs `arguments` to completion (at most 30 s) and returns its exit status and output.
@@ -36,9 +36,10 @@ struct DaemonSecurityTests {
     return status.st_mode & 0o7777
   }
 
-  @Test("store, WAL, SHM and locks are 0600 in a 0700 directory; another user reads nothing")
+  @Test(
+    "store, WAL, SHM and locks are 0600 in a 0700 directory; another user reads nothing",
+    .enabled(if: canSwitchUser, "needs root and setpriv to act as a second user"))
   func storeFilesArePrivate() async throws {
-    try #require(Self.canSwitchUser, "needs root and setpriv to act as a second user")
     let workspace = try DaemonWorkspace()
     defer { workspace.remove() }
     let harness = try DaemonHarness(workspace: workspace)
@@ -96,9 +97,10 @@ struct DaemonSecurityTests {
     }
   }
 
-  @Test("a socket directory planted by another user gets no request; the CLI names the owner")
+  @Test(
+    "a socket directory planted by another user gets no request; the CLI names the owner",
+    .enabled(if: canSwitchUser, "needs root and setpriv to act as a second user"))
   func plantedDirectoryIsRefused() async throws {
-    try #require(Self.canSwitchUser, "needs root and setpriv to act as a second user")
     let workspace = try DaemonWorkspace()
     defer { workspace.remove() }
     let harness = try DaemonHarness(workspace: workspace)
@@ -130,9 +132,10 @@ struct DaemonSecurityTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: planted).isEmpty)
   }
 
-  @Test("a socket served by another user gets no request; the CLI names the user")
+  @Test(
+    "a socket served by another user gets no request; the CLI names the user",
+    .enabled(if: canSwitchUser, "needs root and setpriv to act as a second user"))
   func socketOfAnotherUserIsRefused() async throws {
-    try #require(Self.canSwitchUser, "needs root and setpriv to act as a second user")
     let workspace = try DaemonWorkspace()
     defer { workspace.remove() }
     let harness = try DaemonHarness(workspace: workspace)
