@@ -59,12 +59,16 @@ public final class StoreLock: Sendable {
     }
     let lock = StoreLock(descriptors: [daemonLock, editLock])
     let deadline = ContinuousClock.now.advanced(by: wait)
+    // Polls (a blocking flock could not give up at the deadline), backing off so that many
+    // waiting commands do not keep the CPU busy.
+    var pause = Duration.milliseconds(2)
     while flock(editLock, LOCK_EX | LOCK_NB) != 0 {
       guard ContinuousClock.now < deadline else {
         throw OperatorError(
           "timed out after \(wait) waiting for another backgrounder command editing \(storePath)")
       }
-      try await Task.sleep(for: .milliseconds(5))
+      try await Task.sleep(for: pause)
+      pause = min(pause * 2, .milliseconds(100))
     }
     return lock
   }
