@@ -353,7 +353,11 @@ public final class Backgrounder: Sendable {
   public func cancel(_ taskId: TaskId) async -> CancelOutcome {
     guard let runtime else { return .noSuchTask }
     let step = runtime.step { machine, now in machine.cancel(taskId, now: now) }
-    try? await runtime.writer.waitCommitted(step.sequence)
+    do {
+      try await runtime.writer.waitCommitted(step.sequence)
+    } catch {
+      return .storeFailure("\(error)")
+    }
     return step.value
   }
 

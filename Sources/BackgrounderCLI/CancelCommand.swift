@@ -33,6 +33,7 @@ struct CancelCommand: AsyncParsableCommand {
     switch outcome {
     case .cancelled: print("cancelled \(job.id) (no daemon running: store edited)")
     case .noSuchTask: throw OperatorError("no such job: \(job.id)")
+    case .storeFailure(let why): throw OperatorError("cancel of \(job.id) was not saved: \(why)")
     }
   }
 }

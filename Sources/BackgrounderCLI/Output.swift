@@ -10,7 +10,7 @@ enum Output {
 
   static func error(_ text: String) { write("error: \(text)\n", to: STDERR_FILENO) }
 
-  static func json(_ document: StatusDocument) throws -> String {
+  static func json(_ document: some Encodable) throws -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     return String(decoding: try encoder.encode(document), as: UTF8.self)

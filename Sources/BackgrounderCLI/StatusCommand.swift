@@ -22,7 +22,10 @@ struct StatusCommand: AsyncParsableCommand {
   @Flag(help: "Print one JSON document (NDJSON lines with --watch).")
   var json = false
 
-  @Flag(help: "Keep running and print one line per network or power change.")
+  @Flag(
+    help: ArgumentHelp(
+      "Keep running and print one line per network or power change, and per task change "
+        + "reported by the daemon."))
   var watch = false
 
   @Option(
@@ -54,10 +57,12 @@ struct StatusCommand: AsyncParsableCommand {
     let probe = PowerProbe(sysfsRoot: sysfsRoot, logger: logger)
     let tasks = TaskSection(
       storePath: store ?? daemonConfiguration?.storePath ?? DefaultLocations.current().storePath)
-    let health = await HealthSection.read(
-      socketPath: daemonConfiguration?.controlSocketPath
-        ?? DefaultLocations.current().controlSocketPath)
-    let printer = StatusPrinter(json: json, watch: watch, tasks: tasks, health: health)
+    let socketPath =
+      daemonConfiguration?.controlSocketPath ?? DefaultLocations.current().controlSocketPath
+    let health = await HealthSection.read(socketPath: socketPath)
+    let daemon = DaemonSection(socketPath: socketPath)
+    let printer = StatusPrinter(
+      json: json, watch: watch, tasks: tasks, health: health, daemon: daemon)
 
     if let replay {
       try runReplay(path: replay, configuration: reachability, power: probe.status, printer)
@@ -101,12 +106,26 @@ struct StatusCommand: AsyncParsableCommand {
       group.addTask {
         for await status in probe.statusUpdates() { sink.yield(.power(status)) }
       }
+      group.addTask {
+        // Task changes come from the daemon; without one there are none to show.
+        do {
+          let changes = try ControlClient(path: printer.daemon.socketPath).watch()
+          for try await change in changes { sink.yield(.task(change)) }
+        } catch ControlSocketError.noDaemon {
+          Output.warning("no daemon is running: task changes are not shown")
+        } catch {
+          Output.warning("task changes are not shown: \(error)")
+        }
+      }
       var network: NetworkStatus?
       var power = probe.status
       for await change in changes {
         switch change {
         case .network(let status): network = status
         case .power(let status): power = status
+        case .task(let change):
+          try printer.emit(change, observedAt: NetworkTimestamp.nowMicroseconds())
+          continue
         }
         // Nothing is printed until the first network dump has completed.
         guard let network else { continue }
@@ -143,4 +162,5 @@ struct StatusCommand: AsyncParsableCommand {
 private enum StatusChange: Sendable {
   case network(NetworkStatus)
   case power(PowerStatus)
+  case task(TaskChange)
 }

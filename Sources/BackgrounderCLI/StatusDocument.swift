@@ -3,7 +3,8 @@ import PowerSource
 import Reachability
 
 /// The JSON document `status --json` prints: `{"network": {...}, "power": {...}, "tasks": [...],
-/// "health": {"healthy": ..., "problems": [...]}}`, plus `observedAt` in `--watch` lines.
+/// "health": {"healthy": ..., "problems": [...]}, "daemon": {...}}`, plus `observedAt` in `--watch`
+/// lines.
 struct StatusDocument: Encodable {
   /// RFC 3339 time with microseconds; only in `--watch` lines.
   var observedAt: String?
@@ -15,9 +16,11 @@ struct StatusDocument: Encodable {
   var tasks: [TaskStatus]?
   /// The running daemon's detected problems and the store checks of `status`.
   var health: HealthReport
+  /// Whether a daemon serves the store.
+  var daemon: DaemonSection.Report
 
   private enum CodingKeys: String, CodingKey {
-    case observedAt, network, power, tasks, health
+    case observedAt, network, power, tasks, health, daemon
   }
 
   func encode(to encoder: any Encoder) throws {
@@ -27,5 +30,6 @@ struct StatusDocument: Encodable {
     try container.encode(power, forKey: .power)
     try container.encode(tasks, forKey: .tasks)
     try container.encode(health, forKey: .health)
+    try container.encode(daemon, forKey: .daemon)
   }
 }

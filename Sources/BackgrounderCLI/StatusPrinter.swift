@@ -1,4 +1,5 @@
 import Backgrounder
+import BackgrounderDaemon
 import Foundation
 import PowerSource
 import Reachability
@@ -10,16 +11,26 @@ struct StatusPrinter {
   let tasks: TaskSection
   /// Asked once when `status` starts.
   let health: HealthSection
+  let daemon: DaemonSection
 
   func emit(network: NetworkStatus, power: PowerStatus, observedAt microseconds: Int64?) throws {
     let observedAt = watch ? microseconds.map(NetworkTimestamp.rfc3339(microseconds:)) : nil
     let now = Date()
-    let taskList = tasks.read(now: now)
+    let daemonReport = daemon.read()
+    // With no daemon, a run left "running" ended with the process that ran it.
+    let taskList = tasks.read(now: now).map { list in
+      list.map { task in
+        var task = task
+        task.interrupted =
+          !daemonReport.running && daemonReport.error == nil && task.state == .running
+        return task
+      }
+    }
     let healthReport = health.report(tasksReadable: taskList != nil, storePath: tasks.storePath)
     if json {
       let document = StatusDocument(
         observedAt: observedAt, network: network, power: power, tasks: taskList,
-        health: healthReport)
+        health: healthReport, daemon: daemonReport)
       Output.line(try Output.json(document))
     } else if let observedAt {
       Output.line(
@@ -28,6 +39,7 @@ struct StatusPrinter {
     } else {
       var lines = [NetworkStatusText.report(network)]
       lines += renderPower(power)
+      lines += DaemonSection.text(daemonReport, socketPath: daemon.socketPath)
       lines +=
         taskList.map { TaskStatusText.report($0, storePath: tasks.storePath, now: now) }
         ?? ["Tasks: unavailable (see the error above)"]
@@ -35,4 +47,22 @@ struct StatusPrinter {
       Output.line(lines.joined(separator: "\n"))
     }
   }
+
+  /// One `--watch` line for a task change: `{"observedAt": …, "taskChange": {…}}` in JSON.
+  func emit(_ change: TaskChange, observedAt microseconds: Int64) throws {
+    let observedAt = NetworkTimestamp.rfc3339(microseconds: microseconds)
+    if json {
+      Output.line(try Output.json(TaskChangeLine(observedAt: observedAt, taskChange: change)))
+    } else {
+      let detail = change.detail.map { " (\($0))" } ?? ""
+      Output.line(
+        "\(observedAt) task \(change.task ?? "-") \(change.change.rawValue)\(detail)")
+    }
+  }
+}
+
+/// A `status --watch --json` line for a task change.
+struct TaskChangeLine: Encodable {
+  var observedAt: String
+  var taskChange: TaskChange
 }

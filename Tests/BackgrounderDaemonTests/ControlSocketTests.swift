@@ -74,4 +74,55 @@ import Testing
       #expect(reply.contains("bad request"))
     }
   }
+
+  @Test func anExistingRegularFileAtTheSocketPathIsLeftUntouched() async throws {
+    let path = socketPath()
+    let directory = (path as NSString).deletingLastPathComponent
+    #expect(mkdir(directory, 0o700) == 0)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try "keep me\n".write(toFile: path, atomically: false, encoding: .utf8)
+    let server = ControlServer(path: path, logger: Logger(label: "test.control")) { _ in
+      ControlResponse(ok: true, message: "pong")
+    }
+    let error = await #expect(throws: ControlSocketError.self) { try await server.run() }
+    #expect("\(error.map { "\($0)" } ?? "")".contains("is not a socket"))
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == "keep me\n")
+  }
+
+  @Test func aPathTooLongForSunPathIsAClearError() async throws {
+    let path = "/tmp/" + String(repeating: "x", count: 120) + "/control.sock"
+    let server = ControlServer(path: path, logger: Logger(label: "test.control")) { _ in
+      ControlResponse(ok: true, message: "pong")
+    }
+    await #expect(throws: ControlSocketError.pathTooLong(path: path, limit: 108)) {
+      try await server.run()
+    }
+    await #expect(throws: ControlSocketError.pathTooLong(path: path, limit: 108)) {
+      try await ControlClient(path: path).send(.ping)
+    }
+  }
+
+  @Test(.enabled(if: geteuid() == 0, "needs root to chown a directory to another uid"))
+  func theClientRefusesADirectoryOwnedByAnotherUserNamingIt() async throws {
+    let path = socketPath()
+    let directory = (path as NSString).deletingLastPathComponent
+    #expect(mkdir(directory, 0o755) == 0)
+    #expect(chown(directory, 65534, 65534) == 0)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let error = await #expect(throws: ControlSocketError.self) {
+      try await ControlClient(path: path).send(.ping)
+    }
+    #expect("\(error.map { "\($0)" } ?? "")".contains("owned by uid 65534"))
+  }
+
+  @Test func theServerCreatesItsDirectoryPrivate() async throws {
+    let path = socketPath()
+    try await withServer(path: path) { _ in
+      ControlResponse(ok: true, message: "pong")
+    } _: {
+      var status = stat()
+      #expect(lstat((path as NSString).deletingLastPathComponent, &status) == 0)
+      #expect(status.st_mode & 0o777 == 0o700)
+    }
+  }
 }

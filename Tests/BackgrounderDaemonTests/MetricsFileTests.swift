@@ -26,3 +26,31 @@ import Testing
     #expect(text.contains("# TYPE backgrounder_runs_total counter"))
   }
 }
+
+@Suite struct MetricsFileSymlinkTests {
+  private let directory = "/tmp/metrics-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+
+  @Test func plantedSymlinksAreNeverFollowed() throws {
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let victim = directory + "/victim"
+    try "precious\n".write(toFile: victim, atomically: false, encoding: .utf8)
+    let path = directory + "/backgrounder.prom"
+    // At the target itself, and at the temporary name older versions used.
+    #expect(symlink(victim, path) == 0)
+    #expect(symlink(victim, directory + "/.backgrounder.prom.\(getpid()).tmp") == 0)
+    let metrics = MetricsFile(path: path)
+    metrics.setNetwork(reachable: true, metered: false)
+    try metrics.write()
+    try metrics.write()
+    #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
+    var status = stat()
+    #expect(lstat(path, &status) == 0)
+    #expect(status.st_mode & S_IFMT == S_IFREG)
+    #expect(status.st_mode & 0o777 == 0o644)
+    #expect(try String(contentsOfFile: path, encoding: .utf8).contains("network_reachable 1"))
+    let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory)
+      .filter { $0.hasPrefix(".backgrounder.prom.") && !$0.hasSuffix(".tmp") }
+    #expect(leftovers.isEmpty, "temporary files left: \(leftovers)")
+  }
+}

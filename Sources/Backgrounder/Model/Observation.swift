@@ -140,7 +140,7 @@ public struct Diagnostics: Sendable, Encodable {
   public var storeOperations: Int
   /// Time spent in store write transactions (including commit / fsync).
   public var storeWriteTime: Duration
-  /// The last store error, if any.
+  /// The error of the last store write when it failed (nil once a write succeeds again).
   public var lastStoreError: String?
   /// The problems detected, oldest kinds first; empty when the runtime is healthy.
   public var problems: [HealthProblem] = []

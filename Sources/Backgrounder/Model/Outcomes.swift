@@ -15,6 +15,9 @@ public enum CancelOutcome: Hashable, Sendable {
   case cancelled(pendingCleared: Bool)
   /// No active task has this id.
   case noSuchTask
+  /// The task was removed from the runtime (a running worker is cancelled) but the store
+  /// could not record it: it comes back after a restart. The text says why.
+  case storeFailure(String)
 }
 
 /// The result of `runNow`.

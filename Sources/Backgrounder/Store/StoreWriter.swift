@@ -124,16 +124,21 @@ final class StoreWriter: Sendable {
     let last = batch.last?.0 ?? 0
     var failure: StoreError?
     var elapsed: Duration = .zero
+    var wroteRows = false
     if !ops.isEmpty {
       let started = ContinuousClock.now
       do {
-        try await store.apply(ops)
+        wroteRows = try await store.apply(ops)
       } catch {
         failure = .writeFailed(detail: "\(error)")
       }
       elapsed = ContinuousClock.now - started
     }
     if let failure {
+      // A start whose claim is not durable did not happen: the worker is not invoked.
+      pendingEvents.removeAll { event in
+        if case .workStarted = event.kind { true } else { false }
+      }
       pendingEvents.append(
         MonitorEvent(
           taskId: nil, time: pendingEvents.last?.time ?? .now,
@@ -146,6 +151,7 @@ final class StoreWriter: Sendable {
       if failure == nil {
         state.commits += ops.isEmpty ? 0 : 1
         state.operations += ops.count
+        if wroteRows { state.lastError = nil }
       } else {
         state.lastError = failure?.description
         let sequences = Set(batch.map(\.0))

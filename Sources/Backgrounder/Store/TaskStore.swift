@@ -22,10 +22,11 @@ final class TaskStore: Sendable {
     self.historyLimit = historyLimit
   }
 
-  /// Opens (creating if needed) and migrates the store at `path`.
+  /// Opens (creating if needed, mode `0600`) and migrates the store at `path`.
   static func open(path: String, durability: StoreDurability, historyLimit: Int) throws
     -> TaskStore
   {
+    try PrivateStoreFile.create(path)
     do {
       // Check an existing file read-only first: opening a pool writes to the file (GRDB makes
       // sure a WAL file exists), and a file we do not understand must stay untouched.
@@ -88,10 +89,16 @@ final class TaskStore: Sendable {
     return ephemeral.map(TaskId.init(validated:))
   }
 
-  /// Applies `ops` in one transaction.
-  func apply(_ ops: [StoreOp]) async throws {
+  /// Applies `ops` in one transaction; returns whether any row changed (a transaction that
+  /// changes nothing writes nothing, so it proves nothing about the disk).
+  @discardableResult
+  func apply(_ ops: [StoreOp]) async throws -> Bool {
     let limit = historyLimit
-    try await pool.write { db in try Self.apply(ops, in: db, historyLimit: limit) }
+    return try await pool.write { db in
+      let before = db.totalChangesCount
+      try Self.apply(ops, in: db, historyLimit: limit)
+      return db.totalChangesCount != before
+    }
   }
 
   static func apply(_ ops: [StoreOp], in db: Database, historyLimit: Int) throws {

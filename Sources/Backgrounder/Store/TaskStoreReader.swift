@@ -35,6 +35,12 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
   public var recentRuns: [RunRecord]
   /// The request's input (not part of the JSON document).
   public var input: WorkInput
+  /// Set by a reader that knows no process runs this store's work: a task left `running`
+  /// then encodes its state as `interrupted` (its run ended with the process that ran it).
+  public var interrupted = false
+
+  /// The state as shown: `interrupted` for a run whose process is gone, else ``state``.
+  public var displayedState: String { interrupted ? "interrupted" : state.rawValue }
 
   private enum CodingKeys: String, CodingKey {
     case id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason, pendingPredicates
@@ -46,7 +52,7 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encode(id, forKey: .id)
     try container.encode(kind, forKey: .kind)
-    try container.encode(state, forKey: .state)
+    try container.encode(displayedState, forKey: .state)
     try container.encode(nextRun.map(ISO8601.string), forKey: .nextRun)
     try container.encode(attempt, forKey: .attempt)
     try container.encode(deferrals, forKey: .deferrals)

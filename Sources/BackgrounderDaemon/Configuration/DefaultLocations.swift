@@ -1,7 +1,8 @@
 import Foundation
 
 /// Where Backgrounder keeps its files when the config does not say: system paths for root,
-/// XDG base directories for everyone else.
+/// XDG base directories for everyone else. The control socket is never put in a shared
+/// directory such as `/tmp`.
 public struct DefaultLocations: Sendable, Equatable {
   /// The config file read when `--config` is not given.
   public var configPath: String
@@ -32,17 +33,26 @@ public struct DefaultLocations: Sendable, Equatable {
           "\(runtimeDirectory.map(String.init) ?? "/run/backgrounder")/control.sock"
       )
     }
-    let home = environment["HOME"] ?? "/tmp"
+    let home = environment["HOME"] ?? homeDirectory(of: userID)
     let config = environment["XDG_CONFIG_HOME"] ?? "\(home)/.config"
     let state = environment["XDG_STATE_HOME"] ?? "\(home)/.local/state"
+    // Never under /tmp: without a runtime directory the socket sits next to the store, in the
+    // private state directory.
     let runtime =
       runtimeDirectory.map(String.init)
       ?? environment["XDG_RUNTIME_DIR"].map { "\($0)/backgrounder" }
-      ?? "/tmp/backgrounder-\(userID)"
+      ?? "\(state)/backgrounder"
     return DefaultLocations(
       configPath: "\(config)/backgrounder/config.toml",
       storePath: "\(state)/backgrounder/state.sqlite",
       controlSocketPath: "\(runtime)/control.sock"
     )
+  }
+
+  /// The user's home directory from the password database (`HOME` unset, e.g. under a bare
+  /// service manager); `/` when the user has no entry.
+  static func homeDirectory(of userID: UInt32) -> String {
+    guard let entry = getpwuid(userID), let directory = entry.pointee.pw_dir else { return "/" }
+    return String(cString: directory)
   }
 }

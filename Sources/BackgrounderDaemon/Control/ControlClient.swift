@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SystemPackage
 
 #if canImport(Glibc)
@@ -32,36 +33,126 @@ public struct ControlClient: Sendable {
     return try result.get()
   }
 
-  /// Sends `request` on the calling thread.
-  func sendBlocking(_ request: ControlRequest) throws(ControlSocketError) -> ControlResponse {
+  /// Sends `request` on the calling thread. Before anything is sent, the socket's directory
+  /// must be private to this user or root, the path must be a socket, and the process serving
+  /// it must run as this user or root (`SO_PEERCRED`).
+  public func sendBlocking(_ request: ControlRequest) throws(ControlSocketError) -> ControlResponse
+  {
+    let fd = try connectToTrustedPeer()
+    defer { close(fd) }
+    var reader = LineReader(path: path)
+    return try exchange(request, on: fd, reader: &reader)
+  }
+
+  /// Subscribes to the daemon's task changes (`status --watch`). The stream ends when the
+  /// daemon stops; cancelling its consumer closes the connection.
+  public func watch() throws(ControlSocketError) -> AsyncThrowingStream<TaskChange, any Error> {
+    let fd = try connectToTrustedPeer()
+    var reader = LineReader(path: path)
+    do throws(ControlSocketError) {
+      let response = try exchange(.watch, on: fd, reader: &reader)
+      guard response.ok else { throw .badMessage(response.message) }
+    } catch {
+      close(fd)
+      throw error
+    }
+    ControlFraming.setReceiveTimeout(fd, .zero)  // events may be hours apart
+    let connection = WatchConnection(fd: fd)
+    let (stream, continuation) = AsyncThrowingStream.makeStream(of: TaskChange.self)
+    continuation.onTermination = { _ in connection.shutDown() }
+    let buffered = reader
+    Thread {
+      var reader = buffered
+      do {
+        while let line = try reader.next(fd) {
+          do {
+            continuation.yield(try JSONDecoder().decode(TaskChange.self, from: line))
+          } catch {
+            throw ControlSocketError.badMessage(String(decoding: line, as: UTF8.self))
+          }
+        }
+        continuation.finish()
+      } catch {
+        continuation.finish(throwing: connection.isShutDown ? nil : error)
+      }
+      connection.close()
+    }.start()
+    return stream
+  }
+
+  /// Connects after checking the directory and the path, then checks the server's user.
+  private func connectToTrustedPeer() throws(ControlSocketError) -> Int32 {
+    let socketPath = ControlSocketPath(path: path)
+    let address = try socketPath.address()
+    try socketPath.checkDirectory()
+    if !socketPath.isAbstract, try !socketPath.socketExists() { throw .noDaemon(path: path) }
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else {
       throw .system(operation: "socket", path: path, errno: Errno(rawValue: errno))
     }
-    defer { close(fd) }
-    let address: UnixSocketAddress
-    do {
-      address = try UnixSocketAddress(path: path)
-    } catch {
-      throw .system(operation: "address", path: path, errno: error)
-    }
     let connected = address.withSocketAddress { connect(fd, $0, $1) }
     if connected != 0 {
       let failure = errno
+      close(fd)
       if failure == ENOENT || failure == ECONNREFUSED { throw .noDaemon(path: path) }
       throw .system(operation: "connect", path: path, errno: Errno(rawValue: failure))
     }
+    guard let peer = PeerCredentials.of(fd) else {
+      let failure = errno
+      close(fd)
+      throw .system(operation: "SO_PEERCRED", path: path, errno: Errno(rawValue: failure))
+    }
+    guard peer.isTrusted() else {
+      close(fd)
+      throw .untrustedPeer(path: path, uid: peer.uid, pid: peer.pid)
+    }
+    return fd
+  }
+
+  private func exchange(
+    _ request: ControlRequest, on fd: Int32, reader: inout LineReader
+  ) throws(ControlSocketError) -> ControlResponse {
     ControlFraming.setReceiveTimeout(fd, timeout)
     guard var line = try? JSONEncoder().encode(request) else {
       throw .badMessage("cannot encode \(request)")
     }
     line.append(UInt8(ascii: "\n"))
     try ControlFraming.writeAll(fd, line, path: path)
-    let reply = try ControlFraming.readLine(fd, path: path)
+    guard let reply = try reader.next(fd) else {
+      throw .badMessage("connection closed before a complete line")
+    }
     do {
       return try JSONDecoder().decode(ControlResponse.self, from: reply)
     } catch {
       throw .badMessage(String(decoding: reply, as: UTF8.self))
+    }
+  }
+}
+
+/// The socket of a `watch` subscription: shut down from the consumer's side, closed by the
+/// reading thread, never both on a reused descriptor.
+private final class WatchConnection: Sendable {
+  private let fd: Int32
+  private let state = Mutex((shutDown: false, closed: false))
+
+  init(fd: Int32) {
+    self.fd = fd
+  }
+
+  var isShutDown: Bool { state.withLock { $0.shutDown } }
+
+  func shutDown() {
+    state.withLock { state in
+      guard !state.closed else { return }
+      state.shutDown = true
+      _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+    }
+  }
+
+  func close() {
+    state.withLock { state in
+      state.closed = true
+      _ = Glibc.close(fd)
     }
   }
 }

@@ -2,7 +2,7 @@ import Backgrounder
 
 /// A request sent by a CLI verb to a running daemon over the control socket (one JSON line).
 public enum ControlRequest: Sendable, Equatable, Codable {
-  /// Is anyone there?
+  /// Is anyone there? The answer carries ``DaemonInfo``.
   case ping
   /// Run the job now, bypassing constraints and backoff.
   case trigger(id: String)
@@ -16,6 +16,8 @@ public enum ControlRequest: Sendable, Equatable, Codable {
   case reload
   /// The runtime's health: the response carries the detected problems.
   case health
+  /// Keep the connection open and stream ``TaskChange`` lines after the response.
+  case watch
 }
 
 /// The daemon's answer to a `ControlRequest`.
@@ -26,10 +28,15 @@ public struct ControlResponse: Sendable, Equatable, Codable {
   public var message: String
   /// The runtime's detected problems (`health` requests only).
   public var problems: [HealthProblem]?
+  /// Who answered (in the answer to `ping`).
+  public var daemon: DaemonInfo?
 
-  public init(ok: Bool, message: String, problems: [HealthProblem]? = nil) {
+  public init(
+    ok: Bool, message: String, problems: [HealthProblem]? = nil, daemon: DaemonInfo? = nil
+  ) {
     self.ok = ok
     self.message = message
     self.problems = problems
+    self.daemon = daemon
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import SystemPackage
 
 #if canImport(Glibc)
@@ -12,27 +13,42 @@ import SystemPackage
 public final class ControlServer: Sendable {
   /// Handles one request; runs on the Swift concurrency pool.
   public typealias Handler = @Sendable (ControlRequest) async -> ControlResponse
+  /// A new subscription to task changes, for `watch` requests.
+  public typealias Changes = @Sendable () -> AsyncStream<TaskChange>
 
   private let path: String
   private let logger: Logger
   private let handler: Handler
   private let onListening: @Sendable () -> Void
+  private let changes: Changes?
+  /// A socket bound by ``bindNow()``, waiting for ``run()``.
+  private let boundListener = Mutex<Int32?>(nil)
 
-  /// `onListening` is called once the socket is bound and listening (the daemon's readiness).
+  /// `onListening` is called once the socket is bound and listening (the daemon's readiness);
+  /// `changes` serves `watch` requests; without it they are refused.
   public init(
     path: String, logger: Logger, onListening: @escaping @Sendable () -> Void = {},
-    handler: @escaping Handler
+    changes: Changes? = nil, handler: @escaping Handler
   ) {
     self.path = path
     self.logger = logger
     self.onListening = onListening
+    self.changes = changes
     self.handler = handler
+  }
+
+  deinit {
+    if let listener = boundListener.withLock({ $0 }) { close(listener) }
   }
 
   /// Binds the socket and serves until the calling task is cancelled; removes the socket file
   /// on the way out. Throws `alreadyServed` when another daemon answers on the path.
   public func run() async throws {
-    let listener = try bind()
+    let bound = boundListener.withLock { listener -> Int32? in
+      defer { listener = nil }
+      return listener
+    }
+    let listener = try bound ?? bind()
     var wakePipe: [Int32] = [-1, -1]
     guard pipe(&wakePipe) == 0 else {
       close(listener)
@@ -63,29 +79,35 @@ public final class ControlServer: Sendable {
     }
   }
 
+  /// Checks and binds the socket now, so that a socket that cannot be used stops the daemon
+  /// before it starts; ``run()`` then serves on it.
+  public func bindNow() throws(ControlSocketError) {
+    let listener = try bind()
+    boundListener.withLock { $0 = listener }
+  }
+
+  /// Checks the path (length, a private directory of ours, nothing but a stale socket in the
+  /// way), then binds. A stale socket is removed; any other file is left untouched.
   private func bind() throws(ControlSocketError) -> Int32 {
-    if (try? ControlClient(path: path, timeout: .seconds(1)).sendBlocking(.ping)) != nil {
+    let socketPath = ControlSocketPath(path: path)
+    let address = try socketPath.address()
+    try socketPath.prepareDirectory()
+    let stale = try socketPath.socketExists()
+    if stale || socketPath.isAbstract,
+      (try? ControlClient(path: path, timeout: .seconds(1)).sendBlocking(.ping)) != nil
+    {
       throw .alreadyServed(path: path)
     }
-    let directory = (path as NSString).deletingLastPathComponent
-    try? FileManager.default.createDirectory(
-      atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    unlink(path)
+    if stale { unlink(path) }
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else {
       throw .system(operation: "socket", path: path, errno: Errno(rawValue: errno))
     }
-    let address: UnixSocketAddress
-    do {
-      address = try UnixSocketAddress(path: path)
-    } catch {
-      close(fd)
-      throw .system(operation: "address", path: path, errno: error)
-    }
     let previousMask = umask(0o177)
     let bound = address.withSocketAddress { Glibc.bind(fd, $0, $1) }
     umask(previousMask)
-    guard bound == 0, chmod(path, 0o600) == 0, listen(fd, 16) == 0 else {
+    guard bound == 0, socketPath.isAbstract || chmod(path, 0o600) == 0, listen(fd, 16) == 0
+    else {
       let failure = Errno(rawValue: errno)
       close(fd)
       throw .system(operation: "bind", path: path, errno: failure)
@@ -105,13 +127,14 @@ public final class ControlServer: Sendable {
       let connection = accept(listener, nil, nil)
       guard connection >= 0 else { continue }
       _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-      serve(connection)
-      close(connection)
+      if !serve(connection) { close(connection) }
     }
   }
 
-  private func serve(_ connection: Int32) {
+  /// Answers one request; returns true when the connection was handed to a `watch` stream.
+  private func serve(_ connection: Int32) -> Bool {
     let response: ControlResponse
+    var stream: AsyncStream<TaskChange>?
     if let refusal = PeerCredentials.refusal(for: connection) {
       logger.warning("control request refused", metadata: ["reason": "\(refusal)"])
       response = ControlResponse(ok: false, message: refusal)
@@ -120,14 +143,44 @@ public final class ControlServer: Sendable {
       do {
         let line = try ControlFraming.readLine(connection, path: path)
         let request = try JSONDecoder().decode(ControlRequest.self, from: line)
-        response = waitFor(request)
+        if request == .watch {
+          stream = changes?()
+          response =
+            stream == nil
+            ? ControlResponse(ok: false, message: "this daemon does not stream task changes")
+            : ControlResponse(ok: true, message: "watching")
+        } else {
+          response = waitFor(request)
+        }
       } catch {
         response = ControlResponse(ok: false, message: "bad request: \(error)")
       }
     }
-    guard var data = try? JSONEncoder().encode(response) else { return }
+    guard var data = try? JSONEncoder().encode(response) else { return false }
     data.append(UInt8(ascii: "\n"))
-    try? ControlFraming.writeAll(connection, data, path: path)
+    guard (try? ControlFraming.writeAll(connection, data, path: path)) != nil, let stream else {
+      return false
+    }
+    startStreaming(stream, to: connection)
+    return true
+  }
+
+  /// Writes each change as one JSON line until the stream ends (the daemon stops) or the
+  /// client goes away (a write fails; a client stuck for 5 s counts as gone).
+  private func startStreaming(_ changes: AsyncStream<TaskChange>, to connection: Int32) {
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    _ = setsockopt(
+      connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    let path = path
+    Task {
+      let encoder = JSONEncoder()
+      for await change in changes {
+        guard var line = try? encoder.encode(change) else { continue }
+        line.append(UInt8(ascii: "\n"))
+        if (try? ControlFraming.writeAll(connection, line, path: path)) == nil { break }
+      }
+      close(connection)
+    }
   }
 
   /// Runs the async handler from the control thread and waits for its answer.

@@ -1,5 +1,9 @@
 import SystemPackage
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Why the control socket could not be used.
 public enum ControlSocketError: Error, CustomStringConvertible, Equatable {
   /// No daemon listens on the socket (missing file or connection refused).
@@ -10,6 +14,14 @@ public enum ControlSocketError: Error, CustomStringConvertible, Equatable {
   case system(operation: String, path: String, errno: Errno)
   /// The peer sent something that is not a valid message.
   case badMessage(String)
+  /// The path does not fit in `sockaddr_un.sun_path`.
+  case pathTooLong(path: String, limit: Int)
+  /// The socket's directory could be tampered with by someone else.
+  case unsafeDirectory(path: String, PrivateDirectoryError)
+  /// Something that is not a socket exists at the path; it is left untouched.
+  case notASocket(path: String, owner: uid_t, mode: mode_t)
+  /// The process serving the socket runs as a user we do not trust; nothing was sent.
+  case untrustedPeer(path: String, uid: uid_t, pid: pid_t)
 
   public var description: String {
     switch self {
@@ -17,6 +29,17 @@ public enum ControlSocketError: Error, CustomStringConvertible, Equatable {
     case .alreadyServed(let path): "another backgrounder daemon is already listening on \(path)"
     case .system(let operation, let path, let errno): "\(operation) \(path): \(errno)"
     case .badMessage(let text): "bad control message: \(text)"
+    case .pathTooLong(let path, let limit):
+      "control socket path \(path) is \(path.utf8.count) bytes; a Unix socket path must be "
+        + "shorter than \(limit) bytes: choose a shorter [control] socket"
+    case .unsafeDirectory(let path, let problem):
+      "control socket \(path): \(problem)"
+    case .notASocket(let path, let owner, let mode):
+      "refusing to use \(path) as the control socket: it exists and is not a socket (owner uid "
+        + "\(owner), mode \(PrivateDirectoryError.octal(mode))); it was left untouched"
+    case .untrustedPeer(let path, let uid, let pid):
+      "refusing to talk to \(path): it is served by uid \(uid) (pid \(pid)), not by uid "
+        + "\(geteuid()) or root; nothing was sent"
     }
   }
 }

@@ -9,10 +9,13 @@ struct UnixSocketAddress {
   private var storage = sockaddr_un()
   private let length: socklen_t
 
+  /// Bytes available for the path, its terminating NUL included.
+  static let maximumPathLength = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
+
   init(path: String) throws(Errno) {
     var bytes = Array(path.utf8)
     if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
-    guard !bytes.isEmpty, bytes.count < MemoryLayout.size(ofValue: storage.sun_path) else {
+    guard !bytes.isEmpty, bytes.count < Self.maximumPathLength else {
       throw Errno(rawValue: ENAMETOOLONG)
     }
     storage.sun_family = sa_family_t(AF_UNIX)

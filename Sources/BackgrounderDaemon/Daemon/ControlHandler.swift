@@ -1,20 +1,31 @@
 import Backgrounder
+import Foundation
 
-/// Carries out control-socket requests against the running daemon.
+/// Carries out control-socket requests against the running daemon. A verb answers `ok` only
+/// when its change took effect: a change the store could not record is reported as a failure.
 struct ControlHandler: Sendable {
   let runtime: Backgrounder
   let jobs: JobSynchronizer
   let reload: @Sendable () async -> Void
+  /// When the daemon started serving (for `ping`).
+  let startedAt = Date()
+  /// How long `trigger` waits for the run to start before answering that it is pending.
+  var startTimeout: Duration = .seconds(10)
 
   func handle(_ request: ControlRequest) async -> ControlResponse {
     switch request {
     case .ping:
-      return ControlResponse(ok: true, message: "pong")
+      return ControlResponse(ok: true, message: "pong", daemon: info)
     case .trigger(let id):
       switch parse(id) {
       case .success(let taskId):
-        let (ok, message) = await jobs.trigger(taskId)
-        return ControlResponse(ok: ok, message: message)
+        // Subscribed before triggering, so that the start (or its failure) cannot be missed.
+        let events = runtime.events()
+        let outcome = await jobs.trigger(taskId)
+        guard outcome.triggered else {
+          return ControlResponse(ok: outcome.ok, message: outcome.message)
+        }
+        return await TriggerReport.wait(for: taskId, in: events, timeout: startTimeout)
       case .failure(let refusal):
         return refusal.response
       }
@@ -33,6 +44,8 @@ struct ControlHandler: Sendable {
       return switch await runtime.cancel(taskId) {
       case .cancelled: ControlResponse(ok: true, message: "cancelled \(id)")
       case .noSuchTask: ControlResponse(ok: false, message: "no such job: \(id)")
+      case .storeFailure(let why):
+        ControlResponse(ok: false, message: "cancel of \(id) was not saved: \(why)")
       }
     case .schedule(let job):
       let (ok, message) = await jobs.schedule(job, origin: .cli)
@@ -46,7 +59,18 @@ struct ControlHandler: Sendable {
         ok: true,
         message: diagnostics.isHealthy ? "healthy" : "\(diagnostics.problems.count) problem(s)",
         problems: diagnostics.problems)
+    case .watch:
+      // Streams are served by the control server itself (`ControlServer.Changes`).
+      return ControlResponse(ok: false, message: "watch needs a streaming connection")
     }
+  }
+
+  private var info: DaemonInfo {
+    let diagnostics = runtime.diagnostics()
+    return DaemonInfo(
+      pid: getpid(), since: ISO8601DateFormatter().string(from: startedAt),
+      version: DaemonInfo.version, storePath: diagnostics.storePath,
+      storeError: diagnostics.lastStoreError)
   }
 
   private func withTaskId(_ id: String, _ body: (TaskId) -> ControlResponse) -> ControlResponse {

@@ -50,7 +50,6 @@ public final class Daemon: Service {
   /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   public func run() async throws {
     let configuration = try ConfigurationLoader.load(path: options.configPath)
-    try prepareStoreDirectory(configuration.storePath)
     guard let storeLock = try StoreLock(storePath: configuration.storePath) else {
       throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
     }
@@ -91,9 +90,15 @@ public final class Daemon: Service {
         listened.yield()
         listened.finish()
       },
+      changes: { TaskChanges.stream(of: runtime) },
       handler: ControlHandler(
         runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) }
       ).handle)
+    do {
+      try control.bindNow()
+    } catch {
+      throw DaemonPartFailure(part: "control socket", reason: "\(error)")
+    }
     let ready = "READY=1\nSTATUS=\(configuration.jobs.count) job(s) from \(options.configPath)"
 
     // Shut down in reverse order: stop reloading and pinging, cancel running jobs (the control
@@ -163,13 +168,6 @@ public final class Daemon: Service {
     reporter.writeMetrics()
     withExtendedLifetime(storeLock) {}
     logger.info("daemon stopped")
-  }
-
-  /// Creates the store's directory if needed.
-  private func prepareStoreDirectory(_ storePath: String) throws {
-    try FileManager.default.createDirectory(
-      atPath: (storePath as NSString).deletingLastPathComponent,
-      withIntermediateDirectories: true)
   }
 
   /// Waits for the graceful shutdown, then stops dispatching and cancels running jobs

@@ -84,28 +84,30 @@ public actor JobSynchronizer {
   /// Runs `id` now, bypassing its constraints and backoff (`backgrounder trigger`). A finished
   /// one-time job, still in the store, is scheduled once more from its stored definition and
   /// run at once. Returns the outcome in words and whether it took effect.
-  public func trigger(_ id: TaskId) async -> (ok: Bool, message: String) {
+  public func trigger(_ id: TaskId) async -> (triggered: Bool, ok: Bool, message: String) {
     switch runtime.runNow(id) {
-    case .triggered: return (true, "triggered \(id)")
-    case .alreadyRunning: return (true, "\(id) is already running")
-    case .notRunning: return (false, "the daemon is shutting down")
+    case .triggered: return (true, true, "triggered \(id)")
+    case .alreadyRunning: return (false, true, "\(id) is already running")
+    case .notRunning: return (false, false, "the daemon is shutting down")
     case .noSuchTask: break
     }
     let stored: TaskStatus?
     do {
       stored = try await runtime.storedTasks(historyLimit: 0).first { $0.id == id }
     } catch {
-      return (false, "cannot read the store to find \(id): \(error)")
+      return (false, false, "cannot read the store to find \(id): \(error)")
     }
     guard let stored, stored.state.isFinished, stored.kind == .oneTime,
       let (job, origin) = JobRequests.job(in: stored.input)
-    else { return (false, "no such job: \(id)") }
+    else { return (false, false, "no such job: \(id)") }
     let (ok, message) = await schedule(job, origin: origin)
-    guard ok else { return (false, message) }
+    guard ok else { return (false, false, message) }
     switch runtime.runNow(id) {
-    case .triggered, .alreadyRunning:  // already running: the new schedule was due at once
-      return (true, "triggered \(id) (it had finished; running it once more)")
-    case .noSuchTask, .notRunning: return (false, "\(id) could not be triggered")
+    case .triggered:
+      return (true, true, "triggered \(id) (it had finished; running it once more)")
+    case .alreadyRunning:  // the new schedule was due at once
+      return (false, true, "\(id) had finished; it is running once more")
+    case .noSuchTask, .notRunning: return (false, false, "\(id) could not be triggered")
     }
   }
 

@@ -3,21 +3,15 @@ import Foundation
 import Logging
 
 /// Edits the store directly when no daemon is running: a runtime that never dispatches work,
-/// opened under the store lock so that a live daemon's store is never touched behind its back.
+/// opened under the store locks so that a live daemon's store is never touched behind its back
+/// and concurrent edits take turns (see ``StoreLock``).
 public enum OfflineStore {
   /// Runs `body` against the store of `configuration`, then closes it.
   public static func edit<T: Sendable>(
     _ configuration: DaemonConfiguration, logger: Logger,
     _ body: (Backgrounder, JobSynchronizer) async throws -> T
   ) async throws -> T {
-    try FileManager.default.createDirectory(
-      atPath: (configuration.storePath as NSString).deletingLastPathComponent,
-      withIntermediateDirectories: true)
-    guard let lock = try StoreLock(storePath: configuration.storePath) else {
-      throw OperatorError(
-        "a daemon holds \(configuration.storePath) but does not answer on "
-          + "\(configuration.controlSocketPath); is it using another config?")
-    }
+    let lock = try await StoreLock.editing(storePath: configuration.storePath)
     var runtimeConfiguration = Backgrounder.Configuration(
       storePath: configuration.storePath, logger: logger,
       finishedRetention: Daemon.finishedRetention)
@@ -31,6 +25,7 @@ public enum OfflineStore {
       return result
     } catch {
       await runtime.shutdown()
+      withExtendedLifetime(lock) {}
       throw error
     }
   }

@@ -4,26 +4,95 @@ import Foundation
   import Glibc
 #endif
 
-/// An exclusive advisory lock (`flock`) on `<store>.lock`, held by the daemon while it runs so
-/// that CLI verbs never edit a store that a live daemon owns.
+/// The advisory locks (`flock`) that keep one writer at a time on a store.
+///
+/// - `<store>.lock`: the daemon holds it exclusively for its lifetime; a CLI edit (no daemon)
+///   holds it shared, so a busy exclusive lock always means a live daemon.
+/// - `<store>.edit.lock`: CLI edits take it exclusively, one after another, waiting their turn.
+///
+/// Both files are created `0600` (never through a symlink) in a ``PrivateDirectory``.
 public final class StoreLock: Sendable {
-  private let fd: Int32
+  private let descriptors: [Int32]
 
-  /// Takes the lock without waiting; nil when another process holds it.
-  public init?(storePath: String) throws {
-    let path = storePath + ".lock"
-    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    guard fd >= 0 else {
-      throw OperatorError("cannot open \(path): \(String(cString: strerror(errno)))")
+  private init(descriptors: [Int32]) {
+    self.descriptors = descriptors
+  }
+
+  /// The daemon's lock: prepares the store's private directory (creating it `0700`), makes
+  /// existing store files private, and takes `<store>.lock` exclusively, waiting up to
+  /// `editWait` for CLI edits in progress. Nil when another daemon holds it.
+  public convenience init?(storePath: String, editWait: Duration = .seconds(10)) throws {
+    try PrivateDirectory.prepare(containing: storePath)
+    PrivateFiles.restrict([storePath, storePath + "-wal", storePath + "-shm"])
+    let fd = try Self.open(storePath + ".lock")
+    let deadline = ContinuousClock.now.advanced(by: editWait)
+    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+      // Shared holders are CLI edits, which finish; an exclusive holder is another daemon.
+      let daemonHolds = flock(fd, LOCK_SH | LOCK_NB) != 0
+      flock(fd, LOCK_UN)
+      if daemonHolds || ContinuousClock.now >= deadline {
+        close(fd)
+        return nil
+      }
+      usleep(10_000)
     }
-    guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-      close(fd)
-      return nil
+    self.init(descriptors: [fd])
+  }
+
+  /// A CLI edit's locks when no daemon answers: `<store>.lock` shared (refused when a daemon
+  /// holds it), then `<store>.edit.lock` exclusively, waiting up to `wait` for other edits.
+  public static func editing(storePath: String, wait: Duration = .seconds(60)) async throws
+    -> StoreLock
+  {
+    try PrivateDirectory.prepare(containing: storePath)
+    let daemonLock = try open(storePath + ".lock")
+    guard flock(daemonLock, LOCK_SH | LOCK_NB) == 0 else {
+      close(daemonLock)
+      throw DaemonHoldsStore(storePath: storePath)
     }
-    self.fd = fd
+    let editLock: Int32
+    do {
+      editLock = try open(storePath + ".edit.lock")
+    } catch {
+      close(daemonLock)
+      throw error
+    }
+    let lock = StoreLock(descriptors: [daemonLock, editLock])
+    let deadline = ContinuousClock.now.advanced(by: wait)
+    // Polls (a blocking flock could not give up at the deadline), backing off so that many
+    // waiting commands do not keep the CPU busy.
+    var pause = Duration.milliseconds(2)
+    while flock(editLock, LOCK_EX | LOCK_NB) != 0 {
+      guard ContinuousClock.now < deadline else {
+        throw OperatorError(
+          "timed out after \(wait) waiting for another backgrounder command editing \(storePath)")
+      }
+      try await Task.sleep(for: pause)
+      pause = min(pause * 2, .milliseconds(100))
+    }
+    return lock
   }
 
   deinit {
-    close(fd)
+    for fd in descriptors.reversed() { close(fd) }
+  }
+
+  private static func open(_ path: String) throws -> Int32 {
+    let fd = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    guard fd >= 0 else {
+      throw OperatorError("cannot open \(path): \(String(cString: strerror(errno)))")
+    }
+    return fd
+  }
+}
+
+/// A daemon holds the store's lock (it may be starting, or listening on another socket).
+public struct DaemonHoldsStore: Error, CustomStringConvertible {
+  /// The store it holds.
+  public var storePath: String
+
+  public var description: String {
+    "a backgrounder daemon holds \(storePath) but does not answer on its control socket; "
+      + "it may be starting, or using another config"
   }
 }

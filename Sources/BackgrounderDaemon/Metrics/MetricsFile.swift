@@ -1,9 +1,10 @@
 import Foundation
 import Prometheus
+import SystemPackage
 
 /// Prometheus metrics for a fleet: runs, results, retries and deferrals per job, and the current
 /// network and power state. Written in text format to a file for node_exporter's textfile
-/// collector, replaced atomically (write to a temporary file, then rename).
+/// collector, replaced atomically (write to a fresh temporary file, then rename).
 public final class MetricsFile: Sendable {
   private let registry = PrometheusCollectorRegistry()
   /// The textfile path.
@@ -50,16 +51,44 @@ public final class MetricsFile: Sendable {
     gauge("battery_percent", "Battery level; -1 when unknown.").set(to: batteryPercent ?? -1)
   }
 
-  /// Writes the current values to `path` atomically.
+  /// Writes the current values to `path` atomically: into a new file with an unpredictable name
+  /// in the same directory (`mkstemp`: `O_CREAT | O_EXCL`, so a planted file or symlink is
+  /// never followed or reused), then renamed over `path` (a symlink at `path` is replaced, not
+  /// followed). Mode `0644`: the values are not secret and node_exporter usually runs as
+  /// another user. No fsync: the file is rewritten on every change and readers only ever see a
+  /// complete old or new version.
   public func write() throws {
-    let url = URL(fileURLWithPath: path)
-    let temporary = url.deletingLastPathComponent()
-      .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
-    try Data(registry.emitToBuffer()).write(to: temporary)
-    if rename(temporary.path, path) != 0 {
-      let failure = errno
-      unlink(temporary.path)
-      throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, "errno": failure])
+    let directory = PrivateDirectory.parent(of: path)
+    let name = path.split(separator: "/").last.map(String.init) ?? path
+    var template = Array("\(directory)/.\(name).XXXXXX".utf8CString)
+    let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+    guard fd >= 0 else {
+      throw MetricsFileError(operation: "create a temporary file in", path: directory)
+    }
+    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    var closed = false
+    defer {
+      if !closed { close(fd) }
+    }
+    do {
+      guard fchmod(fd, 0o644) == 0 else {
+        throw MetricsFileError(operation: "chmod", path: temporary)
+      }
+      do {
+        _ = try FileDescriptor(rawValue: fd).writeAll(registry.emitToBuffer())
+      } catch {
+        throw MetricsFileError(
+          operation: "write", path: temporary, errno: error as? Errno ?? .ioError)
+      }
+      closed = true
+      guard close(fd) == 0 else { throw MetricsFileError(operation: "write", path: temporary) }
+      guard rename(temporary, path) == 0 else {
+        throw MetricsFileError(operation: "rename \(temporary) to", path: path)
+      }
+    } catch {
+      unlink(temporary)
+      throw error
     }
   }
 
@@ -75,4 +104,19 @@ public final class MetricsFile: Sendable {
       descriptor: MetricNameDescriptor(
         namespace: "backgrounder", metricName: name, unitName: "", helpText: help))
   }
+}
+
+/// Writing the metrics file failed.
+struct MetricsFileError: Error, CustomStringConvertible {
+  var operation: String
+  var path: String
+  var errno: Errno
+
+  init(operation: String, path: String, errno: Errno = Errno(rawValue: Glibc.errno)) {
+    self.operation = operation
+    self.path = path
+    self.errno = errno
+  }
+
+  var description: String { "cannot \(operation) \(path): \(errno)" }
 }

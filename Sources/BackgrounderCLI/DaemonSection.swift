@@ -1,0 +1,66 @@
+import BackgrounderDaemon
+import Foundation
+
+/// The `daemon` section of `status`: asks the control socket who serves the store. No answer
+/// means no daemon runs it; a socket we may not use is reported with its reason.
+struct DaemonSection: Sendable {
+  let socketPath: String
+
+  /// What `status` prints under `"daemon"`.
+  struct Report: Encodable, Equatable {
+    var running: Bool
+    var pid: Int32?
+    var since: String?
+    var version: String?
+    /// The daemon's last store write error (disk full, read-only), when it failed.
+    var storeError: String?
+    /// Why the socket could not be asked (not "nobody listens").
+    var error: String?
+
+    private enum CodingKeys: String, CodingKey {
+      case running, pid, since, version, storeError, error
+    }
+
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(running, forKey: .running)
+      try container.encode(pid, forKey: .pid)
+      try container.encode(since, forKey: .since)
+      try container.encode(version, forKey: .version)
+      try container.encode(storeError, forKey: .storeError)
+      try container.encodeIfPresent(error, forKey: .error)
+    }
+  }
+
+  func read() -> Report {
+    do {
+      let response = try ControlClient(path: socketPath, timeout: .seconds(2))
+        .sendBlocking(.ping)
+      let info = response.daemon
+      return Report(
+        running: true, pid: info?.pid, since: info?.since, version: info?.version,
+        storeError: info?.storeError)
+    } catch .noDaemon {
+      return Report(running: false)
+    } catch {
+      return Report(running: false, error: "\(error)")
+    }
+  }
+
+  /// The lines of the human report.
+  static func text(_ report: Report, socketPath: String) -> [String] {
+    var lines: [String]
+    if report.running {
+      lines = [
+        "Daemon: running (pid \(report.pid.map(String.init) ?? "?"), since "
+          + "\(report.since ?? "?"), version \(report.version ?? "?"))"
+      ]
+    } else if let error = report.error {
+      lines = ["Daemon: unknown (\(error))"]
+    } else {
+      lines = ["Daemon: not running (no answer on \(socketPath))"]
+    }
+    if let storeError = report.storeError { lines.append("  store error: \(storeError)") }
+    return lines
+  }
+}

@@ -1,0 +1,27 @@
+import Foundation
+
+/// Who serves a store: what the daemon answers to `ping`, and what `status` shows under
+/// `"daemon"`.
+public struct DaemonInfo: Sendable, Equatable, Codable {
+  /// The daemon's process id.
+  public var pid: Int32
+  /// When it started (RFC 3339).
+  public var since: String
+  /// Its version.
+  public var version: String
+  /// The store it serves.
+  public var storePath: String
+  /// The error of its last store write when that failed (disk full, read-only), else nil.
+  public var storeError: String?
+
+  public init(pid: Int32, since: String, version: String, storePath: String, storeError: String?) {
+    self.pid = pid
+    self.since = since
+    self.version = version
+    self.storePath = storePath
+    self.storeError = storeError
+  }
+
+  /// This build's version.
+  public static let version = "0.1.0"
+}

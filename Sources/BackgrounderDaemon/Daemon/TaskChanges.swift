@@ -1,0 +1,45 @@
+import Backgrounder
+import Foundation
+
+/// The runtime's events as the task changes `status --watch` prints.
+enum TaskChanges {
+  /// A new subscription to `runtime`'s events, mapped to task changes.
+  static func stream(of runtime: Backgrounder) -> AsyncStream<TaskChange> {
+    let events = runtime.events()
+    return AsyncStream { continuation in
+      let task = Task {
+        for await event in events {
+          if let change = change(for: event) { continuation.yield(change) }
+        }
+        continuation.finish()
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+
+  /// The change an event stands for; nil for events `status --watch` does not show (progress).
+  static func change(for event: MonitorEvent) -> TaskChange? {
+    let (kind, detail): (TaskChange.Kind, String?)
+    switch event.kind {
+    case .scheduled: (kind, detail) = (.scheduled, nil)
+    case .scheduleReplaced: (kind, detail) = (.scheduled, "replaced the previous definition")
+    case .retryScheduled(let attempt, let delay):
+      (kind, detail) = (.scheduled, "retry: attempt \(attempt) in \(delay)")
+    case .cancelled(let source): (kind, detail) = (.cancelled, source.rawValue)
+    case .workStarted(let attempt): (kind, detail) = (.started, "attempt \(attempt)")
+    case .workCompleted(let attempt, let result, let runtime):
+      (kind, detail) = (.finished, "attempt \(attempt): \(result) after \(runtime)")
+    case .attemptFailed(let reason): (kind, detail) = (.finished, "failed: \(reason.rawValue)")
+    case .workStopped(let attempt, let reason):
+      (kind, detail) = (.finished, "attempt \(attempt) stopped: \(reason.rawValue)")
+    case .workerAbandoned(let attempt): (kind, detail) = (.finished, "attempt \(attempt) abandoned")
+    case .attemptDeferred(let reason): (kind, detail) = (.deferred, reason.rawValue)
+    case .skipped(let reason): (kind, detail) = (.deferred, "skipped: \(reason.rawValue)")
+    case .libraryError(let message): (kind, detail) = (.error, message)
+    case .progress: return nil
+    }
+    return TaskChange(
+      time: ISO8601DateFormatter().string(from: event.time), task: event.taskId?.rawValue,
+      change: kind, detail: detail)
+  }
+}

@@ -1,0 +1,123 @@
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A directory that holds private files (the store, its lock, the control socket): created
+/// `0700` when missing, and refused when it exists as something other people could tamper with —
+/// owned by an unexpected user, writable by group or others, or not a directory at all (a
+/// symlink is never followed).
+public struct PrivateDirectory: Sendable, Equatable {
+  /// The directory path.
+  public let path: String
+
+  /// Ensures the directory that contains `file` is private; see ``prepare(_:owners:)``.
+  @discardableResult
+  public static func prepare(containing file: String, owners: Owners = .ownUser)
+    throws(PrivateDirectoryError) -> PrivateDirectory
+  {
+    try prepare(parent(of: file), owners: owners)
+  }
+
+  /// Creates `path` (and missing parents) with mode `0700`, or checks an existing one: it must
+  /// be a real directory, owned by one of `owners`, not writable by group or others.
+  @discardableResult
+  public static func prepare(_ path: String, owners: Owners = .ownUser)
+    throws(PrivateDirectoryError) -> PrivateDirectory
+  {
+    try create(path)
+    try check(path, owners: owners)
+    return PrivateDirectory(path: path)
+  }
+
+  /// Checks an existing directory without creating anything (what a client does before it
+  /// trusts a socket in it).
+  public static func check(_ path: String, owners: Owners) throws(PrivateDirectoryError) {
+    var status = stat()
+    guard lstat(path, &status) == 0 else {
+      throw .system(operation: "lstat", path: path, errno: Errno(rawValue: errno))
+    }
+    let mode = status.st_mode & 0o7777
+    guard status.st_mode & S_IFMT == S_IFDIR else {
+      throw .notADirectory(path: path, owner: status.st_uid, mode: mode)
+    }
+    guard owners.allows(status.st_uid) else {
+      throw .untrustedOwner(path: path, owner: status.st_uid, mode: mode, expected: owners)
+    }
+    guard mode & 0o022 == 0 else {
+      throw .writableByOthers(path: path, owner: status.st_uid, mode: mode)
+    }
+  }
+
+  /// The directory part of `file` (`.` for a bare name).
+  static func parent(of file: String) -> String {
+    guard let slash = file.lastIndex(of: "/") else { return "." }
+    let parent = String(file[..<slash])
+    return parent.isEmpty ? "/" : parent
+  }
+
+  private static func create(_ path: String) throws(PrivateDirectoryError) {
+    if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
+    guard errno == ENOENT, path != "/", !path.isEmpty else {
+      throw .system(operation: "mkdir", path: path, errno: Errno(rawValue: errno))
+    }
+    try create(parent(of: path))
+    guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
+      throw .system(operation: "mkdir", path: path, errno: Errno(rawValue: errno))
+    }
+  }
+
+  /// Who may own a private directory.
+  public struct Owners: Sendable, Equatable, CustomStringConvertible {
+    /// The accepted user ids.
+    public var userIDs: Set<uid_t>
+
+    public init(userIDs: Set<uid_t>) {
+      self.userIDs = userIDs
+    }
+
+    /// The effective user of this process only (what a daemon creates and binds in).
+    public static var ownUser: Owners { Owners(userIDs: [geteuid()]) }
+
+    /// This process's user or root (what a client accepts: a root daemon serves everyone).
+    public static var ownUserOrRoot: Owners { Owners(userIDs: [geteuid(), 0]) }
+
+    func allows(_ uid: uid_t) -> Bool { userIDs.contains(uid) }
+
+    public var description: String {
+      userIDs.sorted().map { "uid \($0)" }.joined(separator: " or ")
+    }
+  }
+}
+
+/// Why a private directory cannot be used. The description names the path, its owner and mode.
+public enum PrivateDirectoryError: Error, Equatable, CustomStringConvertible {
+  /// The directory is owned by a user we do not trust.
+  case untrustedOwner(path: String, owner: uid_t, mode: mode_t, expected: PrivateDirectory.Owners)
+  /// Group or others may create, replace or delete files in it.
+  case writableByOthers(path: String, owner: uid_t, mode: mode_t)
+  /// The path exists but is not a directory (a symlink is not followed).
+  case notADirectory(path: String, owner: uid_t, mode: mode_t)
+  /// A system call failed.
+  case system(operation: String, path: String, errno: Errno)
+
+  public var description: String {
+    switch self {
+    case .untrustedOwner(let path, let owner, let mode, let expected):
+      "refusing to use \(path): it is owned by uid \(owner) (mode \(Self.octal(mode))), "
+        + "expected \(expected)"
+    case .writableByOthers(let path, let owner, let mode):
+      "refusing to use \(path): it is writable by group or others (owner uid \(owner), "
+        + "mode \(Self.octal(mode))); run `chmod go-w \(path)`"
+    case .notADirectory(let path, let owner, let mode):
+      "refusing to use \(path): it is not a directory (owner uid \(owner), "
+        + "mode \(Self.octal(mode)))"
+    case .system(let operation, let path, let errno): "\(operation) \(path): \(errno)"
+    }
+  }
+
+  static func octal(_ mode: mode_t) -> String {
+    "0" + String(mode & 0o7777, radix: 8)
+  }
+}
