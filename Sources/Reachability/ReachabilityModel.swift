@@ -4,24 +4,31 @@ import Netlink
 /// looked up by its driver), it answers reachable / metered / primary. No I/O.
 ///
 /// Dumps are framed by the monitor's own dump request (kept in captures) and `NLMSG_DONE`: a
-/// completed dump replaces that table, so silently removed objects disappear.
+/// completed dump replaces that table, so silently removed objects disappear. Only what decides
+/// the answer is kept (see ``NetworkTables``): the cost of a message does not depend on the
+/// size of the FIB.
 public struct ReachabilityModel: Sendable, Equatable {
   /// What the driver should do after a message.
   public struct Effects: Sendable, Equatable {
     /// Tables to dump again (the kernel may have changed them without telling).
     public var resync: [ObjectKind] = []
+    /// The message changed what the model knows (the answer may have changed).
+    public var changed = false
   }
 
   private struct PendingDump: Sendable, Equatable {
     var kind: ObjectKind
     var sequence: UInt32
-    var tables: NetworkTables
+    /// Only the `kind` part is filled: the objects dumped so far, plus events since.
+    var tables = NetworkTables()
   }
 
   private(set) var tables = NetworkTables()
   private var pendingDump: PendingDump?
   private var facts: [String: LinkFacts] = [:]
   private var hasRequestedDump = false
+  /// A rule dump completed: ``NetworkTables/rules`` is the kernel's whole rule list.
+  private(set) var knowsRules = false
   /// The first complete state is known (a route dump finished, or a capture without dumps
   /// started with events).
   public private(set) var isSynchronized = false
@@ -29,10 +36,16 @@ public struct ReachabilityModel: Sendable, Equatable {
   public private(set) var malformedMessages = 0
   /// User overrides for the metered classification.
   public var overrides: InterfaceOverrides
+  /// The destinations whose route decides the primary link, one per family.
+  public var probeDestinations: EgressProbeDestinations
 
   /// Creates an empty model.
-  public init(overrides: InterfaceOverrides = InterfaceOverrides()) {
+  public init(
+    overrides: InterfaceOverrides = InterfaceOverrides(),
+    probeDestinations: EgressProbeDestinations = EgressProbeDestinations()
+  ) {
     self.overrides = overrides
+    self.probeDestinations = probeDestinations
   }
 
   /// A dump is in progress: its request was seen, its `NLMSG_DONE` not yet.
@@ -57,53 +70,82 @@ public struct ReachabilityModel: Sendable, Equatable {
     switch message.payload {
     case .dumpRequest(let kind):
       hasRequestedDump = true
-      var fresh = tables
-      fresh.clear(kind)
-      pendingDump = PendingDump(kind: kind, sequence: header.sequence, tables: fresh)
+      pendingDump = PendingDump(kind: kind, sequence: header.sequence)
     case .done, .error:
       guard let pending = pendingDump, pending.sequence == header.sequence else { break }
+      pendingDump = nil
       if message.payload == .done {
+        effects.changed = pending.tables != tables.part(pending.kind)
         tables.replace(pending.kind, from: pending.tables)
+        if pending.kind == .rule { knowsRules = true }
         if header.flags & NetlinkConstant.flagDumpInterrupted != 0 {
           effects.resync.append(pending.kind)
         }
       }
-      if pending.kind == .route { isSynchronized = true }
-      pendingDump = nil
+      if pending.kind == .route {
+        effects.changed = effects.changed || !isSynchronized
+        isSynchronized = true
+      }
     case .overrun:
       effects.resync = ObjectKind.allCases
-    case .link, .address, .route:
-      if header.isMultipart, var pending = pendingDump, pending.sequence == header.sequence {
-        pending.tables.apply(message.payload)
-        pendingDump = pending
+    case .link, .address, .route, .rule, .nexthop:
+      if header.isMultipart, pendingDump?.sequence == header.sequence {
+        pendingDump?.tables.apply(message.payload)
         break
       }
-      if !hasRequestedDump { isSynchronized = true }
+      if !hasRequestedDump && !isSynchronized {
+        isSynchronized = true
+        effects.changed = true
+      }
       effects.resync = resyncNeeded(after: message.payload)
       if case .link(let link, .delete) = message.payload { facts[link.name] = nil }
-      tables.apply(message.payload)
-      pendingDump?.tables.apply(message.payload)
-    case .unrelated:
+      if case .link(let link, .new) = message.payload, tables.links[link.index]?.isUp == true,
+        !link.isUp
+      {
+        tables.linkWentDown(link.index)
+        pendingDump?.tables.linkWentDown(link.index)
+      }
+      if tables.apply(message.payload) { effects.changed = true }
+      if let kind = message.payload.objectKind, pendingDump?.kind == kind {
+        pendingDump?.tables.apply(message.payload)
+      }
+    case .nonDefaultRoute, .unrelated:
       break
     }
     return effects
   }
 
-  /// The kernel drops IPv4 routes silently when a link goes down or loses carrier, and routes
-  /// using a removed address: re-read the routes then.
+  /// The kernel drops routes silently when an address they depend on goes (e.g. the last IPv4
+  /// address of a link, or a route's preferred source): re-read the routes then. A link set
+  /// down is handled without a dump (``NetworkTables/linkWentDown(_:)``); carrier loss keeps
+  /// the routes (they only stop counting).
   private func resyncNeeded(after payload: RtnetlinkMessage.Payload) -> [ObjectKind] {
-    switch payload {
-    case .link(let link, .new):
-      guard let old = tables.links[link.index] else { return [] }
-      let wasUsable = old.isUp && old.hasCarrier
-      return wasUsable && !(link.isUp && link.hasCarrier) ? [.route] : []
-    case .address(_, .delete):
-      return [.route]
-    default:
-      return []
-    }
+    if case .address(_, .delete) = payload { return [.route] }
+    return []
   }
 
   /// Facts known for `name` (none when sysfs was not consulted).
   func facts(forInterface name: String) -> LinkFacts { facts[name] ?? .none }
+}
+
+extension NetworkTables {
+  /// Only the `kind` part of these tables (to compare with a dump of that kind).
+  fileprivate func part(_ kind: ObjectKind) -> NetworkTables {
+    var part = NetworkTables()
+    part.replace(kind, from: self)
+    return part
+  }
+}
+
+extension RtnetlinkMessage.Payload {
+  fileprivate var objectKind: ObjectKind? {
+    switch self {
+    case .link: .link
+    case .address: .address
+    case .route: .route
+    case .rule: .rule
+    case .nexthop: .nexthop
+    default: nil
+    }
+  }
 }
