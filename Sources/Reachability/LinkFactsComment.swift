@@ -5,10 +5,12 @@
 ///
 /// It sits on the packet holding the link's first `RTM_NEWLINK`. Values are percent-encoded
 /// outside `[A-Za-z0-9._:-]`; `devtype=` / `driver=` are omitted when sysfs had none.
-enum LinkFactsComment {
-  static let prefix = "backgrounder-link-facts "
+public enum LinkFactsComment {
+  /// What every such comment starts with.
+  public static let prefix = "backgrounder-link-facts "
 
-  static func encode(name: String, facts: LinkFacts) -> String {
+  /// The comment describing `facts` of the link `name`.
+  public static func encode(name: String, facts: LinkFacts) -> String {
     var fields = ["name=\(escape(name))"]
     if let deviceType = facts.deviceType { fields.append("devtype=\(escape(deviceType))") }
     if let driver = facts.driver { fields.append("driver=\(escape(driver))") }
@@ -18,7 +20,7 @@ enum LinkFactsComment {
   }
 
   /// The link name and facts of a comment, or `nil` when it is not one of ours (or damaged).
-  static func decode(_ comment: String) -> (name: String, facts: LinkFacts)? {
+  public static func decode(_ comment: String) -> (name: String, facts: LinkFacts)? {
     guard comment.hasPrefix(prefix) else { return nil }
     var values: [String: String] = [:]
     for field in comment.dropFirst(prefix.count).split(separator: " ") {

@@ -39,13 +39,26 @@ import Testing
     #expect(model.status().primary == "enp3s0")
   }
 
-  @Test func linkDownAndCarrierLossAskForARouteDump() {
+  @Test func linkDownDropsItsRoutesWithoutADumpAndCarrierLossKeepsThem() {
     var model = reachableModel()
-    var down = link
-    down.flags = 0x1  // up, no carrier
-    #expect(model.apply(message(.link(down, .new))).resync == [.route])
+    var noCarrier = link
+    noCarrier.flags = 0x1  // up, no carrier: the kernel keeps the route
+    #expect(model.apply(message(.link(noCarrier, .new))).resync == [])
     #expect(!model.status().isReachable)
+    #expect(model.apply(message(.link(link, .new))).changed)
+    #expect(model.status().primary == "enp3s0")
+    var down = link
+    down.flags = 0  // set down: the kernel drops the route without RTM_DELROUTE
     #expect(model.apply(message(.link(down, .new))).resync == [])
+    #expect(model.apply(message(.link(link, .new))).changed)
+    #expect(!model.status().isReachable, "the route must not come back with the link")
+  }
+
+  @Test func nonDefaultRoutesAndRepeatedObjectsChangeNothing() {
+    var model = reachableModel()
+    #expect(!model.apply(message(.nonDefaultRoute)).changed)
+    #expect(!model.apply(message(.route(route, .new))).changed)
+    #expect(!model.apply(message(.link(link, .new))).changed)
   }
 
   @Test func addressRemovalAsksForARouteDump() {
