@@ -112,7 +112,8 @@ enum PcapngReader {
     }
     var timestamp: Int64 = 0
     if isEnhanced {
-      let ticks = Int64(cursor.u32(body.lowerBound + 4)) << 32
+      let ticks =
+        Int64(cursor.u32(body.lowerBound + 4)) << 32
         | Int64(cursor.u32(body.lowerBound + 8))
       let perSecond = interfaces[interfaceID].ticksPerSecond
       timestamp = ticks / perSecond * 1_000_000 + ticks % perSecond * 1_000_000 / perSecond

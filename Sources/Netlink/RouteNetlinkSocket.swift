@@ -117,7 +117,8 @@ public final class RouteNetlinkSocket: Sendable {
           }
         }
         if address.nl_pid != 0 { return .foreignSender(port: address.nl_pid) }
-        return .datagram(Array(buffer[0..<min(count, buffer.count)]), truncated: count > buffer.count)
+        return .datagram(
+          Array(buffer[0..<min(count, buffer.count)]), truncated: count > buffer.count)
       }
     }
   }

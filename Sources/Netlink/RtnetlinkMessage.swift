@@ -157,14 +157,17 @@ public struct RouteInfo: Sendable, Equatable, Hashable {
   public var interfaceIndices: [Int32]
   /// `RTA_NH_ID`: the nexthop object the route uses, if any.
   public var nexthopID: UInt32?
+  /// `RTA_PREFSRC` bytes (empty when absent).
+  public var preferredSource: [UInt8]
 
   /// Creates a route description.
   public init(
     family: UInt8, table: UInt32, type: UInt8, routingProtocol: UInt8,
     destinationPrefixLength: UInt8, destination: [UInt8], metric: UInt32,
-    interfaceIndices: [Int32], nexthopID: UInt32? = nil
+    interfaceIndices: [Int32], nexthopID: UInt32? = nil, preferredSource: [UInt8] = []
   ) {
     self.nexthopID = nexthopID
+    self.preferredSource = preferredSource
     self.family = family
     self.table = table
     self.type = type

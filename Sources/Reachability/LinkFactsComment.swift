@@ -41,8 +41,9 @@ public enum LinkFactsComment {
     var escaped = ""
     for byte in text.utf8 {
       let scalar = Unicode.Scalar(byte)
-      if byte < 0x80, scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
-        || "._:-".unicodeScalars.contains(scalar)
+      if byte < 0x80,
+        scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+          || "._:-".unicodeScalars.contains(scalar)
       {
         escaped.unicodeScalars.append(scalar)
       } else {

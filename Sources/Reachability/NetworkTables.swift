@@ -107,6 +107,22 @@ struct NetworkTables: Sendable, Equatable {
     }
   }
 
+  /// What the kernel does without telling when an IPv4 address goes: it removes the routes
+  /// preferring it as source and, when it was the link's last IPv4 address, every IPv4 route
+  /// whose hops all use the link. (IPv6 routes do not depend on addresses this way.)
+  mutating func ipv4AddressRemoved(_ address: AddressInfo) {
+    let index = address.interfaceIndex
+    let lastOfLink = !addresses.values.contains {
+      $0.family == NetlinkConstant.familyIPv4 && $0.interfaceIndex == index
+    }
+    routes = routes.filter { route in
+      guard route.value.family == NetlinkConstant.familyIPv4 else { return true }
+      if route.value.preferredSource == address.address { return false }
+      let hops = interfaces(of: route.value)
+      return !(lastOfLink && !hops.isEmpty && hops.allSatisfy { $0 == index })
+    }
+  }
+
   private func isOrphaned(_ route: RouteInfo) -> Bool {
     guard let id = route.nexthopID else { return false }
     return nexthops[id] == nil

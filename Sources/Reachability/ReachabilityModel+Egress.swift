@@ -87,7 +87,9 @@ extension ReachabilityModel {
   /// route comes first. Unicast routes over unusable links are passed over.
   private func lookUp(table: UInt32, family: UInt8, usable: Set<FamilyLink>) -> TableResult {
     let routes = tables.routes.values.filter { $0.family == family && $0.table == table }
-      .sorted { ($0.metric, $0.interfaceIndices.first ?? 0) < ($1.metric, $1.interfaceIndices.first ?? 0) }
+      .sorted {
+        ($0.metric, $0.interfaceIndices.first ?? 0) < ($1.metric, $1.interfaceIndices.first ?? 0)
+      }
     for route in routes {
       if route.type == 9 { return .none }  // RTN_THROW: on to the next rule
       if route.type != NetlinkConstant.routeTypeUnicast || tables.isBlackhole(route) {

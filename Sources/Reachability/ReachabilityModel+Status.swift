@@ -81,8 +81,10 @@ extension ReachabilityModel {
     let usableLinks = Set(
       tables.links.values.filter { $0.isUp && $0.hasCarrier && !$0.isLoopback }.map(\.index))
     return Set(
-      tables.addresses.values.filter { $0.isUsableGlobal && usableLinks.contains($0.interfaceIndex) }
-        .map { FamilyLink(family: $0.family, index: $0.interfaceIndex) })
+      tables.addresses.values.filter {
+        $0.isUsableGlobal && usableLinks.contains($0.interfaceIndex)
+      }
+      .map { FamilyLink(family: $0.family, index: $0.interfaceIndex) })
   }
 
   /// Usable unicast default routes in the tables the rules of their family look up, best

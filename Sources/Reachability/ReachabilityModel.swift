@@ -4,9 +4,11 @@ import Netlink
 /// looked up by its driver), it answers reachable / metered / primary. No I/O.
 ///
 /// Dumps are framed by the monitor's own dump request (kept in captures) and `NLMSG_DONE`: a
-/// completed dump replaces that table, so silently removed objects disappear. Only what decides
-/// the answer is kept (see ``NetworkTables``): the cost of a message does not depend on the
-/// size of the FIB.
+/// completed dump replaces that table. Only what decides the answer is kept (see
+/// ``NetworkTables``): the cost of a message does not depend on the size of the FIB. What the
+/// kernel removes without telling (routes of a link set down, of a removed IPv4 address) is
+/// removed here the same way, so no re-dump of a large FIB is needed; carrier loss keeps routes,
+/// they only stop counting. Dumps are repeated after an overrun or an interrupted dump.
 public struct ReachabilityModel: Sendable, Equatable {
   /// What the driver should do after a message.
   public struct Effects: Sendable, Equatable {
@@ -97,7 +99,6 @@ public struct ReachabilityModel: Sendable, Equatable {
         isSynchronized = true
         effects.changed = true
       }
-      effects.resync = resyncNeeded(after: message.payload)
       if case .link(let link, .delete) = message.payload { facts[link.name] = nil }
       if case .link(let link, .new) = message.payload, tables.links[link.index]?.isUp == true,
         !link.isUp
@@ -109,19 +110,16 @@ public struct ReachabilityModel: Sendable, Equatable {
       if let kind = message.payload.objectKind, pendingDump?.kind == kind {
         pendingDump?.tables.apply(message.payload)
       }
+      if case .address(let address, .delete) = message.payload,
+        address.family == NetlinkConstant.familyIPv4
+      {
+        tables.ipv4AddressRemoved(address)
+        pendingDump?.tables.ipv4AddressRemoved(address)
+      }
     case .nonDefaultRoute, .unrelated:
       break
     }
     return effects
-  }
-
-  /// The kernel drops routes silently when an address they depend on goes (e.g. the last IPv4
-  /// address of a link, or a route's preferred source): re-read the routes then. A link set
-  /// down is handled without a dump (``NetworkTables/linkWentDown(_:)``); carrier loss keeps
-  /// the routes (they only stop counting).
-  private func resyncNeeded(after payload: RtnetlinkMessage.Payload) -> [ObjectKind] {
-    if case .address(_, .delete) = payload { return [.route] }
-    return []
   }
 
   /// Facts known for `name` (none when sysfs was not consulted).

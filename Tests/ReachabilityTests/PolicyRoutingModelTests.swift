@@ -124,10 +124,12 @@ import Testing
   @Test func nexthopGroupAndBlackholeAreResolved() {
     var model = twoLinks()
     model.apply(message(.nexthop(NexthopInfo(id: 1, family: 2, interfaceIndex: 3), .new)))
-    model.apply(message(.nexthop(NexthopInfo(id: 9, family: 0, interfaceIndex: 0, group: [1]), .new)))
+    model.apply(
+      message(.nexthop(NexthopInfo(id: 9, family: 0, interfaceIndex: 0, group: [1]), .new)))
     model.apply(message(.route(defaultRoute(table: 254, metric: 50, link: 0, nexthop: 9), .new)))
     #expect(model.status().primary == "wg0")
-    model.apply(message(.nexthop(NexthopInfo(id: 9, family: 0, interfaceIndex: 0, isBlackhole: true), .new)))
+    model.apply(
+      message(.nexthop(NexthopInfo(id: 9, family: 0, interfaceIndex: 0, isBlackhole: true), .new)))
     #expect(!model.status().isReachable, "a blackhole at metric 50 hides eth0's metric 100")
   }
 

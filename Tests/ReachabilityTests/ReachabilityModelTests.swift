@@ -61,10 +61,26 @@ import Testing
     #expect(!model.apply(message(.link(link, .new))).changed)
   }
 
-  @Test func addressRemovalAsksForARouteDump() {
+  @Test func removingTheLastIPv4AddressDropsTheLinksIPv4RoutesWithoutADump() {
     var model = reachableModel()
-    #expect(model.apply(message(.address(address, .delete))).resync == [.route])
-    #expect(!model.status().isReachable)
+    #expect(model.apply(message(.address(address, .delete))).resync == [])
+    model.apply(message(.address(address, .new)))
+    #expect(!model.status().isReachable, "the kernel flushed the route with the last address")
+  }
+
+  @Test func removingAnotherAddressKeepsTheRouteUnlessItIsTheSource() {
+    var model = reachableModel()
+    var second = address
+    second.address = [192, 0, 2, 2]
+    model.apply(message(.address(second, .new)))
+    model.apply(message(.address(second, .delete)))
+    #expect(model.status().isReachable)
+    var sourced = route
+    sourced.preferredSource = [192, 0, 2, 2]
+    model.apply(message(.address(second, .new)))
+    model.apply(message(.route(sourced, .new)))
+    model.apply(message(.address(second, .delete)))
+    #expect(!model.status().isReachable, "a route preferring the removed source goes with it")
   }
 
   @Test func completedRouteDumpDropsRoutesTheKernelRemovedSilently() {
