@@ -39,8 +39,13 @@ struct ScaleRun {
     else { throw BenchmarkError("no first line with primary veth0") }
     usleep(300_000)
     report.append(try routeChurn(full, watch))
-    report.append(contentsOf: try defaultRouteChanges(full, watch, monitor))
+    report.append(contentsOf: try defaultRouteChanges(full, watch, monitor, json: true))
     report.append(try nonPrimaryLinkDowns(full, watch))
+    let text = try WatchProcess(executable: backgrounder, namespace: full.name, json: false)
+    defer { text.stop() }
+    guard text.waitForLine(after: 0, containing: "reachable via veth0", timeoutSeconds: 30) != nil
+    else { throw BenchmarkError("no first text line with veth0") }
+    report.append(contentsOf: try defaultRouteChanges(full, text, monitor, json: false))
     return report.joined(separator: "\n")
   }
 
@@ -72,7 +77,7 @@ struct ScaleRun {
   }
 
   private func defaultRouteChanges(
-    _ namespace: ScaleNamespace, _ watch: WatchProcess, _ monitor: WatchProcess
+    _ namespace: ScaleNamespace, _ watch: WatchProcess, _ monitor: WatchProcess, json: Bool
   ) throws -> [String] {
     let changer = try RouteChanger(namespacePath: namespace.path)
     let index = try namespace.interfaceIndex("veth2")
@@ -85,7 +90,8 @@ struct ScaleRun {
       let started = monotonicNanoseconds()
       try changer.defaultRoute(
         add: add, gateway: [198, 51, 100, 254], interfaceIndex: index, metric: 50)
-      let expected = add ? "\"primary\":\"veth2\"" : "\"primary\":\"veth0\""
+      let link = add ? "veth2" : "veth0"
+      let expected = json ? "\"primary\":\"\(link)\"" : "reachable via \(link)"
       guard let (_, line) = watch.waitForLine(after: seen, containing: expected),
         let (_, printed) = monitor.waitForLine(after: seenMonitor, containing: "198.51.100.254")
       else { throw BenchmarkError("no line after default-route change \(step + 1)") }
@@ -98,7 +104,8 @@ struct ScaleRun {
     }
     return [
       "default-route change (\(defaultChanges), \(routes) routes in the FIB), CPU per change: "
-        + "backgrounder \(perChange(watch.cpuNanoseconds, cpuBefore.0)), ip monitor "
+        + "`status --watch\(json ? " --json" : "")` "
+        + "\(perChange(watch.cpuNanoseconds, cpuBefore.0)), ip monitor "
         + "\(perChange(monitor.cpuNanoseconds, cpuBefore.1))",
       "  latency change -> line: backgrounder \(percentiles(ours)); ip monitor \(percentiles(theirs))",
     ]

@@ -129,6 +129,14 @@ struct ReachabilityEngine: Sendable {
     }
   }
 
+  /// Events were lost (`ENOBUFS`), lookup replies perhaps among them: dump everything again and
+  /// ask the kernel afresh.
+  mutating func recoverFromOverrun() {
+    requestDumps(ObjectKind.allCases)
+    lookupsInFlight = [:]
+    needsLookup = asksKernel
+  }
+
   /// Queues dumps of `kinds` (a kind already waiting is not queued twice).
   mutating func requestDumps(_ kinds: [ObjectKind]) {
     for kind in kinds where !queuedDumps.contains(kind) { queuedDumps.append(kind) }

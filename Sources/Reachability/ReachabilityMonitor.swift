@@ -104,7 +104,7 @@ public final class ReachabilityMonitor: Service, Sendable {
         return
       case .overrun:
         logger.notice("netlink receive buffer overrun: events were lost, dumping again")
-        state.engine.requestDumps(ObjectKind.allCases)
+        state.engine.recoverFromOverrun()
         return
       case .foreignSender(let port):
         logger.debug(

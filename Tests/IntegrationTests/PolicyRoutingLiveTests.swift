@@ -28,15 +28,17 @@ struct PolicyRoutingLiveTests {
   }
 
   private func withCapturedMonitor(
-    in sandbox: NamespaceSandbox, _ body: (ReachabilityMonitor) async throws -> Void
+    in sandbox: NamespaceSandbox, probing destinations: [String] = [],
+    _ body: (ReachabilityMonitor) async throws -> Void
   ) async throws -> ReachabilityReplay.Result {
     let path = "/tmp/\(sandbox.name).pcapng"
     defer { unlink(path) }
     let capture = try NetlinkCapture(path: path)
+    var configuration = ReachabilityConfiguration(
+      sysfsRoot: "/nonexistent", networkNamespacePath: sandbox.path)
+    configuration.egressProbeDestinations = destinations
     let monitor = ReachabilityMonitor(
-      configuration: ReachabilityConfiguration(
-        sysfsRoot: "/nonexistent", networkNamespacePath: sandbox.path),
-      logger: Logger(label: "test.policy"), capture: capture)
+      configuration: configuration, logger: Logger(label: "test.policy"), capture: capture)
     let running = Task { try await monitor.run() }
     do {
       try await body(monitor)
@@ -48,8 +50,8 @@ struct PolicyRoutingLiveTests {
     running.cancel()
     try await running.value
     try capture.close()
-    return try ReachabilityReplay.replay(
-      pcapAt: path, configuration: ReachabilityConfiguration(sysfsRoot: "/nonexistent"))
+    configuration.networkNamespacePath = nil
+    return try ReachabilityReplay.replay(pcapAt: path, configuration: configuration)
   }
 
   @Test func wgQuickPolicyRoutingLeavesThroughTheTableOfTheRule() async throws {
@@ -85,6 +87,32 @@ struct PolicyRoutingLiveTests {
     }
     #expect(replay.steps.map(\.status.primary).contains("veth2"))
     #expect(replay.finalStatus.primary == "veth0")
+  }
+
+  @Test func configuredProbeDestinationDecidesThePrimary() async throws {
+    let sandbox = try twoUplinks()
+    defer { sandbox.remove() }
+    try sandbox.ip(
+      "route", "add", "default", "via", "198.51.100.254", "dev", "veth2", "table", "100")
+    try sandbox.ip("rule", "add", "to", "203.0.113.0/24", "table", "100")
+    let replay = try await withCapturedMonitor(in: sandbox, probing: ["203.0.113.7"]) {
+      monitor in
+      _ = try await monitor.firstStatus("the check host's route via veth2") {
+        $0.primary == "veth2"
+      }
+      #expect(try routeGet(sandbox, "203.0.113.7") == "veth2")
+    }
+    #expect(replay.finalStatus.primary == "veth2")
+  }
+
+  @Test func probeDestinationThatIsNotAnAddressIsRefused() async throws {
+    var configuration = ReachabilityConfiguration()
+    configuration.egressProbeDestinations = ["check.example.org"]
+    let monitor = ReachabilityMonitor(
+      configuration: configuration, logger: Logger(label: "test.policy"))
+    await #expect(throws: InvalidProbeDestination(text: "check.example.org")) {
+      try await monitor.run()
+    }
   }
 
   @Test func nonDefaultRoutesPublishNothing() async throws {
