@@ -83,7 +83,10 @@ struct ScaleRun {
     let index = try namespace.interfaceIndex("veth2")
     var ours: [Double] = []
     var theirs: [Double] = []
-    let cpuBefore = (watch.cpuNanoseconds, monitor.cpuNanoseconds)
+    let cpuBefore = (
+      watch.cpuNanoseconds, monitor.cpuNanoseconds,
+      watch.cpuNanoseconds(ofThreadsNamed: "bg-netlink")
+    )
     for step in 0..<defaultChanges {
       let add = step % 2 == 0
       let (seen, seenMonitor) = (watch.count, monitor.count)
@@ -105,7 +108,8 @@ struct ScaleRun {
     return [
       "default-route change (\(defaultChanges), \(routes) routes in the FIB), CPU per change: "
         + "`status --watch\(json ? " --json" : "")` "
-        + "\(perChange(watch.cpuNanoseconds, cpuBefore.0)), ip monitor "
+        + "\(perChange(watch.cpuNanoseconds, cpuBefore.0)) (its netlink thread "
+        + "\(perChange(watch.cpuNanoseconds(ofThreadsNamed: "bg-netlink"), cpuBefore.2))), ip monitor "
         + "\(perChange(monitor.cpuNanoseconds, cpuBefore.1))",
       "  latency change -> line: backgrounder \(percentiles(ours)); ip monitor \(percentiles(theirs))",
     ]

@@ -58,10 +58,17 @@ final class WatchProcess: Sendable {
   var allLines: [Line] { lines.withLock { $0 } }
 
   /// CPU time of all the process's threads so far (`/proc/PID/task/*/schedstat`), nanoseconds.
-  var cpuNanoseconds: UInt64 {
+  var cpuNanoseconds: UInt64 { cpuNanoseconds(ofThreadsNamed: nil) }
+
+  /// CPU time so far of the threads called `name` (all threads for `nil`), nanoseconds.
+  func cpuNanoseconds(ofThreadsNamed name: String?) -> UInt64 {
     let tasks = "/proc/\(processIdentifier)/task"
     let threads = (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []
     return threads.reduce(0) { total, thread in
+      if let name {
+        let comm = try? String(contentsOfFile: "\(tasks)/\(thread)/comm", encoding: .utf8)
+        guard comm?.trimmingCharacters(in: .whitespacesAndNewlines) == name else { return total }
+      }
       let text = (try? String(contentsOfFile: "\(tasks)/\(thread)/schedstat", encoding: .utf8))
       return total + (text?.split(separator: " ").first.flatMap { UInt64($0) } ?? 0)
     }
