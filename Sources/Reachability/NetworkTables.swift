@@ -83,6 +83,13 @@ struct NetworkTables: Sendable, Equatable {
     }
   }
 
+  /// Whether the link `index` has no IPv4 address left.
+  func hasNoIPv4Address(_ index: Int32) -> Bool {
+    !addresses.values.contains {
+      $0.family == NetlinkConstant.familyIPv4 && $0.interfaceIndex == index
+    }
+  }
+
   /// The output interfaces of `route`: its nexthop object's (or group members'), else its own.
   func interfaces(of route: RouteInfo) -> [Int32] {
     guard let id = route.nexthopID, let nexthop = nexthops[id] else {
@@ -103,29 +110,21 @@ struct NetworkTables: Sendable, Equatable {
     removeNexthops(Set(nexthops.values.filter { $0.interfaceIndex == index }.map(\.id)))
     routes = routes.filter { route in
       let hops = interfaces(of: route.value)
-      return hops.isEmpty ? !isOrphaned(route.value) : hops.contains { $0 != index }
+      return hops.isEmpty || hops.contains { $0 != index }
     }
   }
 
   /// What the kernel does without telling when an IPv4 address goes: it removes the routes
   /// preferring it as source and, when it was the link's last IPv4 address, every IPv4 route
   /// whose hops all use the link. (IPv6 routes do not depend on addresses this way.)
-  mutating func ipv4AddressRemoved(_ address: AddressInfo) {
+  mutating func ipv4AddressRemoved(_ address: AddressInfo, lastOfLink: Bool) {
     let index = address.interfaceIndex
-    let lastOfLink = !addresses.values.contains {
-      $0.family == NetlinkConstant.familyIPv4 && $0.interfaceIndex == index
-    }
     routes = routes.filter { route in
       guard route.value.family == NetlinkConstant.familyIPv4 else { return true }
       if route.value.preferredSource == address.address { return false }
       let hops = interfaces(of: route.value)
       return !(lastOfLink && !hops.isEmpty && hops.allSatisfy { $0 == index })
     }
-  }
-
-  private func isOrphaned(_ route: RouteInfo) -> Bool {
-    guard let id = route.nexthopID else { return false }
-    return nexthops[id] == nil
   }
 
   private mutating func removeNexthops(_ ids: Set<UInt32>) {

@@ -113,8 +113,9 @@ public struct ReachabilityModel: Sendable, Equatable {
       if case .address(let address, .delete) = message.payload,
         address.family == NetlinkConstant.familyIPv4
       {
-        tables.ipv4AddressRemoved(address)
-        pendingDump?.tables.ipv4AddressRemoved(address)
+        let last = tables.hasNoIPv4Address(address.interfaceIndex)
+        tables.ipv4AddressRemoved(address, lastOfLink: last)
+        pendingDump?.tables.ipv4AddressRemoved(address, lastOfLink: last)
       }
     case .nonDefaultRoute, .unrelated:
       break

@@ -83,6 +83,18 @@ import Testing
     #expect(!model.status().isReachable, "a route preferring the removed source goes with it")
   }
 
+  @Test func addressRemovedDuringARouteDumpKeepsRoutesOfALinkWithAddressesLeft() {
+    var model = reachableModel()
+    var second = address
+    second.address = [192, 0, 2, 2]
+    model.apply(message(.address(second, .new)))
+    model.apply(message(.dumpRequest(.route), sequence: 9))
+    model.apply(message(.route(route, .new), sequence: 9, multi: true))
+    model.apply(message(.address(second, .delete)))
+    model.apply(message(.done, sequence: 9, multi: true))
+    #expect(model.status().isReachable)
+  }
+
   @Test func completedRouteDumpDropsRoutesTheKernelRemovedSilently() {
     var model = reachableModel()
     model.apply(message(.dumpRequest(.route), sequence: 9))
