@@ -8,7 +8,8 @@ import Netlink
 /// Live, after every batch of datagrams that changed something the answer depends on, the
 /// engine sends one `RTM_GETROUTE` lookup per family for the probe destinations (a routing-table
 /// lookup, no packet) and publishes once the replies are in, so the primary link is the one the
-/// kernel really uses. In replay the model answers, and recorded lookups are skipped.
+/// kernel really uses. In replay the model answers; the recorded answers (routes to one
+/// address) do not change it.
 struct ReachabilityEngine: Sendable {
   /// Where sysfs facts of a new interface come from.
   enum FactsSource: Sendable {
@@ -71,10 +72,7 @@ struct ReachabilityEngine: Sendable {
         result.warnings.append("skipped \(error)")
         continue
       }
-      if RouteLookupRequest.isLookup(message.header) {
-        takeLookupReply(message)
-        continue
-      }
+      if RouteLookupRequest.isLookup(message.header), takeLookupReply(message) { continue }
       if case .link(let link, .new) = message.payload, model.needsFacts(forInterface: link.name) {
         let facts = lookUpFacts(forInterface: link.name, warnings: &result.warnings)
         model.setFacts(facts, forInterface: link.name)
@@ -101,10 +99,12 @@ struct ReachabilityEngine: Sendable {
     }
   }
 
-  /// A reply (or error) to one of our lookups; anything else with a lookup sequence number
-  /// (our own request in a capture, a stale reply) is ignored.
-  private mutating func takeLookupReply(_ message: RtnetlinkMessage) {
-    guard let family = lookupsInFlight[message.header.sequence] else { return }
+  /// Takes a reply (or error) to one of our outstanding lookups and says whether it was one.
+  /// Anything else with a lookup sequence number goes on to the model like any message: a
+  /// notification caused by another program's request, or, in a capture, our own request and
+  /// the kernel's answers (a route to one address, which the model ignores).
+  private mutating func takeLookupReply(_ message: RtnetlinkMessage) -> Bool {
+    guard let family = lookupsInFlight[message.header.sequence] else { return false }
     let answer: ReachabilityModel.KernelEgress
     switch message.payload {
     case .route(let route, .new):
@@ -116,17 +116,18 @@ struct ReachabilityEngine: Sendable {
       answer = .route(
         interfaceIndex: index, table: route.table, metric: family == 10 ? route.metric : nil)
     case .error(let code) where code == 0:
-      return  // an acknowledgement; the reply itself comes (or came) separately
+      return true  // an acknowledgement; the reply itself comes (or came) separately
     case .error:
       answer = .unreachable
     default:
-      return
+      return false
     }
     lookupsInFlight[message.header.sequence] = nil
     if kernelEgress[family] != answer {
       kernelEgress[family] = answer
       isDirty = true
     }
+    return true
   }
 
   /// Events were lost (`ENOBUFS`), lookup replies perhaps among them: dump everything again and
