@@ -16,10 +16,13 @@ final class RouteChanger: Sendable {
 
   deinit { close(descriptor) }
 
-  /// `ip route add/del default via GATEWAY dev INDEX` (IPv4, main table, metric 0).
-  func defaultRoute(add: Bool, gateway: [UInt8], interfaceIndex: Int32) throws {
+  /// `ip route add/del default via GATEWAY dev INDEX metric METRIC` (IPv4, main table).
+  func defaultRoute(add: Bool, gateway: [UInt8], interfaceIndex: Int32, metric: UInt32 = 0)
+    throws
+  {
     var body: [UInt8] = [2, 0, 0, 0, 254, 3, 0, 1, 0, 0, 0, 0]  // rtmsg: inet, main, boot, unicast
     body += attribute(5, gateway) + attribute(4, bytes(of: UInt32(interfaceIndex)))
+    if metric != 0 { body += attribute(6, bytes(of: metric)) }
     let flags: UInt16 = add ? 0x400 | 0x200 : 0  // NLM_F_CREATE | NLM_F_EXCL
     try request(type: add ? 24 : 25, flags: flags, body: body)
   }

@@ -5,18 +5,22 @@ import Foundation
 //   --backgrounder PATH    binary to watch (default .build/release/backgrounder)
 //   --idle-seconds S       then strace an idle `status --watch` and `status --watch --json` for
 //                          S seconds each (default 60; 0 = skip)
+//   --scale ROUTES         instead: the FIB-scale run (see ScaleRun.swift) with ROUTES
+//                          non-default routes (e.g. 100000)
 // Latency: from just before the rtnetlink request (sent on our own socket, ACK awaited) that makes
 // the change, to the moment the matching `status --watch --json` line reaches this process.
 
 var changes = 240
 var backgrounder = ".build/release/backgrounder"
 var idleSeconds = 60
+var scaleRoutes: Int?
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
   switch argument {
   case "--changes": changes = Int(arguments.next() ?? "") ?? changes
   case "--backgrounder": backgrounder = arguments.next() ?? backgrounder
   case "--idle-seconds": idleSeconds = Int(arguments.next() ?? "") ?? idleSeconds
+  case "--scale": scaleRoutes = Int(arguments.next() ?? "")
   default:
     FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
     exit(2)
@@ -25,6 +29,20 @@ while let argument = arguments.next() {
 guard getuid() == 0 else {
   FileHandle.standardError.write(Data("needs root (network namespaces)\n".utf8))
   exit(2)
+}
+
+if let scaleRoutes {
+  do {
+    print(
+      try ScaleRun(
+        backgrounder: backgrounder, routes: scaleRoutes, churn: 10_000, defaultChanges: 400,
+        linkDowns: 50
+      ).run())
+    exit(0)
+  } catch {
+    FileHandle.standardError.write(Data("benchmark failed: \(error)\n".utf8))
+    exit(1)
+  }
 }
 
 let namespace = try BenchmarkNamespace.create()

@@ -4,15 +4,19 @@ import Logging
 import Reachability
 import ServiceLifecycle
 
-/// `backgrounder capture`: record rtnetlink messages as pcap.
+/// `backgrounder capture`: record rtnetlink messages as pcapng, with each link's sysfs facts.
 struct CaptureCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "capture",
-    abstract: "Record the rtnetlink messages the monitor sees as a pcap file.",
+    abstract: "Record the rtnetlink messages the monitor sees as a pcapng file.",
     discussion: "Stops after --duration, or on SIGINT / SIGTERM."
   )
 
-  @Option(help: "The pcap file to write (LINKTYPE_NETLINK, readable by tshark).")
+  @Option(
+    help: ArgumentHelp(
+      "The pcapng file to write (mode 0600; LINKTYPE_NETLINK, readable by tshark), with the "
+        + "sysfs facts of each link as packet comments, so `status --replay` gives this "
+        + "machine's answer anywhere.", valueName: "file.pcapng"))
   var output: String
 
   @Option(

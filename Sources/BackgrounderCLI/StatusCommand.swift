@@ -36,8 +36,9 @@ struct StatusCommand: AsyncParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "Feed this LINKTYPE_NETLINK pcap through the model instead of the live socket.",
-      valueName: "file.pcap"))
+      "Feed this capture (pcapng from `capture`, or an older LINKTYPE_NETLINK pcap) through "
+        + "the model instead of the live socket.",
+      valueName: "file.pcapng"))
   var replay: String?
 
   @OptionGroup var config: ConfigOption

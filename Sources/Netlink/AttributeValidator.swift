@@ -57,7 +57,7 @@ enum AttributeValidator {
   }
 
   /// Walks `struct rtattr` / `struct nlattr` records in `bytes[start..<end]`.
-  private static func walk(
+  static func walk(
     _ bytes: ArraySlice<UInt8>, from start: Int, to end: Int, context: String,
     _ body: (UInt16, ArraySlice<UInt8>) throws(MalformedMessage) -> Void
   ) throws(MalformedMessage) {

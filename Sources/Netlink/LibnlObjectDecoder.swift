@@ -1,12 +1,11 @@
 import CNetlink
 
 /// The libnl half of parsing: hands a validated message to `nl_msg_parse` and reads the
-/// resulting `rtnl_link` / `rtnl_addr` / `rtnl_route` object into Swift values.
+/// resulting `rtnl_link` / `rtnl_addr` object into Swift values.
 enum LibnlObjectDecoder {
   enum Object {
     case link(LinkInfo)
     case address(AddressInfo)
-    case route(RouteInfo)
   }
 
   private struct Context {
@@ -73,23 +72,8 @@ enum LibnlObjectDecoder {
           scope: UInt8(truncatingIfNeeded: rtnl_addr_get_scope(object)),
           flags: rtnl_addr_get_flags(object),
           address: bytes(of: rtnl_addr_get_local(object))))
-    case .route:
-      let destination = rtnl_route_get_dst(object)
-      let hops = (0..<max(0, rtnl_route_get_nnexthops(object))).compactMap { index in
-        rtnl_route_nexthop_n(object, index).map { rtnl_route_nh_get_ifindex($0) }
-      }
-      context.object = .route(
-        RouteInfo(
-          family: rtnl_route_get_family(object),
-          table: rtnl_route_get_table(object),
-          type: rtnl_route_get_type(object),
-          routingProtocol: rtnl_route_get_protocol(object),
-          destinationPrefixLength: destination.map {
-            UInt8(truncatingIfNeeded: nl_addr_get_prefixlen($0))
-          } ?? 0,
-          destination: bytes(of: destination),
-          metric: rtnl_route_get_priority(object),
-          interfaceIndices: hops.filter { $0 > 0 }))
+    case .route, .rule, .nexthop:
+      context.problem = "\(context.kind.rawValue) messages are not decoded by libnl"
     }
   }
 

@@ -28,8 +28,19 @@ public enum NetlinkConstant {
   /// `AF_INET6`.
   public static let familyIPv6: UInt8 = 10
 
+  /// `RT_TABLE_DEFAULT`.
+  public static let tableDefault: UInt32 = 253
   /// `RT_TABLE_MAIN`.
   public static let tableMain: UInt32 = 254
+  /// `RT_TABLE_LOCAL`.
+  public static let tableLocal: UInt32 = 255
+
+  /// `FR_ACT_TO_TBL`: look the destination up in the rule's table.
+  public static let ruleActionTable: UInt8 = 1
+  /// `FR_ACT_GOTO`: continue at the rule with priority `FRA_GOTO`.
+  public static let ruleActionGoto: UInt8 = 2
+  /// `FR_ACT_NOP`.
+  public static let ruleActionNop: UInt8 = 3
   /// `RTN_UNICAST`.
   public static let routeTypeUnicast: UInt8 = 1
   /// `RT_SCOPE_UNIVERSE`: a global address.

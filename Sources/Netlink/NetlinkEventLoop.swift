@@ -18,10 +18,11 @@ public final class NetlinkEventLoop: Sendable {
 
   deinit { Glibc.close(wakeDescriptor) }
 
-  /// Starts the thread. `handler` runs on it for each reception except `.wouldBlock` (an error
-  /// it throws ends the loop); before
-  /// the first wait the handler gets `nil` (a chance to send the first requests). `onExit`
-  /// runs last, with the error that ended the loop, or `nil` after ``stop()``.
+  /// Starts the thread. `handler` runs on it for each reception (an error it throws ends the
+  /// loop); `.wouldBlock` comes once after each batch, when everything readable was read (the
+  /// moment to send requests and publish). Before the first wait the handler gets `nil` (a
+  /// chance to send the first requests). `onExit` runs last, with the error that ended the
+  /// loop, or `nil` after ``stop()``.
   public func start(
     handler: @escaping @Sendable (RouteNetlinkSocket.Reception?) throws -> Void,
     onExit: @escaping @Sendable ((any Error)?) -> Void
@@ -59,8 +60,8 @@ public final class NetlinkEventLoop: Sendable {
       // POLLERR on a netlink socket means ENOBUFS: receive() reports it as .overrun.
       drain: while true {
         let reception = try socket.receive()
-        if reception == .wouldBlock { break drain }
         try handler(reception)
+        if reception == .wouldBlock { break drain }
       }
     }
   }

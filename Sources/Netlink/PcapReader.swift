@@ -1,6 +1,7 @@
 import SystemPackage
 
-/// Reads LINKTYPE_NETLINK pcap files (as written by ``PcapWriter`` or `tcpdump -i nlmon0`).
+/// Reads LINKTYPE_NETLINK captures: pcapng (as written by ``PcapWriter``, tshark or dumpcap)
+/// and classic pcap (older ``PcapWriter`` files, `tcpdump -i nlmon0`).
 public enum PcapReader {
   /// Reads every record of the file at `path`.
   public static func records(atPath path: String) throws(PcapError) -> [PcapRecord] {
@@ -13,8 +14,11 @@ public enum PcapReader {
     return try records(in: bytes)
   }
 
-  /// Decodes every record of a pcap file held in memory.
+  /// Decodes every record of a pcap or pcapng file held in memory.
   public static func records(in bytes: [UInt8]) throws(PcapError) -> [PcapRecord] {
+    if bytes.count >= 4, bytes[...].loadUInt32(at: 0) == PcapFormat.blockSectionHeader {
+      return try PcapngReader.records(in: bytes)
+    }
     guard bytes.count >= PcapFormat.fileHeaderSize else {
       throw PcapError("file header truncated: \(bytes.count) of 24 bytes")
     }
@@ -69,7 +73,7 @@ public enum PcapReader {
     return records
   }
 
-  private static func decodeCooked(_ packet: ArraySlice<UInt8>, number: Int, timestamp: Int64)
+  static func decodeCooked(_ packet: ArraySlice<UInt8>, number: Int, timestamp: Int64)
     throws(PcapError) -> PcapRecord
   {
     let base = packet.startIndex

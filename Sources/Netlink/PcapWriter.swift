@@ -2,24 +2,33 @@ import Glibc
 import Synchronization
 import SystemPackage
 
-/// Writes netlink messages as a LINKTYPE_NETLINK pcap file readable by `tshark -r FILE -V`.
-/// Each record is flushed to the file as it is written, so a killed process leaves a valid file.
+/// Writes netlink messages as a pcapng file (one LINKTYPE_NETLINK interface, enhanced packet
+/// blocks with direction flags and optional comments), readable by `tshark -r FILE -V`.
+/// Each packet is flushed to the file as it is written, so a killed process leaves a valid file.
+/// The file is created 0600: captures describe the machine's network.
 public final class PcapWriter: Sendable {
   private let descriptor: Mutex<FileDescriptor?>
 
-  /// Creates (or truncates) the file at `path` and writes the pcap file header.
+  /// Creates (or truncates) the file at `path` and writes the section header and the
+  /// interface description.
   public init(path: String) throws {
     let file = try FileDescriptor.open(
-      FilePath(path), .writeOnly, options: [.create, .truncate],
-      permissions: [.ownerReadWrite, .groupRead, .otherRead])
-    var header: [UInt8] = []
-    header.appendHostOrder(PcapFormat.magicMicroseconds)
-    header.appendHostOrder(UInt16(2))
-    header.appendHostOrder(UInt16(4))
-    header.appendHostOrder(Int32(0))
-    header.appendHostOrder(UInt32(0))
-    header.appendHostOrder(PcapFormat.snapLength)
-    header.appendHostOrder(PcapFormat.linkTypeNetlink)
+      FilePath(path), .writeOnly, options: [.create, .truncate, .noFollow],
+      permissions: [.ownerReadWrite])
+    var header = Self.block(
+      type: PcapFormat.blockSectionHeader,
+      body: Self.sectionHeaderBody(),
+      options: [(PcapFormat.optionUserApplication, Array("backgrounder".utf8))])
+    var interfaceBody: [UInt8] = []
+    interfaceBody.appendHostOrder(UInt16(PcapFormat.linkTypeNetlink))
+    interfaceBody.appendHostOrder(UInt16(0))
+    interfaceBody.appendHostOrder(PcapFormat.snapLength)
+    header += Self.block(
+      type: PcapFormat.blockInterfaceDescription, body: interfaceBody,
+      options: [
+        (PcapFormat.optionInterfaceName, Array("nlmon-route".utf8)),
+        (PcapFormat.optionTimestampResolution, [6]),  // microseconds
+      ])
     do {
       _ = try file.writeAll(header)
     } catch {
@@ -29,30 +38,38 @@ public final class PcapWriter: Sendable {
     descriptor = Mutex(file)
   }
 
-  /// Appends one record; the timestamp defaults to the current wall-clock time.
+  /// Appends one packet; the timestamp defaults to the current wall-clock time. `comments`
+  /// become `opt_comment` options (tshark shows them as packet comments).
   public func write(
     _ message: some Collection<UInt8>, direction: PcapRecord.Direction,
-    timestampMicroseconds: Int64 = PcapWriter.now()
+    timestampMicroseconds: Int64 = PcapWriter.now(), comments: [String] = []
   ) throws {
     let captured = min(message.count, Int(PcapFormat.snapLength) - PcapFormat.cookedHeaderSize)
-    var record: [UInt8] = []
-    record.reserveCapacity(PcapFormat.recordHeaderSize + PcapFormat.cookedHeaderSize + captured)
-    record.appendHostOrder(UInt32(truncatingIfNeeded: timestampMicroseconds / 1_000_000))
-    record.appendHostOrder(UInt32(truncatingIfNeeded: timestampMicroseconds % 1_000_000))
-    record.appendHostOrder(UInt32(PcapFormat.cookedHeaderSize + captured))
-    record.appendHostOrder(UInt32(PcapFormat.cookedHeaderSize + message.count))
+    var body: [UInt8] = []
+    body.reserveCapacity(20 + PcapFormat.cookedHeaderSize + captured + 3)
+    body.appendHostOrder(UInt32(0))  // interface id
+    body.appendHostOrder(UInt32(truncatingIfNeeded: UInt64(timestampMicroseconds) >> 32))
+    body.appendHostOrder(UInt32(truncatingIfNeeded: UInt64(timestampMicroseconds)))
+    body.appendHostOrder(UInt32(PcapFormat.cookedHeaderSize + captured))
+    body.appendHostOrder(UInt32(PcapFormat.cookedHeaderSize + message.count))
     let packetType =
       direction == .outgoing ? PcapFormat.packetTypeOutgoing : PcapFormat.packetTypeHost
-    record.append(contentsOf: [UInt8(packetType >> 8), UInt8(packetType & 0xFF)])
-    record.append(contentsOf: [
+    body.append(contentsOf: [UInt8(packetType >> 8), UInt8(packetType & 0xFF)])
+    body.append(contentsOf: [
       UInt8(HardwareType.netlink >> 8), UInt8(HardwareType.netlink & 0xFF),
     ])
     // Address length 0, an empty 8-byte address, protocol 0 (NETLINK_ROUTE).
-    record.append(contentsOf: [UInt8](repeating: 0, count: 12))
-    record.append(contentsOf: message.prefix(captured))
+    body.append(contentsOf: [UInt8](repeating: 0, count: 12))
+    body.append(contentsOf: message.prefix(captured))
+    var flags: [UInt8] = []
+    flags.appendHostOrder(UInt32(direction == .outgoing ? 2 : 1))  // outbound / inbound
+    let options =
+      comments.map { (PcapFormat.optionComment, Array($0.utf8)) }
+      + [(PcapFormat.optionPacketFlags, flags)]
+    let block = Self.block(type: PcapFormat.blockEnhancedPacket, body: body, options: options)
     try descriptor.withLock { file in
       guard let file else { throw Errno.badFileDescriptor }
-      _ = try file.writeAll(record)
+      _ = try file.writeAll(block)
     }
   }
 
@@ -73,5 +90,41 @@ public final class PcapWriter: Sendable {
     var time = timespec()
     clock_gettime(CLOCK_REALTIME, &time)
     return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000
+  }
+
+  private static func sectionHeaderBody() -> [UInt8] {
+    var body: [UInt8] = []
+    body.appendHostOrder(PcapFormat.byteOrderMagic)
+    body.appendHostOrder(UInt16(1))
+    body.appendHostOrder(UInt16(0))
+    body.appendHostOrder(Int64(-1))  // section length unknown
+    return body
+  }
+
+  /// A block: type, total length, `body` padded to 4 bytes, options, total length again.
+  private static func block(type: UInt32, body: [UInt8], options: [(UInt16, [UInt8])])
+    -> [UInt8]
+  {
+    var content = body
+    content += [UInt8](repeating: 0, count: NetlinkFraming.alignedLength(body.count) - body.count)
+    for (code, value) in options {
+      content.appendHostOrder(code)
+      content.appendHostOrder(UInt16(value.count))
+      content += value
+      content += [UInt8](
+        repeating: 0, count: NetlinkFraming.alignedLength(value.count) - value.count)
+    }
+    if !options.isEmpty {
+      content.appendHostOrder(PcapFormat.optionEnd)
+      content.appendHostOrder(UInt16(0))
+    }
+    let total = UInt32(content.count + 12)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(Int(total))
+    bytes.appendHostOrder(type)
+    bytes.appendHostOrder(total)
+    bytes += content
+    bytes.appendHostOrder(total)
+    return bytes
   }
 }

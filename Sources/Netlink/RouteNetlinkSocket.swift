@@ -2,8 +2,10 @@ import CNetlink
 import Glibc
 import Synchronization
 
-/// A libnl `NETLINK_ROUTE` socket subscribed to link, IPv4/IPv6 address and IPv4/IPv6 route
-/// notifications. Non-blocking; pair it with ``NetlinkEventLoop`` to wait for data.
+/// A libnl `NETLINK_ROUTE` socket subscribed to link, IPv4/IPv6 address, route and rule
+/// notifications, and nexthop notifications where the kernel has them (5.3+). Non-blocking;
+/// pair it with ``NetlinkEventLoop`` to wait for data. One receive buffer is reused for every
+/// datagram.
 public final class RouteNetlinkSocket: Sendable {
   /// What one non-blocking receive produced.
   public enum Reception: Sendable, Equatable {
@@ -18,13 +20,16 @@ public final class RouteNetlinkSocket: Sendable {
   }
 
   private let socket: Mutex<OpaquePointer?>
+  private let receiveBuffer = Mutex([UInt8](repeating: 0, count: datagramCapacity))
   /// The socket's file descriptor, for poll().
   public let fileDescriptor: Int32
 
   private static let groups: [rtnetlink_groups] = [
     RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR, RTNLGRP_IPV4_ROUTE,
-    RTNLGRP_IPV6_ROUTE,
+    RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE,
   ]
+  /// Joined when the kernel knows it (nexthop objects exist since Linux 5.3).
+  private static let optionalGroups: [rtnetlink_groups] = [RTNLGRP_NEXTHOP]
   private static let receiveBufferBytes: Int32 = 4 << 20
   private static let datagramCapacity = 256 * 1024
 
@@ -47,6 +52,9 @@ public final class RouteNetlinkSocket: Sendable {
         try Self.check(
           nl_socket_add_membership(handle, Int32(group.rawValue)),
           "nl_socket_add_membership \(group.rawValue)")
+      }
+      for group in Self.optionalGroups {
+        _ = nl_socket_add_membership(handle, Int32(group.rawValue))
       }
       try Self.check(nl_socket_set_nonblocking(handle), "nl_socket_set_nonblocking")
       let descriptor = nl_socket_get_fd(handle)
@@ -84,33 +92,34 @@ public final class RouteNetlinkSocket: Sendable {
     }
   }
 
-  /// Receives one datagram without blocking, checking that the kernel sent it.
+  /// Receives one datagram without blocking, checking that the kernel sent it. The datagram is
+  /// read into a reused buffer; only its bytes are copied out.
   public func receive() throws -> Reception {
-    var buffer = [UInt8](repeating: 0, count: Self.datagramCapacity)
-    var address = sockaddr_nl()
-    while true {
-      var addressLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
-      let count = buffer.withUnsafeMutableBytes { bytes in
-        withUnsafeMutablePointer(to: &address) { pointer in
-          pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            recvfrom(
-              fileDescriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_TRUNC),
-              $0, &addressLength)
+    try receiveBuffer.withLock { buffer in
+      var address = sockaddr_nl()
+      while true {
+        var addressLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
+        let count = buffer.withUnsafeMutableBytes { bytes in
+          withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+              recvfrom(
+                fileDescriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_TRUNC),
+                $0, &addressLength)
+            }
           }
         }
-      }
-      if count < 0 {
-        switch errno {
-        case EINTR: continue
-        case EAGAIN, EWOULDBLOCK: return .wouldBlock
-        case ENOBUFS: return .overrun
-        case let code: throw NetlinkSystemError(operation: "recvfrom netlink", errno: code)
+        if count < 0 {
+          switch errno {
+          case EINTR: continue
+          case EAGAIN, EWOULDBLOCK: return .wouldBlock
+          case ENOBUFS: return .overrun
+          case let code: throw NetlinkSystemError(operation: "recvfrom netlink", errno: code)
+          }
         }
+        if address.nl_pid != 0 { return .foreignSender(port: address.nl_pid) }
+        return .datagram(
+          Array(buffer[0..<min(count, buffer.count)]), truncated: count > buffer.count)
       }
-      if address.nl_pid != 0 { return .foreignSender(port: address.nl_pid) }
-      let truncated = count > buffer.count
-      buffer.removeSubrange(min(count, buffer.count)...)
-      return .datagram(buffer, truncated: truncated)
     }
   }
 

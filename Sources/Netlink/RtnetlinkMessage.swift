@@ -17,8 +17,16 @@ public struct RtnetlinkMessage: Sendable, Equatable {
     case link(LinkInfo, MessageAction)
     /// `RTM_NEWADDR` / `RTM_DELADDR`.
     case address(AddressInfo, MessageAction)
-    /// `RTM_NEWROUTE` / `RTM_DELROUTE`.
+    /// `RTM_NEWROUTE` / `RTM_DELROUTE` of a default route (or a reply to a
+    /// ``RouteLookupRequest``, whatever its destination).
     case route(RouteInfo, MessageAction)
+    /// `RTM_NEWROUTE` / `RTM_DELROUTE` of a route to a specific prefix: only its fixed header
+    /// was read (the monitor uses default routes only, and a FIB may hold 100,000 others).
+    case nonDefaultRoute
+    /// `RTM_NEWRULE` / `RTM_DELRULE`: a policy-routing rule.
+    case rule(RuleInfo, MessageAction)
+    /// `RTM_NEWNEXTHOP` / `RTM_DELNEXTHOP`: a nexthop object.
+    case nexthop(NexthopInfo, MessageAction)
     /// A dump request (`RTM_GET*` with `NLM_F_DUMP`) this process sent; kept in captures so a
     /// replay knows where a dump starts.
     case dumpRequest(ObjectKind)
@@ -41,12 +49,17 @@ public enum MessageAction: Sendable, Equatable {
   case delete
 }
 
-/// The three kinds of rtnetlink objects the monitor dumps and follows.
+/// The kinds of rtnetlink objects the monitor dumps and follows, in the order it dumps them
+/// (routes last, so the nexthops they name are known).
 public enum ObjectKind: String, Sendable, Equatable, CaseIterable {
   /// Network interfaces (`RTM_GETLINK`).
   case link
   /// Interface addresses (`RTM_GETADDR`).
   case address
+  /// Policy-routing rules (`RTM_GETRULE`).
+  case rule
+  /// Nexthop objects (`RTM_GETNEXTHOP`, Linux 5.3+).
+  case nexthop
   /// Routes (`RTM_GETROUTE`).
   case route
 }
@@ -142,13 +155,19 @@ public struct RouteInfo: Sendable, Equatable, Hashable {
   public var metric: UInt32
   /// Output interfaces: `RTA_OIF`, or each hop of `RTA_MULTIPATH` in order.
   public var interfaceIndices: [Int32]
+  /// `RTA_NH_ID`: the nexthop object the route uses, if any.
+  public var nexthopID: UInt32?
+  /// `RTA_PREFSRC` bytes (empty when absent).
+  public var preferredSource: [UInt8]
 
   /// Creates a route description.
   public init(
     family: UInt8, table: UInt32, type: UInt8, routingProtocol: UInt8,
     destinationPrefixLength: UInt8, destination: [UInt8], metric: UInt32,
-    interfaceIndices: [Int32]
+    interfaceIndices: [Int32], nexthopID: UInt32? = nil, preferredSource: [UInt8] = []
   ) {
+    self.nexthopID = nexthopID
+    self.preferredSource = preferredSource
     self.family = family
     self.table = table
     self.type = type

@@ -1,8 +1,9 @@
 import CNetlink
 
-/// Decodes raw rtnetlink messages with libnl (`nlmsg_convert` + `nl_msg_parse`) after checking
-/// every length field in Swift, so malformed bytes become a ``MalformedMessage`` and never reach
-/// libnl's parsers.
+/// Decodes raw rtnetlink messages after checking every length field in Swift, so malformed
+/// bytes become a ``MalformedMessage``: links and addresses through libnl (`nlmsg_convert` +
+/// `nl_msg_parse`), routes, rules and nexthops directly. Routes to specific prefixes are
+/// recognised from their fixed header alone (``RtnetlinkMessage/Payload/nonDefaultRoute``).
 public enum RtnetlinkParser {
   /// Decodes one complete message (as cut out by ``NetlinkFraming``).
   public static func parse(_ message: ArraySlice<UInt8>) throws(MalformedMessage)
@@ -38,12 +39,14 @@ public enum RtnetlinkParser {
       return .done
     case NetlinkConstant.messageOverrun:
       return .overrun
-    case UInt16(RTM_GETLINK), UInt16(RTM_GETADDR), UInt16(RTM_GETROUTE):
+    case UInt16(RTM_GETLINK), UInt16(RTM_GETADDR), UInt16(RTM_GETROUTE), UInt16(RTM_GETRULE),
+      UInt16(RTM_GETNEXTHOP):
       guard header.flags & NetlinkConstant.flagDump == NetlinkConstant.flagDump else {
         return .unrelated
       }
       let kinds: [UInt16: ObjectKind] = [
         UInt16(RTM_GETLINK): .link, UInt16(RTM_GETADDR): .address, UInt16(RTM_GETROUTE): .route,
+        UInt16(RTM_GETRULE): .rule, UInt16(RTM_GETNEXTHOP): .nexthop,
       ]
       return .dumpRequest(kinds[header.type]!)
     case UInt16(RTM_NEWLINK), UInt16(RTM_DELLINK):
@@ -52,6 +55,10 @@ public enum RtnetlinkParser {
       return try decodeObject(message, header: header, kind: .address, fixedSize: 8)
     case UInt16(RTM_NEWROUTE), UInt16(RTM_DELROUTE):
       return try decodeObject(message, header: header, kind: .route, fixedSize: 12)
+    case UInt16(RTM_NEWRULE), UInt16(RTM_DELRULE):
+      return try decodeObject(message, header: header, kind: .rule, fixedSize: 12)
+    case UInt16(RTM_NEWNEXTHOP), UInt16(RTM_DELNEXTHOP):
+      return try decodeObject(message, header: header, kind: .nexthop, fixedSize: 8)
     default:
       return .unrelated
     }
@@ -66,16 +73,22 @@ public enum RtnetlinkParser {
         "\(kind.rawValue) message payload is \(available) bytes, less than its "
           + "\(fixedSize)-byte fixed header", messageType: header.type)
     }
-    let family = message[message.startIndex + NetlinkHeader.size]
+    let bodyStart = message.startIndex + NetlinkHeader.size
+    let family = message[bodyStart]
     switch kind {
     case .link where family != NetlinkConstant.familyUnspecified:
       return .unrelated  // bridge-port and per-protocol link messages: not the link itself
-    case .address, .route:
+    case .address, .route, .rule:
       guard family == NetlinkConstant.familyIPv4 || family == NetlinkConstant.familyIPv6 else {
         return .unrelated
       }
     default:
       break
+    }
+    // Cheap path for big FIBs: a route to a specific prefix is not decoded further, unless it
+    // answers one of our own lookups.
+    if kind == .route, message[bodyStart + 1] != 0, !RouteLookupRequest.isLookup(header) {
+      return .nonDefaultRoute
     }
     do {
       try AttributeValidator.validate(
@@ -84,11 +97,20 @@ public enum RtnetlinkParser {
       throw MalformedMessage(error.reason, messageType: header.type)
     }
     let action: MessageAction = header.type & 1 == 0 ? .new : .delete
-    let object = try LibnlObjectDecoder.decode(message, kind: kind, messageType: header.type)
-    switch object {
+    let body = message[bodyStart...]
+    do {
+      switch kind {
+      case .route: return .route(try RoutingObjectDecoder.route(body), action)
+      case .rule: return .rule(try RoutingObjectDecoder.rule(body), action)
+      case .nexthop: return .nexthop(try RoutingObjectDecoder.nexthop(body), action)
+      case .link, .address: break
+      }
+    } catch {
+      throw MalformedMessage(error.reason, messageType: header.type)
+    }
+    switch try LibnlObjectDecoder.decode(message, kind: kind, messageType: header.type) {
     case .link(let link): return .link(link, action)
     case .address(let address): return .address(address, action)
-    case .route(let route): return .route(route, action)
     }
   }
 }

@@ -1,17 +1,23 @@
 import Netlink
 
-/// A pcap file (LINKTYPE_NETLINK) receiving every datagram the monitor sends or receives,
-/// initial dump included; readable by `tshark -r FILE -V` and by ``ReachabilityReplay``.
+/// A pcapng file (LINKTYPE_NETLINK) receiving every datagram the monitor sends or receives,
+/// initial dump and egress lookups included, plus the sysfs facts of each link as a packet
+/// comment (``LinkFactsComment``); readable by `tshark -r FILE -V` and by
+/// ``ReachabilityReplay`` on any machine.
 public final class NetlinkCapture: Sendable {
   private let writer: PcapWriter
 
-  /// Creates (or truncates) the capture file at `path`.
+  /// Creates (or truncates) the capture file at `path` (mode 0600).
   public init(path: String) throws {
     writer = try PcapWriter(path: path)
   }
 
-  func record(_ datagram: [UInt8], outgoing: Bool) throws {
-    try writer.write(datagram, direction: outgoing ? .outgoing : .incoming)
+  func record(
+    _ datagram: [UInt8], outgoing: Bool, facts: [(name: String, facts: LinkFacts)] = []
+  ) throws {
+    try writer.write(
+      datagram, direction: outgoing ? .outgoing : .incoming,
+      comments: facts.map { LinkFactsComment.encode(name: $0.name, facts: $0.facts) })
   }
 
   /// Closes the file.

@@ -1,6 +1,8 @@
 import Netlink
 
-/// The links, addresses and routes the model knows, keyed the way the kernel tells them apart.
+/// What decides the answer, keyed the way the kernel tells objects apart: links, addresses,
+/// default routes of every table, policy rules and nexthop objects. Routes to specific prefixes
+/// never get here, so the size does not grow with the FIB.
 struct NetworkTables: Sendable, Equatable {
   /// An address is identified by family, interface, prefix length and the address itself.
   struct AddressKey: Hashable, Sendable {
@@ -10,39 +12,59 @@ struct NetworkTables: Sendable, Equatable {
     var address: [UInt8]
   }
 
-  /// A route is identified by family, table, destination, metric and first output interface,
-  /// so equal-metric routes on different links stay distinct (unlike libnl's route cache).
+  /// A default route is identified by family, table, metric, first output interface and
+  /// nexthop object, so equal-metric routes on different links stay distinct (unlike libnl's
+  /// route cache).
   struct RouteKey: Hashable, Sendable {
     var family: UInt8
     var table: UInt32
-    var destinationPrefixLength: UInt8
-    var destination: [UInt8]
     var metric: UInt32
     var firstInterface: Int32
+    var nexthopID: UInt32?
   }
 
   var links: [Int32: LinkInfo] = [:]
   var addresses: [AddressKey: AddressInfo] = [:]
   var routes: [RouteKey: RouteInfo] = [:]
+  /// In kernel order: by priority, a new rule after the ones of equal priority.
+  var rules: [RuleInfo] = []
+  var nexthops: [UInt32: NexthopInfo] = [:]
 
-  mutating func apply(_ payload: RtnetlinkMessage.Payload) {
+  /// Applies one event (or one dumped object). Returns whether anything changed.
+  @discardableResult
+  mutating func apply(_ payload: RtnetlinkMessage.Payload) -> Bool {
     switch payload {
     case .link(let link, .new):
+      guard links[link.index] != link else { return false }
       links[link.index] = link
     case .link(let link, .delete):
       links[link.index] = nil
       removeObjects(ofLink: link.index)
     case .address(let address, .new):
-      addresses[Self.key(address)] = address
+      guard addresses.updateValue(address, forKey: Self.key(address)) != address else {
+        return false
+      }
     case .address(let address, .delete):
-      addresses[Self.key(address)] = nil
-    case .route(let route, .new):
-      routes[Self.key(route)] = route
-    case .route(let route, .delete):
-      routes[Self.key(route)] = nil
+      return addresses.removeValue(forKey: Self.key(address)) != nil
+    case .route(let route, .new) where route.isDefault:
+      return routes.updateValue(route, forKey: Self.key(route)) != route
+    case .route(let route, .delete) where route.isDefault:
+      return routes.removeValue(forKey: Self.key(route)) != nil
+    case .rule(let rule, .new):
+      guard !rules.contains(rule) else { return false }
+      rules.insert(rule, at: rules.firstIndex { $0.priority > rule.priority } ?? rules.endIndex)
+    case .rule(let rule, .delete):
+      guard let index = rules.firstIndex(of: rule) else { return false }
+      rules.remove(at: index)
+    case .nexthop(let nexthop, .new):
+      return nexthops.updateValue(nexthop, forKey: nexthop.id) != nexthop
+    case .nexthop(let nexthop, .delete):
+      guard nexthops.removeValue(forKey: nexthop.id) != nil else { return false }
+      removeNexthops([nexthop.id])
     default:
-      break
+      return false
     }
+    return true
   }
 
   /// Takes the `kind` part from `dump`, keeping the other parts.
@@ -54,24 +76,70 @@ struct NetworkTables: Sendable, Equatable {
         routes.values.flatMap(\.interfaceIndices)
       ).subtracting(links.keys)
       for index in gone { removeObjects(ofLink: index) }
-    case .address:
-      addresses = dump.addresses
-    case .route:
-      routes = dump.routes
+    case .address: addresses = dump.addresses
+    case .route: routes = dump.routes
+    case .rule: rules = dump.rules
+    case .nexthop: nexthops = dump.nexthops
     }
   }
 
-  /// Empties the `kind` part.
-  mutating func clear(_ kind: ObjectKind) {
-    switch kind {
-    case .link: links = [:]
-    case .address: addresses = [:]
-    case .route: routes = [:]
+  /// Whether the link `index` has no IPv4 address left.
+  func hasNoIPv4Address(_ index: Int32) -> Bool {
+    !addresses.values.contains {
+      $0.family == NetlinkConstant.familyIPv4 && $0.interfaceIndex == index
     }
+  }
+
+  /// The output interfaces of `route`: its nexthop object's (or group members'), else its own.
+  func interfaces(of route: RouteInfo) -> [Int32] {
+    guard let id = route.nexthopID, let nexthop = nexthops[id] else {
+      return route.interfaceIndices
+    }
+    if nexthop.group.isEmpty { return nexthop.interfaceIndex > 0 ? [nexthop.interfaceIndex] : [] }
+    return nexthop.group.compactMap { nexthops[$0]?.interfaceIndex }.filter { $0 > 0 }
+  }
+
+  /// Whether `route` ends in a blackhole nexthop object.
+  func isBlackhole(_ route: RouteInfo) -> Bool {
+    route.nexthopID.flatMap { nexthops[$0] }?.isBlackhole ?? false
+  }
+
+  /// What the kernel does without telling when a link is set down (`IFF_UP` cleared): it
+  /// removes the nexthop objects on the link and the routes whose every hop used it.
+  mutating func linkWentDown(_ index: Int32) {
+    removeNexthops(Set(nexthops.values.filter { $0.interfaceIndex == index }.map(\.id)))
+    routes = routes.filter { route in
+      let hops = interfaces(of: route.value)
+      return hops.isEmpty || hops.contains { $0 != index }
+    }
+  }
+
+  /// What the kernel does without telling when an IPv4 address goes: it removes the routes
+  /// preferring it as source and, when it was the link's last IPv4 address, every IPv4 route
+  /// whose hops all use the link. (IPv6 routes do not depend on addresses this way.)
+  mutating func ipv4AddressRemoved(_ address: AddressInfo, lastOfLink: Bool) {
+    let index = address.interfaceIndex
+    routes = routes.filter { route in
+      guard route.value.family == NetlinkConstant.familyIPv4 else { return true }
+      if route.value.preferredSource == address.address { return false }
+      let hops = interfaces(of: route.value)
+      return !(lastOfLink && !hops.isEmpty && hops.allSatisfy { $0 == index })
+    }
+  }
+
+  private mutating func removeNexthops(_ ids: Set<UInt32>) {
+    guard !ids.isEmpty else { return }
+    for id in ids { nexthops[id] = nil }
+    for (id, var nexthop) in nexthops where !nexthop.group.isEmpty {
+      nexthop.group.removeAll { ids.contains($0) }
+      nexthops[id] = nexthop
+    }
+    routes = routes.filter { route in route.value.nexthopID.map { !ids.contains($0) } ?? true }
   }
 
   private mutating func removeObjects(ofLink index: Int32) {
     addresses = addresses.filter { $0.value.interfaceIndex != index }
+    removeNexthops(Set(nexthops.values.filter { $0.interfaceIndex == index }.map(\.id)))
     routes = routes.filter { route in
       route.value.interfaceIndices.isEmpty || route.value.interfaceIndices.contains { $0 != index }
     }
@@ -85,8 +153,7 @@ struct NetworkTables: Sendable, Equatable {
 
   static func key(_ route: RouteInfo) -> RouteKey {
     RouteKey(
-      family: route.family, table: route.table,
-      destinationPrefixLength: route.destinationPrefixLength, destination: route.destination,
-      metric: route.metric, firstInterface: route.interfaceIndices.first ?? 0)
+      family: route.family, table: route.table, metric: route.metric,
+      firstInterface: route.interfaceIndices.first ?? 0, nexthopID: route.nexthopID)
   }
 }

@@ -9,6 +9,10 @@ public struct ReachabilityConfiguration: Sendable, Equatable {
   public var unmeteredOverrides: [String]
   /// Network namespace to watch, e.g. `/var/run/netns/NAME`; `nil` for the current one.
   public var networkNamespacePath: String?
+  /// IPv4/IPv6 address literals whose route decides the primary link (e.g. the connectivity
+  /// check host's address); per family the first one replaces the well-known destination
+  /// (`8.8.8.8`, `2001:4860:4860::8888`). See ``EgressProbeDestinations``.
+  public var egressProbeDestinations: [String] = []
 
   /// Creates a configuration.
   public init(

@@ -1,42 +1,141 @@
 import Netlink
 
 /// The shared driver of live monitoring and replay: decodes datagrams, looks up sysfs facts for
-/// new interface names, feeds the model, queues dumps the model asks for, and decides which
-/// statuses to publish (only once synchronized, only when changed).
+/// new interface names, feeds the model, queues dumps the model asks for, asks the kernel where
+/// traffic leaves (live only), and decides which statuses to publish (only once synchronized,
+/// only when changed).
+///
+/// Live, after every batch of datagrams that changed something the answer depends on, the
+/// engine sends one `RTM_GETROUTE` lookup per family for the probe destinations (a routing-table
+/// lookup, no packet) and publishes once the replies are in, so the primary link is the one the
+/// kernel really uses. In replay the model answers; the recorded answers (routes to one
+/// address) do not change it.
 struct ReachabilityEngine: Sendable {
+  /// Where sysfs facts of a new interface come from.
+  enum FactsSource: Sendable {
+    /// Read from the sysfs tree (live, and replays of captures without recorded facts).
+    case sysfs(SysfsLinkFactsReader)
+    /// Facts recorded in the capture itself (``LinkFactsComment``); unknown links get none.
+    case recorded([String: LinkFacts])
+  }
+
+  /// What one datagram produced.
+  struct Ingested {
+    /// Problems worth logging (malformed messages, odd sysfs values).
+    var warnings: [String] = []
+    /// Facts looked up for new interfaces, to be kept with the datagram in a capture.
+    var lookedUpFacts: [(name: String, facts: LinkFacts)] = []
+  }
+
   private(set) var model: ReachabilityModel
-  private let sysfs: SysfsLinkFactsReader
+  private var factsSource: FactsSource
+  private let asksKernel: Bool
   private var queuedDumps: [ObjectKind] = []
   private var nextSequence: UInt32 = 1
   private(set) var lastPublished: NetworkStatus?
+  private var isDirty = true
+  private var needsLookup = false
+  private var lookupsInFlight: [UInt32: UInt8] = [:]
+  private var kernelEgress: [UInt8: ReachabilityModel.KernelEgress] = [:]
 
-  init(configuration: ReachabilityConfiguration) {
+  /// `live`: ask the kernel for the egress; otherwise (replay) the model answers.
+  init(configuration: ReachabilityConfiguration, live: Bool, factsSource: FactsSource? = nil) {
     model = ReachabilityModel(
       overrides: InterfaceOverrides(
-        metered: configuration.meteredOverrides, unmetered: configuration.unmeteredOverrides))
-    sysfs = SysfsLinkFactsReader(root: configuration.sysfsRoot)
+        metered: configuration.meteredOverrides, unmetered: configuration.unmeteredOverrides),
+      probeDestinations: (try? EgressProbeDestinations(
+        addresses: configuration.egressProbeDestinations)) ?? EgressProbeDestinations())
+    self.factsSource = factsSource ?? .sysfs(SysfsLinkFactsReader(root: configuration.sysfsRoot))
+    asksKernel = live
   }
 
-  /// Feeds every message of one datagram (received, or a request we sent). Returns warnings.
-  mutating func ingest(datagram: [UInt8]) -> [String] {
-    var warnings: [String] = []
+  /// The current conclusion (the kernel's egress where known).
+  var status: NetworkStatus { model.status(kernelEgress: kernelEgress) }
+
+  /// Records facts a capture carries for `name`, used when that link next appears.
+  mutating func recordFacts(_ facts: LinkFacts, forInterface name: String) {
+    guard case .recorded(var known) = factsSource else { return }
+    known[name] = facts
+    factsSource = .recorded(known)
+  }
+
+  /// Feeds every message of one datagram (received, or a request we sent).
+  mutating func ingest(datagram: [UInt8]) -> Ingested {
+    var result = Ingested()
     for frame in NetlinkFraming.frames(in: datagram) {
       let message: RtnetlinkMessage
       do {
         message = try RtnetlinkParser.parse(try frame.get())
       } catch {
         model.recordMalformed()
-        warnings.append("skipped \(error)")
+        isDirty = true
+        result.warnings.append("skipped \(error)")
         continue
       }
+      if RouteLookupRequest.isLookup(message.header), takeLookupReply(message) { continue }
       if case .link(let link, .new) = message.payload, model.needsFacts(forInterface: link.name) {
-        let lookup = sysfs.facts(forInterface: link.name)
-        model.setFacts(lookup.facts, forInterface: link.name)
-        warnings += lookup.warnings
+        let facts = lookUpFacts(forInterface: link.name, warnings: &result.warnings)
+        model.setFacts(facts, forInterface: link.name)
+        result.lookedUpFacts.append((link.name, facts))
       }
-      requestDumps(model.apply(message).resync)
+      let effects = model.apply(message)
+      if asksKernel { requestDumps(effects.resync) }  // a replay holds the dumps that were made
+      if effects.changed {
+        isDirty = true
+        needsLookup = asksKernel
+      }
     }
-    return warnings
+    return result
+  }
+
+  private func lookUpFacts(forInterface name: String, warnings: inout [String]) -> LinkFacts {
+    switch factsSource {
+    case .sysfs(let reader):
+      let lookup = reader.facts(forInterface: name)
+      warnings += lookup.warnings
+      return lookup.facts
+    case .recorded(let known):
+      return known[name] ?? .none
+    }
+  }
+
+  /// Takes a reply (or error) to one of our outstanding lookups and says whether it was one.
+  /// Anything else with a lookup sequence number goes on to the model like any message: a
+  /// notification caused by another program's request, or, in a capture, our own request and
+  /// the kernel's answers (a route to one address, which the model ignores).
+  private mutating func takeLookupReply(_ message: RtnetlinkMessage) -> Bool {
+    guard let family = lookupsInFlight[message.header.sequence] else { return false }
+    let answer: ReachabilityModel.KernelEgress
+    switch message.payload {
+    case .route(let route, .new):
+      guard let index = route.interfaceIndices.first, route.type == NetlinkConstant.routeTypeUnicast
+      else {
+        answer = .unreachable
+        break
+      }
+      answer = .route(
+        interfaceIndex: index, table: route.table, metric: family == 10 ? route.metric : nil)
+    case .error(let code) where code == 0:
+      return true  // an acknowledgement; the reply itself comes (or came) separately
+    case .error:
+      answer = .unreachable
+    default:
+      return false
+    }
+    lookupsInFlight[message.header.sequence] = nil
+    if kernelEgress[family] != answer {
+      kernelEgress[family] = answer
+      isDirty = true
+    }
+    return true
+  }
+
+  /// Events were lost (`ENOBUFS`), lookup replies perhaps among them: dump everything again and
+  /// ask the kernel afresh.
+  mutating func recoverFromOverrun() {
+    requestDumps(ObjectKind.allCases)
+    lookupsInFlight = [:]
+    needsLookup = asksKernel
   }
 
   /// Queues dumps of `kinds` (a kind already waiting is not queued twice).
@@ -44,21 +143,39 @@ struct ReachabilityEngine: Sendable {
     for kind in kinds where !queuedDumps.contains(kind) { queuedDumps.append(kind) }
   }
 
-  /// The next dump request to send, already fed to the model; `nil` while a dump is running
-  /// or nothing is queued.
-  mutating func nextDumpRequest() -> [UInt8]? {
-    guard !model.isDumping, !queuedDumps.isEmpty else { return nil }
-    let kind = queuedDumps.removeFirst()
-    let request = DumpRequest.message(for: kind, sequence: nextSequence)
-    nextSequence &+= 1
-    _ = ingest(datagram: request)
-    return request
+  /// The next request to send: a dump (already fed to the model) while dumps are queued, then,
+  /// live, the egress lookups when something changed since the last ones. `nil` while a dump
+  /// or lookups are outstanding, or nothing is due.
+  mutating func nextRequest() -> [UInt8]? {
+    guard !model.isDumping, lookupsInFlight.isEmpty else { return nil }
+    if !queuedDumps.isEmpty {
+      let kind = queuedDumps.removeFirst()
+      let request = DumpRequest.message(for: kind, sequence: nextSequence)
+      nextSequence &+= 1
+      _ = ingest(datagram: request)
+      return request
+    }
+    guard needsLookup, model.isSynchronized else { return nil }
+    needsLookup = false
+    var datagram: [UInt8] = []
+    for family in [NetlinkConstant.familyIPv4, NetlinkConstant.familyIPv6] {
+      let sequence = (nextSequence & ~RouteLookupRequest.sequenceMarker)
+      nextSequence &+= 1
+      datagram += RouteLookupRequest.message(
+        destination: model.probeDestinations.destination(family: family), sequence: sequence)
+      lookupsInFlight[sequence | RouteLookupRequest.sequenceMarker] = family
+    }
+    return datagram
   }
 
-  /// The status to publish now, if synchronized and different from the last one published.
+  /// The status to publish now, if synchronized, settled (no dump running; live, the kernel
+  /// answered the lookups for the latest change) and different from the last one published.
   mutating func takePublishableStatus() -> NetworkStatus? {
-    guard model.isSynchronized else { return nil }
-    let status = model.status()
+    guard isDirty, model.isSynchronized, !model.isDumping, queuedDumps.isEmpty,
+      lookupsInFlight.isEmpty, !needsLookup
+    else { return nil }
+    isDirty = false
+    let status = status
     guard status != lastPublished else { return nil }
     lastPublished = status
     return status

@@ -1,27 +1,57 @@
 import Netlink
 
 extension ReachabilityModel {
-  private struct Candidate {
+  /// The route the kernel named for a probe destination (`RTM_GETROUTE`, live mode only).
+  enum KernelEgress: Sendable, Equatable {
+    /// Traffic leaves through `interfaceIndex`; `metric` when the reply carried one.
+    case route(interfaceIndex: Int32, table: UInt32, metric: UInt32?)
+    /// The kernel has no route (or a blackhole / unreachable / prohibit one).
+    case unreachable
+  }
+
+  struct Candidate {
     var metric: UInt32
     var family: UInt8
     var interfaceIndex: Int32
   }
 
-  /// The current conclusion: reachable, metered, primary and every link's state.
-  public func status() -> NetworkStatus {
-    let candidates = usableDefaultRoutes()
+  /// The model's own conclusion: reachable, metered, primary and every link's state.
+  public func status() -> NetworkStatus { status(kernelEgress: [:]) }
+
+  /// The conclusion, with the kernel's answers for the probe destinations where known: a
+  /// family's egress is the kernel's when its link is usable, none when the kernel has no
+  /// route, and the model's (rules, tables, nexthops) otherwise.
+  func status(kernelEgress: [UInt8: KernelEgress]) -> NetworkStatus {
+    let usable = usableFamilyLinks()
+    var egress: [Candidate] = []
+    for family in [NetlinkConstant.familyIPv4, NetlinkConstant.familyIPv6] {
+      switch kernelEgress[family] {
+      case .unreachable:
+        continue
+      case .route(let index, let table, let metric)
+      where usable.contains(FamilyLink(family: family, index: index)):
+        egress.append(
+          Candidate(
+            metric: metric ?? defaultRouteMetric(table: table, index: index, family: family) ?? 0,
+            family: family, interfaceIndex: index))
+      default:
+        if let choice = modelEgress(family: family, usable: usable) { egress.append(choice) }
+      }
+    }
+    egress.sort(by: Self.isPreferred)
+    let defaults = reachableDefaultRoutes(usable: usable)
     var classifications: [Int32: MeteredClassifier.Classification] = [:]
     for (index, link) in tables.links {
       classifications[index] = MeteredClassifier.classify(
         link, facts: facts(forInterface: link.name), overrides: overrides)
     }
-    let uplink = candidates.first { classifications[$0.interfaceIndex]?.type != .tunnel }
+    let uplink = defaults.first { classifications[$0.interfaceIndex]?.type != .tunnel }
       .flatMap { candidate in
         tables.links[candidate.interfaceIndex].map {
           (name: $0.name, metered: classifications[candidate.interfaceIndex]!.isMetered)
         }
       }
-    let defaultRouteLinks = Set(candidates.map(\.interfaceIndex))
+    let defaultRouteLinks = Set(defaults.map(\.interfaceIndex))
     let links = tables.links.values.sorted { $0.index < $1.index }.map { link in
       var classification = classifications[link.index]!
       if classification.reason == .tunnelInherits(from: nil), let uplink {
@@ -34,43 +64,59 @@ extension ReachabilityModel {
         hasDefaultRoute: defaultRouteLinks.contains(link.index),
         meteredReason: classification.reason)
     }
-    let primary = candidates.first.flatMap { tables.links[$0.interfaceIndex]?.name }
+    let primary = egress.first.flatMap { tables.links[$0.interfaceIndex]?.name }
     let primaryLink = links.first { $0.name == primary }
     return NetworkStatus(
       isReachable: primary != nil, isDataMetered: primaryLink?.isMetered ?? false,
       primary: primary, links: links, malformedMessages: malformedMessages)
   }
 
-  /// Unicast default routes in the main table whose output link is up, has carrier, is not
-  /// loopback, and has a usable global address of the route's family; best first (metric,
-  /// then IPv4 before IPv6, then interface index).
-  private func usableDefaultRoutes() -> [Candidate] {
-    struct FamilyLink: Hashable {
-      var family: UInt8
-      var index: Int32
-    }
-    let addressed = Set(
-      tables.addresses.values.filter(\.isUsableGlobal).map {
-        FamilyLink(family: $0.family, index: $0.interfaceIndex)
-      })
+  private static func isPreferred(_ lhs: Candidate, _ rhs: Candidate) -> Bool {
+    (lhs.metric, lhs.family, lhs.interfaceIndex) < (rhs.metric, rhs.family, rhs.interfaceIndex)
+  }
+
+  /// Links that are up, have carrier, are not loopback and have a usable global address of a
+  /// family.
+  private func usableFamilyLinks() -> Set<FamilyLink> {
     let usableLinks = Set(
       tables.links.values.filter { $0.isUp && $0.hasCarrier && !$0.isLoopback }.map(\.index))
+    return Set(
+      tables.addresses.values.filter {
+        $0.isUsableGlobal && usableLinks.contains($0.interfaceIndex)
+      }
+      .map { FamilyLink(family: $0.family, index: $0.interfaceIndex) })
+  }
+
+  /// Usable unicast default routes in the tables the rules of their family look up, best
+  /// first: the links that carry a default route, and the underlay tunnels inherit from.
+  private func reachableDefaultRoutes(usable: Set<FamilyLink>) -> [Candidate] {
     var candidates: [Candidate] = []
-    for route in tables.routes.values
-    where route.isDefault && route.table == NetlinkConstant.tableMain
-      && route.type == NetlinkConstant.routeTypeUnicast
-      && (route.family == NetlinkConstant.familyIPv4 || route.family == NetlinkConstant.familyIPv6)
-    {
-      for index in route.interfaceIndices
-      where usableLinks.contains(index)
-        && addressed.contains(FamilyLink(family: route.family, index: index))
+    for family in [NetlinkConstant.familyIPv4, NetlinkConstant.familyIPv6] {
+      let lookedUp = Set(
+        effectiveRules(family: family).filter { $0.action == NetlinkConstant.ruleActionTable }
+          .map(\.table))
+      for route in tables.routes.values
+      where route.family == family && lookedUp.contains(route.table)
+        && route.type == NetlinkConstant.routeTypeUnicast && !tables.isBlackhole(route)
       {
-        candidates.append(
-          Candidate(metric: route.metric, family: route.family, interfaceIndex: index))
+        for index in tables.interfaces(of: route)
+        where usable.contains(FamilyLink(family: family, index: index)) {
+          candidates.append(Candidate(metric: route.metric, family: family, interfaceIndex: index))
+        }
       }
     }
-    return candidates.sorted {
-      ($0.metric, $0.family, $0.interfaceIndex) < ($1.metric, $1.family, $1.interfaceIndex)
-    }
+    return candidates.sorted(by: Self.isPreferred)
   }
+
+  private func defaultRouteMetric(table: UInt32, index: Int32, family: UInt8) -> UInt32? {
+    tables.routes.values.filter {
+      $0.family == family && $0.table == table && tables.interfaces(of: $0).contains(index)
+    }.map(\.metric).min()
+  }
+}
+
+/// A link usable for one address family.
+struct FamilyLink: Hashable {
+  var family: UInt8
+  var index: Int32
 }

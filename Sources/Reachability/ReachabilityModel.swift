@@ -4,24 +4,33 @@ import Netlink
 /// looked up by its driver), it answers reachable / metered / primary. No I/O.
 ///
 /// Dumps are framed by the monitor's own dump request (kept in captures) and `NLMSG_DONE`: a
-/// completed dump replaces that table, so silently removed objects disappear.
+/// completed dump replaces that table. Only what decides the answer is kept (see
+/// ``NetworkTables``): the cost of a message does not depend on the size of the FIB. What the
+/// kernel removes without telling (routes of a link set down, of a removed IPv4 address) is
+/// removed here the same way, so no re-dump of a large FIB is needed; carrier loss keeps routes,
+/// they only stop counting. Dumps are repeated after an overrun or an interrupted dump.
 public struct ReachabilityModel: Sendable, Equatable {
   /// What the driver should do after a message.
   public struct Effects: Sendable, Equatable {
     /// Tables to dump again (the kernel may have changed them without telling).
     public var resync: [ObjectKind] = []
+    /// The message changed what the model knows (the answer may have changed).
+    public var changed = false
   }
 
   private struct PendingDump: Sendable, Equatable {
     var kind: ObjectKind
     var sequence: UInt32
-    var tables: NetworkTables
+    /// Only the `kind` part is filled: the objects dumped so far, plus events since.
+    var tables = NetworkTables()
   }
 
   private(set) var tables = NetworkTables()
   private var pendingDump: PendingDump?
   private var facts: [String: LinkFacts] = [:]
   private var hasRequestedDump = false
+  /// A rule dump completed: ``NetworkTables/rules`` is the kernel's whole rule list.
+  private(set) var knowsRules = false
   /// The first complete state is known (a route dump finished, or a capture without dumps
   /// started with events).
   public private(set) var isSynchronized = false
@@ -29,10 +38,16 @@ public struct ReachabilityModel: Sendable, Equatable {
   public private(set) var malformedMessages = 0
   /// User overrides for the metered classification.
   public var overrides: InterfaceOverrides
+  /// The destinations whose route decides the primary link, one per family.
+  public var probeDestinations: EgressProbeDestinations
 
   /// Creates an empty model.
-  public init(overrides: InterfaceOverrides = InterfaceOverrides()) {
+  public init(
+    overrides: InterfaceOverrides = InterfaceOverrides(),
+    probeDestinations: EgressProbeDestinations = EgressProbeDestinations()
+  ) {
     self.overrides = overrides
+    self.probeDestinations = probeDestinations
   }
 
   /// A dump is in progress: its request was seen, its `NLMSG_DONE` not yet.
@@ -57,53 +72,79 @@ public struct ReachabilityModel: Sendable, Equatable {
     switch message.payload {
     case .dumpRequest(let kind):
       hasRequestedDump = true
-      var fresh = tables
-      fresh.clear(kind)
-      pendingDump = PendingDump(kind: kind, sequence: header.sequence, tables: fresh)
+      pendingDump = PendingDump(kind: kind, sequence: header.sequence)
     case .done, .error:
       guard let pending = pendingDump, pending.sequence == header.sequence else { break }
+      pendingDump = nil
       if message.payload == .done {
+        effects.changed = pending.tables != tables.part(pending.kind)
         tables.replace(pending.kind, from: pending.tables)
+        if pending.kind == .rule { knowsRules = true }
         if header.flags & NetlinkConstant.flagDumpInterrupted != 0 {
           effects.resync.append(pending.kind)
         }
       }
-      if pending.kind == .route { isSynchronized = true }
-      pendingDump = nil
+      if pending.kind == .route {
+        effects.changed = effects.changed || !isSynchronized
+        isSynchronized = true
+      }
     case .overrun:
       effects.resync = ObjectKind.allCases
-    case .link, .address, .route:
-      if header.isMultipart, var pending = pendingDump, pending.sequence == header.sequence {
-        pending.tables.apply(message.payload)
-        pendingDump = pending
+    case .link, .address, .route, .rule, .nexthop:
+      if header.isMultipart, pendingDump?.sequence == header.sequence {
+        pendingDump?.tables.apply(message.payload)
         break
       }
-      if !hasRequestedDump { isSynchronized = true }
-      effects.resync = resyncNeeded(after: message.payload)
+      if !hasRequestedDump && !isSynchronized {
+        isSynchronized = true
+        effects.changed = true
+      }
       if case .link(let link, .delete) = message.payload { facts[link.name] = nil }
-      tables.apply(message.payload)
-      pendingDump?.tables.apply(message.payload)
-    case .unrelated:
+      if case .link(let link, .new) = message.payload, tables.links[link.index]?.isUp == true,
+        !link.isUp
+      {
+        tables.linkWentDown(link.index)
+        pendingDump?.tables.linkWentDown(link.index)
+      }
+      if tables.apply(message.payload) { effects.changed = true }
+      if let kind = message.payload.objectKind, pendingDump?.kind == kind {
+        pendingDump?.tables.apply(message.payload)
+      }
+      if case .address(let address, .delete) = message.payload,
+        address.family == NetlinkConstant.familyIPv4
+      {
+        let last = tables.hasNoIPv4Address(address.interfaceIndex)
+        tables.ipv4AddressRemoved(address, lastOfLink: last)
+        pendingDump?.tables.ipv4AddressRemoved(address, lastOfLink: last)
+      }
+    case .nonDefaultRoute, .unrelated:
       break
     }
     return effects
   }
 
-  /// The kernel drops IPv4 routes silently when a link goes down or loses carrier, and routes
-  /// using a removed address: re-read the routes then.
-  private func resyncNeeded(after payload: RtnetlinkMessage.Payload) -> [ObjectKind] {
-    switch payload {
-    case .link(let link, .new):
-      guard let old = tables.links[link.index] else { return [] }
-      let wasUsable = old.isUp && old.hasCarrier
-      return wasUsable && !(link.isUp && link.hasCarrier) ? [.route] : []
-    case .address(_, .delete):
-      return [.route]
-    default:
-      return []
-    }
-  }
-
   /// Facts known for `name` (none when sysfs was not consulted).
   func facts(forInterface name: String) -> LinkFacts { facts[name] ?? .none }
+}
+
+extension NetworkTables {
+  /// Only the `kind` part of these tables (to compare with a dump of that kind).
+  fileprivate func part(_ kind: ObjectKind) -> NetworkTables {
+    var part = NetworkTables()
+    part.replace(kind, from: self)
+    return part
+  }
+}
+
+extension RtnetlinkMessage.Payload {
+  fileprivate var objectKind: ObjectKind? {
+    switch self {
+    case .link: .link
+    case .address: .address
+    case .route: .route
+    case .rule: .rule
+    case .nexthop: .nexthop
+    default: nil
+    }
+  }
 }

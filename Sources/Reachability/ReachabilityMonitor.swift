@@ -3,18 +3,21 @@ import Netlink
 import ServiceLifecycle
 import Synchronization
 
-/// Watches rtnetlink (links, IPv4/IPv6 addresses and routes) and publishes ``NetworkStatus``
-/// changes. A dedicated thread sleeps in `poll()` until the kernel sends something: no wakeups
-/// while nothing changes.
+/// Watches rtnetlink (links, IPv4/IPv6 addresses, default routes, policy rules and nexthop
+/// objects) and publishes ``NetworkStatus`` changes. A dedicated thread sleeps in `poll()`
+/// until the kernel sends something: no wakeups while nothing changes.
 ///
 /// `run()` dumps the current state, then follows events until cancelled or until graceful
-/// shutdown; it re-dumps after a receive-buffer overrun and after a link goes down, loses
-/// carrier or loses an address (the kernel drops IPv4 routes without telling). Messages not
-/// sent by the kernel are dropped; malformed ones are counted, logged and skipped.
+/// shutdown; it re-dumps after a receive-buffer overrun and after an address is removed (the
+/// kernel drops routes without telling). After each batch of datagrams that changed the inputs
+/// it asks the kernel (`RTM_GETROUTE`, a lookup only, no packet sent) where traffic to the
+/// probe destinations leaves, and publishes once the answer is in, only when the status
+/// changed. Messages not sent by the kernel are dropped; malformed ones are counted, logged and
+/// skipped.
 public final class ReachabilityMonitor: Service, Sendable {
   private struct State: Sendable {
     var engine: ReachabilityEngine
-    var broadcaster = StatusBroadcaster()
+    var broadcaster = CurrentValueBroadcaster<NetworkStatus>()
     var hasStarted = false
   }
 
@@ -30,25 +33,27 @@ public final class ReachabilityMonitor: Service, Sendable {
     self.configuration = configuration
     self.logger = logger
     self.capture = capture
-    state = Mutex(State(engine: ReachabilityEngine(configuration: configuration)))
+    state = Mutex(State(engine: ReachabilityEngine(configuration: configuration, live: true)))
   }
 
   /// The latest status (``NetworkStatus/unknown``-like until the first dump completed).
-  public var status: NetworkStatus { state.withLock { $0.engine.model.status() } }
+  public var status: NetworkStatus { state.withLock { $0.engine.status } }
 
   /// A new independent stream: its first element is the current status (delivered once the
   /// initial dump completed), then one element per change. Ends when ``run()`` returns.
   public func statusUpdates() -> AsyncStream<NetworkStatus> {
     state.withLock { state in
-      state.broadcaster.subscribe(current: state.engine.lastPublished) { [weak self] id in
+      state.broadcaster.subscribe { [weak self] id in
         self?.state.withLock { $0.broadcaster.unsubscribe(id) }
       }
     }
   }
 
   /// Monitors until the task is cancelled or graceful shutdown is triggered. Throws when the
-  /// socket cannot be opened or fails, or when called a second time.
+  /// socket cannot be opened or fails, when a configured egress probe destination is not an IP
+  /// address (``InvalidProbeDestination``), or when called a second time.
   public func run() async throws {
+    _ = try EgressProbeDestinations(addresses: configuration.egressProbeDestinations)
     try state.withLock { state in
       guard !state.hasStarted else { throw MonitorError.alreadyRunning }
       state.hasStarted = true
@@ -83,7 +88,8 @@ public final class ReachabilityMonitor: Service, Sendable {
     }
   }
 
-  /// Runs on the event-loop thread for each reception (`nil`: before the first wait).
+  /// Runs on the event-loop thread for each reception (`nil`: before the first wait;
+  /// `.wouldBlock`: the end of a batch, when requests are sent and changes published).
   private func handle(_ reception: RouteNetlinkSocket.Reception?, socket: RouteNetlinkSocket)
     throws
   {
@@ -91,27 +97,31 @@ public final class ReachabilityMonitor: Service, Sendable {
     var published: (NetworkStatus, [AsyncStream<NetworkStatus>.Continuation])?
     try state.withLock { state in
       switch reception {
-      case nil:
-        state.engine.requestDumps(ObjectKind.allCases)
       case .datagram(let bytes, let truncated):
-        try capture?.record(bytes, outgoing: false)
         if truncated { warnings.append("netlink datagram longer than the receive buffer") }
-        warnings += state.engine.ingest(datagram: bytes)
+        let ingested = state.engine.ingest(datagram: bytes)
+        try capture?.record(bytes, outgoing: false, facts: ingested.lookedUpFacts)
+        warnings += ingested.warnings
+        return
       case .overrun:
         logger.notice("netlink receive buffer overrun: events were lost, dumping again")
-        state.engine.requestDumps(ObjectKind.allCases)
+        state.engine.recoverFromOverrun()
+        return
       case .foreignSender(let port):
         logger.debug(
           "dropped a netlink datagram not sent by the kernel", metadata: ["port": "\(port)"])
+        return
+      case nil:
+        state.engine.requestDumps(ObjectKind.allCases)
       case .wouldBlock:
         break
       }
-      if let request = state.engine.nextDumpRequest() {
+      if let request = state.engine.nextRequest() {
         try capture?.record(request, outgoing: true)
         try socket.send(request)
       }
       if let status = state.engine.takePublishableStatus() {
-        published = (status, state.broadcaster.recipients)
+        published = (status, state.broadcaster.publish(status))
       }
     }
     if let (status, recipients) = published {

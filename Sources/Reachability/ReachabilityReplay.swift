@@ -1,6 +1,10 @@
 import Netlink
 
-/// Feeds a LINKTYPE_NETLINK capture through the same model as the live monitor.
+/// Feeds a LINKTYPE_NETLINK capture (pcapng or pcap) through the same model as the live
+/// monitor. The model answers where traffic leaves (rules, tables, nexthop objects); the kernel
+/// lookups a live capture holds are skipped. Sysfs facts come from the capture's
+/// ``LinkFactsComment``s when it has any (then nothing is read from sysfs), else from the
+/// configuration's `sysfsRoot`.
 public enum ReachabilityReplay {
   /// One published status, stamped with the capture time of the datagram that caused it.
   public struct Step: Sendable, Equatable {
@@ -27,19 +31,26 @@ public enum ReachabilityReplay {
     try replay(records: PcapReader.records(atPath: path), configuration: configuration)
   }
 
-  /// Replays already-decoded pcap records.
+  /// Replays already-decoded capture records.
   public static func replay(records: [PcapRecord], configuration: ReachabilityConfiguration)
     -> Result
   {
-    var engine = ReachabilityEngine(configuration: configuration)
+    let recordsFacts = records.contains { record in
+      record.comments.contains { LinkFactsComment.decode($0) != nil }
+    }
+    var engine = ReachabilityEngine(
+      configuration: configuration, live: false, factsSource: recordsFacts ? .recorded([:]) : nil)
     var steps: [Step] = []
     var warnings: [String] = []
     for record in records where record.netlinkProtocol == 0 {
-      warnings += engine.ingest(datagram: record.message)
+      for case let (name, facts)? in record.comments.map(LinkFactsComment.decode) {
+        engine.recordFacts(facts, forInterface: name)
+      }
+      warnings += engine.ingest(datagram: record.message).warnings
       if let status = engine.takePublishableStatus() {
         steps.append(Step(timestampMicroseconds: record.timestampMicroseconds, status: status))
       }
     }
-    return Result(steps: steps, finalStatus: engine.model.status(), warnings: warnings)
+    return Result(steps: steps, finalStatus: engine.status, warnings: warnings)
   }
 }

@@ -39,19 +39,60 @@ import Testing
     #expect(model.status().primary == "enp3s0")
   }
 
-  @Test func linkDownAndCarrierLossAskForARouteDump() {
+  @Test func linkDownDropsItsRoutesWithoutADumpAndCarrierLossKeepsThem() {
     var model = reachableModel()
-    var down = link
-    down.flags = 0x1  // up, no carrier
-    #expect(model.apply(message(.link(down, .new))).resync == [.route])
+    var noCarrier = link
+    noCarrier.flags = 0x1  // up, no carrier: the kernel keeps the route
+    #expect(model.apply(message(.link(noCarrier, .new))).resync == [])
     #expect(!model.status().isReachable)
+    #expect(model.apply(message(.link(link, .new))).changed)
+    #expect(model.status().primary == "enp3s0")
+    var down = link
+    down.flags = 0  // set down: the kernel drops the route without RTM_DELROUTE
     #expect(model.apply(message(.link(down, .new))).resync == [])
+    #expect(model.apply(message(.link(link, .new))).changed)
+    #expect(!model.status().isReachable, "the route must not come back with the link")
   }
 
-  @Test func addressRemovalAsksForARouteDump() {
+  @Test func nonDefaultRoutesAndRepeatedObjectsChangeNothing() {
     var model = reachableModel()
-    #expect(model.apply(message(.address(address, .delete))).resync == [.route])
-    #expect(!model.status().isReachable)
+    #expect(!model.apply(message(.nonDefaultRoute)).changed)
+    #expect(!model.apply(message(.route(route, .new))).changed)
+    #expect(!model.apply(message(.link(link, .new))).changed)
+  }
+
+  @Test func removingTheLastIPv4AddressDropsTheLinksIPv4RoutesWithoutADump() {
+    var model = reachableModel()
+    #expect(model.apply(message(.address(address, .delete))).resync == [])
+    model.apply(message(.address(address, .new)))
+    #expect(!model.status().isReachable, "the kernel flushed the route with the last address")
+  }
+
+  @Test func removingAnotherAddressKeepsTheRouteUnlessItIsTheSource() {
+    var model = reachableModel()
+    var second = address
+    second.address = [192, 0, 2, 2]
+    model.apply(message(.address(second, .new)))
+    model.apply(message(.address(second, .delete)))
+    #expect(model.status().isReachable)
+    var sourced = route
+    sourced.preferredSource = [192, 0, 2, 2]
+    model.apply(message(.address(second, .new)))
+    model.apply(message(.route(sourced, .new)))
+    model.apply(message(.address(second, .delete)))
+    #expect(!model.status().isReachable, "a route preferring the removed source goes with it")
+  }
+
+  @Test func addressRemovedDuringARouteDumpKeepsRoutesOfALinkWithAddressesLeft() {
+    var model = reachableModel()
+    var second = address
+    second.address = [192, 0, 2, 2]
+    model.apply(message(.address(second, .new)))
+    model.apply(message(.dumpRequest(.route), sequence: 9))
+    model.apply(message(.route(route, .new), sequence: 9, multi: true))
+    model.apply(message(.address(second, .delete)))
+    model.apply(message(.done, sequence: 9, multi: true))
+    #expect(model.status().isReachable)
   }
 
   @Test func completedRouteDumpDropsRoutesTheKernelRemovedSilently() {

@@ -1,0 +1,194 @@
+import Foundation
+
+/// The FIB-scale benchmark: the monitor's cost must not grow with the number of routes.
+///
+/// Namespace layout: veth0 (192.0.2.1/24, default route metric 100, primary), veth2
+/// (198.51.100.1/24, a second default route is added and deleted: the "default-route change"),
+/// veth4 (203.0.113.1/24, no default route: the "non-primary link"), and N non-default /32
+/// routes via 192.0.2.254 loaded with `ip -batch`.
+struct ScaleRun {
+  let backgrounder: String
+  let routes: Int
+  let churn: Int
+  let defaultChanges: Int
+  let linkDowns: Int
+
+  func run() throws -> String {
+    var report: [String] = []
+    let empty = try ScaleNamespace(routes: 0)
+    defer { empty.remove() }
+    let full = try ScaleNamespace(routes: routes)
+    defer { full.remove() }
+    let bare = try startups(in: empty)
+    let loaded = try startups(in: full)
+    report.append(
+      "start-up to first line, median of \(bare.count): no routes \(ms(median(bare.map(\.0)))), "
+        + "\(routes) routes \(ms(median(loaded.map(\.0))))")
+    report.append(
+      "RSS after the first line: no routes \(median(bare.map(\.1))) kB, \(routes) routes "
+        + "\(median(loaded.map(\.1))) kB (difference "
+        + "\(median(loaded.map(\.1)) - median(bare.map(\.1))) kB)")
+
+    let watch = try WatchProcess(executable: backgrounder, namespace: full.name)
+    defer { watch.stop() }
+    let monitor = try WatchProcess(arguments: ["-n", full.name, "monitor", "route"])
+    defer { monitor.stop() }
+    guard
+      watch.waitForLine(after: 0, containing: "\"primary\":\"veth0\"", timeoutSeconds: 30)
+        != nil
+    else { throw BenchmarkError("no first line with primary veth0") }
+    usleep(300_000)
+    report.append(try routeChurn(full, watch))
+    report.append(contentsOf: try defaultRouteChanges(full, watch, monitor, json: true))
+    report.append(try nonPrimaryLinkDowns(full, watch))
+    let text = try WatchProcess(executable: backgrounder, namespace: full.name, json: false)
+    defer { text.stop() }
+    guard text.waitForLine(after: 0, containing: "reachable via veth0", timeoutSeconds: 30) != nil
+    else { throw BenchmarkError("no first text line with veth0") }
+    report.append(contentsOf: try defaultRouteChanges(full, text, monitor, json: false))
+    return report.joined(separator: "\n")
+  }
+
+  /// Five `status --watch --json` starts: (ms to the first line, RSS kB 300 ms later).
+  private func startups(in namespace: ScaleNamespace) throws -> [(Double, Int)] {
+    try (0..<5).map { _ in
+      let watch = try WatchProcess(executable: backgrounder, namespace: namespace.name)
+      defer { watch.stop() }
+      guard let (_, line) = watch.waitForLine(after: 0, containing: "reachable", timeoutSeconds: 30)
+      else { throw BenchmarkError("no first line in \(namespace.name)") }
+      usleep(300_000)
+      return (
+        Double(line.arrivedNanoseconds - watch.startedNanoseconds) / 1e6, watch.residentKilobytes
+      )
+    }
+  }
+
+  private func routeChurn(_ namespace: ScaleNamespace, _ watch: WatchProcess) throws -> String {
+    let add = (0..<churn).map { "route add 172.16.\($0 / 256).\($0 % 256)/32 via 192.0.2.254" }
+    let delete = (0..<churn).map { "route del 172.16.\($0 / 256).\($0 % 256)/32 via 192.0.2.254" }
+    let lines = watch.count
+    let before = watch.cpuNanoseconds
+    try namespace.batch(add)
+    try namespace.batch(delete)
+    usleep(500_000)
+    let cpu = Double(watch.cpuNanoseconds - before)
+    return "\(churn) non-default routes added + deleted: \(us(cpu / Double(2 * churn))) CPU per "
+      + "route, \(watch.count - lines) lines printed"
+  }
+
+  private func defaultRouteChanges(
+    _ namespace: ScaleNamespace, _ watch: WatchProcess, _ monitor: WatchProcess, json: Bool
+  ) throws -> [String] {
+    let changer = try RouteChanger(namespacePath: namespace.path)
+    let index = try namespace.interfaceIndex("veth2")
+    var ours: [Double] = []
+    var theirs: [Double] = []
+    let cpuBefore = (
+      watch.cpuNanoseconds, monitor.cpuNanoseconds,
+      watch.cpuNanoseconds(ofThreadsNamed: "bg-netlink")
+    )
+    for step in 0..<defaultChanges {
+      let add = step % 2 == 0
+      let (seen, seenMonitor) = (watch.count, monitor.count)
+      let started = monotonicNanoseconds()
+      try changer.defaultRoute(
+        add: add, gateway: [198, 51, 100, 254], interfaceIndex: index, metric: 50)
+      let link = add ? "veth2" : "veth0"
+      let expected = json ? "\"primary\":\"\(link)\"" : "reachable via \(link)"
+      guard let (_, line) = watch.waitForLine(after: seen, containing: expected),
+        let (_, printed) = monitor.waitForLine(after: seenMonitor, containing: "198.51.100.254")
+      else { throw BenchmarkError("no line after default-route change \(step + 1)") }
+      ours.append(Double(line.arrivedNanoseconds - started) / 1000)
+      theirs.append(Double(printed.arrivedNanoseconds - started) / 1000)
+      usleep(2000)
+    }
+    let perChange = { (now: UInt64, then: UInt64) in
+      us(Double(now - then) / Double(defaultChanges))
+    }
+    return [
+      "default-route change (\(defaultChanges), \(routes) routes in the FIB), CPU per change: "
+        + "`status --watch\(json ? " --json" : "")` "
+        + "\(perChange(watch.cpuNanoseconds, cpuBefore.0)) (its netlink thread "
+        + "\(perChange(watch.cpuNanoseconds(ofThreadsNamed: "bg-netlink"), cpuBefore.2))), ip monitor "
+        + "\(perChange(monitor.cpuNanoseconds, cpuBefore.1))",
+      "  latency change -> line: backgrounder \(percentiles(ours)); ip monitor \(percentiles(theirs))",
+    ]
+  }
+
+  private func nonPrimaryLinkDowns(_ namespace: ScaleNamespace, _ watch: WatchProcess) throws
+    -> String
+  {
+    let changer = try RouteChanger(namespacePath: namespace.path)
+    let index = try namespace.interfaceIndex("veth4")
+    var cpu: UInt64 = 0
+    for _ in 0..<linkDowns {
+      let seen = watch.count
+      let before = watch.cpuNanoseconds
+      try changer.link(index, up: false)
+      guard watch.waitForLine(after: seen, containing: "veth4") != nil else {
+        throw BenchmarkError("no line after veth4 went down")
+      }
+      usleep(20_000)  // let the peer's carrier loss arrive and be handled too
+      cpu += watch.cpuNanoseconds - before
+      let again = watch.count
+      try changer.link(index, up: true)
+      _ = watch.waitForLine(after: again, containing: "veth4")
+      usleep(20_000)
+    }
+    return "non-primary link down (\(linkDowns), \(routes) routes): "
+      + "\(us(Double(cpu) / Double(linkDowns))) CPU each (the link and its peer's carrier loss)"
+  }
+
+  private func median<T: Comparable>(_ values: [T]) -> T { values.sorted()[values.count / 2] }
+  private func ms(_ value: Double) -> String { String(format: "%.1f ms", value) }
+  private func us(_ nanoseconds: Double) -> String { String(format: "%.1f µs", nanoseconds / 1000) }
+
+  private func percentiles(_ microseconds: [Double]) -> String {
+    let sorted = microseconds.sorted()
+    let p = { (q: Double) in sorted[min(sorted.count - 1, Int(q * Double(sorted.count)))] }
+    return String(format: "p50 %.0f µs, p99 %.0f µs", p(0.5), p(0.99))
+  }
+}
+
+/// A namespace for ``ScaleRun`` (see there for its layout).
+struct ScaleNamespace {
+  let name: String
+  var path: String { "/var/run/netns/\(name)" }
+
+  init(routes: Int) throws {
+    name = "bgscale-\(getpid())-\(routes)"
+    try shell(["netns", "add", name])
+    var commands = ["link set lo up"]
+    for (pair, address) in [(0, "192.0.2.1/24"), (2, "198.51.100.1/24"), (4, "203.0.113.1/24")] {
+      commands += [
+        "link add veth\(pair) type veth peer name veth\(pair + 1)",
+        "link set veth\(pair + 1) up", "link set veth\(pair) up",
+        "addr add \(address) dev veth\(pair)",
+      ]
+    }
+    commands.append("route add default via 192.0.2.254 dev veth0 metric 100")
+    commands += (0..<routes).map {
+      "route add 10.\($0 >> 16).\(($0 >> 8) & 255).\($0 & 255)/32 via 192.0.2.254"
+    }
+    try batch(commands)
+  }
+
+  /// Runs `ip -n NAME -batch FILE` with these commands.
+  func batch(_ commands: [String]) throws {
+    let file = "/tmp/\(name)-\(UInt32.random(in: 0...UInt32.max)).batch"
+    try commands.joined(separator: "\n").appending("\n").write(
+      toFile: file, atomically: true, encoding: .utf8)
+    defer { unlink(file) }
+    try shell(["-n", name, "-batch", file])
+  }
+
+  func interfaceIndex(_ link: String) throws -> Int32 {
+    let output = try shell(["-n", name, "-o", "link", "show", link])
+    guard let index = output.split(separator: ":").first.flatMap({ Int32($0) }) else {
+      throw BenchmarkError("cannot read the index of \(link) from `\(output)`")
+    }
+    return index
+  }
+
+  func remove() { _ = try? shell(["netns", "del", name]) }
+}

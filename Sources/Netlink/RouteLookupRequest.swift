@@ -1,0 +1,33 @@
+/// Builds `RTM_GETROUTE` requests *without* `NLM_F_DUMP`: the kernel answers with the route it
+/// would use for a destination (what `ip route get ADDRESS` prints), after evaluating policy
+/// rules, every table and nexthop objects. It is a routing-table lookup only: no packet is sent.
+public enum RouteLookupRequest {
+  /// Set in the sequence number of every lookup, so replies (and their captures) are told apart
+  /// from notifications; other programs number their requests from the clock (< 2^31).
+  public static let sequenceMarker: UInt32 = 0x8000_0000
+
+  /// A lookup of `destination` (4 bytes: IPv4, 16 bytes: IPv6). `sequence` gets
+  /// ``sequenceMarker`` added.
+  public static func message(destination: [UInt8], sequence: UInt32) -> [UInt8] {
+    precondition(destination.count == 4 || destination.count == 16, "an IPv4 or IPv6 address")
+    let family = destination.count == 4 ? NetlinkConstant.familyIPv4 : NetlinkConstant.familyIPv6
+    let attributeLength = 4 + destination.count
+    let header = NetlinkHeader(
+      length: UInt32(NetlinkHeader.size + 12 + attributeLength), type: 26,  // RTM_GETROUTE
+      flags: NetlinkConstant.flagRequest, sequence: sequence | sequenceMarker, portID: 0)
+    var bytes = header.encoded
+    // struct rtmsg: family, dst_len, then zeros (src_len, tos, table, protocol, scope, type,
+    // flags).
+    bytes += [family, UInt8(destination.count * 8)] + [UInt8](repeating: 0, count: 10)
+    bytes.appendHostOrder(UInt16(attributeLength))
+    bytes.appendHostOrder(UInt16(1))  // RTA_DST
+    bytes += destination
+    return bytes
+  }
+
+  /// Whether `header` belongs to a lookup (a request, its reply or its error), judged by the
+  /// sequence marker; dump replies (`NLM_F_MULTI`) never do.
+  public static func isLookup(_ header: NetlinkHeader) -> Bool {
+    header.sequence & sequenceMarker != 0 && !header.isMultipart
+  }
+}
