@@ -9,6 +9,8 @@ enum NetworkStatusText {
       lines.append("Network: reachable via \(primary.name) (\(primary.type.rawValue))")
       let verdict = primary.isMetered ? "yes" : "no"
       lines.append("Metered: \(verdict), \(primary.meteredReason)")
+      if let ssid = primary.ssid { lines.append("Wi-Fi network: \"\(ssid)\"") }
+      lines.append("Connectivity: \(connectivityText(status))")
     } else {
       lines.append("Network: not reachable (no usable default route)")
       lines.append("Metered: no (nothing reachable)")
@@ -20,7 +22,7 @@ enum NetworkStatusText {
       let metered = link.isMetered ? "metered" : "unmetered"
       lines.append(
         "  \(link.index) \(link.name) type=\(link.type.rawValue) \(flags.joined(separator: ",")) "
-          + "\(metered) (\(link.meteredReason))")
+          + "\(metered) (\(link.meteredReason))" + (link.ssid.map { " ssid=\"\($0)\"" } ?? ""))
     }
     if status.malformedMessages > 0 {
       lines.append("Malformed netlink messages skipped: \(status.malformedMessages)")
@@ -37,7 +39,14 @@ enum NetworkStatusText {
       return "\(observedAt) unreachable | links \(links)"
     }
     let metered = primary.isMetered ? "metered" : "unmetered"
+    let connectivity = status.connectivity == .unknown ? "" : ", \(status.connectivity.phrase)"
     return "\(observedAt) reachable via \(primary.name) (\(primary.type.rawValue)), \(metered): "
-      + "\(primary.meteredReason) | links \(links)"
+      + "\(primary.meteredReason)\(connectivity) | links \(links)"
+  }
+
+  /// "behind a captive portal (NetworkManager)", or "not checked".
+  static func connectivityText(_ status: NetworkStatus) -> String {
+    guard let source = status.connectivitySource else { return status.connectivity.phrase }
+    return "\(status.connectivity.phrase) (\(source.rawValue))"
   }
 }

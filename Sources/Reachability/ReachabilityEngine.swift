@@ -13,7 +13,8 @@ struct ReachabilityEngine: Sendable {
   init(configuration: ReachabilityConfiguration) {
     model = ReachabilityModel(
       overrides: InterfaceOverrides(
-        metered: configuration.meteredOverrides, unmetered: configuration.unmeteredOverrides))
+        metered: configuration.meteredOverrides, unmetered: configuration.unmeteredOverrides,
+        meteredSSIDs: configuration.meteredSSIDs, unmeteredSSIDs: configuration.unmeteredSSIDs))
     sysfs = SysfsLinkFactsReader(root: configuration.sysfsRoot)
   }
 
@@ -53,6 +54,11 @@ struct ReachabilityEngine: Sendable {
     nextSequence &+= 1
     _ = ingest(datagram: request)
     return request
+  }
+
+  /// Applies a change of the link hints (NetworkManager, nl80211, connectivity probe).
+  mutating func updateHints(_ change: (inout LinkHints) -> Void) {
+    change(&model.hints)
   }
 
   /// The status to publish now, if synchronized and different from the last one published.

@@ -29,6 +29,8 @@ public struct ReachabilityModel: Sendable, Equatable {
   public private(set) var malformedMessages = 0
   /// User overrides for the metered classification.
   public var overrides: InterfaceOverrides
+  /// What NetworkManager, nl80211 and the connectivity probe say (see ``LinkHints``).
+  public var hints = LinkHints()
 
   /// Creates an empty model.
   public init(overrides: InterfaceOverrides = InterfaceOverrides()) {

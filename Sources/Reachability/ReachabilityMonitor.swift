@@ -46,6 +46,18 @@ public final class ReachabilityMonitor: Service, Sendable {
     }
   }
 
+  /// The hints from NetworkManager, nl80211 and the connectivity probe, as last updated.
+  public var hints: LinkHints { state.withLock { $0.engine.model.hints } }
+
+  /// Link-hint input path: applies `change` (run under the monitor's lock: no calls back into
+  /// the monitor) and publishes the status if it changed. Safe from any thread.
+  public func updateHints(_ change: (inout LinkHints) -> Void) {
+    state.withLock { state in
+      state.engine.updateHints(change)
+      if let status = state.engine.takePublishableStatus() { state.broadcaster.publish(status) }
+    }
+  }
+
   /// Monitors until the task is cancelled or graceful shutdown is triggered. Throws when the
   /// socket cannot be opened or fails, or when called a second time.
   public func run() async throws {

@@ -26,6 +26,7 @@ public struct CommandWorker: Worker {
     environment["BACKGROUNDER_ATTEMPT"] = "\(context.attempt)"
     environment["BACKGROUNDER_METERED"] = conditions.isDataMetered ? "1" : "0"
     environment["BACKGROUNDER_PRIMARY_LINK"] = conditions.primaryLink ?? ""
+    environment["BACKGROUNDER_CONNECTIVITY"] = conditions.connectivity.rawValue
     let outcome = await runner.run(
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
       jobID: job.id)

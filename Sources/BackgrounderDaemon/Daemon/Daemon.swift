@@ -47,9 +47,7 @@ public final class Daemon: Service {
       throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
     }
     let monitor = ReachabilityMonitor(
-      configuration: ReachabilityConfiguration(
-        sysfsRoot: options.sysfsRoot, meteredOverrides: configuration.meteredInterfaces,
-        unmeteredOverrides: configuration.unmeteredInterfaces),
+      configuration: configuration.reachabilityConfiguration(sysfsRoot: options.sysfsRoot),
       logger: logger)
     let probe = PowerProbe(sysfsRoot: options.sysfsRoot, logger: logger)
     let network = MonitoredNetwork(monitor)
@@ -74,6 +72,9 @@ public final class Daemon: Service {
 
     try await withThrowingTaskGroup(of: Void.self) { group in
       group.addTask { try await monitor.run() }
+      for hints in configuration.networkHintServices(monitor: monitor, logger: logger) {
+        group.addTask { try await hints.run() }
+      }
       group.addTask { try await probe.run() }
       group.addTask { try await control.run() }
       group.addTask { for await event in events { reporter.report(event) } }
