@@ -38,14 +38,15 @@ final class BenchmarkSetup {
     try waitFor("bus socket") { FileManager.default.fileExists(atPath: "\(self.directory)/bus") }
     children.append(
       try start(
-        "/usr/bin/python3", ["-m", "dbusmock", "--template", "networkmanager"],
-        environment: ["DBUS_SESSION_BUS_ADDRESS": address]))
+        "/usr/bin/python3", ["-m", "dbusmock", "--system", "--template", "networkmanager"],
+        environment: ["DBUS_SYSTEM_BUS_ADDRESS": address]))
     try waitFor("mock NetworkManager") {
-      (try? self.run(
+      usleep(100_000)  // the name is owned before the template's methods exist
+      return (try? self.run(
         "/usr/bin/dbus-send",
         [
           "--bus=\(self.address)", "--print-reply", "--dest=org.freedesktop.NetworkManager",
-          "/org/freedesktop/NetworkManager", "org.freedesktop.NetworkManager.Mock.AddWiFiDevice",
+          "/org/freedesktop", "org.freedesktop.DBus.Mock.AddWiFiDevice",
           "string:wifi0", "string:veth0", "uint32:100",
         ])) != nil
     }
@@ -165,8 +166,8 @@ final class Driver {
   static let script = #"""
     import dbus, sys, time
     bus = dbus.bus.BusConnection(sys.argv[1])
-    manager = bus.get_object("org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager")
-    mock = dbus.Interface(manager, "org.freedesktop.NetworkManager.Mock")
+    manager = bus.get_object("org.freedesktop.NetworkManager", "/org/freedesktop")
+    mock = dbus.Interface(manager, "org.freedesktop.DBus.Mock")
     for line in sys.stdin:
         value = dbus.UInt32(int(line), variant_level=1)
         sent = time.monotonic_ns()

@@ -67,6 +67,8 @@ public final class ConnectivityProber: Service, Sendable {
       last = trigger
       probing?.cancel()
       probing = nil
+      // A new network: the last answer no longer applies ("unknown" trusts the routes).
+      if monitor.hints.probe != nil { monitor.updateHints { $0.probe = nil } }
       guard let trigger else { continue }
       probing = Task { [self] in await probeUntilFull(link: trigger.primary) }
     }
@@ -94,7 +96,9 @@ public final class ConnectivityProber: Service, Sendable {
     return await withCheckedContinuation { continuation in
       do {
         try DedicatedThread.detach {
-          let run = { HTTPProbe.run(check, interface: link, timeoutMilliseconds: timeout) }
+          let run: @Sendable () -> Connectivity = {
+            HTTPProbe.run(check, interface: link, timeoutMilliseconds: timeout)
+          }
           if let namespace {
             continuation.resume(
               returning: (try? NetworkNamespace.perform(inNamespaceAt: namespace, run)) ?? .limited)

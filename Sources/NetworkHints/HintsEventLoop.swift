@@ -115,7 +115,7 @@ final class HintsEventLoop {
       if everConnected {
         scheduleReconnect()
       } else {
-        logger.info("NetworkManager hints off: \(error)")
+        logger.debug("NetworkManager hints off: \(error)")
       }
     }
   }
@@ -142,7 +142,7 @@ final class HintsEventLoop {
         lostBus(error)
         return
       }
-      if lastSnapshot != .absent { logger.info("NetworkManager not available: \(error)") }
+      if lastSnapshot != .absent { logger.debug("NetworkManager not available: \(error)") }
       snapshot = .absent
     }
     publish(snapshot)
@@ -192,7 +192,7 @@ final class HintsEventLoop {
       wifi = socket
       wifiDumpPending = true
     } catch {
-      logger.info("Wi-Fi SSIDs off: \(error)")
+      logger.debug("Wi-Fi SSIDs off: \(error)")
     }
   }
 

@@ -122,7 +122,7 @@ private final class HintsEventLoopBox: @unchecked Sendable {
 private final class WakeDescriptor: Sendable {
   let descriptor: Int32
 
-  init() { descriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
+  init() { descriptor = csd_eventfd_nonblocking() }
   deinit { if descriptor >= 0 { close(descriptor) } }
 
   func signal() {

@@ -187,7 +187,7 @@ final class SystemBus {
     -> String?
   {
     var pointer: UnsafePointer<CChar>?
-    let result = sd_bus_message_read_basic(message, CChar(UInt8(ascii: type.utf8.first!)), &pointer)
+    let result = sd_bus_message_read_basic(message, CChar(bitPattern: type.utf8.first!), &pointer)
     try check(result)
     guard result > 0, let pointer else { return nil }
     return String(cString: pointer)

@@ -76,7 +76,7 @@ struct ConnectivityProbeTests {
     }
 
     func remove() {
-      server.terminate()
+      kill(server.processIdentifier, SIGKILL)
       server.waitUntilExit()
       _ = try? Self.ip("netns", "del", serverName)
       client.remove()

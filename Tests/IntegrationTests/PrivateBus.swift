@@ -10,7 +10,9 @@ final class PrivateBus: @unchecked Sendable {
 
   static let python = "/usr/bin/python3"
   static let managerPath = "/org/freedesktop/NetworkManager"
-  static let mockInterface = "org.freedesktop.NetworkManager.Mock"
+  /// The template's main object, which carries its `...NetworkManager.Mock` methods.
+  static let mockPath = "/org/freedesktop"
+  static let mockInterface = "org.freedesktop.DBus.Mock"
   static let deviceInterface = "org.freedesktop.NetworkManager.Device"
 
   /// Whether dbus-daemon and python-dbusmock are installed.
@@ -50,6 +52,7 @@ final class PrivateBus: @unchecked Sendable {
     daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
     daemon.arguments = ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"]
     daemon.standardOutput = FileHandle.nullDevice
+    daemon.standardError = FileHandle.nullDevice
     try daemon.run()
     address = "unix:path=\(directory)/bus"
     try Self.waitFor("the bus socket") { FileManager.default.fileExists(atPath: "\(self.directory)/bus") }
@@ -60,24 +63,24 @@ final class PrivateBus: @unchecked Sendable {
   func startNetworkManager() throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: Self.python)
-    process.arguments = ["-m", "dbusmock", "--template", "networkmanager"]
-    process.environment = ["DBUS_SESSION_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
+    process.arguments = ["-m", "dbusmock", "--system", "--template", "networkmanager"]
+    process.environment = ["DBUS_SYSTEM_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
     mock = process
-    try Self.waitFor("NetworkManager on the bus") {
+    // The name is owned before the template's methods exist: wait for those.
+    try Self.waitFor("NetworkManager's mock methods on the bus") {
       (try? self.send(
-        destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-        method: "org.freedesktop.DBus.GetNameOwner", "string:org.freedesktop.NetworkManager"))
-        != nil
+        path: Self.mockPath, method: "org.freedesktop.DBus.Introspectable.Introspect"))?
+        .contains("AddWiFiDevice") == true
     }
   }
 
   /// Kills the mock NetworkManager (its name disappears from the bus).
   func stopNetworkManager() {
     guard let mock else { return }
-    mock.terminate()
+    kill(mock.processIdentifier, SIGKILL)
     mock.waitUntilExit()
     self.mock = nil
   }
@@ -86,7 +89,7 @@ final class PrivateBus: @unchecked Sendable {
   /// its object path.
   func addWifiDevice(interface name: String, metered: UInt32) throws -> String {
     let output = try send(
-      path: Self.managerPath, method: "\(Self.mockInterface).AddWiFiDevice", "string:wifi0",
+      path: Self.mockPath, method: "\(Self.mockInterface).AddWiFiDevice", "string:wifi0",
       "string:\(name)", "uint32:100")
     guard let path = output.split(separator: "\"").dropFirst().first.map(String.init) else {
       throw Failed(description: "AddWiFiDevice answered \(output)")
@@ -94,19 +97,21 @@ final class PrivateBus: @unchecked Sendable {
     try send(
       path: path, method: "org.freedesktop.DBus.Mock.AddProperty", "string:\(Self.deviceInterface)",
       "string:Metered", "variant:uint32:\(metered)")
+    // AddProperty emits nothing; NetworkManager announces its devices' values.
+    try setMetered(metered, device: path)
     return path
   }
 
   /// Changes a device's `Metered`, emitting `PropertiesChanged` as NetworkManager does.
   func setMetered(_ value: UInt32, device path: String) throws {
     try send(
-      path: Self.managerPath, method: "\(Self.mockInterface).SetProperty", "objpath:\(path)",
+      path: Self.mockPath, method: "\(Self.mockInterface).SetProperty", "objpath:\(path)",
       "string:\(Self.deviceInterface)", "string:Metered", "variant:uint32:\(value)")
   }
 
   /// Changes the global `Connectivity` (NM_CONNECTIVITY_*), emitting `PropertiesChanged`.
   func setConnectivity(_ value: UInt32) throws {
-    try send(path: Self.managerPath, method: "\(Self.mockInterface).SetConnectivity", "uint32:\(value)")
+    try send(path: Self.mockPath, method: "\(Self.mockInterface).SetConnectivity", "uint32:\(value)")
   }
 
   @discardableResult
@@ -132,7 +137,7 @@ final class PrivateBus: @unchecked Sendable {
 
   func close() {
     stopNetworkManager()
-    daemon.terminate()
+    kill(daemon.processIdentifier, SIGKILL)
     daemon.waitUntilExit()
     try? FileManager.default.removeItem(atPath: directory)
   }

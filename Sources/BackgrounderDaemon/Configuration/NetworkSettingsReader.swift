@@ -20,9 +20,9 @@ enum NetworkSettingsReader {
       guard let url = try check.string("url") else {
         throw check.error("url", "missing: the http:// URL to probe")
       }
+      let expect = try check.string("expect") ?? ""
       do {
-        configuration.connectivityCheck = try ConnectivityCheck(
-          url: url, expect: try check.string("expect") ?? "")
+        configuration.connectivityCheck = try ConnectivityCheck(url: url, expect: expect)
       } catch {
         throw check.error("url", error.description)
       }
