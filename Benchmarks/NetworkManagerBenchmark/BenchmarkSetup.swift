@@ -19,7 +19,8 @@ final class BenchmarkSetup {
     for command in [
       ["netns", "add", namespace], ["-n", namespace, "link", "set", "lo", "up"],
       ["-n", namespace, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1"],
-      ["-n", namespace, "link", "set", "veth1", "up"], ["-n", namespace, "link", "set", "veth0", "up"],
+      ["-n", namespace, "link", "set", "veth1", "up"],
+      ["-n", namespace, "link", "set", "veth0", "up"],
       ["-n", namespace, "addr", "add", "192.0.2.1/24", "dev", "veth0"],
       ["-n", namespace, "route", "add", "default", "via", "192.0.2.254", "dev", "veth0"],
     ] {
@@ -42,13 +43,14 @@ final class BenchmarkSetup {
         environment: ["DBUS_SYSTEM_BUS_ADDRESS": address]))
     try waitFor("mock NetworkManager") {
       usleep(100_000)  // the name is owned before the template's methods exist
-      return (try? self.run(
-        "/usr/bin/dbus-send",
-        [
-          "--bus=\(self.address)", "--print-reply", "--dest=org.freedesktop.NetworkManager",
-          "/org/freedesktop", "org.freedesktop.DBus.Mock.AddWiFiDevice",
-          "string:wifi0", "string:veth0", "uint32:100",
-        ])) != nil
+      return
+        (try? self.run(
+          "/usr/bin/dbus-send",
+          [
+            "--bus=\(self.address)", "--print-reply", "--dest=org.freedesktop.NetworkManager",
+            "/org/freedesktop", "org.freedesktop.DBus.Mock.AddWiFiDevice",
+            "string:wifi0", "string:veth0", "uint32:100",
+          ])) != nil
     }
     try run(
       "/usr/bin/dbus-send",
@@ -62,7 +64,8 @@ final class BenchmarkSetup {
   /// Flips `Metered` between yes and no `changes` times; one latency (ns) per change.
   func measureLatency(changes: Int, backgrounder: String) throws -> [UInt64] {
     let watch = try WatchProcess(
-      executable: backgrounder, namespace: namespace, environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
+      executable: backgrounder, namespace: namespace,
+      environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
     defer { watch.stop() }
     guard watch.waitForLine(after: 0, containing: "networkmanager:no", timeoutSeconds: 30) != nil
     else { throw BenchmarkError("no initial status line with NetworkManager's metered value") }
@@ -85,7 +88,8 @@ final class BenchmarkSetup {
   /// `strace -f -c` of an idle `status --watch --json` with NetworkManager on the bus.
   func idleSyscalls(seconds: Int, backgrounder: String) throws -> String {
     let watch = try WatchProcess(
-      executable: backgrounder, namespace: namespace, environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
+      executable: backgrounder, namespace: namespace,
+      environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
     defer { watch.stop() }
     guard watch.waitForLine(after: 0, containing: "networkmanager:", timeoutSeconds: 30) != nil
     else { throw BenchmarkError("no initial status line") }
@@ -93,7 +97,10 @@ final class BenchmarkSetup {
     let trace = "\(directory)/strace.txt"
     _ = try? run(
       "/usr/bin/timeout",
-      ["-s", "INT", "\(seconds)", "strace", "-f", "-c", "-o", trace, "-p", "\(watch.processIdentifier)"])
+      [
+        "-s", "INT", "\(seconds)", "strace", "-f", "-c", "-o", trace, "-p",
+        "\(watch.processIdentifier)",
+      ])
     let text = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? "(no strace output)"
     return "idle `status --watch --json` with NetworkManager present, \(seconds) s after a 10 s "
       + "settle (strace -f -c -p PID):\n" + text
@@ -119,7 +126,9 @@ final class BenchmarkSetup {
     try? FileManager.default.removeItem(atPath: directory)
   }
 
-  private func start(_ executable: String, _ arguments: [String], environment: [String: String] = [:])
+  private func start(
+    _ executable: String, _ arguments: [String], environment: [String: String] = [:]
+  )
     throws -> Process
   {
     let process = Process()

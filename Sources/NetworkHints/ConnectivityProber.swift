@@ -46,7 +46,8 @@ public final class ConnectivityProber: Service, Sendable {
     self.monitor = monitor
     self.check = check
     self.backoff = backoff
-    let milliseconds = timeout.components.seconds * 1000
+    let milliseconds =
+      timeout.components.seconds * 1000
       + timeout.components.attoseconds / 1_000_000_000_000_000
     timeoutMilliseconds = Int32(clamping: milliseconds)
     self.networkNamespacePath = networkNamespacePath
@@ -60,9 +61,11 @@ public final class ConnectivityProber: Service, Sendable {
     var probing: Task<Void, Never>?
     defer { probing?.cancel() }
     for await status in monitor.statusUpdates().cancelOnGracefulShutdown() {
-      let trigger = status.isReachable ? status.primary.map {
-        Trigger(primary: $0, ssid: status.primaryLink?.ssid)
-      } : nil
+      let trigger =
+        status.isReachable
+        ? status.primary.map {
+          Trigger(primary: $0, ssid: status.primaryLink?.ssid)
+        } : nil
       guard trigger != last else { continue }
       last = trigger
       probing?.cancel()

@@ -42,7 +42,8 @@ enum HTTPProbe {
   {
     for address in resolve(check.host, port: check.port) {
       let descriptor = socket(
-        Int32(address.family), Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        Int32(address.family),
+        Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
           | Int32(SOCK_NONBLOCK.rawValue), 0)
       guard descriptor >= 0 else { continue }
       defer { close(descriptor) }

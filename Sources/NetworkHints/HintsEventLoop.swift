@@ -56,7 +56,8 @@ final class HintsEventLoop {
         do {
           let parameters = try bus.pollParameters()
           busIndex = descriptors.count
-          descriptors.append(pollfd(fd: parameters.descriptor, events: parameters.events, revents: 0))
+          descriptors.append(
+            pollfd(fd: parameters.descriptor, events: parameters.events, revents: 0))
           timeout = parameters.timeout
         } catch {
           lostBus(error)

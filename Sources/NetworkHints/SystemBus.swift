@@ -129,7 +129,8 @@ final class SystemBus {
   }
 
   /// Reads `a{sv}`.
-  private static func readDictionary(_ message: OpaquePointer) throws(BusError) -> [String: BusValue]
+  private static func readDictionary(_ message: OpaquePointer) throws(BusError) -> [String:
+    BusValue]
   {
     var values: [String: BusValue] = [:]
     try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}"))

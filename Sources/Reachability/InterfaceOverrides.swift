@@ -33,7 +33,9 @@ public struct InterfaceOverrides: Sendable, Equatable {
 
   /// The first SSID glob matching `ssid` and whether it forces metered, or `nil`.
   public func decision(forSSID ssid: String) -> (pattern: String, metered: Bool)? {
-    if let pattern = meteredSSIDs.first(where: { Self.matches($0, ssid) }) { return (pattern, true) }
+    if let pattern = meteredSSIDs.first(where: { Self.matches($0, ssid) }) {
+      return (pattern, true)
+    }
     if let pattern = unmeteredSSIDs.first(where: { Self.matches($0, ssid) }) {
       return (pattern, false)
     }

@@ -27,7 +27,9 @@ public struct LinkHints: Sendable, Equatable {
     if let primary, let device = networkManagerDeviceConnectivity[primary], device != .unknown {
       return (device, .networkManager)
     }
-    if networkManagerConnectivity != .unknown { return (networkManagerConnectivity, .networkManager) }
+    if networkManagerConnectivity != .unknown {
+      return (networkManagerConnectivity, .networkManager)
+    }
     if let probe, probe.link == primary, probe.connectivity != .unknown {
       return (probe.connectivity, .probe)
     }

@@ -55,7 +55,9 @@ final class PrivateBus: @unchecked Sendable {
     daemon.standardError = FileHandle.nullDevice
     try daemon.run()
     address = "unix:path=\(directory)/bus"
-    try Self.waitFor("the bus socket") { FileManager.default.fileExists(atPath: "\(self.directory)/bus") }
+    try Self.waitFor("the bus socket") {
+      FileManager.default.fileExists(atPath: "\(self.directory)/bus")
+    }
   }
 
   /// Starts python-dbusmock's NetworkManager template (global connectivity `full`) and waits
@@ -111,7 +113,8 @@ final class PrivateBus: @unchecked Sendable {
 
   /// Changes the global `Connectivity` (NM_CONNECTIVITY_*), emitting `PropertiesChanged`.
   func setConnectivity(_ value: UInt32) throws {
-    try send(path: Self.mockPath, method: "\(Self.mockInterface).SetConnectivity", "uint32:\(value)")
+    try send(
+      path: Self.mockPath, method: "\(Self.mockInterface).SetConnectivity", "uint32:\(value)")
   }
 
   @discardableResult

@@ -34,7 +34,9 @@ import Testing
   }
 
   @Test func connectWithSSIDTakesItAndStillRequeries() throws {
-    let (tracker, effects) = try Self.feed(["get-interface-reply", "disconnect", "connect-with-ssid"])
+    let (tracker, effects) = try Self.feed([
+      "get-interface-reply", "disconnect", "connect-with-ssid",
+    ])
     #expect(tracker.ssids == ["wlp2s0": "iPhone de Ana"])
     #expect(effects.last?.requery == [3])
     #expect(effects.last?.changed == true)
@@ -73,7 +75,8 @@ import Testing
   }
 
   @Test func oversizedSSIDIsAnErrorNamingIt() throws {
-    let results = Nl80211Parser.messages(in: try Self.datagram("malformed-ssid"), family: Self.family)
+    let results = Nl80211Parser.messages(
+      in: try Self.datagram("malformed-ssid"), family: Self.family)
     #expect(results.count == 1)
     #expect {
       try results[0].get()

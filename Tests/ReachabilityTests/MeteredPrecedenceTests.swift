@@ -102,12 +102,14 @@ import Testing
   }
 
   @Test func networkManagerValuesMapFromTheDBusEnum() {
-    #expect((0...4).compactMap { NetworkManagerMetered(networkManagerValue: $0) } == [
-      .unknown, .yes, .no, .guessYes, .guessNo,
-    ])
+    #expect(
+      (0...4).compactMap { NetworkManagerMetered(networkManagerValue: $0) } == [
+        .unknown, .yes, .no, .guessYes, .guessNo,
+      ])
     #expect(NetworkManagerMetered(networkManagerValue: 5) == nil)
-    #expect((0...4).compactMap { Connectivity(networkManagerValue: $0) } == [
-      .unknown, .none, .portal, .limited, .full,
-    ])
+    #expect(
+      (0...4).compactMap { Connectivity(networkManagerValue: $0) } == [
+        .unknown, .none, .portal, .limited, .full,
+      ])
   }
 }

@@ -23,7 +23,8 @@ extension DaemonConfiguration {
         logger: logger)
     ]
     if let connectivityCheck {
-      services.append(ConnectivityProber(monitor: monitor, check: connectivityCheck, logger: logger))
+      services.append(
+        ConnectivityProber(monitor: monitor, check: connectivityCheck, logger: logger))
     }
     return services
   }
