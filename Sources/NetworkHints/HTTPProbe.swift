@@ -51,7 +51,8 @@ enum HTTPProbe {
         let bound = interface.withCString {
           setsockopt(descriptor, SOL_SOCKET, SO_BINDTODEVICE, $0, socklen_t(strlen($0) + 1))
         }
-        guard bound == 0 else { continue }
+        // Binding needs CAP_NET_RAW on older kernels: unprivileged, follow the routes instead.
+        guard bound == 0 || errno == EPERM else { continue }
       }
       guard connectWaiting(descriptor, address.bytes, timeout: timeout) else { continue }
       let hostHeader = check.host.contains(":") ? "[\(check.host)]" : check.host
