@@ -166,16 +166,6 @@ final class SystemBus {
     return values
   }
 
-  /// Reads the first argument of a signal as a string (`NameOwnerChanged`'s name).
-  static func readStrings(_ message: OpaquePointer, count: Int) -> [String]? {
-    var strings: [String] = []
-    for _ in 0..<count {
-      guard let text = try? readOptionalString(message, type: "s") else { return nil }
-      strings.append(text)
-    }
-    return strings
-  }
-
   private static func readString(_ message: OpaquePointer, type: String) throws(BusError) -> String
   {
     guard let text = try readOptionalString(message, type: type) else {
