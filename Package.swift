@@ -49,6 +49,35 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
+    // libsystemd's sd-bus, seen by the NetworkHints module only.
+    .systemLibrary(
+      name: "CSystemdBus",
+      pkgConfig: "libsystemd",
+      providers: [.apt(["libsystemd-dev"])]
+    ),
+    // libnl-genl-3 (generic netlink), seen by the Nl80211 module only.
+    .systemLibrary(
+      name: "CGenericNetlink",
+      pkgConfig: "libnl-genl-3.0",
+      providers: [.apt(["libnl-genl-3-dev"])]
+    ),
+    // nl80211: message parsing, the SSID of each Wi-Fi interface, the live event socket.
+    .target(
+      name: "Nl80211",
+      dependencies: ["CGenericNetlink"]
+    ),
+    // Link hints for the monitor: NetworkManager over D-Bus, nl80211 SSIDs, connectivity probe.
+    .target(
+      name: "NetworkHints",
+      dependencies: [
+        "CSystemdBus",
+        "Netlink",
+        "Nl80211",
+        "Reachability",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ]
+    ),
     // /sys/class/power_supply -> external power, charging, battery level; live probe.
     .target(
       name: "PowerSource",
@@ -95,6 +124,7 @@ let package = Package(
         "BackgrounderLinux",
         "CTimerFD",
         "CSystemShims",
+        "NetworkHints",
         "PowerSource",
         "Reachability",
         .product(name: "Logging", package: "swift-log"),
@@ -112,6 +142,7 @@ let package = Package(
       dependencies: [
         "Backgrounder",
         "BackgrounderDaemon",
+        "NetworkHints",
         "PowerSource",
         "Reachability",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -126,6 +157,10 @@ let package = Package(
       path: "Benchmarks/ReachabilityBenchmark"
     ),
     .executableTarget(
+      name: "NetworkManagerBenchmark",
+      path: "Benchmarks/NetworkManagerBenchmark"
+    ),
+    .executableTarget(
       name: "PowerBenchmark",
       dependencies: ["PowerSource"],
       path: "Benchmarks/PowerBenchmark"
@@ -138,6 +173,8 @@ let package = Package(
     .testTarget(name: "NetlinkTests", dependencies: ["Netlink"]),
     .testTarget(name: "ReachabilityTests", dependencies: ["Reachability"]),
     .testTarget(name: "PowerSourceTests", dependencies: ["PowerSource"]),
+    .testTarget(name: "Nl80211Tests", dependencies: ["Nl80211"]),
+    .testTarget(name: "NetworkHintsTests", dependencies: ["NetworkHints", "Reachability"]),
     .testTarget(name: "BackgrounderTests", dependencies: ["Backgrounder", "BackgrounderTesting"]),
     .testTarget(name: "BackgrounderDaemonTests", dependencies: ["BackgrounderDaemon"]),
     // Real network namespaces, real child processes, the real `backgrounder` binary.
@@ -145,7 +182,7 @@ let package = Package(
       name: "IntegrationTests",
       dependencies: [
         "Reachability", "PowerSource", "Backgrounder", "BackgrounderTesting", "BackgrounderDaemon",
-        "ResurrectionChild",
+        "NetworkHints", "ResurrectionChild",
       ]
     ),
     // Child process of IntegrationTests/ResurrectionTests (killed with SIGKILL mid-run).

@@ -11,6 +11,9 @@ enum NetworkStatusText {
       lines.append("Network: reachable via \(escaped(primary.name)) (\(primary.type.rawValue))")
       let verdict = primary.isMetered ? "yes" : "no"
       lines.append("Metered: \(verdict), \(escaped("\(primary.meteredReason)"))")
+      // SSIDs arrive escaped (control characters, backslash and invalid bytes as `\xNN`).
+      if let ssid = primary.ssid { lines.append("Wi-Fi network: \"\(ssid)\"") }
+      lines.append("Connectivity: \(connectivityText(status))")
     } else {
       lines.append("Network: not reachable (no usable default route)")
       lines.append("Metered: no (nothing reachable)")
@@ -22,7 +25,8 @@ enum NetworkStatusText {
       let metered = link.isMetered ? "metered" : "unmetered"
       lines.append(
         "  \(link.index) \(escaped(link.name)) type=\(link.type.rawValue) "
-          + "\(flags.joined(separator: ",")) \(metered) (\(escaped("\(link.meteredReason)")))")
+          + "\(flags.joined(separator: ",")) \(metered) (\(escaped("\(link.meteredReason)")))"
+          + (link.ssid.map { " ssid=\"\($0)\"" } ?? ""))
     }
     if status.malformedMessages > 0 {
       lines.append("Malformed netlink messages skipped: \(status.malformedMessages)")
@@ -39,8 +43,15 @@ enum NetworkStatusText {
       return "\(observedAt) unreachable | links \(links)"
     }
     let metered = primary.isMetered ? "metered" : "unmetered"
+    let connectivity = status.connectivity == .unknown ? "" : ", \(status.connectivity.phrase)"
     return "\(observedAt) reachable via \(escaped(primary.name)) (\(primary.type.rawValue)), "
-      + "\(metered): \(escaped("\(primary.meteredReason)")) | links \(links)"
+      + "\(metered): \(escaped("\(primary.meteredReason)"))\(connectivity) | links \(links)"
+  }
+
+  /// "behind a captive portal (NetworkManager)", or "not checked".
+  static func connectivityText(_ status: NetworkStatus) -> String {
+    guard let source = status.connectivitySource else { return status.connectivity.phrase }
+    return "\(status.connectivity.phrase) (\(source.rawValue))"
   }
 
   /// `text` with backslashes, control characters (C0, DEL, C1) and invisible format or

@@ -3,6 +3,7 @@ import Backgrounder
 import BackgrounderDaemon
 import Foundation
 import Logging
+import NetworkHints
 import PowerSource
 import Reachability
 
@@ -50,10 +51,9 @@ struct StatusCommand: AsyncParsableCommand {
 
   func run() async throws {
     let daemonConfiguration = try config.loadIfPresent()
-    let reachability = ReachabilityConfiguration(
-      sysfsRoot: sysfsRoot,
-      meteredOverrides: daemonConfiguration?.meteredInterfaces ?? [],
-      unmeteredOverrides: daemonConfiguration?.unmeteredInterfaces ?? [])
+    let reachability =
+      daemonConfiguration?.reachabilityConfiguration(sysfsRoot: sysfsRoot)
+      ?? ReachabilityConfiguration(sysfsRoot: sysfsRoot)
     let logger = Logger(label: "backgrounder.status") { StreamLogHandler.standardError(label: $0) }
     let probe = PowerProbe(sysfsRoot: sysfsRoot, logger: logger)
     let tasks = TaskSection(
@@ -68,22 +68,38 @@ struct StatusCommand: AsyncParsableCommand {
     if let replay {
       try runReplay(path: replay, configuration: reachability, power: probe.status, printer)
     } else if watch {
-      try await runWatch(reachability, probe: probe, logger: logger, printer)
+      try await runWatch(
+        reachability, hintsFrom: daemonConfiguration, probe: probe, logger: logger, printer)
     } else {
       let monitor = ReachabilityMonitor(configuration: reachability, logger: logger)
-      let network = try await firstStatus(of: monitor)
+      let hints = NetworkHintsService(
+        monitor: monitor,
+        configuration: NetworkHintsConfiguration(
+          useNetworkManager: daemonConfiguration?.useNetworkManager ?? true),
+        logger: logger)
+      let network = try await firstStatus(of: monitor, hints: hints)
       try printer.emit(network: network, power: probe.status, observedAt: nil)
     }
     if tasks.failed { throw ExitCode.failure }
   }
 
-  private func firstStatus(of monitor: ReachabilityMonitor) async throws -> NetworkStatus {
+  private func firstStatus(of monitor: ReachabilityMonitor, hints: NetworkHintsService)
+    async throws -> NetworkStatus
+  {
     try await withThrowingTaskGroup(of: NetworkStatus?.self) { group in
       group.addTask {
         try await monitor.run()
         return nil
       }
-      group.addTask { await monitor.statusUpdates().first { _ in true } }
+      group.addTask {
+        try await hints.run()
+        return nil
+      }
+      group.addTask {
+        _ = await monitor.statusUpdates().first { _ in true }
+        await hints.settled()
+        return monitor.status
+      }
       defer { group.cancelAll() }
       while let result = try await group.next() {
         if let status = result { return status }
@@ -93,13 +109,16 @@ struct StatusCommand: AsyncParsableCommand {
   }
 
   private func runWatch(
-    _ reachability: ReachabilityConfiguration, probe: PowerProbe, logger: Logger,
-    _ printer: StatusPrinter
+    _ reachability: ReachabilityConfiguration, hintsFrom daemonConfiguration: DaemonConfiguration?,
+    probe: PowerProbe, logger: Logger, _ printer: StatusPrinter
   ) async throws {
     let monitor = ReachabilityMonitor(configuration: reachability, logger: logger)
+    let hints = (daemonConfiguration ?? DaemonConfiguration(sourcePath: ""))
+      .networkHintServices(monitor: monitor, logger: logger)
     let (changes, sink) = AsyncStream.makeStream(of: StatusChange.self)
     try await withThrowingTaskGroup(of: Void.self) { group in
       group.addTask { try await monitor.run() }
+      for service in hints { group.addTask { try await service.run() } }
       group.addTask { try await probe.run() }
       group.addTask {
         for await status in monitor.statusUpdates() { sink.yield(.network(status)) }

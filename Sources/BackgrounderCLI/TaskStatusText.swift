@@ -41,6 +41,7 @@ enum TaskStatusText {
       switch predicate {
       case .networkRequired(.unmetered): "unmetered network"
       case .networkRequired: "network"
+      case .workingInternet(let connectivity): "working internet (\(connectivity.waitingPhrase))"
       case .requiresCharging: "charger"
       case .requiresBatteryNotLow: "battery not low"
       case .waitingForBackoff(let until): "backoff until \(clockTime(until, now: now))"

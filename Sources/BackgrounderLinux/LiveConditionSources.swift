@@ -19,7 +19,8 @@ public struct MonitoredNetwork: NetworkConditionSource {
   static func conditions(_ status: NetworkStatus) -> NetworkConditions {
     NetworkConditions(
       isReachable: status.isReachable, isDataMetered: status.isDataMetered,
-      primaryLink: status.primary)
+      primaryLink: status.primary,
+      connectivity: InternetConnectivity(rawValue: status.connectivity.rawValue) ?? .unknown)
   }
 }
 

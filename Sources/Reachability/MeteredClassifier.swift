@@ -26,17 +26,43 @@ public enum MeteredClassifier {
     ("eth*", .ethernet, false),
   ]
 
-  /// Classifies `link` given its sysfs `facts` and the user's `overrides`.
+  /// Classifies `link` given its sysfs `facts`, the user's `overrides`, and what
+  /// NetworkManager (`networkManager`) and nl80211 (`ssid`) say about it. Precedence, most
+  /// specific first: interface-name override > SSID override > NetworkManager `yes`/`no` >
+  /// kernel device signals > NetworkManager `guess-yes`/`guess-no` > Wi-Fi/ethernet/unknown
+  /// defaults. Tunnels inherit from their uplink unless an override or an explicit
+  /// NetworkManager setting names them.
   public static func classify(
-    _ link: LinkInfo, facts: LinkFacts, overrides: InterfaceOverrides
+    _ link: LinkInfo, facts: LinkFacts, overrides: InterfaceOverrides,
+    networkManager: NetworkManagerMetered = .unknown, ssid: String? = nil
   ) -> Classification {
-    let signal = classifyBySignals(link, facts: facts)
+    var result = classifyBySignals(link, facts: facts)
+    if result.type == .loopback { return result }
     if let decision = overrides.decision(forInterface: link.name) {
-      return Classification(
-        type: signal.type, isMetered: decision.metered,
-        reason: .userOverride(pattern: decision.pattern))
+      result.isMetered = decision.metered
+      result.reason = .userOverride(pattern: decision.pattern)
+    } else if let ssid, let decision = overrides.decision(forSSID: ssid) {
+      result.isMetered = decision.metered
+      result.reason = .ssidOverride(pattern: decision.pattern, ssid: ssid)
+    } else if let metered = networkManager.explicitValue {
+      result.isMetered = metered
+      result.reason = .networkManager(networkManager)
+    } else if let metered = networkManager.guessedValue, !isKernelSignal(result.reason),
+      result.type != .tunnel
+    {
+      result.isMetered = metered
+      result.reason = .networkManager(networkManager)
     }
-    return signal
+    return result
+  }
+
+  /// Whether `reason` is one of the kernel's device signals (modem, PPP, Bluetooth, tethering),
+  /// which outrank NetworkManager's guesses.
+  static func isKernelSignal(_ reason: MeteredReason) -> Bool {
+    switch reason {
+    case .wwanDevtype, .rawIP, .ppp, .noneWithoutKind, .bluetooth, .tetheringDriver: true
+    default: false
+    }
   }
 
   private static func classifyBySignals(_ link: LinkInfo, facts: LinkFacts) -> Classification {

@@ -2,6 +2,11 @@
 public enum MeteredReason: Sendable, Equatable, Hashable, CustomStringConvertible {
   /// A user override glob matched the interface name.
   case userOverride(pattern: String)
+  /// A `metered-ssids` / `unmetered-ssids` glob matched the Wi-Fi link's SSID.
+  case ssidOverride(pattern: String, ssid: String)
+  /// NetworkManager's `Metered` property of the link's device: an explicit `yes`/`no` (set on
+  /// the connection) wins over kernel signals, a `guess-yes`/`guess-no` only over defaults.
+  case networkManager(NetworkManagerMetered)
   /// `DEVTYPE=wwan` in sysfs uevent: a cellular modem.
   case wwanDevtype
   /// `ARPHRD_RAWIP`: a cellular data path.
@@ -33,6 +38,8 @@ public enum MeteredReason: Sendable, Equatable, Hashable, CustomStringConvertibl
   public var code: String {
     switch self {
     case .userOverride(let pattern): "override:\(pattern)"
+    case .ssidOverride(let pattern, _): "ssid-override:\(pattern)"
+    case .networkManager(let value): "networkmanager:\(value.rawValue)"
     case .wwanDevtype: "wwan-devtype"
     case .rawIP: "raw-ip"
     case .ppp: "ppp"
@@ -53,6 +60,12 @@ public enum MeteredReason: Sendable, Equatable, Hashable, CustomStringConvertibl
   public var description: String {
     switch self {
     case .userOverride(let pattern): "user override \"\(pattern)\""
+    case .ssidOverride(let pattern, let ssid): "SSID \"\(ssid)\" matches \"\(pattern)\""
+    case .networkManager(.yes): "NetworkManager: metered (set on the connection)"
+    case .networkManager(.no): "NetworkManager: not metered (set on the connection)"
+    case .networkManager(.guessYes): "NetworkManager guessed metered (hotspot hint)"
+    case .networkManager(.guessNo): "NetworkManager guessed not metered"
+    case .networkManager(.unknown): "NetworkManager has no opinion"
     case .wwanDevtype: "cellular modem (DEVTYPE=wwan)"
     case .rawIP: "cellular raw-IP link (ARPHRD_RAWIP)"
     case .ppp: "PPP link (ARPHRD_PPP)"

@@ -1,6 +1,7 @@
 /// What the reachability monitor concluded about the network at one moment.
 ///
-/// JSON: `{"reachable", "metered", "primary", "links": [...], "malformedMessages"}`.
+/// JSON: `{"reachable", "metered", "primary", "connectivity", "connectivitySource", "links":
+/// [...], "malformedMessages"}`.
 public struct NetworkStatus: Sendable, Equatable, Encodable {
   /// A usable default route exists (link up with carrier and a global address of its family).
   public var isReachable: Bool
@@ -12,17 +13,25 @@ public struct NetworkStatus: Sendable, Equatable, Encodable {
   public var links: [LinkStatus]
   /// Netlink messages skipped because they were malformed, since the monitor started.
   public var malformedMessages: Int
+  /// Whether the internet really answers through the primary link (``Connectivity/unknown``
+  /// when neither NetworkManager nor the probe said).
+  public var connectivity: Connectivity
+  /// Who decided ``connectivity``; `nil` while unknown.
+  public var connectivitySource: ConnectivitySource?
 
   /// Creates a status.
   public init(
     isReachable: Bool, isDataMetered: Bool, primary: String?, links: [LinkStatus],
-    malformedMessages: Int
+    malformedMessages: Int, connectivity: Connectivity = .unknown,
+    connectivitySource: ConnectivitySource? = nil
   ) {
     self.isReachable = isReachable
     self.isDataMetered = isDataMetered
     self.primary = primary
     self.links = links
     self.malformedMessages = malformedMessages
+    self.connectivity = connectivity
+    self.connectivitySource = connectivitySource
   }
 
   /// Nothing known yet: unreachable, no links.
@@ -33,7 +42,7 @@ public struct NetworkStatus: Sendable, Equatable, Encodable {
   public var primaryLink: LinkStatus? { links.first { $0.name == primary } }
 
   private enum CodingKeys: String, CodingKey {
-    case reachable, metered, primary, links, malformedMessages
+    case reachable, metered, primary, connectivity, connectivitySource, links, malformedMessages
   }
 
   /// Encodes with the documented keys; `primary` is `null` when absent.
@@ -42,6 +51,8 @@ public struct NetworkStatus: Sendable, Equatable, Encodable {
     try container.encode(isReachable, forKey: .reachable)
     try container.encode(isDataMetered, forKey: .metered)
     try container.encode(primary, forKey: .primary)
+    try container.encode(connectivity, forKey: .connectivity)
+    try container.encode(connectivitySource, forKey: .connectivitySource)
     try container.encode(links, forKey: .links)
     try container.encode(malformedMessages, forKey: .malformedMessages)
   }
@@ -49,7 +60,8 @@ public struct NetworkStatus: Sendable, Equatable, Encodable {
 
 /// One network interface as the monitor sees it.
 ///
-/// JSON: `{"name", "index", "type", "up", "carrier", "metered", "defaultRoute", "meteredReason"}`.
+/// JSON: `{"name", "index", "type", "up", "carrier", "metered", "defaultRoute", "meteredReason"}`
+/// plus `"ssid"` for an associated Wi-Fi link whose SSID is known.
 public struct LinkStatus: Sendable, Equatable, Encodable {
   /// Interface name.
   public var name: String
@@ -67,12 +79,15 @@ public struct LinkStatus: Sendable, Equatable, Encodable {
   public var hasDefaultRoute: Bool
   /// Which signal decided ``isMetered``.
   public var meteredReason: MeteredReason
+  /// The SSID of the network a Wi-Fi link is associated with (from nl80211), if known.
+  public var ssid: String?
 
   /// Creates a link status.
   public init(
     name: String, index: Int, type: LinkType, isUp: Bool, hasCarrier: Bool, isMetered: Bool,
-    hasDefaultRoute: Bool, meteredReason: MeteredReason
+    hasDefaultRoute: Bool, meteredReason: MeteredReason, ssid: String? = nil
   ) {
+    self.ssid = ssid
     self.name = name
     self.index = index
     self.type = type
@@ -84,7 +99,7 @@ public struct LinkStatus: Sendable, Equatable, Encodable {
   }
 
   private enum CodingKeys: String, CodingKey {
-    case name, index, type, up, carrier, metered, defaultRoute, meteredReason
+    case name, index, type, up, carrier, metered, defaultRoute, meteredReason, ssid
   }
 
   /// Encodes with the documented keys.
@@ -98,6 +113,7 @@ public struct LinkStatus: Sendable, Equatable, Encodable {
     try container.encode(isMetered, forKey: .metered)
     try container.encode(hasDefaultRoute, forKey: .defaultRoute)
     try container.encode(meteredReason.code, forKey: .meteredReason)
+    try container.encodeIfPresent(ssid, forKey: .ssid)
   }
 }
 

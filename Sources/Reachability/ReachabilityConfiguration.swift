@@ -7,6 +7,10 @@ public struct ReachabilityConfiguration: Sendable, Equatable {
   public var meteredOverrides: [String]
   /// Interface-name globs (fnmatch) always treated as unmetered.
   public var unmeteredOverrides: [String]
+  /// SSID globs (fnmatch) of Wi-Fi networks always treated as metered (phone hotspots).
+  public var meteredSSIDs: [String]
+  /// SSID globs (fnmatch) of Wi-Fi networks always treated as unmetered.
+  public var unmeteredSSIDs: [String]
   /// Network namespace to watch, e.g. `/var/run/netns/NAME`; `nil` for the current one.
   public var networkNamespacePath: String?
   /// IPv4/IPv6 address literals whose route decides the primary link (e.g. the connectivity
@@ -17,8 +21,11 @@ public struct ReachabilityConfiguration: Sendable, Equatable {
   /// Creates a configuration.
   public init(
     sysfsRoot: String = "/sys", meteredOverrides: [String] = [], unmeteredOverrides: [String] = [],
-    networkNamespacePath: String? = nil
+    networkNamespacePath: String? = nil, meteredSSIDs: [String] = [],
+    unmeteredSSIDs: [String] = []
   ) {
+    self.meteredSSIDs = meteredSSIDs
+    self.unmeteredSSIDs = unmeteredSSIDs
     self.sysfsRoot = sysfsRoot
     self.meteredOverrides = meteredOverrides
     self.unmeteredOverrides = unmeteredOverrides

@@ -42,7 +42,8 @@ struct ReachabilityEngine: Sendable {
   init(configuration: ReachabilityConfiguration, live: Bool, factsSource: FactsSource? = nil) {
     model = ReachabilityModel(
       overrides: InterfaceOverrides(
-        metered: configuration.meteredOverrides, unmetered: configuration.unmeteredOverrides),
+        metered: configuration.meteredOverrides, unmetered: configuration.unmeteredOverrides,
+        meteredSSIDs: configuration.meteredSSIDs, unmeteredSSIDs: configuration.unmeteredSSIDs),
       probeDestinations: (try? EgressProbeDestinations(
         addresses: configuration.egressProbeDestinations)) ?? EgressProbeDestinations())
     self.factsSource = factsSource ?? .sysfs(SysfsLinkFactsReader(root: configuration.sysfsRoot))
@@ -166,6 +167,12 @@ struct ReachabilityEngine: Sendable {
       lookupsInFlight[sequence | RouteLookupRequest.sequenceMarker] = family
     }
     return datagram
+  }
+
+  /// Applies a change of the link hints (NetworkManager, nl80211, connectivity probe).
+  mutating func updateHints(_ change: (inout LinkHints) -> Void) {
+    change(&model.hints)
+    isDirty = true
   }
 
   /// The status to publish now, if synchronized, settled (no dump running; live, the kernel

@@ -43,7 +43,9 @@ extension ReachabilityModel {
     var classifications: [Int32: MeteredClassifier.Classification] = [:]
     for (index, link) in tables.links {
       classifications[index] = MeteredClassifier.classify(
-        link, facts: facts(forInterface: link.name), overrides: overrides)
+        link, facts: facts(forInterface: link.name), overrides: overrides,
+        networkManager: hints.networkManagerMetered[link.name] ?? .unknown,
+        ssid: hints.ssids[link.name])
     }
     let uplink = defaults.first { classifications[$0.interfaceIndex]?.type != .tunnel }
       .flatMap { candidate in
@@ -62,13 +64,16 @@ extension ReachabilityModel {
         name: link.name, index: Int(link.index), type: classification.type, isUp: link.isUp,
         hasCarrier: link.hasCarrier, isMetered: classification.isMetered,
         hasDefaultRoute: defaultRouteLinks.contains(link.index),
-        meteredReason: classification.reason)
+        meteredReason: classification.reason,
+        ssid: classification.type == .wifi ? hints.ssids[link.name] : nil)
     }
     let primary = egress.first.flatMap { tables.links[$0.interfaceIndex]?.name }
     let primaryLink = links.first { $0.name == primary }
+    let (connectivity, source) = hints.connectivity(primary: primary)
     return NetworkStatus(
       isReachable: primary != nil, isDataMetered: primaryLink?.isMetered ?? false,
-      primary: primary, links: links, malformedMessages: malformedMessages)
+      primary: primary, links: links, malformedMessages: malformedMessages,
+      connectivity: connectivity, connectivitySource: source)
   }
 
   private static func isPreferred(_ lhs: Candidate, _ rhs: Candidate) -> Bool {

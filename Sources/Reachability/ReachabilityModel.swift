@@ -40,6 +40,8 @@ public struct ReachabilityModel: Sendable, Equatable {
   public var overrides: InterfaceOverrides
   /// The destinations whose route decides the primary link, one per family.
   public var probeDestinations: EgressProbeDestinations
+  /// What NetworkManager, nl80211 and the connectivity probe say (see ``LinkHints``).
+  public var hints = LinkHints()
 
   /// Creates an empty model.
   public init(

@@ -49,6 +49,22 @@ public final class ReachabilityMonitor: Service, Sendable {
     }
   }
 
+  /// The hints from NetworkManager, nl80211 and the connectivity probe, as last updated.
+  public var hints: LinkHints { state.withLock { $0.engine.model.hints } }
+
+  /// Link-hint input path: applies `change` (run under the monitor's lock: no calls back into
+  /// the monitor) and publishes the status if it changed. Safe from any thread.
+  public func updateHints(_ change: (inout LinkHints) -> Void) {
+    let published = state.withLock { state -> (NetworkStatus, [AsyncStream<NetworkStatus>.Continuation])? in
+      state.engine.updateHints(change)
+      guard let status = state.engine.takePublishableStatus() else { return nil }
+      return (status, state.broadcaster.publish(status))
+    }
+    if let (status, recipients) = published {
+      for recipient in recipients { recipient.yield(status) }
+    }
+  }
+
   /// Monitors until the task is cancelled or graceful shutdown is triggered. Throws when the
   /// socket cannot be opened or fails, when a configured egress probe destination is not an IP
   /// address (``InvalidProbeDestination``), or when called a second time.

@@ -28,6 +28,17 @@ extension DispatchStateMachine {
             effects.ops.append(.upsert(entry.row))
           }
           rearm(id)
+        } else if !satisfied && waiting,
+          !entry.row.blockedOn.contains(networkPredicate(requirement))
+        {
+          // Still waiting, for something else now (e.g. captive portal → no network).
+          let predicate = networkPredicate(requirement)
+          update(id) { entry in
+            entry.row.blockedOn.removeAll { Self.isNetwork($0) }
+            entry.row.blockedOn.append(predicate)
+            entry.row.updatedAt = now
+            effects.ops.append(.upsert(entry.row))
+          }
         }
       }
     }

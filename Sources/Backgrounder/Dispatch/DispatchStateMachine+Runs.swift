@@ -41,7 +41,7 @@ extension DispatchStateMachine {
     let satisfiedNow = requirement.isSatisfied(by: network)
     entry.row.nextRun = satisfiedNow ? now : now.advanced(by: delay)
     entry.row.state = satisfiedNow ? .pending : .backoff
-    entry.row.blockedOn = satisfiedNow ? [] : [.networkRequired(requirement)]
+    entry.row.blockedOn = satisfiedNow ? [] : [networkPredicate(requirement)]
     entry.row.lastResult = .retry
     entry.row.lastReason =
       "network gate: \(requirement.rawValue) network not available within "
@@ -283,6 +283,20 @@ extension DispatchStateMachine {
   }
 
   static func isNetwork(_ predicate: PendingPredicate) -> Bool {
-    if case .networkRequired = predicate { true } else { false }
+    switch predicate {
+    case .networkRequired, .workingInternet: true
+    default: false
+    }
+  }
+
+  /// What unmet `requirement` waits for: working internet when routes are there but the
+  /// connectivity is known to be broken (captive portal, limited), else the network itself.
+  func networkPredicate(_ requirement: NetworkRequirement) -> PendingPredicate {
+    var routesOnly = network
+    routesOnly.connectivity = .unknown
+    if network.connectivity.blocksNetworkWork && requirement.isSatisfied(by: routesOnly) {
+      return .workingInternet(network.connectivity)
+    }
+    return .networkRequired(requirement)
   }
 }

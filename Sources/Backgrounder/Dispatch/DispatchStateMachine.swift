@@ -295,7 +295,7 @@ struct DispatchStateMachine: Sendable {
     if needsGate {
       entry.phase = .gating(token)
       entry.row.state = .blocked
-      entry.row.blockedOn = [.networkRequired(requirement)]
+      entry.row.blockedOn = [networkPredicate(requirement)]
       let wait = min(settings.gateLimit, entry.row.budget / 4)
       gate = GateSpec(requirement: requirement, deadline: now.advanced(by: wait))
     } else {
@@ -344,12 +344,12 @@ struct DispatchStateMachine: Sendable {
         state = .running
       case .gating:
         state = .blocked
-        predicates.append(.networkRequired(row.constraints.networkRequired))
+        predicates.append(networkPredicate(row.constraints.networkRequired))
       case .idle:
         if !isRegistered(row.id) { predicates.append(.workerNotRegistered) }
         let requirement = row.constraints.networkRequired
         if !entry.overridden && !requirement.isSatisfied(by: network) {
-          predicates.append(.networkRequired(requirement))
+          predicates.append(networkPredicate(requirement))
         }
         if !entry.overridden { predicates += row.constraints.unmetPower(power) }
         if entry.forced {
@@ -451,6 +451,8 @@ struct DispatchStateMachine: Sendable {
     predicates.map { predicate in
       switch predicate {
       case .networkRequired(let requirement): "network \(requirement.rawValue) not available"
+      case .workingInternet(let connectivity):
+        "no working internet (\(connectivity.waitingPhrase))"
       case .requiresCharging: "requires charging"
       case .requiresBatteryNotLow: "requires battery not low"
       case .workerNotRegistered: "no worker registered"

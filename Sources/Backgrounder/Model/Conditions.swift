@@ -6,12 +6,19 @@ public struct NetworkConditions: Hashable, Sendable, Codable {
   public var isDataMetered: Bool
   /// The name of the primary link, if known (for diagnostics only).
   public var primaryLink: String?
+  /// Whether the internet really answers (NetworkManager or the connectivity probe);
+  /// ``InternetConnectivity/unknown`` trusts the routes.
+  public var connectivity: InternetConnectivity
 
   /// Creates network conditions.
-  public init(isReachable: Bool, isDataMetered: Bool = false, primaryLink: String? = nil) {
+  public init(
+    isReachable: Bool, isDataMetered: Bool = false, primaryLink: String? = nil,
+    connectivity: InternetConnectivity = .unknown
+  ) {
     self.isReachable = isReachable
     self.isDataMetered = isDataMetered
     self.primaryLink = primaryLink
+    self.connectivity = connectivity
   }
 
   /// Reachable and unmetered.
@@ -20,6 +27,34 @@ public struct NetworkConditions: Hashable, Sendable, Codable {
   public static let metered = NetworkConditions(isReachable: true, isDataMetered: true)
   /// Not reachable.
   public static let offline = NetworkConditions(isReachable: false, isDataMetered: false)
+}
+
+/// Whether the internet answers through the primary link (NetworkManager's
+/// `NMConnectivityState` values).
+public enum InternetConnectivity: String, Hashable, Sendable, Codable, CaseIterable {
+  /// Nobody checked: the routes are trusted.
+  case unknown
+  /// No network.
+  case none
+  /// Behind a captive portal.
+  case portal
+  /// Connected, but the internet does not answer.
+  case limited
+  /// The internet answers.
+  case full
+
+  /// Known to be broken: work needing the network waits.
+  public var blocksNetworkWork: Bool { self == .none || self == .portal || self == .limited }
+
+  /// Why work waits, for humans: "captive portal", "limited", "no network".
+  public var waitingPhrase: String {
+    switch self {
+    case .portal: "captive portal"
+    case .limited: "limited connectivity"
+    case .none: "no connectivity"
+    case .unknown, .full: rawValue
+    }
+  }
 }
 
 /// What the dispatcher knows about power.

@@ -31,6 +31,9 @@ public enum TaskState: String, Hashable, Sendable, Codable {
 public enum PendingPredicate: Hashable, Sendable {
   /// The network requirement is not met.
   case networkRequired(NetworkRequirement)
+  /// A network is there, but the internet does not answer through it (captive portal,
+  /// limited): waiting for working internet.
+  case workingInternet(InternetConnectivity)
   /// External power is required and missing.
   case requiresCharging
   /// A battery that is not low is required.
@@ -44,7 +47,7 @@ public enum PendingPredicate: Hashable, Sendable {
 }
 
 extension PendingPredicate: Encodable {
-  private enum CodingKeys: String, CodingKey { case kind, network, until, at }
+  private enum CodingKeys: String, CodingKey { case kind, network, until, at, connectivity }
 
   /// Encodes as `{"kind": ..., ...}` with ISO 8601 times.
   public func encode(to encoder: any Encoder) throws {
@@ -53,6 +56,9 @@ extension PendingPredicate: Encodable {
     case .networkRequired(let requirement):
       try container.encode("networkRequired", forKey: .kind)
       try container.encode(requirement, forKey: .network)
+    case .workingInternet(let connectivity):
+      try container.encode("workingInternet", forKey: .kind)
+      try container.encode(connectivity, forKey: .connectivity)
     case .requiresCharging: try container.encode("requiresCharging", forKey: .kind)
     case .requiresBatteryNotLow: try container.encode("requiresBatteryNotLow", forKey: .kind)
     case .waitingForBackoff(let until):

@@ -7,12 +7,15 @@ public enum NetworkRequirement: String, Hashable, Sendable, Codable, CaseIterabl
   /// A reachable network whose primary link is not metered.
   case unmetered
 
-  /// Whether `conditions` satisfy this requirement.
+  /// Whether `conditions` satisfy this requirement. Known-broken connectivity (captive portal,
+  /// limited, none) fails `any` and `unmetered`; unknown connectivity trusts the routes.
   public func isSatisfied(by conditions: NetworkConditions) -> Bool {
     switch self {
     case .none: true
-    case .any: conditions.isReachable
-    case .unmetered: conditions.isReachable && !conditions.isDataMetered
+    case .any: conditions.isReachable && !conditions.connectivity.blocksNetworkWork
+    case .unmetered:
+      conditions.isReachable && !conditions.isDataMetered
+        && !conditions.connectivity.blocksNetworkWork
     }
   }
 }

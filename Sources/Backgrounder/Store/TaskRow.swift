@@ -70,6 +70,7 @@ struct TaskRow: Sendable, Equatable {
     predicates.compactMap { predicate -> String? in
       switch predicate {
       case .networkRequired(let requirement): "network:\(requirement.rawValue)"
+      case .workingInternet(let connectivity): "internet:\(connectivity.rawValue)"
       case .requiresCharging: "charging"
       case .requiresBatteryNotLow: "batteryNotLow"
       case .workerNotRegistered: "notRegistered"
@@ -91,6 +92,10 @@ struct TaskRow: Sendable, Equatable {
           let requirement = NetworkRequirement(rawValue: String(item.dropFirst(8)))
         {
           .networkRequired(requirement)
+        } else if item.hasPrefix("internet:"),
+          let connectivity = InternetConnectivity(rawValue: String(item.dropFirst(9)))
+        {
+          .workingInternet(connectivity)
         } else {
           nil
         }

@@ -42,9 +42,10 @@ public enum ConfigurationLoader {
       if let storePath = try store.string("path") { configuration.storePath = storePath }
     }
     if let network = try root.table("network") {
-      try network.rejectUnknownKeys(["metered", "unmetered"])
+      try network.rejectUnknownKeys(NetworkSettingsReader.keys)
       configuration.meteredInterfaces = try network.stringArray("metered") ?? []
       configuration.unmeteredInterfaces = try network.stringArray("unmetered") ?? []
+      try NetworkSettingsReader.read(network, into: &configuration)
     }
     if let control = try root.table("control") {
       try control.rejectUnknownKeys(["socket"])

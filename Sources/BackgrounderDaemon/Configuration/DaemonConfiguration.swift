@@ -1,3 +1,5 @@
+import NetworkHints
+
 /// The whole config file: where state lives, network overrides, and the jobs.
 public struct DaemonConfiguration: Sendable, Equatable {
   /// The file this configuration was read from.
@@ -8,6 +10,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
   public var meteredInterfaces: [String] = []
   /// `[network] unmetered`: globs on interface names forced to unmetered.
   public var unmeteredInterfaces: [String] = []
+  /// `[network] metered-ssids`: globs on Wi-Fi SSIDs forced to metered (phone hotspots).
+  public var meteredSSIDs: [String] = []
+  /// `[network] unmetered-ssids`: globs on Wi-Fi SSIDs forced to unmetered.
+  public var unmeteredSSIDs: [String] = []
+  /// `[network] networkmanager`: ask NetworkManager over D-Bus (default true).
+  public var useNetworkManager = true
+  /// `[network] connectivity-check`: the opt-in HTTP connectivity probe, if set.
+  public var connectivityCheck: ConnectivityCheck?
   /// `[control] socket`: the daemon's control socket.
   public var controlSocketPath: String
   /// `[metrics] file`: a Prometheus textfile written after every change, if set.

@@ -37,6 +37,7 @@ public struct CommandWorker: Worker {
         "BACKGROUNDER_ATTEMPT": "\(context.attempt)",
         "BACKGROUNDER_METERED": conditions.isDataMetered ? "1" : "0",
         "BACKGROUNDER_PRIMARY_LINK": conditions.primaryLink ?? "",
+        "BACKGROUNDER_CONNECTIVITY": conditions.connectivity.rawValue,
       ])
     let outcome = await runner.run(
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,

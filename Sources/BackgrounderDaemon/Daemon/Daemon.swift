@@ -54,9 +54,7 @@ public final class Daemon: Service {
       throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
     }
     let monitor = ReachabilityMonitor(
-      configuration: ReachabilityConfiguration(
-        sysfsRoot: options.sysfsRoot, meteredOverrides: configuration.meteredInterfaces,
-        unmeteredOverrides: configuration.unmeteredInterfaces),
+      configuration: configuration.reachabilityConfiguration(sysfsRoot: options.sysfsRoot),
       logger: logger)
     let probe = PowerProbe(sysfsRoot: options.sysfsRoot, logger: logger)
     let clock = WallClockChangeMonitor(logger: logger)
@@ -106,6 +104,11 @@ public final class Daemon: Service {
     // watching network, power and clock.
     var parts = [
       DaemonPart("network monitor") { try await monitor.run() },
+    ]
+    for hints in configuration.networkHintServices(monitor: monitor, logger: logger) {
+      parts.append(.untilShutdown("network hints (\(type(of: hints)))") { try await hints.run() })
+    }
+    parts += [
       DaemonPart("power probe") { try await probe.run() },
       DaemonPart("clock-change monitor") { try await clock.run() },
     ]

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Builds the byte-by-byte nl80211 fixtures (this machine's kernel has no wireless).
+
+Each <name>.bin is one generic-netlink datagram as the kernel sends it (host byte order):
+nlmsghdr(type = nl80211 family id FAMILY) + genlmsghdr(cmd, version 1) + attributes.
+Numbers from <linux/nl80211.h>. Run: python3 Fixtures/nl80211/generate.py
+"""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAMILY = 30  # a dynamic generic-netlink id, as genl_ctrl_resolve("nl80211") would return
+NLM_F_MULTI = 0x2
+NLMSG_DONE = 3
+CMD = {"new_interface": 7, "connect": 46, "roam": 47, "disconnect": 48}
+ATTR = {"wiphy": 1, "ifindex": 3, "ifname": 4, "iftype": 5, "mac": 6, "ssid": 52,
+        "status_code": 72, "reason_code": 54}
+IFTYPE_STATION = 2
+
+
+def attr(kind, payload):
+    length = 4 + len(payload)
+    return struct.pack("=HH", length, kind) + payload + b"\0" * ((4 - length % 4) % 4)
+
+
+def u32(kind, value):
+    return attr(ATTR[kind], struct.pack("=I", value))
+
+
+def u16(kind, value):
+    return attr(ATTR[kind], struct.pack("=H", value))
+
+
+def message(cmd, attributes, flags=0, seq=0, mtype=FAMILY):
+    body = struct.pack("=BBH", CMD[cmd], 1, 0) + b"".join(attributes)
+    return struct.pack("=IHHII", 16 + len(body), mtype, flags, seq, 0) + body
+
+
+def done(seq):
+    return struct.pack("=IHHIIi", 20, NLMSG_DONE, NLM_F_MULTI, seq, 0, 0)
+
+
+def interface(index, name, ssid=None, seq=1):
+    attributes = [u32("wiphy", 0), u32("ifindex", index), attr(ATTR["ifname"], name + b"\0"),
+                  u32("iftype", IFTYPE_STATION), attr(ATTR["mac"], bytes(range(6)))]
+    if ssid is not None:
+        attributes.append(attr(ATTR["ssid"], ssid))
+    return message("new_interface", attributes, flags=NLM_F_MULTI, seq=seq)
+
+
+BSSID = attr(ATTR["mac"], bytes([0x02, 0x11, 0x22, 0x33, 0x44, 0x55]))
+
+FIXTURES = {
+    # GET_INTERFACE dump reply: wlp2s0 associated with "Pixel 7", wlp3s0 idle, then DONE.
+    "get-interface-reply": interface(3, b"wlp2s0", b"Pixel 7") + interface(4, b"wlp3s0")
+    + done(1),
+    # CONNECT event carrying the SSID (some drivers report it; the tracker re-queries anyway).
+    "connect-with-ssid": message("connect", [u32("wiphy", 0), u32("ifindex", 3), BSSID,
+                                             u16("status_code", 0),
+                                             attr(ATTR["ssid"], b"iPhone de Ana")]),
+    # CONNECT event as mac80211 sends it: no SSID, so the tracker must ask.
+    "connect": message("connect", [u32("wiphy", 0), u32("ifindex", 3), BSSID,
+                                   u16("status_code", 0)]),
+    # ROAM to another access point of another network.
+    "roam": message("roam", [u32("wiphy", 0), u32("ifindex", 3), BSSID,
+                             attr(ATTR["ssid"], b"Home-5G")]),
+    # DISCONNECT (reason 3: deauth leaving).
+    "disconnect": message("disconnect", [u32("wiphy", 0), u32("ifindex", 3),
+                                         u16("reason_code", 3)]),
+    # GET_INTERFACE reply for one interface whose SSID has control and invalid UTF-8 bytes.
+    "odd-ssid-reply": interface(3, b"wlp2s0", b"Caf\xc3\xa9\x1b[31m\xff", seq=2) + done(2),
+    # An SSID attribute of 40 bytes (the limit is 32): malformed, skipped.
+    "malformed-ssid": message("connect", [u32("ifindex", 3), attr(ATTR["ssid"], b"x" * 40)]),
+}
+
+for name, data in FIXTURES.items():
+    with open(os.path.join(HERE, name + ".bin"), "wb") as output:
+        output.write(data)

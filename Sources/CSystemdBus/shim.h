@@ -1,0 +1,39 @@
+// libsystemd's sd-bus (D-Bus client), seen by the NetworkHints module only. Swift cannot call
+// the variadic sd-bus functions, so the few calls needing them are wrapped here.
+#ifndef C_SYSTEMD_BUS_SHIM_H
+#define C_SYSTEMD_BUS_SHIM_H
+
+#include <systemd/sd-bus.h>
+#include <errno.h>
+#include <time.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+
+/// Appends one string argument (sd_bus_message_append(m, "s", value)).
+static inline int csd_append_string(sd_bus_message *message, const char *value) {
+  return sd_bus_message_append_basic(message, 's', value);
+}
+
+/// The CLOCK_MONOTONIC time in microseconds, the clock of sd_bus_get_timeout().
+static inline unsigned long long csd_monotonic_microseconds(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (unsigned long long)now.tv_sec * 1000000ULL + (unsigned long long)now.tv_nsec / 1000ULL;
+}
+
+/// An eventfd (counter 0, close-on-exec, non-blocking) that wakes the hints thread's poll().
+static inline int csd_eventfd_nonblocking(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+/// The name of a D-Bus error reply, or NULL.
+static inline const char *csd_error_name(const sd_bus_error *error) { return error->name; }
+
+/// The message of a D-Bus error reply, or NULL.
+static inline const char *csd_error_message(const sd_bus_error *error) { return error->message; }
+
+/// A zeroed sd_bus_error (SD_BUS_ERROR_NULL).
+static inline sd_bus_error csd_error_null(void) {
+  sd_bus_error error = SD_BUS_ERROR_NULL;
+  return error;
+}
+
+#endif

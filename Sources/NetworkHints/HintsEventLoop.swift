@@ -1,0 +1,233 @@
+import CSystemdBus
+import Glibc
+import Logging
+import Nl80211
+import Reachability
+
+/// The hints thread's state: the D-Bus connection to NetworkManager and the nl80211 socket,
+/// both in one `poll()` with no timeout while idle. Used by that thread only.
+final class HintsEventLoop {
+  /// Set by the D-Bus match callback, read after `sd_bus_process`.
+  final class SignalFlag {
+    var refreshNeeded = false
+  }
+
+  private let configuration: NetworkHintsConfiguration
+  private let monitor: ReachabilityMonitor
+  private let logger: Logger
+  private let wakeDescriptor: Int32
+  private let signals = SignalFlag()
+  private var bus: SystemBus?
+  private var everConnected = false
+  private var reconnectAt: UInt64?
+  private var reconnectDelay: UInt64 = 1_000_000
+  private var lastSnapshot: NetworkManagerSnapshot?
+  private var wifi: Nl80211Socket?
+  private var tracker = WifiIdentityTracker()
+  private var wifiDumpPending = false
+  private let onSettled: @Sendable () -> Void
+  private var hasSettled = false
+
+  static let maximumReconnectDelay: UInt64 = 60_000_000
+
+  init(
+    configuration: NetworkHintsConfiguration, monitor: ReachabilityMonitor, logger: Logger,
+    wakeDescriptor: Int32, onSettled: @escaping @Sendable () -> Void
+  ) {
+    self.onSettled = onSettled
+    self.configuration = configuration
+    self.monitor = monitor
+    self.logger = logger
+    self.wakeDescriptor = wakeDescriptor
+  }
+
+  /// Runs until the wake descriptor becomes readable. Failures of D-Bus or nl80211 are logged
+  /// and degrade to "no hints"; they never end the loop.
+  func run() {
+    if configuration.useNetworkManager { connectBus() }
+    if configuration.watchWifi { openWifi() }
+    settleIfDone()
+    while true {
+      var descriptors = [pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+      var timeout: Int32 = -1
+      var busIndex: Int?
+      var wifiIndex: Int?
+      if let bus {
+        do {
+          let parameters = try bus.pollParameters()
+          busIndex = descriptors.count
+          descriptors.append(
+            pollfd(fd: parameters.descriptor, events: parameters.events, revents: 0))
+          timeout = parameters.timeout
+        } catch {
+          lostBus(error)
+        }
+      }
+      if let reconnectAt {
+        let now = csd_monotonic_microseconds()
+        let wait = reconnectAt <= now ? 0 : Int32(clamping: (reconnectAt - now + 999) / 1000)
+        timeout = timeout < 0 ? wait : min(timeout, wait)
+      }
+      if let wifi {
+        wifiIndex = descriptors.count
+        descriptors.append(pollfd(fd: wifi.fileDescriptor, events: Int16(POLLIN), revents: 0))
+      }
+      let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+      if ready < 0 && errno != EINTR {
+        logger.error("hints poll failed: errno \(errno)")
+        return
+      }
+      if descriptors[0].revents != 0 { return }
+      if let busIndex, ready == 0 || descriptors[busIndex].revents != 0 { serviceBus() }
+      if let reconnectAt, reconnectAt <= csd_monotonic_microseconds() { connectBus() }
+      if let wifiIndex, descriptors[wifiIndex].revents != 0 { serviceWifi() }
+      settleIfDone()
+    }
+  }
+
+  /// Reports once that the first NetworkManager read and the first nl80211 dump are done.
+  private func settleIfDone() {
+    guard !hasSettled, !wifiDumpPending else { return }
+    hasSettled = true
+    onSettled()
+  }
+
+  // MARK: - NetworkManager
+
+  private func connectBus() {
+    reconnectAt = nil
+    do {
+      let bus = try SystemBus(address: configuration.busAddress)
+      let context = Unmanaged.passUnretained(signals).toOpaque()
+      try bus.addMatch(
+        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+          + "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+          + "arg0='\(NetworkManagerSnapshot.service)'",
+        handler: Self.onSignal, context: context)
+      try bus.addMatch(
+        "type='signal',path_namespace='\(NetworkManagerSnapshot.managerPath)'",
+        handler: Self.onSignal, context: context)
+      self.bus = bus
+      everConnected = true
+      reconnectDelay = 1_000_000
+      logger.debug("connected to D-Bus for NetworkManager hints")
+      refresh()
+    } catch {
+      if everConnected {
+        scheduleReconnect()
+      } else {
+        logger.debug("NetworkManager hints off: \(error)")
+      }
+    }
+  }
+
+  private func serviceBus() {
+    guard let bus else { return }
+    do {
+      try bus.processPending()
+    } catch {
+      lostBus(error)
+      return
+    }
+    if signals.refreshNeeded { refresh() }
+  }
+
+  private func refresh() {
+    signals.refreshNeeded = false
+    guard let bus else { return }
+    let snapshot: NetworkManagerSnapshot
+    do {
+      snapshot = try NetworkManagerSnapshot.read(from: bus)
+    } catch {
+      if error.name == nil {
+        lostBus(error)
+        return
+      }
+      if lastSnapshot != .absent { logger.debug("NetworkManager not available: \(error)") }
+      snapshot = .absent
+    }
+    publish(snapshot)
+  }
+
+  private func publish(_ snapshot: NetworkManagerSnapshot) {
+    guard snapshot != lastSnapshot else { return }
+    lastSnapshot = snapshot
+    monitor.updateHints { hints in
+      hints.networkManagerMetered = snapshot.metered
+      hints.networkManagerConnectivity = snapshot.connectivity
+      hints.networkManagerDeviceConnectivity = snapshot.deviceConnectivity
+    }
+  }
+
+  private func lostBus(_ error: BusError) {
+    logger.notice("D-Bus connection lost, NetworkManager hints cleared: \(error)")
+    bus = nil
+    publish(.absent)
+    scheduleReconnect()
+  }
+
+  private func scheduleReconnect() {
+    reconnectAt = csd_monotonic_microseconds() + reconnectDelay
+    reconnectDelay = min(reconnectDelay * 2, Self.maximumReconnectDelay)
+  }
+
+  /// The match callback: every matched signal asks for one re-read after processing, except
+  /// access-point updates (signal strength), which change nothing we read.
+  private static let onSignal: sd_bus_message_handler_t = { message, context, _ in
+    guard let message, let context else { return 0 }
+    if let path = sd_bus_message_get_path(message),
+      String(cString: path).hasPrefix("/org/freedesktop/NetworkManager/AccessPoint")
+    {
+      return 0
+    }
+    Unmanaged<SignalFlag>.fromOpaque(context).takeUnretainedValue().refreshNeeded = true
+    return 0
+  }
+
+  // MARK: - nl80211
+
+  private func openWifi() {
+    do {
+      let socket = try Nl80211Socket()
+      try socket.requestInterfaces()
+      wifi = socket
+      wifiDumpPending = true
+    } catch {
+      logger.debug("Wi-Fi SSIDs off: \(error)")
+    }
+  }
+
+  private func serviceWifi() {
+    guard let wifi else { return }
+    var changed = false
+    do {
+      while let datagram = try wifi.receive() {
+        if datagram.isEmpty {
+          try wifi.requestInterfaces()
+          continue
+        }
+        if Nl80211Parser.containsDone(datagram) { wifiDumpPending = false }
+        for result in Nl80211Parser.messages(in: datagram, family: wifi.family) {
+          switch result {
+          case .success(let message):
+            let effects = tracker.apply(message)
+            changed = changed || effects.changed
+            for index in effects.requery { try wifi.requestInterfaces(index: index) }
+          case .failure(let error):
+            logger.debug("skipped a malformed nl80211 message: \(error)")
+          }
+        }
+      }
+    } catch {
+      logger.notice("Wi-Fi SSIDs off: \(error)")
+      self.wifi = nil
+      wifiDumpPending = false
+      tracker = WifiIdentityTracker()
+      changed = true
+    }
+    if changed {
+      let ssids = tracker.ssids
+      monitor.updateHints { $0.ssids = ssids }
+    }
+  }
+}

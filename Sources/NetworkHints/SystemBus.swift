@@ -1,0 +1,194 @@
+import CSystemdBus
+import Glibc
+
+/// A D-Bus failure: the operation and the error name or errno.
+public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// What failed and why, e.g. "GetAll /org/freedesktop/NetworkManager: ServiceUnknown ...".
+  public var description: String
+  /// The D-Bus error name when the peer answered with an error.
+  public var name: String?
+}
+
+/// A value of a D-Bus property this package reads; other types are skipped.
+enum BusValue: Sendable, Equatable {
+  case uint32(UInt32)
+  case string(String)
+  case objectPaths([String])
+}
+
+/// One sd-bus connection, used by one thread only (the hints event loop): method calls, match
+/// rules, and the fd/events/timeout triple for `poll()`.
+final class SystemBus {
+  private var bus: OpaquePointer?
+  private var slots: [OpaquePointer] = []
+
+  /// Connects to `address` (e.g. `unix:path=/run/dbus/system_bus_socket`), or to the system
+  /// bus when `nil`.
+  init(address: String?) throws(BusError) {
+    var bus: OpaquePointer?
+    if let address {
+      var result = sd_bus_new(&bus)
+      if result >= 0 { result = sd_bus_set_address(bus, address) }
+      if result >= 0 { result = sd_bus_set_bus_client(bus, 1) }
+      if result >= 0 { result = sd_bus_start(bus) }
+      if result < 0 {
+        sd_bus_unref(bus)
+        throw BusError(description: "connect to \(address): \(Self.text(errno: -result))")
+      }
+    } else {
+      let result = sd_bus_open_system(&bus)
+      if result < 0 {
+        throw BusError(description: "connect to the system bus: \(Self.text(errno: -result))")
+      }
+    }
+    self.bus = bus
+  }
+
+  deinit {
+    for slot in slots { sd_bus_slot_unref(slot) }
+    sd_bus_flush_close_unref(bus)
+  }
+
+  /// The descriptor, the `poll()` events it waits for, and the timeout in milliseconds (-1:
+  /// none, which is the idle case).
+  func pollParameters() throws(BusError) -> (descriptor: Int32, events: Int16, timeout: Int32) {
+    let descriptor = sd_bus_get_fd(bus)
+    let events = sd_bus_get_events(bus)
+    guard descriptor >= 0, events >= 0 else {
+      throw BusError(description: "bus closed: \(Self.text(errno: -min(descriptor, events)))")
+    }
+    var deadline: UInt64 = 0
+    guard sd_bus_get_timeout(bus, &deadline) >= 0 else {
+      throw BusError(description: "sd_bus_get_timeout failed")
+    }
+    let timeout: Int32
+    if deadline == UInt64.max {
+      timeout = -1
+    } else {
+      let now = csd_monotonic_microseconds()
+      timeout = deadline <= now ? 0 : Int32(clamping: (deadline - now + 999) / 1000)
+    }
+    return (descriptor, Int16(events), timeout)
+  }
+
+  /// Processes everything pending (match callbacks run here). Throws when the connection
+  /// broke.
+  func processPending() throws(BusError) {
+    while true {
+      let result = sd_bus_process(bus, nil)
+      if result < 0 { throw BusError(description: "bus failed: \(Self.text(errno: -result))") }
+      if result == 0 { return }
+    }
+  }
+
+  /// Adds a match rule whose messages go to `handler` (a C function) with `context`.
+  func addMatch(
+    _ rule: String, handler: sd_bus_message_handler_t, context: UnsafeMutableRawPointer
+  ) throws(BusError) {
+    var slot: OpaquePointer?
+    let result = sd_bus_add_match(bus, &slot, rule, handler, context)
+    guard result >= 0, let slot else {
+      throw BusError(description: "AddMatch \(rule): \(Self.text(errno: -result))")
+    }
+    slots.append(slot)
+  }
+
+  /// `org.freedesktop.DBus.Properties.GetAll(interface)` on `path` of `destination`; values of
+  /// types other than `u`, `s`, `o` and `ao` are skipped.
+  func allProperties(destination: String, path: String, interface: String)
+    throws(BusError) -> [String: BusValue]
+  {
+    var message: OpaquePointer?
+    var result = sd_bus_message_new_method_call(
+      bus, &message, destination, path, "org.freedesktop.DBus.Properties", "GetAll")
+    if result >= 0 { result = csd_append_string(message, interface) }
+    // Never start a stopped NetworkManager by asking it something.
+    if result >= 0 { result = sd_bus_message_set_auto_start(message, 0) }
+    guard result >= 0 else {
+      sd_bus_message_unref(message)
+      throw BusError(description: "GetAll \(path): \(Self.text(errno: -result))")
+    }
+    defer { sd_bus_message_unref(message) }
+    var error = csd_error_null()
+    defer { sd_bus_error_free(&error) }
+    var reply: OpaquePointer?
+    result = sd_bus_call(bus, message, 5_000_000, &error, &reply)
+    guard result >= 0, let reply else {
+      let name = csd_error_name(&error).map { String(cString: $0) }
+      let detail = csd_error_message(&error).map { String(cString: $0) }
+      throw BusError(
+        description: "GetAll \(path) \(interface): \(name ?? Self.text(errno: -result))"
+          + (detail.map { " (\($0))" } ?? ""), name: name)
+    }
+    defer { sd_bus_message_unref(reply) }
+    do {
+      return try Self.readDictionary(reply)
+    } catch {
+      throw BusError(description: "GetAll \(path) \(interface): malformed reply: \(error)")
+    }
+  }
+
+  /// Reads `a{sv}`.
+  private static func readDictionary(_ message: OpaquePointer) throws(BusError) -> [String:
+    BusValue]
+  {
+    var values: [String: BusValue] = [:]
+    try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}"))
+    while try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv")) > 0 {
+      let key = try readString(message, type: "s")
+      var type: CChar = 0
+      var contents: UnsafePointer<CChar>?
+      try check(sd_bus_message_peek_type(message, &type, &contents))
+      let signature = contents.map { String(cString: $0) } ?? ""
+      if ["u", "s", "o", "ao"].contains(signature) {
+        try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), signature))
+        switch signature {
+        case "u":
+          var value: UInt32 = 0
+          try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "u")), &value))
+          values[key] = .uint32(value)
+        case "ao":
+          var paths: [String] = []
+          try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "o"))
+          while let path = try readOptionalString(message, type: "o") { paths.append(path) }
+          try check(sd_bus_message_exit_container(message))
+          values[key] = .objectPaths(paths)
+        default:
+          values[key] = .string(try readString(message, type: signature))
+        }
+        try check(sd_bus_message_exit_container(message))
+      } else {
+        try check(sd_bus_message_skip(message, "v"))
+      }
+      try check(sd_bus_message_exit_container(message))
+    }
+    try check(sd_bus_message_exit_container(message))
+    return values
+  }
+
+  private static func readString(_ message: OpaquePointer, type: String) throws(BusError) -> String
+  {
+    guard let text = try readOptionalString(message, type: type) else {
+      throw BusError(description: "missing \(type) value")
+    }
+    return text
+  }
+
+  private static func readOptionalString(_ message: OpaquePointer, type: String) throws(BusError)
+    -> String?
+  {
+    var pointer: UnsafePointer<CChar>?
+    let result = sd_bus_message_read_basic(message, CChar(bitPattern: type.utf8.first!), &pointer)
+    try check(result)
+    guard result > 0, let pointer else { return nil }
+    return String(cString: pointer)
+  }
+
+  @discardableResult
+  private static func check(_ result: Int32) throws(BusError) -> Int32 {
+    guard result >= 0 else { throw BusError(description: text(errno: -result)) }
+    return result
+  }
+
+  static func text(errno code: Int32) -> String { String(cString: strerror(code)) }
+}

@@ -1,0 +1,160 @@
+import BackgrounderTesting
+import Foundation
+import Logging
+import NetworkHints
+import Reachability
+import Testing
+
+/// The HTTP connectivity probe against servers in a network namespace these tests create: the
+/// client namespace's veth0 (192.0.2.1) is the primary link; its peer veth1 lives in a second
+/// namespace (192.0.2.254) running a small Python HTTP server. No traffic leaves them.
+@Suite(
+  .serialized,
+  .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"))
+struct ConnectivityProbeTests {
+  static let serverScript = #"""
+    import http.server, socket, sys, threading
+    body_file = sys.argv[1]
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path.startswith("/redirect"):
+                self.send_response(302)
+                self.send_header("Location", "http://192.0.2.254/login")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            body = open(body_file, "rb").read()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        def log_message(self, *args):
+            pass
+    silent = socket.socket()
+    silent.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    silent.bind(("192.0.2.254", 81))
+    silent.listen(8)  # accepts connections (kernel handshake) and never answers
+    server = http.server.HTTPServer(("192.0.2.254", 80), Handler)
+    print("ready", flush=True)
+    server.serve_forever()
+    """#
+
+  /// A client namespace with a reachable veth0 and a server namespace behind its peer.
+  final class Network: @unchecked Sendable {
+    let client: NamespaceSandbox
+    let serverName: String
+    let bodyFile: String
+    let server: Process
+
+    init(body: String) throws {
+      client = try NamespaceSandbox.create()
+      serverName = client.name + "-srv"
+      bodyFile = NSTemporaryDirectory() + "\(serverName).body"
+      try body.write(toFile: bodyFile, atomically: true, encoding: .utf8)
+      try Self.ip("netns", "add", serverName)
+      try client.ip("link", "set", "veth1", "netns", serverName)
+      try Self.ip("-n", serverName, "link", "set", "lo", "up")
+      try Self.ip("-n", serverName, "link", "set", "veth1", "up")
+      try Self.ip("-n", serverName, "addr", "add", "192.0.2.254/24", "dev", "veth1")
+      try client.ip("link", "set", "veth0", "up")
+      try client.ip("addr", "add", "192.0.2.1/24", "dev", "veth0")
+      try client.ip("route", "add", "default", "via", "192.0.2.254", "dev", "veth0")
+      server = Process()
+      server.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+      server.arguments = [
+        "netns", "exec", serverName, "/usr/bin/python3", "-c", ConnectivityProbeTests.serverScript,
+        bodyFile,
+      ]
+      let ready = Pipe()
+      server.standardOutput = ready
+      try server.run()
+      _ = ready.fileHandleForReading.availableData  // "ready" once both sockets listen
+    }
+
+    func setBody(_ text: String) throws {
+      try text.write(toFile: bodyFile, atomically: true, encoding: .utf8)
+    }
+
+    func remove() {
+      kill(server.processIdentifier, SIGKILL)
+      server.waitUntilExit()
+      _ = try? Self.ip("netns", "del", serverName)
+      client.remove()
+      unlink(bodyFile)
+    }
+
+    static func ip(_ arguments: String...) throws {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+      process.arguments = arguments
+      try process.run()
+      process.waitUntilExit()
+      guard process.terminationStatus == 0 else {
+        throw NamespaceSandbox.CommandFailed(
+          command: "ip " + arguments.joined(separator: " "), output: "")
+      }
+    }
+  }
+
+  private func probe(
+    _ url: String, serving: String = "backgrounder-ok\n", clock: ManualClock = ManualClock(),
+    _ body: (ReachabilityMonitor, Network, ManualClock) async throws -> Void
+  ) async throws {
+    let network = try Network(body: serving)
+    defer { network.remove() }
+    let logger = Logger(label: "test.probe")
+    let monitor = ReachabilityMonitor(
+      configuration: ReachabilityConfiguration(
+        sysfsRoot: "/nonexistent", networkNamespacePath: network.client.path),
+      logger: logger)
+    let prober = ConnectivityProber(
+      monitor: monitor, check: try ConnectivityCheck(url: url, expect: "backgrounder-ok"),
+      backoff: .init(initial: .seconds(10), maximum: .seconds(40)), timeout: .milliseconds(500),
+      networkNamespacePath: network.client.path, clock: clock, logger: logger)
+    let running = Task {
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await monitor.run() }
+        group.addTask { try await prober.run() }
+        try await group.waitForAll()
+      }
+    }
+    defer { running.cancel() }
+    try await body(monitor, network, clock)
+  }
+
+  @Test func rightAnswerIsFullConnectivity() async throws {
+    try await probe("http://192.0.2.254/generate_204") { monitor, _, _ in
+      let status = try await monitor.firstStatus("probe answered") { $0.connectivity != .unknown }
+      #expect(status.connectivity == .full)
+      #expect(status.connectivitySource == .probe)
+    }
+  }
+
+  @Test func redirectIsACaptivePortal() async throws {
+    try await probe("http://192.0.2.254/redirect") { monitor, _, _ in
+      let status = try await monitor.firstStatus("probe answered") { $0.connectivity != .unknown }
+      #expect(status.connectivity == .portal)
+    }
+  }
+
+  @Test func silentServerIsLimited() async throws {
+    try await probe("http://192.0.2.254:81/") { monitor, _, _ in
+      let status = try await monitor.firstStatus("probe timed out") { $0.connectivity != .unknown }
+      #expect(status.connectivity == .limited)
+    }
+  }
+
+  @Test func wrongBodyIsAPortalUntilARetryGetsTheRightOne() async throws {
+    try await probe("http://192.0.2.254/check", serving: "<html>Hotel WiFi login</html>") {
+      monitor, network, clock in
+      let portal = try await monitor.firstStatus("portal") { $0.connectivity == .portal }
+      #expect(portal.primary == "veth0")
+      // The retry waits for the backoff on the injected clock; nothing is probed before.
+      await clock.waitForSleepers { _ in true }
+      try network.setBody("backgrounder-ok")
+      clock.advance(by: .seconds(10))
+      let full = try await monitor.firstStatus("full after the retry") { $0.connectivity == .full }
+      #expect(full.connectivitySource == .probe)
+    }
+  }
+}

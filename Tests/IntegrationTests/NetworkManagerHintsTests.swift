@@ -1,0 +1,175 @@
+import Backgrounder
+import Foundation
+import Logging
+import NetworkHints
+import Reachability
+import Synchronization
+import Testing
+
+/// The monitor with NetworkManager hints from python-dbusmock's NetworkManager template on a
+/// private `dbus-daemon`, and a reachable veth link in a network namespace these tests create.
+@Suite(
+  .serialized,
+  .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"),
+  .enabled(if: PrivateBus.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"))
+struct NetworkManagerHintsTests {
+  static let metered: UInt32 = 1
+  static let notMetered: UInt32 = 2
+  static let guessYes: UInt32 = 3
+
+  /// A monitor watching a namespace whose veth0 is reachable, fed by a hints service on `bus`.
+  private func withHintedMonitor(
+    bus: PrivateBus, _ body: (ReachabilityMonitor, NamespaceSandbox) async throws -> Void
+  ) async throws {
+    let sandbox = try NamespaceSandbox.create()
+    defer { sandbox.remove() }
+    try sandbox.ip("link", "set", "veth0", "up")
+    try sandbox.ip("addr", "add", "192.0.2.1/24", "dev", "veth0")
+    try sandbox.ip("route", "add", "default", "via", "192.0.2.254", "dev", "veth0")
+    let logger = Logger(label: "test.nm-hints")
+    let monitor = ReachabilityMonitor(
+      configuration: ReachabilityConfiguration(
+        sysfsRoot: "/nonexistent", networkNamespacePath: sandbox.path),
+      logger: logger)
+    let hints = NetworkHintsService(
+      monitor: monitor,
+      configuration: NetworkHintsConfiguration(busAddress: bus.address, watchWifi: false),
+      logger: logger)
+    let running = Task {
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await monitor.run() }
+        group.addTask { try await hints.run() }
+        try await group.waitForAll()
+      }
+    }
+    defer { running.cancel() }
+    _ = try await monitor.firstStatus("reachable via veth0") { $0.primary == "veth0" }
+    try await body(monitor, sandbox)
+  }
+
+  @Test func meteredSettingFollowsNetworkManagerSignals() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try bus.startNetworkManager()
+    let device = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
+    try await withHintedMonitor(bus: bus) { monitor, _ in
+      let metered = try await monitor.firstStatus("metered by NetworkManager") {
+        $0.isDataMetered
+      }
+      #expect(metered.primaryLink?.meteredReason == .networkManager(.yes))
+      #expect(metered.primaryLink?.meteredReason.code == "networkmanager:yes")
+
+      try bus.setMetered(Self.notMetered, device: device)
+      let unmetered = try await monitor.firstStatus("the user flipped it to no") {
+        !$0.isDataMetered
+      }
+      #expect(unmetered.primaryLink?.meteredReason == .networkManager(.no))
+
+      try bus.setMetered(Self.guessYes, device: device)
+      let guessed = try await monitor.firstStatus("NetworkManager guessed metered") {
+        $0.isDataMetered
+      }
+      #expect(guessed.primaryLink?.meteredReason == .networkManager(.guessYes))
+    }
+  }
+
+  @Test func networkManagerLeavingAndComingBackIsFollowed() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try bus.startNetworkManager()
+    _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
+    try await withHintedMonitor(bus: bus) { monitor, _ in
+      _ = try await monitor.firstStatus("metered by NetworkManager") { $0.isDataMetered }
+      #expect(monitor.status.connectivity == .full)
+
+      bus.stopNetworkManager()
+      let gone = try await monitor.firstStatus("kernel signals after NetworkManager left") {
+        !$0.isDataMetered && $0.connectivity == .unknown
+      }
+      #expect(gone.primaryLink?.meteredReason == .virtual(kind: "veth"))
+
+      try bus.startNetworkManager()
+      _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
+      let back = try await monitor.firstStatus("NetworkManager back") { $0.isDataMetered }
+      #expect(back.primaryLink?.meteredReason == .networkManager(.yes))
+    }
+  }
+
+  @Test func noNetworkManagerOnTheBusMeansKernelSignals() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try await withHintedMonitor(bus: bus) { monitor, _ in
+      let status = monitor.status
+      #expect(status.primaryLink?.meteredReason == .virtual(kind: "veth"))
+      #expect(status.connectivity == .unknown)
+      // It appears later: picked up through NameOwnerChanged.
+      try bus.startNetworkManager()
+      _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
+      let later = try await monitor.firstStatus("NetworkManager appeared") { $0.isDataMetered }
+      #expect(later.connectivity == .full)
+    }
+  }
+
+  @Test func captivePortalHoldsAnyJobUntilConnectivityIsFull() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try bus.startNetworkManager()
+    _ = try bus.addWifiDevice(interface: "veth0", metered: Self.notMetered)
+    try bus.setConnectivity(2)  // NM_CONNECTIVITY_PORTAL
+    try await withHintedMonitor(bus: bus) { monitor, _ in
+      let portal = try await monitor.firstStatus("portal") { $0.connectivity == .portal }
+      #expect(portal.connectivitySource == .networkManager)
+
+      let directory = NSTemporaryDirectory() + "bgportal-\(UInt32.random(in: 0...UInt32.max))"
+      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+      defer { try? FileManager.default.removeItem(atPath: directory) }
+      let runtime = Backgrounder(
+        configuration: .init(
+          storePath: "\(directory)/state.sqlite", network: MonitoredNetwork(monitor)))
+      let id = try TaskId("dev.example.portal-upload")
+      let runs = RunCounter()
+      try runtime.register(id) {
+        ClosureWorker { _ in
+          runs.count.withLock { $0 += 1 }
+          return .success
+        }
+      }
+      try await runtime.start()
+      defer { Task { await runtime.shutdown() } }
+      let outcome = await runtime.schedule(
+        WorkRequest.OneTime(
+          taskId: id, constraints: WorkConstraints(networkRequired: .any), budget: .seconds(4)))
+      #expect(outcome == .scheduled)
+
+      let held = try await Self.eventually("the job waits for working internet") {
+        runtime.scheduled().first {
+          $0.pendingPredicates.contains(.workingInternet(.portal))
+        }
+      }
+      #expect(held.state != .running)
+      #expect(runs.count.withLock { $0 } == 0)
+
+      try bus.setConnectivity(4)  // NM_CONNECTIVITY_FULL
+      let count = try await Self.eventually("the job runs once connectivity is full") {
+        runs.count.withLock { $0 > 0 ? $0 : nil }
+      }
+      #expect(count == 1)
+    }
+  }
+
+  private static func eventually<T: Sendable>(
+    _ what: String, timeout: Duration = .seconds(15), _ probe: @escaping @Sendable () async -> T?
+  ) async throws -> T {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+      if let value = await probe() { return value }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    throw NamespaceSandbox.TimedOut(waitingFor: what)
+  }
+}
+
+/// Counts worker invocations.
+private final class RunCounter: Sendable {
+  let count = Mutex(0)
+}

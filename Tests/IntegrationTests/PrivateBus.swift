@@ -1,0 +1,155 @@
+import Foundation
+
+/// A private `dbus-daemon` on a socket in a fresh temporary directory, with python-dbusmock's
+/// NetworkManager template as a child on it. Never the machine's system bus.
+final class PrivateBus: @unchecked Sendable {
+  // @unchecked: the mock process handle is replaced only by the test that owns the bus.
+  struct Failed: Error, CustomStringConvertible {
+    var description: String
+  }
+
+  static let python = "/usr/bin/python3"
+  static let managerPath = "/org/freedesktop/NetworkManager"
+  /// The template's main object, which carries its `...NetworkManager.Mock` methods.
+  static let mockPath = "/org/freedesktop"
+  static let mockInterface = "org.freedesktop.DBus.Mock"
+  static let deviceInterface = "org.freedesktop.NetworkManager.Device"
+
+  /// Whether dbus-daemon and python-dbusmock are installed.
+  static var isAvailable: Bool {
+    FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon")
+      && FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-send")
+      && FileManager.default.fileExists(
+        atPath: "/usr/lib/python3/dist-packages/dbusmock/templates/networkmanager.py")
+  }
+
+  let directory: String
+  let address: String
+  private let daemon: Process
+  private var mock: Process?
+
+  init() throws {
+    directory = NSTemporaryDirectory() + "bgbus-\(UInt32.random(in: 0...UInt32.max))"
+    try FileManager.default.createDirectory(
+      atPath: directory, withIntermediateDirectories: false,
+      attributes: [.posixPermissions: 0o700])
+    let config = """
+      <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+       "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+      <busconfig>
+        <type>session</type>
+        <listen>unix:path=\(directory)/bus</listen>
+        <auth>EXTERNAL</auth>
+        <policy context="default">
+          <allow send_destination="*" eavesdrop="true"/>
+          <allow eavesdrop="true"/>
+          <allow own="*"/>
+        </policy>
+      </busconfig>
+      """
+    try config.write(toFile: "\(directory)/bus.conf", atomically: true, encoding: .utf8)
+    daemon = Process()
+    daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+    daemon.arguments = ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"]
+    daemon.standardOutput = FileHandle.nullDevice
+    daemon.standardError = FileHandle.nullDevice
+    try daemon.run()
+    address = "unix:path=\(directory)/bus"
+    try Self.waitFor("the bus socket") {
+      FileManager.default.fileExists(atPath: "\(self.directory)/bus")
+    }
+  }
+
+  /// Starts python-dbusmock's NetworkManager template (global connectivity `full`) and waits
+  /// until it owns its name.
+  func startNetworkManager() throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: Self.python)
+    process.arguments = ["-m", "dbusmock", "--system", "--template", "networkmanager"]
+    process.environment = ["DBUS_SYSTEM_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    mock = process
+    // The name is owned before the template's methods exist: wait for those.
+    try Self.waitFor("NetworkManager's mock methods on the bus") {
+      (try? self.send(
+        path: Self.mockPath, method: "org.freedesktop.DBus.Introspectable.Introspect"))?
+        .contains("AddWiFiDevice") == true
+    }
+  }
+
+  /// Kills the mock NetworkManager (its name disappears from the bus).
+  func stopNetworkManager() {
+    guard let mock else { return }
+    kill(mock.processIdentifier, SIGKILL)
+    mock.waitUntilExit()
+    self.mock = nil
+  }
+
+  /// Adds a Wi-Fi device for interface `name`, with a `Metered` property of `metered`; returns
+  /// its object path.
+  func addWifiDevice(interface name: String, metered: UInt32) throws -> String {
+    let output = try send(
+      path: Self.mockPath, method: "\(Self.mockInterface).AddWiFiDevice", "string:wifi0",
+      "string:\(name)", "uint32:100")
+    guard let path = output.split(separator: "\"").dropFirst().first.map(String.init) else {
+      throw Failed(description: "AddWiFiDevice answered \(output)")
+    }
+    try send(
+      path: path, method: "org.freedesktop.DBus.Mock.AddProperty", "string:\(Self.deviceInterface)",
+      "string:Metered", "variant:uint32:\(metered)")
+    // AddProperty emits nothing; NetworkManager announces its devices' values.
+    try setMetered(metered, device: path)
+    return path
+  }
+
+  /// Changes a device's `Metered`, emitting `PropertiesChanged` as NetworkManager does.
+  func setMetered(_ value: UInt32, device path: String) throws {
+    try send(
+      path: Self.mockPath, method: "\(Self.mockInterface).SetProperty", "objpath:\(path)",
+      "string:\(Self.deviceInterface)", "string:Metered", "variant:uint32:\(value)")
+  }
+
+  /// Changes the global `Connectivity` (NM_CONNECTIVITY_*), emitting `PropertiesChanged`.
+  func setConnectivity(_ value: UInt32) throws {
+    try send(
+      path: Self.mockPath, method: "\(Self.mockInterface).SetConnectivity", "uint32:\(value)")
+  }
+
+  @discardableResult
+  func send(
+    destination: String = "org.freedesktop.NetworkManager", path: String, method: String,
+    _ arguments: String...
+  ) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-send")
+    process.arguments =
+      ["--bus=\(address)", "--print-reply", "--dest=\(destination)", path, method] + arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+      throw Failed(description: "dbus-send \(method) failed: \(output)")
+    }
+    return output
+  }
+
+  func close() {
+    stopNetworkManager()
+    kill(daemon.processIdentifier, SIGKILL)
+    daemon.waitUntilExit()
+    try? FileManager.default.removeItem(atPath: directory)
+  }
+
+  private static func waitFor(_ what: String, _ condition: () -> Bool) throws {
+    for _ in 0..<200 {
+      if condition() { return }
+      usleep(25_000)
+    }
+    throw Failed(description: "timed out waiting for \(what)")
+  }
+}
