@@ -181,8 +181,8 @@ let package = Package(
     .testTarget(
       name: "IntegrationTests",
       dependencies: [
-        "Reachability", "PowerSource", "Backgrounder", "BackgrounderTesting", "BackgrounderDaemon",
-        "NetworkHints", "ResurrectionChild",
+        "Reachability", "PowerSource", "Backgrounder", "BackgrounderLinux", "BackgrounderTesting",
+        "BackgrounderDaemon", "NetworkHints", "ResurrectionChild",
       ]
     ),
     // Child process of IntegrationTests/ResurrectionTests (killed with SIGKILL mid-run).

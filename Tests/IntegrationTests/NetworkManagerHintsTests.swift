@@ -1,4 +1,5 @@
 import Backgrounder
+import BackgrounderLinux
 import Foundation
 import Logging
 import NetworkHints

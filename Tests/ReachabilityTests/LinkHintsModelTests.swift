@@ -8,7 +8,7 @@ import Testing
   static func engine(meteredSSIDs: [String] = []) throws -> ReachabilityEngine {
     let configuration = ReachabilityConfiguration(
       sysfsRoot: "\(FixtureReplay.directory)/wifi/sysfs", meteredSSIDs: meteredSSIDs)
-    var engine = ReachabilityEngine(configuration: configuration)
+    var engine = ReachabilityEngine(configuration: configuration, live: false)
     for record in try PcapReader.records(atPath: "\(FixtureReplay.directory)/wifi.pcap")
     where record.netlinkProtocol == 0 {
       _ = engine.ingest(datagram: record.message)
