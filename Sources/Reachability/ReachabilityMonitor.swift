@@ -55,7 +55,8 @@ public final class ReachabilityMonitor: Service, Sendable {
   /// Link-hint input path: applies `change` (run under the monitor's lock: no calls back into
   /// the monitor) and publishes the status if it changed. Safe from any thread.
   public func updateHints(_ change: (inout LinkHints) -> Void) {
-    let published = state.withLock { state -> (NetworkStatus, [AsyncStream<NetworkStatus>.Continuation])? in
+    let published = state.withLock {
+      state -> (NetworkStatus, [AsyncStream<NetworkStatus>.Continuation])? in
       state.engine.updateHints(change)
       guard let status = state.engine.takePublishableStatus() else { return nil }
       return (status, state.broadcaster.publish(status))

@@ -50,7 +50,13 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   public var expedited = false
   /// `inherit-environment = true`: the command gets the daemon's whole environment (minus the
   /// service manager's private variables) instead of the allow-list of `JobEnvironment`.
-  public var inheritEnvironment = false
+  public var inheritEnvironment: Bool {
+    get { inheritsEnvironment ?? false }
+    set { inheritsEnvironment = newValue ? true : nil }
+  }
+  /// Encoded only when set, so that a definition sent by an older CLI (the control socket's
+  /// `schedule`) decodes unchanged.
+  private var inheritsEnvironment: Bool?
 
   /// A job with the given id, command and schedule and every other setting at its default.
   public init(id: String, command: [String], schedule: Schedule) {

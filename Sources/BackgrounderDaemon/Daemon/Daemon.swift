@@ -103,7 +103,7 @@ public final class Daemon: Service {
     // socket still answers "shutting down"), close the socket, report the jobs' ends, then stop
     // watching network, power and clock.
     var parts = [
-      DaemonPart("network monitor") { try await monitor.run() },
+      DaemonPart("network monitor") { try await monitor.run() }
     ]
     for hints in configuration.networkHintServices(monitor: monitor, logger: logger) {
       parts.append(.untilShutdown("network hints (\(type(of: hints)))") { try await hints.run() })
