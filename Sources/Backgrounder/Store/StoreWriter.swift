@@ -127,7 +127,7 @@ final class StoreWriter: Sendable {
     if !ops.isEmpty {
       let started = ContinuousClock.now
       do {
-        try await store.apply(ops)
+        try store.apply(ops)
       } catch {
         failure = .writeFailed(detail: "\(error)")
       }

@@ -95,10 +95,11 @@ final class TaskStore: Sendable {
     }
   }
 
-  /// Applies `ops` in one transaction.
-  func apply(_ ops: [StoreOp]) async throws {
-    let limit = historyLimit
-    try await pool.write { db in try Self.apply(ops, in: db, historyLimit: limit) }
+  /// Applies `ops` in one transaction, on the calling thread. (GRDB's `async` write hops to a
+  /// Dispatch worker thread, which lingers and wakes 5 s after every commit; the synchronous
+  /// write blocks the caller, the store writer's task, for the commit's duration instead.)
+  func apply(_ ops: [StoreOp]) throws {
+    try pool.write { db in try Self.apply(ops, in: db, historyLimit: historyLimit) }
   }
 
   private static let upsertSQL =
