@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # $repo, $work and $cache come from run.sh
 # Helpers for Tests/systemd/run.sh: a cached minimal Debian root file system, booted with
 # systemd-nspawn in a cgroup of its own, driven with nsenter, torn down on exit.
 # Sourced, not run. Expects: $repo, $work (a scratch directory), $cache (the rootfs cache).
