@@ -79,11 +79,13 @@ boot_machine() {
   nspawn_pid=$!
   leader=
   local _
-  for _ in $(seq 1 100); do
-    leader=$(ps -o pid= --ppid "$nspawn_pid" 2>/dev/null | head -1 | tr -d ' ')
-    [[ -n $leader ]] && [[ $(readlink "/proc/$leader/ns/pid") != $(readlink /proc/self/ns/pid) ]] \
-      && break
-    leader=
+  local child
+  for _ in $(seq 1 300); do
+    # The container's init: a child of systemd-nspawn that is PID 1 in its own PID namespace.
+    for child in $(cat /proc/"$nspawn_pid"/task/*/children 2>/dev/null || true); do
+      grep -qE '^NSpid:\s+[0-9]+\s+1$' "/proc/$child/status" 2>/dev/null && leader=$child
+    done
+    [[ -n $leader ]] && break
     kill -0 "$nspawn_pid" 2>/dev/null || break
     sleep 0.1
   done
@@ -93,6 +95,10 @@ boot_machine() {
     return 1
   fi
   local state
+  for _ in $(seq 1 600); do
+    nsenter -t "$leader" -a test -S /run/systemd/private 2>/dev/null && break
+    sleep 0.1
+  done
   state=$(timeout 120 nsenter -t "$leader" -a systemctl is-system-running --wait || true)
   echo "== booted (PID 1 = $leader here; system state: ${state:-unknown})" >&2
   [[ $state == running || $state == degraded ]] || {

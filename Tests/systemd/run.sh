@@ -98,9 +98,6 @@ boot_machine
 verify=$(inside systemd-analyze verify backgrounder.service 2>&1) \
   && [[ -z $verify ]] && pass "systemd-analyze verify: system unit clean" \
   || fail "systemd-analyze verify (system unit): $verify"
-verify=$(inside systemd-analyze --user verify /usr/lib/systemd/user/backgrounder.service 2>&1) \
-  && [[ -z $verify ]] && pass "systemd-analyze verify: user unit clean" \
-  || fail "systemd-analyze verify (user unit): $verify"
 
 mode=$(stat -c %a "$work/root/var/lib/backgrounder")
 [[ $mode == 700 ]] && pass "/var/lib/backgrounder is 0700 after install" \
@@ -118,7 +115,8 @@ CONF
 inside systemctl start --no-block backgrounder.service
 sleep 1.5
 early=$(unit_property ActiveState)/$(unit_property SubState)
-if eventually 30 test "$(unit_property ActiveState)" = active; then
+is_active() { [[ $(unit_property ActiveState) == active ]]; }
+if eventually 30 is_active; then
   main_started=$(unit_property ExecMainStartTimestampMonotonic)
   active_at=$(unit_property ActiveEnterTimestampMonotonic)
   waited=$(((active_at - main_started) / 1000))
@@ -139,6 +137,10 @@ else
   fail "systemctl start backgrounder failed: $(inside systemctl status backgrounder 2>&1 | tail)"
 fi
 
+mode=$(stat -c %a "$work/root/var/lib/backgrounder")
+[[ $mode == 700 ]] && pass "/var/lib/backgrounder is still 0700 with the service running" \
+  || fail "/var/lib/backgrounder is $mode with the service running (the unit needs StateDirectoryMode=0700)"
+
 # --- StatusText ---------------------------------------------------------------------------------
 status_text=$(unit_property StatusText)
 [[ $status_text == *job* ]] && pass "StatusText: $status_text" \
@@ -154,7 +156,8 @@ fi
 
 # --- systemctl stop ends every job process -----------------------------------------------------
 sleepers() { machine_processes | grep -c '^sleep 360[01]' || true; }
-if eventually 30 test "$(sleepers)" -ge 2; then
+job_processes_running() { (($(sleepers) >= 2)); }
+if eventually 30 job_processes_running; then
   inside systemctl stop backgrounder.service
   left=$(sleepers)
   [[ $left == 0 ]] && pass "systemctl stop: no job process left (the job had 3)" \
@@ -173,7 +176,7 @@ CONF
 inside systemctl reset-failed backgrounder.service 2>/dev/null || true
 inside systemctl start backgrounder.service || true
 watchdog_fired() { journal -u backgrounder.service | grep -q 'Watchdog timeout'; }
-restarted() { (($(unit_property NRestarts) >= 1)) && test "$(unit_property ActiveState)" = active; }
+restarted() { (($(unit_property NRestarts) >= 1)) && is_active; }
 if eventually 30 watchdog_fired && eventually 30 restarted; then
   pass "watchdog: fired on the stalled dispatch loop; systemd restarted the daemon"
 else
