@@ -72,7 +72,9 @@ started=$SECONDS
 # --- the machine: minimal Debian + the package's dependencies, then the package itself --------
 mapfile -t depends < <(dpkg-deb -f "$deb" Depends | tr ',' '\n' \
   | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' | grep -v '^$')
-tarball=$(rootfs_tarball "${depends[@]}") || skip_or_fail "debootstrap of $suite failed"
+# libpam-systemd: user managers (user@UID.service) need pam_systemd for $XDG_RUNTIME_DIR.
+tarball=$(rootfs_tarball "${depends[@]}" libpam-systemd) \
+  || skip_or_fail "debootstrap of $suite failed"
 mkdir "$work/root"
 tar --numeric-owner -C "$work/root" -xpf "$tarball"
 mkdir -p "$work/root/var/log/journal"  # persistent journal, readable from here
