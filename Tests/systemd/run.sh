@@ -72,8 +72,9 @@ started=$SECONDS
 # --- the machine: minimal Debian + the package's dependencies, then the package itself --------
 mapfile -t depends < <(dpkg-deb -f "$deb" Depends | tr ',' '\n' \
   | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' | grep -v '^$')
-# libpam-systemd: user managers (user@UID.service) need pam_systemd for $XDG_RUNTIME_DIR.
-tarball=$(rootfs_tarball "${depends[@]}" libpam-systemd) \
+# libpam-systemd: user managers (user@UID.service) need pam_systemd for $XDG_RUNTIME_DIR;
+# man-db: `systemd-analyze verify` checks the unit's Documentation=man:backgrounder(1).
+tarball=$(rootfs_tarball "${depends[@]}" libpam-systemd man-db) \
   || skip_or_fail "debootstrap of $suite failed"
 mkdir "$work/root"
 tar --numeric-owner -C "$work/root" -xpf "$tarball"
@@ -203,6 +204,9 @@ id = "dev.test.user-job"
 command = ["/bin/sh", "-c", "echo hello-from-alice > $HOME/job-output"]
 once = true
 TOML
+  verify=$(as_alice systemd-analyze --user verify backgrounder.service 2>&1) \
+    && [[ -z $verify ]] && pass "systemd-analyze verify: user unit clean" \
+    || fail "systemd-analyze verify (user unit): $verify"
   if as_alice systemctl --user start backgrounder.service; then
     umask_value=$(as_alice systemctl --user show --property=UMask --value backgrounder.service)
     eventually 30 as_alice test -f /home/alice/job-output || true
