@@ -115,8 +115,10 @@ inside() {
   nsenter -t "$leader" -a "$@"
 }
 
-# Powers the machine off (killing it after 30 s), removes its cgroups and the scratch directory.
+# Powers the machine off (after 30 s: kills every process left in its cgroup), removes its
+# cgroups and the scratch directory. Runs from the EXIT trap: no step may stop the others.
 teardown_machine() {
+  set +e
   if [[ -n ${nspawn_pid:-} ]] && kill -0 "$nspawn_pid" 2>/dev/null; then
     [[ -n ${leader:-} ]] && nsenter -t "$leader" -a systemctl poweroff --no-block >/dev/null 2>&1
     local _
@@ -124,19 +126,29 @@ teardown_machine() {
       kill -0 "$nspawn_pid" 2>/dev/null || break
       sleep 0.1
     done
-    kill -KILL "$nspawn_pid" 2>/dev/null || true
-    wait "$nspawn_pid" 2>/dev/null || true
   fi
-  local root
+  local root pids
   if [[ -n ${machine_cgroup:-} ]]; then
+    for root in $(cgroup_roots); do
+      [[ -d $root/$machine_cgroup ]] || continue
+      pids=$(find "$root/$machine_cgroup" -name cgroup.procs -exec cat {} + 2>/dev/null)
+      if [[ -n $pids ]]; then
+        echo "== killing what the machine left running: $(echo "$pids" | wc -l) process(es)" >&2
+        # shellcheck disable=SC2086  # one PID per word
+        kill -KILL $pids 2>/dev/null
+        sleep 0.5
+      fi
+    done
+    [[ -n ${nspawn_pid:-} ]] && wait "$nspawn_pid" 2>/dev/null
     for root in $(cgroup_roots); do
       # Depth first: systemd-nspawn and the container leave sub-cgroups behind.
       [[ -d $root/$machine_cgroup ]] \
-        && find "$root/$machine_cgroup" -depth -type d -exec rmdir {} + 2>/dev/null || true
+        && find "$root/$machine_cgroup" -depth -type d -exec rmdir {} + 2>/dev/null
     done
   fi
   if [[ -n ${work:-} && -d $work ]]; then
-    findmnt -rn -o TARGET | grep -F "$work/" | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+    findmnt -rn -o TARGET | grep -F "$work/" | sort -r | xargs -r -n1 umount -l 2>/dev/null
     rm -rf "$work"
   fi
+  return 0
 }
