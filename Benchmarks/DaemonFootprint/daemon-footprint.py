@@ -95,13 +95,16 @@ def voluntary_switches(pid):
 def idle(pid, label):
     """System calls and voluntary context switches of every thread over the idle window."""
     time.sleep(2)
-    before = voluntary_switches(pid)
     trace = subprocess.Popen(["strace", "-f", "-c", "-q", "-p", str(pid)],
                              stderr=subprocess.PIPE, text=True)
+    # Switches are counted inside the traced window, not across strace's attach and detach
+    # (each ptrace stop of each thread is a voluntary switch).
+    time.sleep(1)
+    before = voluntary_switches(pid)
     time.sleep(args.idle_seconds)
+    switches = voluntary_switches(pid) - before
     trace.send_signal(signal.SIGINT)
     report = trace.communicate(timeout=30)[1]
-    switches = voluntary_switches(pid) - before
     total = re.search(r"^-+.*\n\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)", report, re.M)
     calls = int(total.group(1)) if total else 0
     top = [line.split() for line in report.splitlines() if re.match(r"^\s*[\d.]+\s+[\d.]+", line)]
