@@ -127,7 +127,7 @@ final class StoreWriter: Sendable {
     if !ops.isEmpty {
       let started = ContinuousClock.now
       do {
-        try store.apply(ops)
+        try await store.apply(ops)
       } catch {
         failure = .writeFailed(detail: "\(error)")
       }

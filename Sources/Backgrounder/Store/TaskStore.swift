@@ -95,11 +95,18 @@ final class TaskStore: Sendable {
     }
   }
 
-  /// Applies `ops` in one transaction, on the calling thread. (GRDB's `async` write hops to a
-  /// Dispatch worker thread, which lingers and wakes 5 s after every commit; the synchronous
-  /// write blocks the caller, the store writer's task, for the commit's duration instead.)
-  func apply(_ ops: [StoreOp]) throws {
-    try pool.write { db in try Self.apply(ops, in: db, historyLimit: historyLimit) }
+  /// Applies `ops` in one transaction, on a thread of its own: the commit blocks (fsync) and
+  /// must stay off the Swift concurrency pool, and GRDB's `async` write would run it on a
+  /// Dispatch worker thread, which stays alive and wakes again 5 s after every commit.
+  func apply(_ ops: [StoreOp]) async throws {
+    let (pool, limit) = (self.pool, historyLimit)
+    try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+      Thread {
+        done.resume(
+          with: Result { try pool.write { db in try Self.apply(ops, in: db, historyLimit: limit) } }
+        )
+      }.start()
+    }
   }
 
   private static let upsertSQL =
