@@ -105,12 +105,22 @@ def idle(pid, label):
     switches = voluntary_switches(pid) - before
     trace.send_signal(signal.SIGINT)
     report = trace.communicate(timeout=30)[1]
-    total = re.search(r"^-+.*\n\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)", report, re.M)
-    calls = int(total.group(1)) if total else 0
-    top = [line.split() for line in report.splitlines() if re.match(r"^\s*[\d.]+\s+[\d.]+", line)]
-    detail = ", ".join(f"{row[-1]} {row[3]}" for row in top[:-1][:4]) if calls else ""
-    print(f"{label:<34} {calls:>6} syscalls  {switches:>6} voluntary switches"
-          f"  over {args.idle_seconds} s{'  (' + detail + ')' if detail else ''}", flush=True)
+    # Rows of `strace -c`: % time, seconds, usecs/call, calls, [errors,] syscall.
+    calls = {}
+    for line in report.splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and re.match(r"^[\d.]+$", fields[0]) and fields[-1] != "total":
+            calls[fields[-1]] = int(fields[3])
+    # Attaching interrupts a thread blocked with a timeout (the dispatch loop's sleep until the
+    # next due time), and the kernel resumes it with restart_syscall: strace's doing, not a
+    # wake-up. It is shown, not counted.
+    restarted = calls.pop("restart_syscall", 0)
+    detail = ", ".join(f"{name} {count}" for name, count in sorted(
+        calls.items(), key=lambda item: -item[1])[:4])
+    note = f"  [+{restarted} restart_syscall from strace's attach]" if restarted else ""
+    print(f"{label:<34} {sum(calls.values()):>6} syscalls  {switches:>6} voluntary switches"
+          f"  over {args.idle_seconds} s{'  (' + detail + ')' if detail else ''}{note}",
+          flush=True)
 
 
 def rss_kib(pid):
