@@ -1,24 +1,33 @@
 import Dispatch
 import Glibc
-@_spi(ExperimentalCustomExecutors) import _Concurrency
 
-/// The process entry point. For `status` it installs ``QuietExecutorFactory``'s executors before
-/// any task exists, so that an idle `status --watch` makes no syscalls at all (libdispatch's
-/// global queues run a 1 s monitor timer once used). Every other verb — the daemon above all —
-/// keeps Swift's standard Dispatch-based executors. The command ends the process with `exit`.
+#if compiler(>=6.3)
+  @_spi(ExperimentalCustomExecutors) import _Concurrency
+#endif
+
+/// The process entry point. For `status` and `run` (the daemon) it installs
+/// ``QuietExecutorFactory``'s executors before any task exists, so that an idle process makes
+/// no system calls at all (libdispatch's global queues run a 1 s monitor timer once used). The
+/// other verbs, which end within seconds, keep Swift's standard Dispatch-based executors, and so
+/// does every verb when built with a compiler older than Swift 6.3 (the custom-executor SPI is
+/// new in 6.3). The command ends the process with `exit`.
 @main
 enum ExecutorEntryPoint {
+  /// The verbs that stay running and must not wake while idle.
+  static let quietVerbs: Set<String> = ["status", "run"]
+
   static func main() throws {
-    let quiet = CommandLine.arguments.dropFirst().first == "status"
-    if quiet { _createExecutors(factory: QuietExecutorFactory.self) }
+    #if compiler(>=6.3)
+      let quiet = CommandLine.arguments.dropFirst().first.map(quietVerbs.contains) ?? false
+      if quiet { _createExecutors(factory: QuietExecutorFactory.self) }
+    #endif
     Task.detached {
       await BackgrounderCommand.main()
       exit(0)
     }
-    if quiet {
-      try MainActor.executor.run()
-    } else {
-      dispatchMain()
-    }
+    #if compiler(>=6.3)
+      if quiet { try MainActor.executor.run() }
+    #endif
+    dispatchMain()
   }
 }

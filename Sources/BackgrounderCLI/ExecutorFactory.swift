@@ -1,14 +1,16 @@
-@_spi(ExperimentalCustomExecutors) import _Concurrency
+#if compiler(>=6.3)  // the custom-executor SPI is new in Swift 6.3
+  @_spi(ExperimentalCustomExecutors) import _Concurrency
 
-/// The process's Swift concurrency executors, without Dispatch: ``ExecutorPool`` for the global
-/// executor and ``ExecutorMainLoop`` (the main thread) for the main actor. Installed by
-/// ``ExecutorEntryPoint`` with the toolchain's custom-executor support (Swift 6.3, SPI).
-///
-/// Why: on Linux the default executors are libdispatch's global queues, and the first worker
-/// thread starts libdispatch's workqueue monitor, a 1 s timer that never stops (about four
-/// system calls a second in an otherwise idle `status --watch`). Every thread here blocks in
-/// `read` or `poll` without a timeout while there is nothing to do.
-struct QuietExecutorFactory: ExecutorFactory {
-  static let mainExecutor: any MainExecutor = ExecutorMainLoop()
-  static let defaultExecutor: any TaskExecutor = ExecutorPool()
-}
+  /// The process's Swift concurrency executors, without Dispatch: ``ExecutorPool`` for the global
+  /// executor and ``ExecutorMainLoop`` (the main thread) for the main actor. Installed by
+  /// ``ExecutorEntryPoint`` with the toolchain's custom-executor support (Swift 6.3, SPI).
+  ///
+  /// Why: on Linux the default executors are libdispatch's global queues, and the first worker
+  /// thread starts libdispatch's workqueue monitor, a 1 s timer that never stops (about four
+  /// system calls a second in an otherwise idle `status --watch`). Every thread here blocks in
+  /// `read` or `poll` without a timeout while there is nothing to do.
+  struct QuietExecutorFactory: ExecutorFactory {
+    static let mainExecutor: any MainExecutor = ExecutorMainLoop()
+    static let defaultExecutor: any TaskExecutor = ExecutorPool()
+  }
+#endif

@@ -89,15 +89,26 @@ final class TaskStore: Sendable {
     return ephemeral.map(TaskId.init(validated:))
   }
 
-  /// Applies `ops` in one transaction; returns whether any row changed (a transaction that
-  /// changes nothing writes nothing, so it proves nothing about the disk).
+  /// Applies `ops` in one transaction, on a thread of its own: the commit blocks (fsync) and
+  /// must stay off the Swift concurrency pool, and GRDB's `async` write would run it on a
+  /// Dispatch worker thread, which stays alive and wakes again 5 s after every commit. Returns
+  /// whether any row changed (a transaction that changes nothing writes nothing, so it proves
+  /// nothing about the disk).
   @discardableResult
   func apply(_ ops: [StoreOp]) async throws -> Bool {
-    let limit = historyLimit
-    return try await pool.write { db in
-      let before = db.totalChangesCount
-      try Self.apply(ops, in: db, historyLimit: limit)
-      return db.totalChangesCount != before
+    let (pool, limit) = (self.pool, historyLimit)
+    return try await withCheckedThrowingContinuation {
+      (done: CheckedContinuation<Bool, any Error>) in
+      Thread {
+        done.resume(
+          with: Result {
+            try pool.write { db in
+              let before = db.totalChangesCount
+              try Self.apply(ops, in: db, historyLimit: limit)
+              return db.totalChangesCount != before
+            }
+          })
+      }.start()
     }
   }
 

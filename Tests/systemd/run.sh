@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# The backgrounder .deb under a real systemd: debootstraps a minimal Debian (cached), installs
+# the package, boots it with systemd-nspawn and checks the system and user units.
+#
+# Usage: Tests/systemd/run.sh DEB
+# Needs root, debootstrap, systemd-container (systemd-nspawn) and the Debian mirror from the apt
+# configuration. Outside CI a missing prerequisite skips the test with a message; with CI=true it
+# fails. The rootfs tarball is cached in $BACKGROUNDER_SYSTEMD_TEST_CACHE (default:
+# .build-systemd/ in the repository), so reruns take seconds.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+deb=$(realpath "${1:?usage: Tests/systemd/run.sh DEB}")
+cache=${BACKGROUNDER_SYSTEMD_TEST_CACHE:-$repo/.build-systemd}
+source "$repo/Tests/systemd/machine.sh"
+
+skip_or_fail() {
+  if [[ ${CI:-} == true ]]; then
+    echo "FAIL systemd integration test cannot run: $*" >&2
+    exit 1
+  fi
+  echo "SKIP systemd integration test: $*"
+  exit 0
+}
+[[ $(id -u) == 0 ]] || skip_or_fail "needs root (systemd-nspawn, debootstrap)"
+for tool in debootstrap systemd-nspawn nsenter journalctl dpkg-deb; do
+  command -v "$tool" >/dev/null || skip_or_fail "$tool is not installed (.ci/install-deps)"
+done
+[[ -n $(cgroup_roots) ]] || skip_or_fail "no cgroup file system under /sys/fs/cgroup"
+
+failures=0
+pass() { echo "PASS $*"; }
+fail() {
+  echo "FAIL $*"
+  failures=$((failures + 1))
+}
+
+# Polls COMMAND every 0.2 s for up to SECONDS; true once it succeeds.
+eventually() {
+  local seconds=$1
+  shift
+  local deadline=$((SECONDS + seconds))
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.2
+  done
+}
+
+journal() {
+  journalctl -D "$work/root/var/log/journal" --no-pager -o cat "$@" 2>/dev/null
+}
+unit_property() {
+  inside systemctl show --property="$1" --value backgrounder.service
+}
+# Prints the command lines of every process in the machine.
+machine_processes() {
+  inside /bin/sh -c 'for p in /proc/[0-9]*; do tr "\0" " " < $p/cmdline 2>/dev/null; echo; done'
+}
+write_drop_in() {
+  inside mkdir -p /etc/systemd/system/backgrounder.service.d
+  inside tee /etc/systemd/system/backgrounder.service.d/test.conf >/dev/null
+  inside systemctl daemon-reload
+}
+remove_drop_in() {
+  inside rm -f /etc/systemd/system/backgrounder.service.d/test.conf
+  inside systemctl daemon-reload
+}
+
+work=$(mktemp -d /var/tmp/backgrounder-systemd-test.XXXXXX)
+trap teardown_machine EXIT
+started=$SECONDS
+
+# --- the machine: minimal Debian + the package's dependencies, then the package itself --------
+mapfile -t depends < <(dpkg-deb -f "$deb" Depends | tr ',' '\n' \
+  | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' | grep -v '^$')
+# libpam-systemd: user managers (user@UID.service) need pam_systemd for $XDG_RUNTIME_DIR;
+# man-db: `systemd-analyze verify` checks the unit's Documentation=man:backgrounder(1).
+tarball=$(rootfs_tarball "${depends[@]}" libpam-systemd man-db) \
+  || skip_or_fail "debootstrap of $suite failed"
+mkdir "$work/root"
+tar --numeric-owner -C "$work/root" -xpf "$tarball"
+mkdir -p "$work/root/var/log/journal"  # persistent journal, readable from here
+cp "$deb" "$work/root/tmp/backgrounder.deb"
+chroot "$work/root" dpkg -i /tmp/backgrounder.deb > "$work/dpkg.log" 2>&1 \
+  || { cat "$work/dpkg.log"; fail "dpkg -i"; exit 1; }
+install -d -m 0755 "$work/root/etc/backgrounder"
+cat > "$work/root/etc/backgrounder/config.toml" <<'TOML'
+[[job]]
+id = "dev.test.hello"
+command = ["/bin/sh", "-c", "echo hello-from-the-job"]
+once = true
+
+[[job]]
+id = "dev.test.sleeper"
+command = ["/bin/sh", "-c", "sleep 3600 & sleep 3601; wait"]
+once = true
+TOML
+echo "== machine prepared in $((SECONDS - started)) s" >&2
+boot_machine
+
+# --- systemd-analyze verify --------------------------------------------------------------------
+verify=$(inside systemd-analyze verify backgrounder.service 2>&1) \
+  && [[ -z $verify ]] && pass "systemd-analyze verify: system unit clean" \
+  || fail "systemd-analyze verify (system unit): $verify"
+
+mode=$(stat -c %a "$work/root/var/lib/backgrounder")
+[[ $mode == 700 ]] && pass "/var/lib/backgrounder is 0700 after install" \
+  || fail "/var/lib/backgrounder is $mode after install, not 700"
+
+# --- active (running) only after READY ---------------------------------------------------------
+# The unit's own ExecStart, delayed 3 s by a shell that then execs it (same main PID): if
+# systemd waits for READY=1, the unit stays "activating" for those 3 s. ($$ is systemd's "$".)
+exec_start=$(grep -m1 '^ExecStart=' "$work/root/usr/lib/systemd/system/backgrounder.service")
+write_drop_in <<CONF
+[Service]
+ExecStart=
+ExecStart=/bin/sh -c 'sleep 3; exec "\$\$0" "\$\$@"' ${exec_start#ExecStart=}
+CONF
+inside systemctl start --no-block backgrounder.service
+sleep 1.5
+early=$(unit_property ActiveState)/$(unit_property SubState)
+is_active() { [[ $(unit_property ActiveState) == active ]]; }
+if eventually 30 is_active; then
+  main_started=$(unit_property ExecMainStartTimestampMonotonic)
+  active_at=$(unit_property ActiveEnterTimestampMonotonic)
+  waited=$(((active_at - main_started) / 1000))
+  [[ $early == activating/start ]] && ((waited >= 3000)) \
+    && pass "Type=notify: activating for ${waited} ms until READY, then active" \
+    || fail "Type=notify: state at 1.5 s was $early; active ${waited} ms after exec"
+else
+  fail "the delayed daemon never became active ($(unit_property ActiveState))"
+fi
+inside systemctl stop backgrounder.service
+remove_drop_in
+
+if inside systemctl start backgrounder.service; then
+  state=$(unit_property ActiveState)/$(unit_property SubState)
+  [[ $state == active/running ]] && pass "systemctl start: active (running)" \
+    || fail "systemctl start returned with the unit $state"
+else
+  fail "systemctl start backgrounder failed: $(inside systemctl status backgrounder 2>&1 | tail)"
+fi
+
+mode=$(stat -c %a "$work/root/var/lib/backgrounder")
+[[ $mode == 700 ]] && pass "/var/lib/backgrounder is still 0700 with the service running" \
+  || fail "/var/lib/backgrounder is $mode with the service running (the unit needs StateDirectoryMode=0700)"
+
+# --- StatusText ---------------------------------------------------------------------------------
+status_text=$(unit_property StatusText)
+[[ $status_text == *job* ]] && pass "StatusText: $status_text" \
+  || fail "StatusText is '$status_text', not the daemon's status"
+
+# --- a job runs; its output is in the journal under its id ------------------------------------
+job_line() { journal -u backgrounder.service | grep 'dev.test.hello' | grep -q hello-from-the-job; }
+if eventually 30 job_line; then
+  pass "job output in the journal: $(journal -u backgrounder.service | grep -m1 hello-from-the-job)"
+else
+  fail "no journal line with dev.test.hello and its output"
+fi
+
+# --- systemctl stop ends every job process -----------------------------------------------------
+sleepers() { machine_processes | grep -c '^sleep 360[01]' || true; }
+job_processes_running() { (($(sleepers) >= 2)); }
+if eventually 30 job_processes_running; then
+  inside systemctl stop backgrounder.service
+  left=$(sleepers)
+  [[ $left == 0 ]] && pass "systemctl stop: no job process left (the job had 3)" \
+    || fail "systemctl stop left $left job process(es): $(machine_processes | grep '^sleep')"
+else
+  fail "the sleeper job's processes never appeared"
+fi
+
+# --- the watchdog restarts a daemon whose dispatch loop is stuck -------------------------------
+write_drop_in <<'CONF'
+[Service]
+Environment=BACKGROUNDER_TEST_HOOK=stall-dispatch
+WatchdogSec=3s
+RestartSec=1s
+CONF
+inside systemctl reset-failed backgrounder.service 2>/dev/null || true
+inside systemctl start backgrounder.service || true
+watchdog_fired() { journal -u backgrounder.service | grep -q 'Watchdog timeout'; }
+restarted() { (($(unit_property NRestarts) >= 1)) && is_active; }
+if eventually 30 watchdog_fired && eventually 30 restarted; then
+  pass "watchdog: fired on the stalled dispatch loop; systemd restarted the daemon"
+else
+  fail "watchdog: no 'Watchdog timeout' + restart within 60 s (NRestarts=$(unit_property NRestarts); needs the stall-dispatch test hook)"
+fi
+inside systemctl stop backgrounder.service
+remove_drop_in
+
+# --- a --user unit for a normal user, with UMask=0077 ------------------------------------------
+inside useradd --create-home --shell /bin/sh alice
+uid=$(inside id -u alice)
+inside loginctl enable-linger alice
+as_alice() {
+  inside runuser -u alice -- env XDG_RUNTIME_DIR="/run/user/$uid" "$@"
+}
+if eventually 30 as_alice systemctl --user is-system-running --quiet \
+  || eventually 5 as_alice test -S "/run/user/$uid/systemd/private"; then
+  as_alice mkdir -p /home/alice/.config/backgrounder
+  as_alice tee /home/alice/.config/backgrounder/config.toml >/dev/null <<'TOML'
+[[job]]
+id = "dev.test.user-job"
+command = ["/bin/sh", "-c", "echo hello-from-alice > $HOME/job-output"]
+once = true
+TOML
+  verify=$(as_alice systemd-analyze --user verify backgrounder.service 2>&1) \
+    && [[ -z $verify ]] && pass "systemd-analyze verify: user unit clean" \
+    || fail "systemd-analyze verify (user unit): $verify"
+  if as_alice systemctl --user start backgrounder.service; then
+    umask_value=$(as_alice systemctl --user show --property=UMask --value backgrounder.service)
+    eventually 30 as_alice test -f /home/alice/job-output || true
+    output_mode=$(inside stat -c %a /home/alice/job-output 2>/dev/null || echo missing)
+    store_mode=$(inside stat -c %a /home/alice/.local/state/backgrounder/state.sqlite \
+      2>/dev/null || echo missing)
+    [[ $umask_value == 0077 && $output_mode == 600 && $store_mode == 600 ]] \
+      && pass "user unit: active for alice; UMask=0077 (job file 600, store 600)" \
+      || fail "user unit: UMask=$umask_value, job file $output_mode, store $store_mode"
+    as_alice systemctl --user stop backgrounder.service
+  else
+    fail "systemctl --user start backgrounder failed for alice"
+  fi
+else
+  fail "alice's user manager did not start after loginctl enable-linger"
+fi
+
+echo "== systemd integration test: $((SECONDS - started)) s"
+if ((failures)); then
+  echo "== daemon journal:"
+  journal -u backgrounder.service | tail -40
+  echo "systemd: $failures check(s) failed"
+  exit 1
+fi
+echo "systemd: all checks passed"
