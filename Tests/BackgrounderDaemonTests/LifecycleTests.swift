@@ -184,8 +184,13 @@ import Testing
   func clockChangeMonitorStops() async throws {
     let monitor = WallClockChangeMonitor(logger: logger)
     let changes = monitor.clockChanges()
-    let run = Task { try await monitor.run() }
+    let ended = Flag()
+    let run = Task {
+      defer { ended.set() }
+      try await monitor.run()
+    }
     try await Task.sleep(for: .milliseconds(50))
+    #expect(!ended.isSet, "the monitor ended before it was cancelled")
     run.cancel()
     try await run.value
     var count = 0

@@ -97,23 +97,66 @@ struct DispatchTests {
     #expect(status.recentRuns.count == 1)
   }
 
-  @Test("racing triggers on a due periodic task give one run for the cycle")
-  func racingPeriodicTriggers() async throws {
+  /// `runNow` calls, external triggers and the dispatch loop's own wake-up at the due time race
+  /// from concurrent tasks against one periodic cycle. The clock is stepped past the due time
+  /// without waking the loop, so every claim happens at the same instant and only one may win:
+  /// the others must see the run in flight (or a stale queue entry) and start nothing.
+  @Test(
+    "runNow, external triggers and the due-time wake-up racing on one periodic cycle start one run",
+    arguments: 0..<20)
+  func racingPeriodicTriggers(iteration: Int) async throws {
     let job = id("test.race.periodic")
-    let worker = RecordingWorker(.success)
-    let h = try await Harness.start(workers: [job: worker])
+    let clock = ManualClock()
+    let start = clock.date
+    let gate = BlockingWorker()
+    // The first cycle completes at once; every later run blocks until `gate` is released.
+    let worker = ClosureWorker { context in
+      context.startedAt == start ? .success : await gate.execute(context)
+    }
+    let h = try await Harness.start(workers: [job: worker], clock: clock)
     defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(WorkRequest.Periodic(taskId: job, interval: .seconds(600)))
     await h.waitFor(job) { $0.isWorkCompleted }
-    h.clock.advance(by: .seconds(600))
+    await h.clock.waitForSleepers(until: h.at(600))
+    // Due now, but the loop sleeps on: it wakes only when a racer below resumes it.
+    clock.jump(by: .seconds(600))
     let backgrounder = h.backgrounder
-    await withTaskGroup(of: Void.self) { group in
-      for _ in 0..<1000 { group.addTask { backgrounder.dispatchNow() } }
+    let outcomes = await withTaskGroup(of: RunNowOutcome?.self) { group in
+      for index in 0..<300 {
+        group.addTask {
+          switch index % 3 {
+          case 0: return backgrounder.runNow(job)
+          case 1:
+            backgrounder.dispatchNow()
+            return nil
+          default:
+            // The loop's own due-time wake-up, from a different point in each iteration.
+            if index == 3 * ((iteration * 47) % 100) + 2 { clock.advance(by: .zero) }
+            return nil
+          }
+        }
+      }
+      var outcomes: [RunNowOutcome] = []
+      for await outcome in group { if let outcome { outcomes.append(outcome) } }
+      return outcomes
     }
+    await gate.waitUntilInvoked()
+    // Every racer has returned and the winning run is in flight: a second claim would have
+    // started by now (the concurrency limit is 4), so exactly one run is in flight.
+    await h.driver.flush()
+    #expect(outcomes.count == 100)
+    #expect(outcomes.allSatisfy { $0 == .triggered || $0 == .alreadyRunning })
+    #expect(gate.invocations == 1)
+    #expect(h.events(job) { $0.isWorkStarted }.count == 2)
+
+    gate.release()
     await h.waitFor(job, count: 2) { $0.isWorkCompleted }
+    // The cycle is spent: the loop sleeps until the next one, with no run pending.
     await h.clock.waitForSleepers(until: h.at(1200))
-    #expect(worker.invocations == 2)
+    #expect(gate.invocations == 1)
+    #expect(h.events(job) { $0.isWorkStarted }.count == 2)
+    #expect(h.task(job)?.nextRunHint == h.at(1200))
   }
 
   @Test("completion racing budget expiry records exactly one result", arguments: 0..<20)

@@ -108,43 +108,4 @@ import Testing
     let error = #expect(throws: MalformedMessage.self) { try RtnetlinkParser.parse(bytes[...]) }
     #expect(error?.reason.hasPrefix("libnl could not parse it") == true)
   }
-
-  @Test func mutatedMessagesNeverCrashTheParser() throws {
-    let seeds =
-      try FixtureFiles.messages("wireguard-over-tethering") + FixtureFiles.messages("multipath")
-    var generator = SplitMix64(seed: 0x5EED)
-    var outcomes = (decoded: 0, rejected: 0)
-    for _ in 0..<20_000 {
-      var bytes = Array(seeds[Int(generator.next() % UInt64(seeds.count))])
-      for _ in 0..<(1 + generator.next() % 4) {
-        let position = Int(generator.next() % UInt64(bytes.count))
-        bytes[position] = UInt8(truncatingIfNeeded: generator.next())
-      }
-      if generator.next() % 4 == 0 { bytes.removeLast(Int(generator.next() % UInt64(bytes.count))) }
-      for frame in NetlinkFraming.frames(in: bytes) {
-        if (try? RtnetlinkParser.parse(try frame.get())) != nil {
-          outcomes.decoded += 1
-        } else {
-          outcomes.rejected += 1
-        }
-      }
-    }
-    #expect(outcomes.decoded > 0)
-    #expect(outcomes.rejected > 0)
-  }
-}
-
-/// A small deterministic random generator for the mutation test.
-struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var value = state
-    value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-    return value ^ (value >> 31)
-  }
 }

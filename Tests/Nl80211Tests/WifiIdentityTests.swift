@@ -91,9 +91,14 @@ import Testing
 
   @Test func truncatedDatagramIsReportedNotCrashed() throws {
     let bytes = try Self.datagram("roam")
+    let claimed = (0..<4).reduce(0) { $0 | Int(bytes[$1]) << (8 * $1) }
     let results = Nl80211Parser.messages(in: Array(bytes.dropLast(8)), family: Self.family)
     #expect(results.count == 1)
-    #expect((try? results[0].get()) == nil)
+    #expect(throws: Nl80211ParseError.self) { try results.first?.get() }
+    let reasons = results.map { result in
+      if case .failure(let error) = result { error.description } else { "decoded" }
+    }
+    #expect(reasons == ["netlink length \(claimed) at byte 0"])
   }
 
   @Test func getInterfaceRequestIsWellFormed() {

@@ -70,8 +70,12 @@ import Testing
     #expect(!expected.description.isEmpty)
   }
 
-  @Test(arguments: ["@/devpath", "change@", "=x\0", "\0\0\0", "a@b\0=value"])
-  func edgeCasesAreErrorsNotCrashes(text: String) {
-    #expect(throws: UeventParseError.self) { try UeventParser.parse(Array(text.utf8)) }
+  @Test(arguments: [
+    ("@/devpath", UeventParseError.malformedHeader("@/devpath")),
+    ("change@", .malformedHeader("change@")), ("=x\0", .malformedHeader("=x")),
+    ("\0\0\0", .empty), ("a@b\0=value", .malformedField(index: 1, "=value")),
+  ])
+  func edgeCasesAreErrorsNamingTheBadPart(text: String, expected: UeventParseError) {
+    #expect(throws: expected) { try UeventParser.parse(Array(text.utf8)) }
   }
 }
