@@ -65,10 +65,11 @@ final class TaskStore: Sendable {
     do {
       return try pool.write { db in
         let swept = try Self.sweep(db, finishedBefore: finishedBefore)
-        let active = try TaskRow.filter(
-          ![TaskState.succeeded.rawValue, TaskState.failed.rawValue].contains(
-            TaskRow.Columns.state)
-        ).fetchAll(db)
+        let active = try TaskRow.fetchAllByName(
+          db,
+          TaskRow.filter(
+            ![TaskState.succeeded.rawValue, TaskState.failed.rawValue].contains(
+              TaskRow.Columns.state)))
         return (swept, active)
       }
     } catch {

@@ -112,12 +112,9 @@ public struct TaskStoreReader: Sendable {
 
   /// Every task in `db`, sorted by id, with up to `historyLimit` recent runs each.
   static func tasks(_ db: Database, now: Date, historyLimit: Int) throws -> [TaskStatus] {
-    let cursor = try TaskRow.order(TaskRow.Columns.id).fetchCursor(db)
-    var result: [TaskStatus] = []
-    while let row = try cursor.next() {
-      result.append(status(row, now: now, history: try history(db, row.id, historyLimit)))
+    try TaskRow.fetchAllByName(db, TaskRow.order(TaskRow.Columns.id)).map { row in
+      status(row, now: now, history: try history(db, row.id, historyLimit))
     }
-    return result
   }
 
   /// One task, or `nil` if the store has no task with this id.
