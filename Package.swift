@@ -177,6 +177,8 @@ let package = Package(
     .testTarget(name: "NetworkHintsTests", dependencies: ["NetworkHints", "Reachability"]),
     .testTarget(name: "BackgrounderTests", dependencies: ["Backgrounder", "BackgrounderTesting"]),
     .testTarget(name: "BackgrounderDaemonTests", dependencies: ["BackgrounderDaemon"]),
+    // The executable's own parts: its executors and `status` output encoding.
+    .testTarget(name: "BackgrounderCLITests", dependencies: ["BackgrounderCLI"]),
     // Real network namespaces, real child processes, the real `backgrounder` binary.
     .testTarget(
       name: "IntegrationTests",

@@ -10,7 +10,8 @@
   /// system calls a second in an otherwise idle `status --watch`). Every thread here blocks in
   /// `read` or `poll` without a timeout while there is nothing to do.
   struct QuietExecutorFactory: ExecutorFactory {
-    static let mainExecutor: any MainExecutor = ExecutorMainLoop()
-    static let defaultExecutor: any TaskExecutor = ExecutorPool()
+    private static let pool = ExecutorPool()
+    static let mainExecutor: any MainExecutor = ExecutorMainLoop(timer: pool.timer)
+    static let defaultExecutor: any TaskExecutor = pool
   }
 #endif

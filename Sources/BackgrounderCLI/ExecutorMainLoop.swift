@@ -7,12 +7,18 @@
   final class ExecutorMainLoop: MainExecutor, Sendable {
     private let queue = ExecutorJobQueue()
     private let mainThread = pthread_self()
+    /// The pool's timer: a task resumed here may leave a cancelled sleep to disarm.
+    private let timer: ExecutorTimer
 
     /// Created on the main thread (by ``ExecutorEntryPoint`` through the factory).
-    init() {}
+    init(timer: ExecutorTimer) {
+      self.timer = timer
+    }
 
     func enqueue(_ job: consuming ExecutorJob) {
-      queue.enqueue(UnownedJob(job))
+      let job = UnownedJob(job)
+      timer.releaseSleeps(of: job)
+      queue.enqueue(job)
     }
 
     func run() throws {

@@ -6,7 +6,8 @@
   /// an ``ExecutorTimer`` for delayed jobs (`Task.sleep`). Idle workers block in `read`.
   final class ExecutorPool: TaskExecutor, SchedulingExecutor, Sendable {
     private let queue = ExecutorJobQueue()
-    private let timer: ExecutorTimer
+    /// Holds delayed jobs; the main loop reports resumed tasks to it too.
+    let timer: ExecutorTimer
 
     /// The generic executor reference (`SerialExecutorRef::generic()`: identity and witness
     /// table both null), which the runtime also passes when it runs global jobs itself.
@@ -29,7 +30,9 @@
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
-      queue.enqueue(UnownedJob(job))
+      let job = UnownedJob(job)
+      timer.releaseSleeps(of: job)
+      queue.enqueue(job)
     }
 
     /// The runtime calls this for `Task.sleep` on `ContinuousClock` (kernel `CLOCK_BOOTTIME`)
@@ -48,7 +51,8 @@
         return
       }
       let kernelClock = clock is ContinuousClock ? CLOCK_BOOTTIME : CLOCK_MONOTONIC
-      timer.enqueue(job, at: .after(duration, on: kernelClock))
+      let sleeper = withUnsafeCurrentTask { $0.map(ExecutorTimer.JobIdentity.init) }
+      timer.enqueue(job, at: .after(duration, on: kernelClock), sleeper: sleeper)
     }
   }
 #endif

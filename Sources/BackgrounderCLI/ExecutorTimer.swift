@@ -6,6 +6,13 @@ import Synchronization
 /// A thread, started with the first delayed job, waits in `poll` on a wakeup pipe with the time
 /// to the earliest deadline as timeout, and with no timeout while nothing is pending: no timer
 /// runs, and no system call is made, unless a sleep is actually pending.
+///
+/// A cancelled sleep disarms its timer. The runtime does not tell an executor that a sleep was
+/// cancelled: its cancellation handler resumes the sleeping task at once, and the sleep's own
+/// job (which, run late, only frees the sleep's state) stays scheduled until the deadline. So
+/// each delayed job remembers the task that scheduled it (the sleeper), and when that task is
+/// enqueued again while the job is still held, which only a cancellation does, see
+/// ``releaseSleeps(of:)``, the job is handed over at once instead of waking the process later.
 final class ExecutorTimer: Sendable {
   /// A point in time on one of the kernel's clocks.
   struct Deadline: Sendable {
@@ -32,18 +39,44 @@ final class ExecutorTimer: Sendable {
     }
   }
 
+  /// The identity of a job or task: the address of the runtime's job object (a task is a job).
+  struct JobIdentity: Hashable, Sendable {
+    let address: UInt
+
+    init(_ job: UnownedJob) { address = unsafeBitCast(job, to: UInt.self) }
+
+    init(_ task: UnsafeCurrentTask) { address = unsafeBitCast(task, to: UInt.self) }
+  }
+
   private struct Pending {
     var deadline: Deadline
     var job: UnownedJob
+    /// The task that was running when the job was scheduled.
+    var sleeper: JobIdentity?
   }
 
   private struct State {
     var pending: [Pending] = []
+    /// How many entries of `pending` each sleeper has (normally one).
+    var sleepers: [JobIdentity: Int] = [:]
     var started = false
     /// The timer thread is in `poll`, to wake by itself at this `CLOCK_MONOTONIC` time (`nil`:
     /// never); `waiting` is false while it runs or once a wakeup was sent.
     var waiting = false
     var wakesAt: Int64?
+
+    /// The `CLOCK_MONOTONIC` time at which the earliest pending job is due, nil if none is.
+    var earliestWake: Int64? {
+      pending.lazy.map { Deadline.now(CLOCK_MONOTONIC) + max(0, $0.deadline.remaining) }.min()
+    }
+
+    /// Takes the timer thread out of `poll` if it would wake later than `wakesAt` requires;
+    /// returns whether a wakeup must be sent.
+    mutating func needsWakeup(toWakeBy wakesAt: Int64) -> Bool {
+      guard waiting, self.wakesAt.map({ wakesAt < $0 }) ?? true else { return false }
+      waiting = false
+      return true
+    }
   }
 
   private let target: ExecutorJobQueue
@@ -55,21 +88,49 @@ final class ExecutorTimer: Sendable {
     self.target = target
   }
 
-  /// Holds `job` until `deadline`.
-  func enqueue(_ job: UnownedJob, at deadline: Deadline) {
+  /// Holds `job` until `deadline`. `sleeper` is the task scheduling it (the current task).
+  func enqueue(_ job: UnownedJob, at deadline: Deadline, sleeper: JobIdentity?) {
     let wakesAt = Deadline.now(CLOCK_MONOTONIC) + max(0, deadline.remaining)
     let (start, wake) = state.withLock { state in
-      state.pending.append(Pending(deadline: deadline, job: job))
+      state.pending.append(Pending(deadline: deadline, job: job, sleeper: sleeper))
+      if let sleeper { state.sleepers[sleeper, default: 0] += 1 }
       defer { state.started = true }
-      guard state.waiting, state.wakesAt.map({ wakesAt < $0 }) ?? true else {
-        return (!state.started, false)
-      }
-      state.waiting = false
-      return (!state.started, true)
+      return (!state.started, state.needsWakeup(toWakeBy: wakesAt))
     }
     if wake { wakeup.signal() }
     if start { ExecutorThread.start(name: "bg-exec-timer") { self.run() } }
   }
+
+  /// Called with every job about to be enqueued for running: if it is a task whose sleep is
+  /// still held, the sleep was cancelled (a sleeping task is otherwise only resumed by its
+  /// sleep's job, which is then no longer held). Hands those sleeps' jobs to the queue now
+  /// (they only free the sleep's state) and makes the timer thread stop waiting for them.
+  func releaseSleeps(of job: UnownedJob) {
+    let identity = JobIdentity(job)
+    let (released, wake) = state.withLock { state -> ([UnownedJob], Bool) in
+      guard state.sleepers.removeValue(forKey: identity) != nil else { return ([], false) }
+      var released: [UnownedJob] = []
+      state.pending.removeAll { pending in
+        guard pending.sleeper == identity else { return false }
+        released.append(pending.job)
+        return true
+      }
+      // The thread in `poll` re-arms for the new earliest deadline (or none) right away, so
+      // that it does not wake at the cancelled one.
+      guard state.waiting, let wakesAt = state.wakesAt else { return (released, false) }
+      if let next = state.earliestWake, next <= wakesAt + 1_000_000 { return (released, false) }
+      state.waiting = false
+      return (released, true)
+    }
+    for sleep in released { target.enqueue(sleep) }
+    if wake { wakeup.signal() }
+  }
+
+  /// Whether the timer thread is waiting for a deadline at all (for tests).
+  var isArmed: Bool { state.withLock { $0.waiting && $0.wakesAt != nil } }
+
+  /// The number of jobs held (for tests).
+  var pendingCount: Int { state.withLock { $0.pending.count } }
 
   private func run() -> Never {
     while true {
@@ -91,15 +152,20 @@ final class ExecutorTimer: Sendable {
     state.withLock { state in
       var due: [(Int64, UnownedJob)] = []
       var earliest: Int64?
+      var sleepers = state.sleepers
       state.pending.removeAll { pending in
         let remaining = pending.deadline.remaining
         if remaining <= 0 {
           due.append((remaining, pending.job))
+          if let sleeper = pending.sleeper {
+            sleepers[sleeper] = sleepers[sleeper].flatMap { $0 > 1 ? $0 - 1 : nil }
+          }
           return true
         }
         earliest = min(earliest ?? .max, remaining)
         return false
       }
+      state.sleepers = sleepers
       guard due.isEmpty else { return (due.sorted { $0.0 < $1.0 }.map(\.1), 0) }
       state.waiting = true
       state.wakesAt = earliest.map { Deadline.now(CLOCK_MONOTONIC) + $0 }

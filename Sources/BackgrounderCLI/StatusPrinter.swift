@@ -31,7 +31,7 @@ struct StatusPrinter {
       let document = StatusDocument(
         observedAt: observedAt, network: network, power: power, tasks: taskList,
         health: healthReport, daemon: daemonReport)
-      Output.line(try Output.json(document))
+      Output.line(try document.json())
     } else if let observedAt {
       Output.line(
         NetworkStatusText.line(network, observedAt: observedAt) + " | power: "

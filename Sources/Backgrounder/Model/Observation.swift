@@ -154,13 +154,3 @@ public struct Diagnostics: Sendable, Encodable {
   /// Whether no problem was detected.
   public var isHealthy: Bool { problems.isEmpty }
 }
-
-enum ISO8601 {
-  static func string(_ date: Date) -> String {
-    Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
-  }
-
-  static func date(_ text: String) -> Date? {
-    try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
-  }
-}

@@ -33,8 +33,13 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
   public var lastRunEndedAt: Date?
   /// The most recent runs, newest first.
   public var recentRuns: [RunRecord]
-  /// The request's input (not part of the JSON document).
-  public var input: WorkInput
+  /// The request's input (not part of the JSON document), decoded when read.
+  public var input: WorkInput {
+    get { (try? WorkInput.deserialize(serializedInput)) ?? WorkInput() }
+    set { serializedInput = (try? newValue.serialized()) ?? Data() }
+  }
+  /// The input as the store keeps it: `status` lists every task and never decodes it.
+  var serializedInput: Data
   /// Set by a reader that knows no process runs this store's work: a task left `running`
   /// then encodes its state as `interrupted` (its run ended with the process that ran it).
   public var interrupted = false
@@ -132,13 +137,13 @@ public struct TaskStoreReader: Sendable {
 
   private static func history(_ db: Database, _ id: TaskId, _ limit: Int) throws -> [RunRecord] {
     guard limit > 0 else { return [] }
-    return try Row.fetchAll(
-      db,
+    // Prepared once per connection: `status` asks this once per task.
+    let statement = try db.cachedStatement(
       sql: """
         SELECT attempt, startedAt, endedAt, outcome, reason FROM run
         WHERE taskId = ? ORDER BY id DESC LIMIT ?
-        """, arguments: [id.rawValue, limit]
-    ).map { row in
+        """)
+    return try Row.fetchAll(statement, arguments: [id.rawValue, limit]).map { row in
       RunRecord(
         attempt: row[0],
         startedAt: (row[1] as Int64?).map { WallInstant(nanosecondsSince1970: $0).date },
@@ -159,6 +164,6 @@ public struct TaskStoreReader: Sendable {
       deferrals: row.deferrals, lastResult: row.lastResult, lastReason: row.lastReason,
       pendingPredicates: predicates, ephemeral: row.ephemeral,
       lastRunStartedAt: row.lastRunStartedAt?.date, lastRunEndedAt: row.lastRunEndedAt?.date,
-      recentRuns: history, input: (try? WorkInput.deserialize(row.input)) ?? WorkInput())
+      recentRuns: history, serializedInput: row.input)
   }
 }

@@ -5,10 +5,31 @@ import Foundation
 ///
 /// It understands the subset the config format uses: `[table]`, `[[array-of-tables]]`,
 /// `key = value` and inline tables, whose inner keys resolve to the line of the outer key.
+///
+/// The source is only scanned when a line is asked for: a valid config (every `status` reads
+/// one) never pays for it.
 struct KeyLocator {
-  private var lines: [String: Int] = [:]
+  private let source: String
 
   init(source: String) {
+    self.source = source
+  }
+
+  /// The line of `path` (like `job[1].backoff.policy`), or of its nearest written parent.
+  func line(of path: String) -> Int? {
+    let lines = Self.lines(of: source)
+    var candidate = Substring(path)
+    while !candidate.isEmpty {
+      if let line = lines[String(candidate)] { return line }
+      guard let cut = candidate.lastIndex(of: ".") else { break }
+      candidate = candidate[..<cut]
+    }
+    return nil
+  }
+
+  /// The first line of every table and key path written in `source`.
+  private static func lines(of source: String) -> [String: Int] {
+    var lines: [String: Int] = [:]
     var section = ""
     var arrayCounts: [String: Int] = [:]
     for (offset, rawLine) in source.split(separator: "\n", omittingEmptySubsequences: false)
@@ -31,17 +52,7 @@ struct KeyLocator {
         if lines[path] == nil { lines[path] = number }
       }
     }
-  }
-
-  /// The line of `path` (like `job[1].backoff.policy`), or of its nearest written parent.
-  func line(of path: String) -> Int? {
-    var candidate = Substring(path)
-    while !candidate.isEmpty {
-      if let line = lines[String(candidate)] { return line }
-      guard let cut = candidate.lastIndex(of: ".") else { break }
-      candidate = candidate[..<cut]
-    }
-    return nil
+    return lines
   }
 
   private static func bare(_ text: Substring) -> String {

@@ -1,0 +1,72 @@
+import Foundation
+
+/// The times of JSON documents and reports: `2026-11-23T09:22:57.123Z` (UTC, milliseconds).
+package enum ISO8601 {
+  /// Exactly what `Date.ISO8601FormatStyle(includingFractionalSeconds: true)` writes, computed
+  /// with integer arithmetic: the format style costs microseconds per call, and `status`
+  /// formats thousands of times. Years outside 1970–9999 are left to the format style.
+  package static func string(_ date: Date) -> String {
+    // As Foundation's Gregorian calendar: whole seconds rounded down, the fraction's
+    // nanoseconds truncated, then milliseconds truncated.
+    let interval = date.timeIntervalSinceReferenceDate
+    let whole = interval.rounded(.down)
+    guard whole >= -secondsFrom1970To2001, whole < secondsFrom2001To10000 else {
+      return Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
+    }
+    let milliseconds = Int((interval - whole) * 1_000_000_000) / 1_000_000
+    let seconds = Int(whole) + Int(secondsFrom1970To2001)
+    let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
+    let (year, month, day) = civilDate(daysSince1970: days)
+    var text = [UInt8]()
+    text.reserveCapacity(24)
+    append(year, digits: 4, to: &text)
+    text.append(UInt8(ascii: "-"))
+    append(month, digits: 2, to: &text)
+    text.append(UInt8(ascii: "-"))
+    append(day, digits: 2, to: &text)
+    text.append(UInt8(ascii: "T"))
+    append(secondOfDay / 3600, digits: 2, to: &text)
+    text.append(UInt8(ascii: ":"))
+    append(secondOfDay / 60 % 60, digits: 2, to: &text)
+    text.append(UInt8(ascii: ":"))
+    append(secondOfDay % 60, digits: 2, to: &text)
+    text.append(UInt8(ascii: "."))
+    append(milliseconds, digits: 3, to: &text)
+    text.append(UInt8(ascii: "Z"))
+    return String(decoding: text, as: UTF8.self)
+  }
+
+  /// Parses what ``string(_:)`` writes.
+  static func date(_ text: String) -> Date? {
+    try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
+  }
+
+  /// 1970-01-01 to 2001-01-01 (Foundation's reference date), in seconds.
+  private static let secondsFrom1970To2001: Double = 978_307_200
+  /// 2001-01-01 to 10000-01-01, in seconds.
+  private static let secondsFrom2001To10000: Double = 252_423_993_600
+
+  /// Year, month and day of the proleptic Gregorian calendar (days ≥ 0 since 1970-01-01).
+  /// Howard Hinnant's `civil_from_days`, for days counted from 0000-03-01 in 400-year eras.
+  private static func civilDate(daysSince1970: Int) -> (year: Int, month: Int, day: Int) {
+    let days = daysSince1970 + 719_468
+    let era = days / 146_097
+    let dayOfEra = days - era * 146_097
+    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+    let shiftedMonth = (5 * dayOfYear + 2) / 153
+    let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+    let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    return (year, month, day)
+  }
+
+  private static func append(_ value: Int, digits: Int, to text: inout [UInt8]) {
+    var divisor = 1
+    for _ in 1..<digits { divisor *= 10 }
+    while divisor > 0 {
+      text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+      divisor /= 10
+    }
+  }
+}
