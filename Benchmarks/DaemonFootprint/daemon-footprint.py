@@ -4,7 +4,7 @@
 Usage (root: the daemon runs in a network namespace this script creates and deletes):
   Scripts/package   # or: swift build -c release --static-swift-stdlib --product backgrounder
   python3 Benchmarks/DaemonFootprint/daemon-footprint.py [--binary PATH] [--deb PATH]
-          [--idle-seconds 60] [--jobs 100] [--many-jobs 1000]
+          [--idle-seconds 60] [--jobs 100] [--many-jobs 1000] [--status-runs 20]
 
 1. Starts `backgrounder run` with JOBS periodic jobs (`every = "1d"`, so after their first run
    none is due for a day) and waits until each has run once.
@@ -13,10 +13,11 @@ Usage (root: the daemon runs in a network namespace this script creates and dele
    (`schedule` of a delayed job); after a network change (a veth pair in its namespace comes up
    and gets an address); after a job run (`trigger`).
 3. VmRSS with JOBS and with MANY jobs (a fresh daemon), and the growth per job.
-4. Wall time of `status --json` with MANY jobs, daemon running and stopped (median of 10).
+4. Wall time of `status --json` with MANY jobs, daemon running and stopped: median, minimum
+   and maximum of STATUS_RUNS runs, measured by `hyperfine -N` when installed.
 5. The .deb's size and Installed-Size, when --deb is given.
 """
-import argparse, os, re, shutil, signal, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, re, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/backgrounder")
@@ -24,6 +25,7 @@ parser.add_argument("--deb")
 parser.add_argument("--idle-seconds", type=int, default=60)
 parser.add_argument("--jobs", type=int, default=100)
 parser.add_argument("--many-jobs", type=int, default=1000)
+parser.add_argument("--status-runs", type=int, default=20)
 args = parser.parse_args()
 binary = os.path.abspath(args.binary)
 if os.geteuid() != 0:
@@ -129,13 +131,25 @@ def rss_kib(pid):
 
 
 def status_ms(directory):
-    times = []
-    for _ in range(10):
-        started = time.monotonic()
-        subprocess.run([binary, "status", "--json", "--config", f"{directory}/config.toml"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        times.append((time.monotonic() - started) * 1000)
-    return statistics.median(times), max(times)
+    """Wall times of `status --json` in ms over STATUS_RUNS runs (after 3 warm-ups), with
+    hyperfine when it is installed (no shell: -N), else timed here around each child."""
+    command = [binary, "status", "--json", "--config", f"{directory}/config.toml"]
+    if shutil.which("hyperfine"):
+        report = f"{directory}/hyperfine.json"
+        subprocess.run(["hyperfine", "-N", "--warmup", "3", "--runs", str(args.status_runs),
+                        "--export-json", report, "--style", "none", " ".join(command)],
+                       stdout=subprocess.DEVNULL, check=True)
+        with open(report) as f:
+            times = [seconds * 1000 for seconds in json.load(f)["results"][0]["times"]]
+    else:
+        times = []
+        for run in range(3 + args.status_runs):
+            started = time.monotonic()
+            subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           check=True)
+            if run >= 3:
+                times.append((time.monotonic() - started) * 1000)
+    return statistics.median(times), min(times), max(times)
 
 
 def stop(daemon):
@@ -179,8 +193,9 @@ try:
     running = status_ms(many)
     stop(daemon)
     stopped = status_ms(many)
-    print(f"status --json, {args.many_jobs} jobs: median {running[0]:.1f} ms (max {running[1]:.1f})"
-          f" daemon running; median {stopped[0]:.1f} ms (max {stopped[1]:.1f}) daemon stopped")
+    print(f"status --json, {args.many_jobs} jobs, {args.status_runs} runs: median "
+          f"{running[0]:.1f} ms ({running[1]:.1f}–{running[2]:.1f}) daemon running; median "
+          f"{stopped[0]:.1f} ms ({stopped[1]:.1f}–{stopped[2]:.1f}) daemon stopped")
     if args.deb:
         installed = subprocess.run(["dpkg-deb", "-f", args.deb, "Installed-Size"],
                                    capture_output=True, text=True, check=True).stdout.strip()

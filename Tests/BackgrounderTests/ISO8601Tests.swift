@@ -28,7 +28,8 @@ struct ISO8601Tests {
             Int64.random(in: 0..<253_402_300_800_000, using: &generator)) / 1000)
       let ours = ISO8601.string(date)
       if ours != Self.foundation(date), mismatches.count < 5 {
-        mismatches.append("\(date.timeIntervalSinceReferenceDate): \(ours) vs \(Self.foundation(date))")
+        mismatches.append(
+          "\(date.timeIntervalSinceReferenceDate): \(ours) vs \(Self.foundation(date))")
       }
     }
     #expect(mismatches.isEmpty, "\(mismatches)")
@@ -41,7 +42,8 @@ struct ISO8601Tests {
       1_709_164_800, 4_107_542_400, 253_402_300_799,
     ]
     for boundary in boundaries {
-      for offset in [-1e-9, -1e-6, -0.0005, -0.001, 0, 1e-9, 1e-6, 0.0005, 0.001, 0.999, 0.9999999] {
+      for offset in [-1e-9, -1e-6, -0.0005, -0.001, 0, 1e-9, 1e-6, 0.0005, 0.001, 0.999, 0.9999999]
+      {
         let date = Date(timeIntervalSince1970: boundary + offset)
         #expect(ISO8601.string(date) == Self.foundation(date), "\(boundary) + \(offset)")
       }
