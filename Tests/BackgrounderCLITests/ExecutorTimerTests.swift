@@ -41,7 +41,9 @@
         try await Task.sleep(for: .seconds(3600))
       }
       let short = Task(executorPreference: Self.pool) {
-        try await Task.sleep(for: .milliseconds(300))
+        // Long enough to still be pending while the other sleeper is cancelled, on a loaded
+        // machine too.
+        try await Task.sleep(for: .seconds(3))
       }
       #expect(await Self.eventually { Self.pool.timer.pendingCount == 2 })
       long.cancel()
