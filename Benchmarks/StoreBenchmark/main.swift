@@ -17,33 +17,40 @@ import BackgrounderTesting
 import Foundation
 import Synchronization
 
-var jobs = 10_000
-var concurrencies = [4, 256]
-var durabilities: [StoreDurability] = [.full, .normal]
-var measuresStart = true
-var arguments = CommandLine.arguments.dropFirst().makeIterator()
-while let argument = arguments.next() {
-  switch argument {
-  case "--concurrency":
-    concurrencies = (arguments.next() ?? "").split(separator: ",").compactMap { Int($0) }
-  case "--durability":
-    let value = arguments.next() ?? ""
-    durabilities =
-      value == "both" ? [.full, .normal] : StoreDurability(rawValue: value).map { [$0] } ?? []
-  case "--skip-start": measuresStart = false
-  default:
-    guard let count = Int(argument), count > 0 else {
-      FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
-      exit(2)
+/// The command line: jobs, concurrency limits, durabilities, whether to measure start-up.
+func parseArguments() -> (Int, [Int], [StoreDurability], Bool) {
+  var jobs = 10_000
+  var concurrencies = [4, 256]
+  var durabilities: [StoreDurability] = [.full, .normal]
+  var measuresStart = true
+  var arguments = CommandLine.arguments.dropFirst().makeIterator()
+  while let argument = arguments.next() {
+    switch argument {
+    case "--concurrency":
+      concurrencies = (arguments.next() ?? "").split(separator: ",").compactMap { Int($0) }
+    case "--durability":
+      let value = arguments.next() ?? ""
+      durabilities =
+        value == "both" ? [.full, .normal] : StoreDurability(rawValue: value).map { [$0] } ?? []
+    case "--skip-start": measuresStart = false
+    default:
+      guard let count = Int(argument), count > 0 else {
+        FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
+        exit(2)
+      }
+      jobs = count
     }
-    jobs = count
   }
+  guard !concurrencies.isEmpty, concurrencies.allSatisfy({ $0 > 0 }), !durabilities.isEmpty
+  else {
+    FileHandle.standardError.write(
+      Data("--concurrency takes positive numbers, --durability full, normal or both\n".utf8))
+    exit(2)
+  }
+  return (jobs, concurrencies, durabilities, measuresStart)
 }
-guard !concurrencies.isEmpty, concurrencies.allSatisfy({ $0 > 0 }), !durabilities.isEmpty else {
-  FileHandle.standardError.write(
-    Data("--concurrency takes positive numbers, --durability full, normal or both\n".utf8))
-  exit(2)
-}
+
+let (jobs, concurrencies, durabilities, measuresStart) = parseArguments()
 let ids = (0..<jobs).map { try! TaskId("bench.job.n\($0)") }
 let root = FileManager.default.temporaryDirectory.appendingPathComponent(
   "store-benchmark-\(UUID().uuidString)")

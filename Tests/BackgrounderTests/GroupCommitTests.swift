@@ -23,7 +23,9 @@ struct GroupCommitTests {
     #expect(try TaskStoreReader(path: h.storePath).task(job)?.state == .running)
 
     // Another connection holds the write lock: the completion cannot commit until it ends.
-    let blocker = try DatabaseQueue(path: h.storePath)
+    var holdsTransaction = Configuration()
+    holdsTransaction.allowsUnsafeTransactions = true
+    let blocker = try DatabaseQueue(path: h.storePath, configuration: holdsTransaction)
     defer { try? blocker.close() }
     try blocker.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
     worker.release()
@@ -108,7 +110,7 @@ struct GroupCommitTests {
     let perTask = Dictionary(grouping: runs, by: { $0["taskId"] as String })
     #expect(perTask.count == jobs.count)
     #expect(perTask.values.allSatisfy { $0.count == 1 && $0[0]["outcome"] as String == "success" })
-    let succeeded = try queue.read { db in
+    let succeeded = try await queue.read { db in
       try Int.fetchOne(db, sql: "SELECT count(*) FROM task WHERE state = 'succeeded'")
     }
     #expect(succeeded == jobs.count)
