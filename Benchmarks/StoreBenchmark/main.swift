@@ -1,8 +1,15 @@
-// StoreBenchmark: `swift run -c release StoreBenchmark [jobs]`
+// StoreBenchmark: `swift run -c release StoreBenchmark [jobs] [options]`
+//   jobs                     one-time no-op jobs (default 10,000)
+//   --concurrency N[,N...]   concurrency limits of the throughput runs (default 4,256)
+//   --durability D           full, normal or both (default both)
+//   --skip-start             only the throughput runs
 //
-// 1. Throughput: N (default 10,000) one-time no-op jobs scheduled (concurrently, so commits are
-//    grouped) and completed with the durable store, for both durability settings; reports
-//    jobs/s and the share of wall time spent inside store write transactions.
+// 1. Throughput: N one-time no-op jobs scheduled (concurrently, so commits are grouped) and
+//    completed with the durable store, for each concurrency limit and durability setting;
+//    reports jobs/s, commits per job (with `durability: full` each commit is one fsync of the
+//    WAL) and the share of wall time spent inside store write transactions. A claim must be
+//    durable before its worker runs, so one commit carries at most `concurrency` claims: with
+//    4 workers the rate is bounded by 4 jobs per fsync.
 // 2. Start latency: time from `start()` to the first worker invocation with N persisted, due
 //    tasks (target: ≤ 100 ms).
 import Backgrounder
@@ -10,7 +17,40 @@ import BackgrounderTesting
 import Foundation
 import Synchronization
 
-let jobs = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 10_000 : 10_000
+/// The command line: jobs, concurrency limits, durabilities, whether to measure start-up.
+func parseArguments() -> (Int, [Int], [StoreDurability], Bool) {
+  var jobs = 10_000
+  var concurrencies = [4, 256]
+  var durabilities: [StoreDurability] = [.full, .normal]
+  var measuresStart = true
+  var arguments = CommandLine.arguments.dropFirst().makeIterator()
+  while let argument = arguments.next() {
+    switch argument {
+    case "--concurrency":
+      concurrencies = (arguments.next() ?? "").split(separator: ",").compactMap { Int($0) }
+    case "--durability":
+      let value = arguments.next() ?? ""
+      durabilities =
+        value == "both" ? [.full, .normal] : StoreDurability(rawValue: value).map { [$0] } ?? []
+    case "--skip-start": measuresStart = false
+    default:
+      guard let count = Int(argument), count > 0 else {
+        FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
+        exit(2)
+      }
+      jobs = count
+    }
+  }
+  guard !concurrencies.isEmpty, concurrencies.allSatisfy({ $0 > 0 }), !durabilities.isEmpty
+  else {
+    FileHandle.standardError.write(
+      Data("--concurrency takes positive numbers, --durability full, normal or both\n".utf8))
+    exit(2)
+  }
+  return (jobs, concurrencies, durabilities, measuresStart)
+}
+
+let (jobs, concurrencies, durabilities, measuresStart) = parseArguments()
 let ids = (0..<jobs).map { try! TaskId("bench.job.n\($0)") }
 let root = FileManager.default.temporaryDirectory.appendingPathComponent(
   "store-benchmark-\(UUID().uuidString)")
@@ -82,7 +122,9 @@ func throughput(durability: StoreDurability, concurrency: Int) async throws {
       + "\(jobs) jobs scheduled in \(format(milliseconds(scheduled - started))) ms, "
       + "all completed in \(format(milliseconds(total))) ms = "
       + "\(format(Double(jobs) / (milliseconds(total) / 1000), 0)) jobs/s; "
-      + "store: \(diagnostics.storeCommits) commits, \(diagnostics.storeOperations) ops, "
+      + "store: \(diagnostics.storeCommits) commits "
+      + "(\(format(Double(diagnostics.storeCommits) / Double(jobs), 3)) per job), "
+      + "\(diagnostics.storeOperations) ops, "
       + "\(format(milliseconds(diagnostics.storeWriteTime))) ms in write transactions "
       + "(\(format(storeShare))% of wall time); rejected \(rejected)")
 }
@@ -131,19 +173,23 @@ func startLatency(template: String, run: Int) async throws -> (Double, Double) {
 }
 
 report("StoreBenchmark: \(jobs) jobs, store in \(root.path)")
-for durability in [StoreDurability.full, .normal] {
-  try await throughput(durability: durability, concurrency: 4)
+for concurrency in concurrencies {
+  for durability in durabilities {
+    try await throughput(durability: durability, concurrency: concurrency)
+  }
 }
-let template = try await persistedStore()
-var returns: [Double] = []
-var firsts: [Double] = []
-for run in 0..<5 {
-  let (returned, first) = try await startLatency(template: template, run: run)
-  returns.append(returned)
-  firsts.append(first)
+if measuresStart {
+  let template = try await persistedStore()
+  var returns: [Double] = []
+  var firsts: [Double] = []
+  for run in 0..<5 {
+    let (returned, first) = try await startLatency(template: template, run: run)
+    returns.append(returned)
+    firsts.append(first)
+  }
+  report(
+    "start with \(jobs) persisted due tasks (5 runs): start() returned in "
+      + returns.map { format($0) }.joined(separator: ", ") + " ms; first dispatch after "
+      + firsts.map { format($0) }.joined(separator: ", ") + " ms (median "
+      + format(firsts.sorted()[2]) + " ms, target ≤ 100 ms)")
 }
-report(
-  "start with \(jobs) persisted due tasks (5 runs): start() returned in "
-    + returns.map { format($0) }.joined(separator: ", ") + " ms; first dispatch after "
-    + firsts.map { format($0) }.joined(separator: ", ") + " ms (median "
-    + format(firsts.sorted()[2]) + " ms, target ≤ 100 ms)")

@@ -12,10 +12,15 @@ struct DaemonCrashTests {
     defer { harness.cleanUp() }
     let id = "dev.e2e.crash"
     let log = workspace.file("runs")
+    // A run finishes only once `release` exists, which the test creates after the first run's
+    // daemon and process group are dead: the killed run can never write `done`, however slow
+    // the machine, and the retry finishes at once.
+    let release = workspace.file("release")
     try workspace.writeConfig(
       jobs: daemonShellJob(
         id: id,
-        script: "echo \"started $BACKGROUNDER_ATTEMPT $$\" >> \(log); sleep 3; echo done >> \(log)",
+        script: "echo \"started $BACKGROUNDER_ATTEMPT $$\" >> \(log); "
+          + "while [ ! -e \(release) ]; do sleep 0.05; done; echo done >> \(log)",
         schedule: "every = \"1h\"", extra: "backoff = { initial = \"10s\" }"))
 
     let first = try harness.startDaemon()
@@ -38,6 +43,7 @@ struct DaemonCrashTests {
       daemonProcessGroupAlive(group) ? nil : true
     }
     #expect(workspace.lines(of: "runs").count == 1, "no `done` from the killed run")
+    #expect(FileManager.default.createFile(atPath: release, contents: nil))
 
     _ = try harness.startDaemon()
     let succeeded = try await harness.waitForTask(

@@ -40,6 +40,7 @@ public struct TaskId: Hashable, Comparable, Sendable, Codable, CustomStringConve
     let count = text.utf8.count
     guard count >= 1 else { throw .empty }
     guard count <= 128 else { throw .tooLong(length: count) }
+    if isWellFormedASCII(text) { return }
     for scalar in text.unicodeScalars {
       let isAllowed =
         ("0"..."9").contains(scalar) || ("A"..."Z").contains(scalar)
@@ -50,6 +51,28 @@ public struct TaskId: Hashable, Comparable, Sendable, Codable, CustomStringConve
     if text.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
       throw .emptyLabel
     }
+  }
+
+  /// One pass over the bytes (store rows are validated as they load): true when `text` is
+  /// only allowed ASCII characters in non-empty labels separated by dots, with at least one
+  /// dot. Otherwise the full check above names the problem.
+  private static func isWellFormedASCII(_ text: String) -> Bool {
+    var dots = 0
+    var labelLength = 0
+    for byte in text.utf8 {
+      switch byte {
+      case UInt8(ascii: "."):
+        if labelLength == 0 { return false }
+        dots += 1
+        labelLength = 0
+      case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+        UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+        labelLength += 1
+      default:
+        return false
+      }
+    }
+    return dots > 0 && labelLength > 0
   }
 }
 

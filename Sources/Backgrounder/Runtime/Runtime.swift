@@ -305,6 +305,7 @@ final class Runtime: Sendable {
     wake.fire()
     await waitForLoop()
     await writer.flush()
+    writer.close()
     do {
       try store.close()
     } catch {

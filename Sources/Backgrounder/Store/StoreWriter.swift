@@ -1,10 +1,18 @@
 import DequeModule
+import Foundation
 import Synchronization
 
 /// The single writer of a store. Changes are enqueued in decision order (under the
-/// dispatcher's lock) and committed in batches, one transaction per batch (group commit).
-/// Events enqueued with the changes are delivered only after the batch that carries them has
-/// committed, so a subscriber never sees an outcome the store does not hold yet.
+/// dispatcher's lock) and committed by one long-lived commit thread in batches, one
+/// transaction per batch (group commit: everything enqueued while a commit runs shares the
+/// next transaction and its fsync). Events enqueued with the changes are delivered, and
+/// waiters resumed, only after the batch that carries them has committed, so a subscriber
+/// never sees an outcome the store does not hold yet.
+///
+/// The commit thread blocks (fsync) off the Swift concurrency pool, and while there is
+/// nothing to write it sleeps on a condition variable with no timeout: an idle store wakes
+/// nothing. (GRDB's `async` writes would run on a Dispatch worker thread, which stays alive
+/// and wakes 5 s after every commit.)
 final class StoreWriter: Sendable {
   /// A position in the queue; `waitCommitted(_:)` waits until everything up to it is durable.
   typealias Sequence = UInt64
@@ -25,7 +33,11 @@ final class StoreWriter: Sendable {
     var committed: Sequence = 0
     var failures: [(Sequence, StoreError)] = []
     var waiters: [Waiter] = []
+    /// The commit thread has been woken for the queue and has not emptied it yet.
     var draining = false
+    var closed = false
+    /// The commit thread has ended (closed and the queue written).
+    var threadEnded = false
     var commits = 0
     var operations = 0
     var writeTime: Duration = .zero
@@ -35,29 +47,47 @@ final class StoreWriter: Sendable {
   private let store: TaskStore
   private let events: EventHub
   private let state = Mutex(State())
+  private let wakeUp = CommitThreadSignal()
   /// Ops per transaction at most (bounds the latency of one commit).
   private let maxBatch = 4096
 
   init(store: TaskStore, events: EventHub) {
     self.store = store
     self.events = events
+    let thread = Thread { [weak self, wakeUp] in
+      while true {
+        wakeUp.wait()
+        guard let self, self.drain() else { return }
+      }
+    }
+    thread.name = "backgrounder-store-writer"
+    thread.start()
+  }
+
+  deinit {
+    wakeUp.raise()
   }
 
   /// Enqueues changes and events; returns the sequence to wait for. Never blocks on I/O.
   @discardableResult
   func enqueue(_ ops: [StoreOp], events: [MonitorEvent]) -> Sequence {
-    let (sequence, startDrain) = state.withLock { state -> (Sequence, Bool) in
-      if ops.isEmpty && events.isEmpty { return (state.enqueued, false) }
+    let (sequence, wake, closed) = state.withLock { state -> (Sequence, Bool, Bool) in
+      if ops.isEmpty && events.isEmpty { return (state.enqueued, false, false) }
       state.enqueued += 1
       let sequence = state.enqueued
+      if state.threadEnded { return (sequence, false, true) }
       for op in ops { state.queue.append((sequence, .op(op))) }
       for event in events { state.queue.append((sequence, .event(event))) }
-      let start = !state.draining
+      let wake = !state.draining
       state.draining = true
-      return (sequence, start)
+      return (sequence, wake, false)
     }
-    if startDrain {
-      Task { await self.drain() }
+    if closed {
+      // After `close()` nothing reaches the disk: report the changes as not written.
+      let batch = ops.map { (sequence, Item.op($0)) } + events.map { (sequence, .event($0)) }
+      finish(batch, failure: .writeFailed(detail: "the store is closed"))
+    } else if wake {
+      wakeUp.raise()
     }
     return sequence
   }
@@ -86,15 +116,28 @@ final class StoreWriter: Sendable {
     try? await waitCommitted(sequence)
   }
 
+  /// Ends the commit thread once the queue is written; later changes fail as not written.
+  func close() {
+    let wake = state.withLock { state in
+      state.closed = true
+      defer { state.draining = true }
+      return !state.draining
+    }
+    if wake { wakeUp.raise() }
+  }
+
   var statistics: (commits: Int, operations: Int, writeTime: Duration, lastError: String?) {
     state.withLock { ($0.commits, $0.operations, $0.writeTime, $0.lastError) }
   }
 
-  private func drain() async {
+  /// On the commit thread: commits batches until the queue is empty. Returns false when the
+  /// writer is closed and the thread should end.
+  private func drain() -> Bool {
     while true {
-      let batch = state.withLock { state -> [(Sequence, Item)]? in
+      let next = state.withLock { state -> [(Sequence, Item)]? in
         if state.queue.isEmpty {
           state.draining = false
+          state.threadEnded = state.closed
           return nil
         }
         var batch: [(Sequence, Item)] = []
@@ -107,32 +150,41 @@ final class StoreWriter: Sendable {
         }
         return batch
       }
-      guard let batch else { return }
-      await commit(batch)
+      guard let batch = next else { return !state.withLock { $0.threadEnded } }
+      commit(batch)
     }
   }
 
-  private func commit(_ batch: [(Sequence, Item)]) async {
-    var ops: [StoreOp] = []
+  private func commit(_ batch: [(Sequence, Item)]) {
+    let ops = batch.compactMap { _, item -> StoreOp? in
+      if case .op(let op) = item { op } else { nil }
+    }
+    guard !ops.isEmpty else {
+      finish(batch, failure: nil)
+      return
+    }
+    let started = ContinuousClock.now
+    do {
+      let wroteRows = try store.write(ops)
+      finish(batch, failure: nil, elapsed: ContinuousClock.now - started, wroteRows: wroteRows)
+    } catch {
+      finish(
+        batch, failure: .writeFailed(detail: "\(error)"), elapsed: ContinuousClock.now - started)
+    }
+  }
+
+  /// Delivers a batch's events and resumes its waiters once its fate is known.
+  private func finish(
+    _ batch: [(Sequence, Item)], failure: StoreError?, elapsed: Duration = .zero,
+    wroteRows: Bool = false
+  ) {
     var pendingEvents: [MonitorEvent] = []
+    var opCount = 0
     for (_, item) in batch {
       switch item {
-      case .op(let op): ops.append(op)
+      case .op: opCount += 1
       case .event(let event): pendingEvents.append(event)
       }
-    }
-    let last = batch.last?.0 ?? 0
-    var failure: StoreError?
-    var elapsed: Duration = .zero
-    var wroteRows = false
-    if !ops.isEmpty {
-      let started = ContinuousClock.now
-      do {
-        wroteRows = try await store.apply(ops)
-      } catch {
-        failure = .writeFailed(detail: "\(error)")
-      }
-      elapsed = ContinuousClock.now - started
     }
     if let failure {
       // A start whose claim is not durable did not happen: the worker is not invoked.
@@ -145,22 +197,22 @@ final class StoreWriter: Sendable {
           kind: .libraryError(message: failure.description)))
     }
     events.emit(pendingEvents)
+    let last = batch.last?.0 ?? 0
     let ready = state.withLock { state -> [(Waiter, StoreError?)] in
-      state.committed = last
+      state.committed = max(state.committed, last)
       state.writeTime += elapsed
-      if failure == nil {
-        state.commits += ops.isEmpty ? 0 : 1
-        state.operations += ops.count
-        if wroteRows { state.lastError = nil }
-      } else {
-        state.lastError = failure?.description
-        let sequences = Set(batch.map(\.0))
-        for sequence in sequences.sorted() { state.failures.append((sequence, failure!)) }
+      if let failure {
+        state.lastError = failure.description
+        for sequence in Set(batch.map(\.0)).sorted() { state.failures.append((sequence, failure)) }
         if state.failures.count > 1024 { state.failures.removeFirst(state.failures.count - 1024) }
+      } else {
+        state.commits += opCount == 0 ? 0 : 1
+        state.operations += opCount
+        if wroteRows { state.lastError = nil }
       }
       var ready: [(Waiter, StoreError?)] = []
       state.waiters.removeAll { waiter in
-        guard waiter.sequence <= last else { return false }
+        guard waiter.sequence <= state.committed else { return false }
         let error = state.failures.first(where: { $0.0 == waiter.sequence })?.1
         ready.append((waiter, error))
         return true
@@ -174,5 +226,26 @@ final class StoreWriter: Sendable {
         waiter.continuation.resume()
       }
     }
+  }
+}
+
+/// Wakes the commit thread. The thread sleeps on a condition variable with no timeout, so an
+/// idle writer causes no wake-ups; a raise before the wait is not lost.
+private final class CommitThreadSignal: Sendable {
+  private let condition = NSCondition()
+  nonisolated(unsafe) private var raised = false
+
+  func raise() {
+    condition.lock()
+    raised = true
+    condition.signal()
+    condition.unlock()
+  }
+
+  func wait() {
+    condition.lock()
+    while !raised { condition.wait() }
+    raised = false
+    condition.unlock()
   }
 }

@@ -90,34 +90,29 @@ final class TaskStore: Sendable {
     return ephemeral.map(TaskId.init(validated:))
   }
 
-  /// Applies `ops` in one transaction, on a thread of its own: the commit blocks (fsync) and
-  /// must stay off the Swift concurrency pool, and GRDB's `async` write would run it on a
-  /// Dispatch worker thread, which stays alive and wakes again 5 s after every commit. Returns
-  /// whether any row changed (a transaction that changes nothing writes nothing, so it proves
-  /// nothing about the disk).
-  @discardableResult
-  func apply(_ ops: [StoreOp]) async throws -> Bool {
-    let (pool, limit) = (self.pool, historyLimit)
-    return try await withCheckedThrowingContinuation {
-      (done: CheckedContinuation<Bool, any Error>) in
-      Thread {
-        done.resume(
-          with: Result {
-            try pool.write { db in
-              let before = db.totalChangesCount
-              try Self.apply(ops, in: db, historyLimit: limit)
-              return db.totalChangesCount != before
-            }
-          })
-      }.start()
+  /// Applies `ops` in one transaction on the calling thread (the writer's commit thread: the
+  /// commit blocks on fsync). Returns whether any row changed (a transaction that changes
+  /// nothing writes nothing, so it proves nothing about the disk).
+  func write(_ ops: [StoreOp]) throws -> Bool {
+    try pool.write { db in
+      let before = db.totalChangesCount
+      try Self.apply(ops, in: db, historyLimit: historyLimit)
+      return db.totalChangesCount != before
     }
   }
 
+  /// Applies `ops` in order. An upsert followed by a later upsert of the same task in `ops`
+  /// is skipped: the later one replaces the whole row, so the result is the same with one
+  /// write (a task scheduled and claimed in one batch is written once).
   static func apply(_ ops: [StoreOp], in db: Database, historyLimit: Int) throws {
-    for op in ops {
+    var lastUpsert: [TaskId: Int] = [:]
+    for (index, op) in ops.enumerated() {
+      if case .upsert(let row) = op { lastUpsert[row.id] = index }
+    }
+    for (index, op) in ops.enumerated() {
       switch op {
       case .upsert(let row):
-        try row.insert(db, onConflict: .replace)
+        if lastUpsert[row.id] == index { try row.upsert(db) }
       case .delete(let id):
         try db.cachedStatement(sql: "DELETE FROM task WHERE id = ?").execute(
           arguments: [id.rawValue])

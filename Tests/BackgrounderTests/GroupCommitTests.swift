@@ -1,0 +1,150 @@
+import BackgrounderTesting
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+
+@testable import Backgrounder
+
+/// The store writer's group commit: claims and completions share transactions, yet nothing is
+/// acknowledged (worker invoked, event delivered, `schedule` returned) before it is committed
+/// to the file, and every completion is recorded exactly once.
+@Suite(.timeLimit(.minutes(1)))
+struct GroupCommitTests {
+  @Test("a completion is delivered only after its commit: the reopened file already holds it")
+  func completionAcknowledgedAfterCommit() async throws {
+    let job = id("test.group.completion")
+    let worker = BlockingWorker()
+    let h = try await Harness.start(workers: [job: worker])
+    defer { Task { await h.stop() } }
+    #expect(await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job)) == .scheduled)
+    await worker.waitUntilInvoked()
+    // The claim was committed before the worker ran.
+    #expect(try TaskStoreReader(path: h.storePath).task(job)?.state == .running)
+
+    // Another connection holds the write lock: the completion cannot commit until it ends.
+    var holdsTransaction = Configuration()
+    holdsTransaction.allowsUnsafeTransactions = true
+    let blocker = try DatabaseQueue(path: h.storePath, configuration: holdsTransaction)
+    defer { try? blocker.close() }
+    try blocker.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+    worker.release()
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(
+      h.events(job) { $0.isWorkCompleted }.isEmpty,
+      "the completion was delivered while its commit was blocked")
+    try blocker.inDatabase { db in try db.execute(sql: "ROLLBACK") }
+
+    await h.waitFor(job) { $0.isWorkCompleted }
+    // Read right after the event by a fresh connection to the file, without any flush.
+    let stored = try #require(try TaskStoreReader(path: h.storePath).task(job))
+    #expect(stored.state == .succeeded && stored.lastResult == .success)
+    #expect(stored.recentRuns.map(\.outcome) == ["success"])
+  }
+
+  @Test("the claims of all due tasks are one transaction, durable before any worker runs")
+  func dueClaimsShareOneTransaction() async throws {
+    let jobs = (0..<8).map { id("test.group.claim.n\($0)") }
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let clock = ManualClock()
+    let first = try await Harness.start(
+      workers: Dictionary(uniqueKeysWithValues: jobs.map { ($0, RecordingWorker() as any Worker) }),
+      directory: directory, clock: clock, dispatchesWork: false)
+    for job in jobs {
+      #expect(await first.backgrounder.schedule(WorkRequest.OneTime(taskId: job)) == .scheduled)
+    }
+    await first.stop(removeFiles: false)
+
+    let path = first.storePath
+    let seenRunning = Mutex<[Int]>([])
+    let worker = ClosureWorker { _ in
+      let running = try? TaskStoreReader(path: path).tasks().filter { $0.state == .running }.count
+      seenRunning.withLock { $0.append(running ?? -1) }
+      return .success
+    }
+    let h = try await Harness.start(
+      workers: Dictionary(uniqueKeysWithValues: jobs.map { ($0, worker as any Worker) }),
+      concurrencyLimit: jobs.count, directory: directory, clock: clock)
+    defer { Task { await h.stop() } }
+    await h.recorder.wait(count: jobs.count) { $0.kind.isWorkCompleted }
+    // The first worker to run already sees every claim on disk.
+    #expect(seenRunning.withLock { $0.max() } == jobs.count)
+    let starts = h.recorder.events { $0.kind.isWorkStarted }.count
+    #expect(starts == jobs.count)
+    let diagnostics = h.backgrounder.diagnostics()
+    #expect(
+      diagnostics.storeCommits <= 1 + jobs.count,
+      "one commit for the claims, at most one per completion: \(diagnostics.storeCommits)")
+  }
+
+  @Test("concurrent completions are each recorded exactly once and share commits")
+  func concurrentCompletionsExactlyOnce() async throws {
+    let jobs = (0..<200).map { id("test.group.many.n\($0)") }
+    let worker = ClosureWorker { _ in
+      try? await Task.sleep(for: .milliseconds(Int.random(in: 0...3)))
+      return .success
+    }
+    let h = try await Harness.start(
+      workers: Dictionary(uniqueKeysWithValues: jobs.map { ($0, worker as any Worker) }),
+      concurrencyLimit: 16)
+    defer { Task { await h.stop() } }
+    await withTaskGroup(of: ScheduleOutcome.self) { group in
+      for job in jobs {
+        group.addTask { await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job)) }
+      }
+      for await outcome in group { #expect(outcome == .scheduled) }
+    }
+    await h.recorder.wait(count: jobs.count) { $0.kind.isWorkCompleted }
+    await h.driver.flush()
+    let completedEvents = Dictionary(
+      grouping: h.recorder.events { $0.kind.isWorkCompleted }.compactMap(\.taskId), by: { $0 })
+    #expect(
+      completedEvents.count == jobs.count && completedEvents.values.allSatisfy { $0.count == 1 })
+
+    let queue = try DatabaseQueue(path: h.storePath)
+    defer { try? queue.close() }
+    let runs = try queue.read { db in
+      try Row.fetchAll(db, sql: "SELECT taskId, outcome FROM run")
+    }
+    let perTask = Dictionary(grouping: runs, by: { $0["taskId"] as String })
+    #expect(perTask.count == jobs.count)
+    #expect(perTask.values.allSatisfy { $0.count == 1 && $0[0]["outcome"] as String == "success" })
+    let succeeded = try await queue.read { db in
+      try Int.fetchOne(db, sql: "SELECT count(*) FROM task WHERE state = 'succeeded'")
+    }
+    #expect(succeeded == jobs.count)
+    // 200 schedules, 200 claims and 200 completions: grouped into far fewer transactions.
+    let commits = h.backgrounder.diagnostics().storeCommits
+    #expect(commits < jobs.count, "\(commits) commits")
+  }
+
+  @Test("an upsert followed by another of the same task in one batch is written once")
+  func repeatedUpsertWrittenOnce() throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let store = try TaskStore.open(
+      path: directory.appendingPathComponent("store.sqlite").path, durability: .full,
+      historyLimit: 5)
+    defer { try? store.close() }
+    let now = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
+    let scheduled = TaskRow(
+      request: .oneTime(WorkRequest.OneTime(taskId: id("test.group.upsert"))), input: Data(),
+      now: now)
+    var claimed = scheduled
+    claimed.state = .running
+    claimed.lastRunStartedAt = now
+    let run = RunRow(
+      taskId: scheduled.id, attempt: 0, startedAt: now, endedAt: now, outcome: "success",
+      reason: nil)
+    let changes = try store.pool.write { db in
+      let before = db.totalChangesCount
+      try TaskStore.apply(
+        [.upsert(scheduled), .appendRun(run), .upsert(claimed)], in: db, historyLimit: 5)
+      return db.totalChangesCount - before
+    }
+    #expect(changes == 2, "one task row and one run row written")
+    let stored = try store.pool.read { db in try TaskRow.fetchOne(db, key: scheduled.id.rawValue) }
+    #expect(stored == claimed)
+  }
+}
