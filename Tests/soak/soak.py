@@ -127,6 +127,25 @@ class Daemon:
         return result.stdout.strip() or result.stderr.strip()
 
 
+refused_starts = 0
+
+
+def restart_like_systemd(daemon):
+    """Starts the daemon again, retrying after 1 s (systemd's `Restart=`) while an offline CLI
+    edit holds the store lock: `run` then exits 1 saying another daemon uses the store."""
+    global refused_starts
+    for _ in range(30):
+        try:
+            daemon.start()
+            return
+        except Failure as failure:
+            if "another backgrounder daemon is using" not in str(failure):
+                raise
+            refused_starts += 1
+            time.sleep(1)
+    raise Failure("daemon could not start again within 30 attempts")
+
+
 def job_script(logfile, seconds):
     """A command that logs its start (task, attempt, time) and its end to `logfile`."""
     return [
@@ -176,7 +195,7 @@ def kill_soak(binary, root, kills, one_time, periodic, seconds):
     for kill in range(kills):
         time.sleep(rng.uniform(0.2 * spacing, 1.8 * spacing))
         daemon.kill9()
-        daemon.start()
+        restart_like_systemd(daemon)
     for thread in schedulers:
         thread.join()
     log("kill", f"{kills} kills in {time.monotonic() - began:.0f} s; "
@@ -218,7 +237,8 @@ def kill_soak(binary, root, kills, one_time, periodic, seconds):
     check(integrity == "ok", f"PRAGMA integrity_check: {integrity}")
     log("kill", f"ok: {len(accepted)} accepted one-time jobs all succeeded, each completion "
         f"recorded once ({reruns} ran again after a kill: at-least-once); {cycles} periodic "
-        f"cycles, 0 ran twice; integrity_check ok; daemon restarted {daemon.starts - 1} times")
+        f"cycles, 0 ran twice; integrity_check ok; daemon restarted {daemon.starts - 1} times "
+        f"({refused_starts} starts refused while a CLI edit held the store lock)")
 
 
 def parse_job_log(logfile):
