@@ -31,6 +31,9 @@ enum NetworkStatusText {
     if status.malformedMessages > 0 {
       lines.append("Malformed netlink messages skipped: \(status.malformedMessages)")
     }
+    if status.netlinkOverruns > 0 {
+      lines.append("Netlink receive buffer overruns (re-synchronized): \(status.netlinkOverruns)")
+    }
     return lines.joined(separator: "\n")
   }
 

@@ -1,7 +1,7 @@
 /// What the reachability monitor concluded about the network at one moment.
 ///
 /// JSON: `{"reachable", "metered", "primary", "connectivity", "connectivitySource", "links":
-/// [...], "malformedMessages"}`.
+/// [...], "malformedMessages", "netlinkOverruns"}`.
 public struct NetworkStatus: Sendable, Equatable, Encodable {
   /// A usable default route exists (link up with carrier and a global address of its family).
   public var isReachable: Bool
@@ -13,6 +13,9 @@ public struct NetworkStatus: Sendable, Equatable, Encodable {
   public var links: [LinkStatus]
   /// Netlink messages skipped because they were malformed, since the monitor started.
   public var malformedMessages: Int
+  /// Netlink receive-buffer overruns (`ENOBUFS`) since the monitor started; after each, the
+  /// monitor dumped everything again, so the status stays the kernel's.
+  public var netlinkOverruns: Int
   /// Whether the internet really answers through the primary link (``Connectivity/unknown``
   /// when neither NetworkManager nor the probe said).
   public var connectivity: Connectivity
@@ -23,7 +26,7 @@ public struct NetworkStatus: Sendable, Equatable, Encodable {
   public init(
     isReachable: Bool, isDataMetered: Bool, primary: String?, links: [LinkStatus],
     malformedMessages: Int, connectivity: Connectivity = .unknown,
-    connectivitySource: ConnectivitySource? = nil
+    connectivitySource: ConnectivitySource? = nil, netlinkOverruns: Int = 0
   ) {
     self.isReachable = isReachable
     self.isDataMetered = isDataMetered
@@ -32,6 +35,7 @@ public struct NetworkStatus: Sendable, Equatable, Encodable {
     self.malformedMessages = malformedMessages
     self.connectivity = connectivity
     self.connectivitySource = connectivitySource
+    self.netlinkOverruns = netlinkOverruns
   }
 
   /// Nothing known yet: unreachable, no links.
@@ -43,6 +47,7 @@ public struct NetworkStatus: Sendable, Equatable, Encodable {
 
   private enum CodingKeys: String, CodingKey {
     case reachable, metered, primary, connectivity, connectivitySource, links, malformedMessages
+    case netlinkOverruns
   }
 
   /// Encodes with the documented keys; `primary` is `null` when absent.
@@ -55,6 +60,7 @@ public struct NetworkStatus: Sendable, Equatable, Encodable {
     try container.encode(connectivitySource, forKey: .connectivitySource)
     try container.encode(links, forKey: .links)
     try container.encode(malformedMessages, forKey: .malformedMessages)
+    try container.encode(netlinkOverruns, forKey: .netlinkOverruns)
   }
 }
 

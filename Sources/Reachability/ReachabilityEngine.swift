@@ -131,9 +131,11 @@ struct ReachabilityEngine: Sendable {
     return true
   }
 
-  /// Events were lost (`ENOBUFS`), lookup replies perhaps among them: dump everything again and
-  /// ask the kernel afresh.
+  /// Events were lost (`ENOBUFS`), lookup replies perhaps among them: count the overrun, dump
+  /// everything again and ask the kernel afresh.
   mutating func recoverFromOverrun() {
+    model.recordOverrun()
+    isDirty = true
     requestDumps(ObjectKind.allCases)
     lookupsInFlight = [:]
     needsLookup = asksKernel

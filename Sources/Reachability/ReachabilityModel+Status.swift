@@ -73,7 +73,7 @@ extension ReachabilityModel {
     return NetworkStatus(
       isReachable: primary != nil, isDataMetered: primaryLink?.isMetered ?? false,
       primary: primary, links: links, malformedMessages: malformedMessages,
-      connectivity: connectivity, connectivitySource: source)
+      connectivity: connectivity, connectivitySource: source, netlinkOverruns: netlinkOverruns)
   }
 
   private static func isPreferred(_ lhs: Candidate, _ rhs: Candidate) -> Bool {

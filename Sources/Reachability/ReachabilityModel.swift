@@ -36,6 +36,8 @@ public struct ReachabilityModel: Sendable, Equatable {
   public private(set) var isSynchronized = false
   /// Malformed messages skipped so far.
   public private(set) var malformedMessages = 0
+  /// Receive-buffer overruns (`ENOBUFS`: events lost, everything dumped again) so far.
+  public private(set) var netlinkOverruns = 0
   /// User overrides for the metered classification.
   public var overrides: InterfaceOverrides
   /// The destinations whose route decides the primary link, one per family.
@@ -66,6 +68,9 @@ public struct ReachabilityModel: Sendable, Equatable {
   /// Counts one skipped malformed message.
   public mutating func recordMalformed() { malformedMessages += 1 }
 
+  /// Counts one receive-buffer overrun.
+  public mutating func recordOverrun() { netlinkOverruns += 1 }
+
   /// Applies one message and says what the driver should do next.
   @discardableResult
   public mutating func apply(_ message: RtnetlinkMessage) -> Effects {
@@ -91,6 +96,7 @@ public struct ReachabilityModel: Sendable, Equatable {
         isSynchronized = true
       }
     case .overrun:
+      netlinkOverruns += 1
       effects.resync = ObjectKind.allCases
     case .link, .address, .route, .rule, .nexthop:
       if header.isMultipart, pendingDump?.sequence == header.sequence {

@@ -13,8 +13,9 @@ import Testing
     #expect(
       Set(json.keys) == [
         "reachable", "metered", "primary", "connectivity", "connectivitySource", "links",
-        "malformedMessages",
+        "malformedMessages", "netlinkOverruns",
       ])
+    #expect(json["netlinkOverruns"] as? Int == 0)
     #expect(json["connectivity"] as? String == "unknown")
     #expect(json["connectivitySource"] is NSNull)
     let links = try #require(json["links"] as? [[String: Any]])

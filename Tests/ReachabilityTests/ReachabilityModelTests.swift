@@ -125,6 +125,16 @@ import Testing
     #expect(model.apply(message(.overrun)).resync == ObjectKind.allCases)
   }
 
+  @Test func overrunsAreCountedInTheStatus() {
+    var model = reachableModel()
+    #expect(model.status().netlinkOverruns == 0)
+    model.apply(message(.overrun))
+    model.recordOverrun()
+    #expect(model.netlinkOverruns == 2)
+    #expect(model.status().netlinkOverruns == 2)
+    #expect(model.status().isReachable)
+  }
+
   @Test func linkRemovalForgetsItsAddressesAndRoutes() {
     var model = reachableModel()
     model.apply(message(.link(link, .delete)))
