@@ -151,13 +151,19 @@ let package = Package(
       ]
     ),
     // Benchmarks: run with `swift run -c release NAME`; see README "Measurements".
+    // What the `status --watch` benchmarks share: the watched child, namespaces, strace counts.
+    .target(
+      name: "BenchmarkSupport",
+      path: "Benchmarks/BenchmarkSupport"
+    ),
     .executableTarget(
       name: "ReachabilityBenchmark",
-      dependencies: ["Reachability"],
+      dependencies: ["BenchmarkSupport", "Reachability"],
       path: "Benchmarks/ReachabilityBenchmark"
     ),
     .executableTarget(
       name: "NetworkManagerBenchmark",
+      dependencies: ["BenchmarkSupport"],
       path: "Benchmarks/NetworkManagerBenchmark"
     ),
     .executableTarget(
@@ -177,7 +183,8 @@ let package = Package(
     .testTarget(name: "NetworkHintsTests", dependencies: ["NetworkHints", "Reachability"]),
     .testTarget(name: "BackgrounderTests", dependencies: ["Backgrounder", "BackgrounderTesting"]),
     .testTarget(name: "BackgrounderDaemonTests", dependencies: ["BackgrounderDaemon"]),
-    // The executable's own parts: its executors and `status` output encoding.
+    // The executable's own parts: its executors and `status` output encoding (one-shot and
+    // `--watch --json` lines).
     .testTarget(name: "BackgrounderCLITests", dependencies: ["BackgrounderCLI"]),
     // Real network namespaces, real child processes, the real `backgrounder` binary.
     .testTarget(

@@ -1,13 +1,10 @@
+import BenchmarkSupport
 import Foundation
-
-struct BenchmarkError: Error, CustomStringConvertible {
-  var description: String
-  init(_ description: String) { self.description = description }
-}
 
 /// The namespace, the private bus, the mock NetworkManager and the driver that changes it.
 final class BenchmarkSetup {
-  let namespace = "bgnmbench-\(getpid())"
+  private let network: BenchmarkNamespace
+  var namespace: String { network.name }
   let directory = NSTemporaryDirectory() + "bgnmbench-\(getpid())"
   var address: String { "unix:path=\(directory)/bus" }
   private var children: [Process] = []
@@ -16,16 +13,10 @@ final class BenchmarkSetup {
     try FileManager.default.createDirectory(
       atPath: directory, withIntermediateDirectories: false,
       attributes: [.posixPermissions: 0o700])
-    for command in [
-      ["netns", "add", namespace], ["-n", namespace, "link", "set", "lo", "up"],
-      ["-n", namespace, "link", "add", "veth0", "type", "veth", "peer", "name", "veth1"],
-      ["-n", namespace, "link", "set", "veth1", "up"],
-      ["-n", namespace, "link", "set", "veth0", "up"],
-      ["-n", namespace, "addr", "add", "192.0.2.1/24", "dev", "veth0"],
-      ["-n", namespace, "route", "add", "default", "via", "192.0.2.254", "dev", "veth0"],
-    ] {
-      try run("/usr/sbin/ip", command)
-    }
+    network = try BenchmarkNamespace.create(
+      name: "bgnmbench-\(getpid())",
+      commands: BenchmarkNamespace.vethPair(0, address: "192.0.2.1/24")
+        + ["route add default via 192.0.2.254 dev veth0"])
     let config = """
       <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
        "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -46,21 +37,19 @@ final class BenchmarkSetup {
     try waitFor("mock NetworkManager") {
       usleep(100_000)  // the name is owned before the template's methods exist
       return
-        (try? self.run(
-          "/usr/bin/dbus-send",
+        (try? shell(
           [
             "--bus=\(self.address)", "--print-reply", "--dest=org.freedesktop.NetworkManager",
             "/org/freedesktop", "org.freedesktop.DBus.Mock.AddWiFiDevice",
             "string:wifi0", "string:veth0", "uint32:100",
-          ])) != nil
+          ], executable: "/usr/bin/dbus-send")) != nil
     }
-    try run(
-      "/usr/bin/dbus-send",
+    try shell(
       [
         "--bus=\(address)", "--print-reply", "--dest=org.freedesktop.NetworkManager",
         "/org/freedesktop/NetworkManager/Devices/wifi0", "org.freedesktop.DBus.Mock.AddProperty",
         "string:org.freedesktop.NetworkManager.Device", "string:Metered", "variant:uint32:2",
-      ])
+      ], executable: "/usr/bin/dbus-send")
   }
 
   /// Flips `Metered` between yes and no `changes` times; one latency (ns) per change.
@@ -98,31 +87,11 @@ final class BenchmarkSetup {
     guard watch.waitForLine(after: 0, containing: "networkmanager:", timeoutSeconds: 30) != nil
     else { throw BenchmarkError("no initial status line") }
     sleep(10)
-    let trace = "\(directory)/strace.txt"
-    _ = try? run(
-      "/usr/bin/timeout",
-      [
-        "-s", "INT", "\(seconds)", "strace", "-f", "-o", trace, "-p",
-        "\(watch.processIdentifier)",
-      ])
-    let text = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? ""
-    var seen = Set<Substring>()
-    var calls: [Substring] = []
-    for line in text.split(separator: "\n") {
-      let fields = line.split(separator: " ", maxSplits: 1)
-      guard fields.count == 2, !fields[1].hasPrefix("+++"), !fields[1].hasPrefix("---") else {
-        continue
-      }
-      let first = seen.insert(fields[0]).inserted
-      if first && (fields[1].hasSuffix("<unfinished ...>") || fields[1].hasSuffix("<detached ...>"))
-      {
-        continue
-      }
-      calls.append(line)
-    }
+    let calls = IdleTrace.calls(ofProcess: watch.processIdentifier, seconds: seconds)
+    let threads = IdleTrace.threadNames(watch.processIdentifier)
     return "idle `status --watch --json` with NetworkManager present, \(seconds) s after a 10 s "
-      + "settle (strace -f -p PID, \(seen.count) threads): \(calls.count) syscalls"
-      + calls.prefix(20).map { "\n  \($0)" }.joined()
+      + "settle (strace -f -p PID, \(threads.count) threads): \(calls.count) syscalls"
+      + calls.prefix(20).map { "\n  \(threads[$0.threadID] ?? $0.threadID): \($0.name)" }.joined()
   }
 
   static func report(_ latencies: [UInt64]) -> String {
@@ -141,7 +110,7 @@ final class BenchmarkSetup {
       child.waitUntilExit()
     }
     children = []
-    _ = try? run("/usr/sbin/ip", ["netns", "del", namespace])
+    network.remove()
     try? FileManager.default.removeItem(atPath: directory)
   }
 
@@ -160,23 +129,6 @@ final class BenchmarkSetup {
     process.standardError = FileHandle.nullDevice
     try process.run()
     return process
-  }
-
-  @discardableResult
-  func run(_ executable: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-      throw BenchmarkError("\(executable) \(arguments.joined(separator: " ")): \(output)")
-    }
-    return output
   }
 
   private func waitFor(_ what: String, _ condition: () -> Bool) throws {

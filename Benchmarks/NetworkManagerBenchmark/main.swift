@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 
 // NetworkManager hints benchmark. Run as root with dbus-daemon and python3-dbusmock installed:

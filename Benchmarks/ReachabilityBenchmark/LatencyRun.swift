@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 
 /// Alternates route additions, deletions and link-down events and times each until the

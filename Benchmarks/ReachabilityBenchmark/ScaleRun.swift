@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 
 /// The FIB-scale benchmark: the monitor's cost must not grow with the number of routes.
@@ -15,9 +16,9 @@ struct ScaleRun {
 
   func run() throws -> String {
     var report: [String] = []
-    let empty = try ScaleNamespace(routes: 0)
+    let empty = try BenchmarkNamespace.scale(routes: 0)
     defer { empty.remove() }
-    let full = try ScaleNamespace(routes: routes)
+    let full = try BenchmarkNamespace.scale(routes: routes)
     defer { full.remove() }
     let bare = try startups(in: empty)
     let loaded = try startups(in: full)
@@ -50,7 +51,7 @@ struct ScaleRun {
   }
 
   /// Five `status --watch --json` starts: (ms to the first line, RSS kB 300 ms later).
-  private func startups(in namespace: ScaleNamespace) throws -> [(Double, Int)] {
+  private func startups(in namespace: BenchmarkNamespace) throws -> [(Double, Int)] {
     try (0..<5).map { _ in
       let watch = try WatchProcess(executable: backgrounder, namespace: namespace.name)
       defer { watch.stop() }
@@ -63,7 +64,7 @@ struct ScaleRun {
     }
   }
 
-  private func routeChurn(_ namespace: ScaleNamespace, _ watch: WatchProcess) throws -> String {
+  private func routeChurn(_ namespace: BenchmarkNamespace, _ watch: WatchProcess) throws -> String {
     let add = (0..<churn).map { "route add 172.16.\($0 / 256).\($0 % 256)/32 via 192.0.2.254" }
     let delete = (0..<churn).map { "route del 172.16.\($0 / 256).\($0 % 256)/32 via 192.0.2.254" }
     let lines = watch.count
@@ -77,7 +78,7 @@ struct ScaleRun {
   }
 
   private func defaultRouteChanges(
-    _ namespace: ScaleNamespace, _ watch: WatchProcess, _ monitor: WatchProcess, json: Bool
+    _ namespace: BenchmarkNamespace, _ watch: WatchProcess, _ monitor: WatchProcess, json: Bool
   ) throws -> [String] {
     let changer = try RouteChanger(namespacePath: namespace.path)
     let index = try namespace.interfaceIndex("veth2")
@@ -115,7 +116,7 @@ struct ScaleRun {
     ]
   }
 
-  private func nonPrimaryLinkDowns(_ namespace: ScaleNamespace, _ watch: WatchProcess) throws
+  private func nonPrimaryLinkDowns(_ namespace: BenchmarkNamespace, _ watch: WatchProcess) throws
     -> String
   {
     let changer = try RouteChanger(namespacePath: namespace.path)
@@ -150,45 +151,17 @@ struct ScaleRun {
   }
 }
 
-/// A namespace for ``ScaleRun`` (see there for its layout).
-struct ScaleNamespace {
-  let name: String
-  var path: String { "/var/run/netns/\(name)" }
-
-  init(routes: Int) throws {
-    name = "bgscale-\(getpid())-\(routes)"
-    try shell(["netns", "add", name])
-    var commands = ["link set lo up"]
+extension BenchmarkNamespace {
+  /// A namespace for ``ScaleRun`` (see there for its layout) with `routes` non-default routes.
+  static func scale(routes: Int) throws -> BenchmarkNamespace {
+    var commands: [String] = []
     for (pair, address) in [(0, "192.0.2.1/24"), (2, "198.51.100.1/24"), (4, "203.0.113.1/24")] {
-      commands += [
-        "link add veth\(pair) type veth peer name veth\(pair + 1)",
-        "link set veth\(pair + 1) up", "link set veth\(pair) up",
-        "addr add \(address) dev veth\(pair)",
-      ]
+      commands += vethPair(pair, address: address)
     }
     commands.append("route add default via 192.0.2.254 dev veth0 metric 100")
     commands += (0..<routes).map {
       "route add 10.\($0 >> 16).\(($0 >> 8) & 255).\($0 & 255)/32 via 192.0.2.254"
     }
-    try batch(commands)
+    return try create(name: "bgscale-\(getpid())-\(routes)", commands: commands)
   }
-
-  /// Runs `ip -n NAME -batch FILE` with these commands.
-  func batch(_ commands: [String]) throws {
-    let file = "/tmp/\(name)-\(UInt32.random(in: 0...UInt32.max)).batch"
-    try commands.joined(separator: "\n").appending("\n").write(
-      toFile: file, atomically: true, encoding: .utf8)
-    defer { unlink(file) }
-    try shell(["-n", name, "-batch", file])
-  }
-
-  func interfaceIndex(_ link: String) throws -> Int32 {
-    let output = try shell(["-n", name, "-o", "link", "show", link])
-    guard let index = output.split(separator: ":").first.flatMap({ Int32($0) }) else {
-      throw BenchmarkError("cannot read the index of \(link) from `\(output)`")
-    }
-    return index
-  }
-
-  func remove() { _ = try? shell(["netns", "del", name]) }
 }

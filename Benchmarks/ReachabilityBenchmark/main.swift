@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 
 // Reachability benchmark. Run as root: `swift run -c release ReachabilityBenchmark [options]`
@@ -45,7 +46,8 @@ if let scaleRoutes {
   }
 }
 
-let namespace = try BenchmarkNamespace.create()
+let namespace = try BenchmarkNamespace.create(
+  name: "bgbench-\(getpid())", commands: BenchmarkNamespace.vethPair(0, address: "192.0.2.1/24"))
 defer { namespace.remove() }
 do {
   let latencies = try LatencyRun(namespace: namespace, backgrounder: backgrounder).measure(changes)

@@ -38,7 +38,7 @@ struct HealthSection: Sendable {
 
 /// `{"healthy": Bool, "problems": [...]}` in `status --json`; one line plus one per problem in
 /// the human report.
-struct HealthReport: Encodable {
+struct HealthReport: Encodable, Equatable {
   var problems: [HealthProblem]
   /// Whether a running daemon reported its runtime's health.
   var daemonAnswered: Bool

@@ -60,6 +60,10 @@ enum NetworkStatusText {
   /// `text` with backslashes, control characters (C0, DEL, C1) and invisible format or
   /// line-separator characters written as `\\`, `\n`, `\x1b`, `\u{202E}`.
   static func escaped(_ text: String) -> String {
+    // Printable ASCII other than the backslash (most interface names) stays as it is.
+    if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }) {
+      return text
+    }
     var result = ""
     for scalar in text.unicodeScalars {
       switch scalar {

@@ -11,23 +11,61 @@ enum NetworkTimestamp {
 
   /// Formats microseconds since the Unix epoch.
   static func rfc3339(microseconds: Int64) -> String {
-    var seconds = time_t(microseconds.floorDivided(by: 1_000_000))
-    let fraction = microseconds - Int64(seconds) * 1_000_000
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    func pad(_ value: some BinaryInteger, _ width: Int) -> String {
-      let text = String(value)
-      return String(repeating: "0", count: max(0, width - text.count)) + text
+    var formatter = Formatter()
+    var bytes: [UInt8] = []
+    formatter.append(microseconds: microseconds, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Writes timestamps as bytes; the date and time of day are computed once per second (a
+  /// `--watch` line costs no calendar arithmetic when the last one was in the same second).
+  struct Formatter {
+    private var second: Int64?
+    private var dateAndTime: [UInt8] = []
+
+    /// Appends `YYYY-MM-DDTHH:MM:SS.ffffffZ` for `microseconds` since the Unix epoch.
+    mutating func append(microseconds: Int64, to bytes: inout [UInt8]) {
+      let (seconds, fraction) = microseconds.floorDividedWithRemainder(by: 1_000_000)
+      if second != seconds {
+        second = seconds
+        dateAndTime = Self.dateAndTime(seconds)
+      }
+      bytes += dateAndTime
+      bytes.append(UInt8(ascii: "."))
+      Self.appendDigits(fraction, width: 6, to: &bytes)
+      bytes.append(UInt8(ascii: "Z"))
     }
-    return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))"
-      + "T\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))"
-      + ".\(pad(fraction, 6))Z"
+
+    private static func dateAndTime(_ seconds: Int64) -> [UInt8] {
+      var time = time_t(seconds)
+      var parts = tm()
+      gmtime_r(&time, &parts)
+      var bytes: [UInt8] = []
+      appendDigits(Int64(parts.tm_year) + 1900, width: 4, to: &bytes)
+      let fields: [(separator: Unicode.Scalar, value: Int32)] = [
+        ("-", parts.tm_mon + 1), ("-", parts.tm_mday), ("T", parts.tm_hour), (":", parts.tm_min),
+        (":", parts.tm_sec),
+      ]
+      for (separator, value) in fields {
+        bytes.append(UInt8(ascii: separator))
+        appendDigits(Int64(value), width: 2, to: &bytes)
+      }
+      return bytes
+    }
+
+    /// `value` in decimal, left-padded with zeros to `width` digits.
+    private static func appendDigits(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
+      let text = Array(String(value).utf8)
+      bytes += repeatElement(UInt8(ascii: "0"), count: max(0, width - text.count))
+      bytes += text
+    }
   }
 }
 
 extension Int64 {
-  fileprivate func floorDivided(by divisor: Int64) -> Int64 {
-    let quotient = self / divisor
-    return (self % divisor < 0) ? quotient - 1 : quotient
+  /// The quotient rounded towards minus infinity, and the (non-negative) remainder.
+  fileprivate func floorDividedWithRemainder(by divisor: Int64) -> (Int64, Int64) {
+    let quotient = self / divisor - (self % divisor < 0 ? 1 : 0)
+    return (quotient, self - quotient * divisor)
   }
 }

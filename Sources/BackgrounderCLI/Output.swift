@@ -4,27 +4,38 @@ import Glibc
 /// Writes whole lines straight to stdout/stderr with write(2): nothing is buffered, so each
 /// `--watch` line reaches its reader at once.
 enum Output {
-  static func line(_ text: String) { write(text + "\n", to: STDOUT_FILENO) }
+  static func line(_ text: String) { write(Array((text + "\n").utf8), to: STDOUT_FILENO) }
 
-  static func warning(_ text: String) { write("warning: \(text)\n", to: STDERR_FILENO) }
+  /// Writes `bytes`, a whole line ending in a newline, to stdout in one write(2).
+  static func line(bytes: [UInt8]) { write(bytes, to: STDOUT_FILENO) }
 
-  static func error(_ text: String) { write("error: \(text)\n", to: STDERR_FILENO) }
+  static func warning(_ text: String) { write(Array("warning: \(text)\n".utf8), to: STDERR_FILENO) }
+
+  static func error(_ text: String) { write(Array("error: \(text)\n".utf8), to: STDERR_FILENO) }
 
   static func json(_ document: some Encodable) throws -> String {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    return String(decoding: try encoder.encode(document), as: UTF8.self)
+    String(decoding: try jsonData(document), as: UTF8.self)
   }
 
-  private static func write(_ text: String, to descriptor: Int32) {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-      let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-      if written < 0 {
-        if errno == EINTR { continue }
-        return
+  /// `document` as compact JSON with sorted keys and unescaped slashes: the format of every JSON
+  /// document `backgrounder` prints.
+  static func jsonData(_ document: some Encodable) throws -> Data {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return try encoder.encode(document)
+  }
+
+  private static func write(_ bytes: [UInt8], to descriptor: Int32) {
+    bytes.withUnsafeBytes { buffer in
+      var offset = 0
+      while offset < buffer.count {
+        let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+        if written < 0 {
+          if errno == EINTR { continue }
+          return
+        }
+        offset += written
       }
-      bytes = bytes.dropFirst(written)
     }
   }
 }

@@ -78,7 +78,7 @@ struct StatusCommand: AsyncParsableCommand {
           useNetworkManager: daemonConfiguration?.useNetworkManager ?? true),
         logger: logger)
       let network = try await firstStatus(of: monitor, hints: hints)
-      try printer.emit(network: network, power: probe.status, observedAt: nil)
+      try printer.emit(network: network, power: probe.status)
     }
     if tasks.failed { throw ExitCode.failure }
   }
@@ -115,44 +115,30 @@ struct StatusCommand: AsyncParsableCommand {
     let monitor = ReachabilityMonitor(configuration: reachability, logger: logger)
     let hints = (daemonConfiguration ?? DaemonConfiguration(sourcePath: ""))
       .networkHintServices(monitor: monitor, logger: logger)
-    let (changes, sink) = AsyncStream.makeStream(of: StatusChange.self)
+    let watch = StatusWatch(printer: printer, power: probe.status)
+    // Printed on the monitor's thread, as each change is published.
+    monitor.observeStatus { watch.networkChanged($0) }
     try await withThrowingTaskGroup(of: Void.self) { group in
       group.addTask { try await monitor.run() }
       for service in hints { group.addTask { try await service.run() } }
       group.addTask { try await probe.run() }
       group.addTask {
-        for await status in monitor.statusUpdates() { sink.yield(.network(status)) }
-      }
-      group.addTask {
-        for await status in probe.statusUpdates() { sink.yield(.power(status)) }
+        for await status in probe.statusUpdates() { watch.powerChanged(status) }
       }
       group.addTask {
         // Task changes come from the daemon; without one there are none to show.
         do {
           let changes = try ControlClient(path: printer.daemon.socketPath).watch()
-          for try await change in changes { sink.yield(.task(change)) }
+          for try await change in changes { watch.taskChanged(change) }
         } catch ControlSocketError.noDaemon {
           Output.warning("no daemon is running: task changes are not shown")
         } catch {
           Output.warning("task changes are not shown: \(error)")
         }
       }
-      var network: NetworkStatus?
-      var power = probe.status
-      for await change in changes {
-        switch change {
-        case .network(let status): network = status
-        case .power(let status): power = status
-        case .task(let change):
-          try printer.emit(change, observedAt: NetworkTimestamp.nowMicroseconds())
-          continue
-        }
-        // Nothing is printed until the first network dump has completed.
-        guard let network else { continue }
-        try printer.emit(
-          network: network, power: power, observedAt: NetworkTimestamp.nowMicroseconds())
-      }
-      group.cancelAll()
+      // Runs until the process is ended, or until the monitor, the probe or a hint service
+      // fails: the error leaves the group, which cancels the rest.
+      for try await _ in group {}
     }
   }
 
@@ -169,18 +155,15 @@ struct StatusCommand: AsyncParsableCommand {
     }
     for warning in result.warnings { Output.warning(warning) }
     if watch {
+      var encoder = StatusLineEncoder()
       for step in result.steps {
-        try printer.emit(network: step.status, power: power, observedAt: step.timestampMicroseconds)
+        Output.line(
+          bytes: try printer.watchLine(
+            network: step.status, power: power, observedAt: step.timestampMicroseconds,
+            encoder: &encoder))
       }
     } else {
-      try printer.emit(network: result.finalStatus, power: power, observedAt: nil)
+      try printer.emit(network: result.finalStatus, power: power)
     }
   }
-}
-
-/// One change seen by `status --watch`.
-private enum StatusChange: Sendable {
-  case network(NetworkStatus)
-  case power(PowerStatus)
-  case task(TaskChange)
 }

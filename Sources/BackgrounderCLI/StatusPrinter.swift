@@ -13,29 +13,15 @@ struct StatusPrinter {
   let health: HealthSection
   let daemon: DaemonSection
 
-  func emit(network: NetworkStatus, power: PowerStatus, observedAt microseconds: Int64?) throws {
-    let observedAt = watch ? microseconds.map(NetworkTimestamp.rfc3339(microseconds:)) : nil
+  /// The one-shot report or document.
+  func emit(network: NetworkStatus, power: PowerStatus) throws {
     let now = Date()
-    let daemonReport = daemon.read()
-    // With no daemon, a run left "running" ended with the process that ran it.
-    let taskList = tasks.read(now: now).map { list in
-      list.map { task in
-        var task = task
-        task.interrupted =
-          !daemonReport.running && daemonReport.error == nil && task.state == .running
-        return task
-      }
-    }
-    let healthReport = health.report(tasksReadable: taskList != nil, storePath: tasks.storePath)
+    let (taskList, healthReport, daemonReport) = readSections(now: now)
     if json {
       let document = StatusDocument(
-        observedAt: observedAt, network: network, power: power, tasks: taskList,
+        observedAt: nil, network: network, power: power, tasks: taskList,
         health: healthReport, daemon: daemonReport)
       Output.line(try document.json())
-    } else if let observedAt {
-      Output.line(
-        NetworkStatusText.line(network, observedAt: observedAt) + " | power: "
-          + powerSummary(power))
     } else {
       var lines = [NetworkStatusText.report(network)]
       lines += renderPower(power)
@@ -48,6 +34,25 @@ struct StatusPrinter {
     }
   }
 
+  /// One `--watch` line for a network or power change, newline included. In JSON it is the
+  /// whole ``StatusDocument`` with `observedAt` (tasks, health and daemon read afresh); in text
+  /// a one-line network and power summary.
+  func watchLine(
+    network: NetworkStatus, power: PowerStatus, observedAt microseconds: Int64,
+    encoder: inout StatusLineEncoder
+  ) throws -> [UInt8] {
+    guard json else {
+      let text =
+        NetworkStatusText.line(network, observedAt: encoder.timestamp(microseconds)) + " | power: "
+        + powerSummary(power) + "\n"
+      return Array(text.utf8)
+    }
+    let (taskList, healthReport, daemonReport) = readSections(now: Date())
+    return try encoder.line(
+      observedAt: microseconds, network: network, power: power, tasks: taskList,
+      health: healthReport, daemon: daemonReport)
+  }
+
   /// One `--watch` line for a task change: `{"observedAt": …, "taskChange": {…}}` in JSON.
   func emit(_ change: TaskChange, observedAt microseconds: Int64) throws {
     let observedAt = NetworkTimestamp.rfc3339(microseconds: microseconds)
@@ -58,6 +63,22 @@ struct StatusPrinter {
       Output.line(
         "\(observedAt) task \(change.task ?? "-") \(change.change.rawValue)\(detail)")
     }
+  }
+
+  /// The tasks (`nil` when the store cannot be read), the health report and the daemon's.
+  private func readSections(now: Date) -> ([TaskStatus]?, HealthReport, DaemonSection.Report) {
+    let daemonReport = daemon.read()
+    // With no daemon, a run left "running" ended with the process that ran it.
+    let taskList = tasks.read(now: now).map { list in
+      list.map { task in
+        var task = task
+        task.interrupted =
+          !daemonReport.running && daemonReport.error == nil && task.state == .running
+        return task
+      }
+    }
+    let healthReport = health.report(tasksReadable: taskList != nil, storePath: tasks.storePath)
+    return (taskList, healthReport, daemonReport)
   }
 }
 

@@ -6,8 +6,8 @@ import Netlink
 /// only when changed).
 ///
 /// Live, after every batch of datagrams that changed something the answer depends on, the
-/// engine sends one `RTM_GETROUTE` lookup per family for the probe destinations (a routing-table
-/// lookup, no packet) and publishes once the replies are in, so the primary link is the one the
+/// engine sends one `RTM_GETROUTE` lookup per family that has a usable link for the probe
+/// destinations (a routing-table lookup, no packet) and publishes once the replies are in, so the primary link is the one the
 /// kernel really uses. In replay the model answers; the recorded answers (routes to one
 /// address) do not change it.
 struct ReachabilityEngine: Sendable {
@@ -160,8 +160,13 @@ struct ReachabilityEngine: Sendable {
     }
     guard needsLookup, model.isSynchronized else { return nil }
     needsLookup = false
+    // A family without a usable link has no egress whatever the kernel says: not asked.
+    let families = [NetlinkConstant.familyIPv4, NetlinkConstant.familyIPv6].filter {
+      model.hasUsableLink(family: $0)
+    }
+    guard !families.isEmpty else { return nil }
     var datagram: [UInt8] = []
-    for family in [NetlinkConstant.familyIPv4, NetlinkConstant.familyIPv6] {
+    for family in families {
       let sequence = (nextSequence & ~RouteLookupRequest.sequenceMarker)
       nextSequence &+= 1
       datagram += RouteLookupRequest.message(

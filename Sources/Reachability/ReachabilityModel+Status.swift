@@ -40,7 +40,8 @@ extension ReachabilityModel {
     }
     egress.sort(by: Self.isPreferred)
     let defaults = reachableDefaultRoutes(usable: usable)
-    var classifications: [Int32: MeteredClassifier.Classification] = [:]
+    var classifications = [Int32: MeteredClassifier.Classification](
+      minimumCapacity: tables.links.count)
     for (index, link) in tables.links {
       classifications[index] = MeteredClassifier.classify(
         link, facts: facts(forInterface: link.name), overrides: overrides,
@@ -83,13 +84,25 @@ extension ReachabilityModel {
   /// Links that are up, have carrier, are not loopback and have a usable global address of a
   /// family.
   private func usableFamilyLinks() -> Set<FamilyLink> {
-    let usableLinks = Set(
-      tables.links.values.filter { $0.isUp && $0.hasCarrier && !$0.isLoopback }.map(\.index))
-    return Set(
-      tables.addresses.values.filter {
-        $0.isUsableGlobal && usableLinks.contains($0.interfaceIndex)
-      }
-      .map { FamilyLink(family: $0.family, index: $0.interfaceIndex) })
+    var usable = Set<FamilyLink>()
+    for address in tables.addresses.values where isUsable(address) {
+      usable.insert(FamilyLink(family: address.family, index: address.interfaceIndex))
+    }
+    return usable
+  }
+
+  /// Whether some link of `family` is usable (see ``usableFamilyLinks()``): without one, no
+  /// route of the family counts, whatever the kernel would answer for it.
+  func hasUsableLink(family: UInt8) -> Bool {
+    tables.addresses.values.contains { $0.family == family && isUsable($0) }
+  }
+
+  /// A usable global address on a link that is up, has carrier and is not loopback.
+  private func isUsable(_ address: AddressInfo) -> Bool {
+    guard address.isUsableGlobal, let link = tables.links[address.interfaceIndex] else {
+      return false
+    }
+    return link.isUp && link.hasCarrier && !link.isLoopback
   }
 
   /// Usable unicast default routes in the tables the rules of their family look up, best

@@ -25,6 +25,10 @@ public final class ReachabilityMonitor: Service, Sendable {
   private let logger: Logger
   private let capture: NetlinkCapture?
   private let state: Mutex<State>
+  /// Held while a status is decided and delivered (taken before `state`), so that every
+  /// subscriber and observer sees the statuses in the order they were published, whichever
+  /// thread published them (the netlink thread, a hint source's).
+  private let delivery = Mutex(())
 
   /// Creates a monitor; nothing happens until ``run()``. `capture` records every datagram.
   public init(
@@ -49,20 +53,35 @@ public final class ReachabilityMonitor: Service, Sendable {
     }
   }
 
+  /// Calls `observer` on the publishing thread with the current status (if there is one yet)
+  /// and then with every change, in order, until ``run()`` returns: no hand-off to another
+  /// thread or task. Changes from rtnetlink are delivered on the monitor's netlink thread, hint
+  /// changes on the thread that called ``updateHints(_:)``. `observer` must return promptly and
+  /// must not call back into the monitor: no netlink message is handled while it runs (the
+  /// kernel queues them; after an overrun the monitor dumps again).
+  public func observeStatus(_ observer: @escaping @Sendable (NetworkStatus) -> Void) {
+    delivery.withLock { _ in
+      let current = state.withLock { state in
+        state.broadcaster.observe(observer)
+        return state.broadcaster.current
+      }
+      if let current { observer(current) }
+    }
+  }
+
   /// The hints from NetworkManager, nl80211 and the connectivity probe, as last updated.
   public var hints: LinkHints { state.withLock { $0.engine.model.hints } }
 
   /// Link-hint input path: applies `change` (run under the monitor's lock: no calls back into
   /// the monitor) and publishes the status if it changed. Safe from any thread.
   public func updateHints(_ change: (inout LinkHints) -> Void) {
-    let published = state.withLock {
-      state -> (NetworkStatus, [AsyncStream<NetworkStatus>.Continuation])? in
-      state.engine.updateHints(change)
-      guard let status = state.engine.takePublishableStatus() else { return nil }
-      return (status, state.broadcaster.publish(status))
-    }
-    if let (status, recipients) = published {
-      for recipient in recipients { recipient.yield(status) }
+    delivery.withLock { _ in
+      let published = state.withLock { state -> Publication? in
+        state.engine.updateHints(change)
+        guard let status = state.engine.takePublishableStatus() else { return nil }
+        return Publication(status: status, recipients: state.broadcaster.publish(status))
+      }
+      published?.deliver()
     }
   }
 
@@ -110,8 +129,14 @@ public final class ReachabilityMonitor: Service, Sendable {
   private func handle(_ reception: RouteNetlinkSocket.Reception?, socket: RouteNetlinkSocket)
     throws
   {
+    try delivery.withLock { _ in try handleInOrder(reception, socket: socket) }
+  }
+
+  private func handleInOrder(
+    _ reception: RouteNetlinkSocket.Reception?, socket: RouteNetlinkSocket
+  ) throws {
     var warnings: [String] = []
-    var published: (NetworkStatus, [AsyncStream<NetworkStatus>.Continuation])?
+    var published: Publication?
     try state.withLock { state in
       switch reception {
       case .datagram(let bytes, let truncated):
@@ -138,13 +163,21 @@ public final class ReachabilityMonitor: Service, Sendable {
         try socket.send(request)
       }
       if let status = state.engine.takePublishableStatus() {
-        published = (status, state.broadcaster.publish(status))
+        published = Publication(status: status, recipients: state.broadcaster.publish(status))
       }
     }
-    if let (status, recipients) = published {
-      for recipient in recipients { recipient.yield(status) }
-    }
+    published?.deliver()
     for warning in warnings { logger.warning("\(warning)") }
+  }
+
+  /// A status decided under the state lock, delivered after it.
+  private struct Publication {
+    var status: NetworkStatus
+    var recipients: [CurrentValueBroadcaster<NetworkStatus>.Recipient]
+
+    func deliver() {
+      for recipient in recipients { recipient.deliver(status) }
+    }
   }
 }
 

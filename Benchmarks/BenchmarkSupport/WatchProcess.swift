@@ -1,31 +1,41 @@
 import Foundation
 import Synchronization
 
-/// A `backgrounder status --watch [--json]` child in the namespace (or any other command); a
-/// reader thread stamps each output line with CLOCK_MONOTONIC the moment it arrives.
-final class WatchProcess: Sendable {
-  struct Line: Sendable {
-    var arrivedNanoseconds: UInt64
-    var text: String
+/// A `backgrounder status --watch [--json]` child in a network namespace (or any other `ip`
+/// command); a reader thread stamps each output line with CLOCK_MONOTONIC the moment it arrives.
+public final class WatchProcess: Sendable {
+  /// One line of the child's stdout.
+  public struct Line: Sendable {
+    /// When the line reached this process (CLOCK_MONOTONIC).
+    public var arrivedNanoseconds: UInt64
+    /// The line without its newline.
+    public var text: String
   }
 
   private let process: Process
   private let lines = Mutex<[Line]>([])
 
   /// When the child was started (CLOCK_MONOTONIC).
-  let startedNanoseconds: UInt64
+  public let startedNanoseconds: UInt64
 
-  convenience init(executable: String, namespace: String, json: Bool = true) throws {
+  /// `ip netns exec NAMESPACE EXECUTABLE status --watch [--json]`, with `environment` added.
+  public convenience init(
+    executable: String, namespace: String, json: Bool = true, environment: [String: String] = [:]
+  ) throws {
     try self.init(
       arguments: ["netns", "exec", namespace, executable, "status", "--watch"]
-        + (json ? ["--json"] : []))
+        + (json ? ["--json"] : []), environment: environment)
   }
 
-  /// Runs `/usr/sbin/ip ARGUMENTS` (`ip netns exec` and `ip -n` keep the process id).
-  init(arguments: [String]) throws {
+  /// Runs `/usr/sbin/ip ARGUMENTS` (`ip netns exec` and `ip -n` keep the process id), with
+  /// `environment` added to this process's.
+  public init(arguments: [String], environment: [String: String] = [:]) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
     process.arguments = arguments
+    if !environment.isEmpty {
+      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let pipe = Pipe()
     startedNanoseconds = monotonicNanoseconds()
     process.standardOutput = pipe
@@ -50,18 +60,20 @@ final class WatchProcess: Sendable {
     thread.start()
   }
 
-  var processIdentifier: Int32 { process.processIdentifier }
+  /// The child's process id.
+  public var processIdentifier: Int32 { process.processIdentifier }
 
-  var count: Int { lines.withLock { $0.count } }
+  /// How many lines arrived so far.
+  public var count: Int { lines.withLock { $0.count } }
 
   /// Every line so far.
-  var allLines: [Line] { lines.withLock { $0 } }
+  public var allLines: [Line] { lines.withLock { $0 } }
 
   /// CPU time of all the process's threads so far (`/proc/PID/task/*/schedstat`), nanoseconds.
-  var cpuNanoseconds: UInt64 { cpuNanoseconds(ofThreadsNamed: nil) }
+  public var cpuNanoseconds: UInt64 { cpuNanoseconds(ofThreadsNamed: nil) }
 
   /// CPU time so far of the threads called `name` (all threads for `nil`), nanoseconds.
-  func cpuNanoseconds(ofThreadsNamed name: String?) -> UInt64 {
+  public func cpuNanoseconds(ofThreadsNamed name: String?) -> UInt64 {
     let tasks = "/proc/\(processIdentifier)/task"
     let threads = (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []
     return threads.reduce(0) { total, thread in
@@ -75,14 +87,14 @@ final class WatchProcess: Sendable {
   }
 
   /// Resident set size (`VmRSS`), kilobytes.
-  var residentKilobytes: Int {
+  public var residentKilobytes: Int {
     let text = (try? String(contentsOfFile: "/proc/\(processIdentifier)/status", encoding: .utf8))
     let line = text?.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
     return line.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
   }
 
   /// Waits (checking every 100 µs) for a line after index `from` containing `needle`.
-  func waitForLine(after from: Int, containing needle: String, timeoutSeconds: Double = 5)
+  public func waitForLine(after from: Int, containing needle: String, timeoutSeconds: Double = 5)
     -> (index: Int, line: Line)?
   {
     let deadline = monotonicNanoseconds() + UInt64(timeoutSeconds * 1e9)
@@ -98,13 +110,15 @@ final class WatchProcess: Sendable {
     return nil
   }
 
-  func stop() {
+  /// Ends the child (SIGTERM) and waits for it.
+  public func stop() {
     process.terminate()
     process.waitUntilExit()
   }
 }
 
-func monotonicNanoseconds() -> UInt64 {
+/// CLOCK_MONOTONIC in nanoseconds.
+public func monotonicNanoseconds() -> UInt64 {
   var time = timespec()
   clock_gettime(CLOCK_MONOTONIC, &time)
   return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)

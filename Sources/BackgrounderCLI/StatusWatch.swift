@@ -1,0 +1,63 @@
+import BackgrounderDaemon
+import PowerSource
+import Reachability
+import Synchronization
+
+/// The printing side of `status --watch`: one line per network, power or task change, whole
+/// and in the order the changes were taken in. Network changes arrive on the monitor's own
+/// thread (``ReachabilityMonitor/observeStatus(_:)``), so a line leaves the process without a
+/// hand-off to another thread; power and task changes come from their streams. Nothing is
+/// printed for network or power until the first network status (the end of the first dump).
+final class StatusWatch: Sendable {
+  private struct State {
+    var network: NetworkStatus?
+    var power: PowerStatus
+    var encoder = StatusLineEncoder()
+  }
+
+  private let printer: StatusPrinter
+  private let state: Mutex<State>
+
+  init(printer: StatusPrinter, power: PowerStatus) {
+    self.printer = printer
+    state = Mutex(State(power: power))
+  }
+
+  func networkChanged(_ status: NetworkStatus) {
+    state.withLock { state in
+      state.network = status
+      print(&state)
+    }
+  }
+
+  func powerChanged(_ status: PowerStatus) {
+    state.withLock { state in
+      state.power = status
+      print(&state)
+    }
+  }
+
+  func taskChanged(_ change: TaskChange) {
+    state.withLock { _ in
+      report { try printer.emit(change, observedAt: NetworkTimestamp.nowMicroseconds()) }
+    }
+  }
+
+  /// Writes the line for the current state, under the lock so that lines stay whole and in
+  /// order.
+  private func print(_ state: inout State) {
+    guard let network = state.network else { return }
+    report {
+      Output.line(
+        bytes: try printer.watchLine(
+          network: network, power: state.power, observedAt: NetworkTimestamp.nowMicroseconds(),
+          encoder: &state.encoder))
+    }
+  }
+
+  /// A line that cannot be encoded (a value JSON cannot express) is reported on stderr; the
+  /// watch goes on.
+  private func report(_ body: () throws -> Void) {
+    do { try body() } catch { Output.error("cannot print a status line: \(error)") }
+  }
+}

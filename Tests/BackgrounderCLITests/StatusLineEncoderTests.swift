@@ -1,0 +1,116 @@
+import Backgrounder
+import Foundation
+import PowerSource
+import Reachability
+import Testing
+
+@testable import BackgrounderCLI
+
+/// `status --watch --json` lines: the same bytes as `JSONEncoder` gives for the
+/// ``StatusDocument`` (key names and order are what users' scripts rely on).
+@Suite struct StatusLineEncoderTests {
+  private static let links = [
+    LinkStatus(
+      name: "lo", index: 1, type: .loopback, isUp: true, hasCarrier: true, isMetered: false,
+      hasDefaultRoute: false, meteredReason: .loopback),
+    LinkStatus(
+      name: "wlan0", index: 3, type: .wifi, isUp: true, hasCarrier: true, isMetered: true,
+      hasDefaultRoute: true,
+      meteredReason: .ssidOverride(pattern: "Pixel-*", ssid: "Pixel \"7\""),
+      ssid: "Pixel \"7\" \\ \u{1}"),
+    LinkStatus(
+      name: "tun\u{1B}[0m", index: 12, type: .tunnel, isUp: false, hasCarrier: false,
+      isMetered: true, hasDefaultRoute: false, meteredReason: .tunnelInherits(from: "wlan0")),
+  ]
+
+  private static let networks = [
+    NetworkStatus.unknown,
+    NetworkStatus(
+      isReachable: true, isDataMetered: true, primary: "wlan0", links: links,
+      malformedMessages: 3, connectivity: .portal, connectivitySource: .networkManager),
+    NetworkStatus(
+      isReachable: false, isDataMetered: false, primary: nil, links: Array(links.prefix(1)),
+      malformedMessages: 0, connectivity: .full, connectivitySource: .probe),
+  ]
+
+  private static let powers = [
+    PowerStatus(
+      externalPower: true, charging: true, batteryPercent: nil, batteryLow: false, supplies: []),
+    PowerStatus(
+      externalPower: false, charging: false, batteryPercent: 17.5, batteryLow: true,
+      supplies: [
+        PowerSupplyStatus(
+          name: "BAT0", type: "Battery", online: nil, status: "Discharging", capacity: 17,
+          scope: nil)
+      ]),
+  ]
+
+  private static let health = HealthReport(
+    problems: [
+      HealthProblem(
+        kind: .storeError, detectedAt: Date(timeIntervalSince1970: 1_700_000_000),
+        message: "cannot write /var/lib/backgrounder/store.sqlite")
+    ], daemonAnswered: true)
+
+  private func expected(
+    _ microseconds: Int64, _ network: NetworkStatus, _ power: PowerStatus, tasks: [TaskStatus]?,
+    health: HealthReport, daemon: DaemonSection.Report
+  ) throws -> String {
+    let document = StatusDocument(
+      observedAt: NetworkTimestamp.rfc3339(microseconds: microseconds), network: network,
+      power: power, tasks: tasks, health: health, daemon: daemon)
+    return try Output.json(document) + "\n"
+  }
+
+  @Test func everyLineIsTheEncodersDocumentAsSectionsChangeAndRepeat() throws {
+    var encoder = StatusLineEncoder()
+    let daemons = [
+      DaemonSection.Report(running: false),
+      DaemonSection.Report(
+        running: true, pid: 42, since: "2026-11-23T09:00:00Z", version: "1.0",
+        storeError: "disk full"),
+    ]
+    let healths = [HealthReport(problems: [], daemonAnswered: false), Self.health]
+    var time: Int64 = 1_763_890_000_123_456
+    // Every combination, each twice in a row: a section reused from the previous line must
+    // still be right, and one that changed must be encoded afresh.
+    for network in Self.networks {
+      for power in Self.powers {
+        for (daemon, health) in zip(daemons, healths) {
+          for tasks in [nil, [] as [TaskStatus]?] {
+            for _ in 0..<2 {
+              time += 999_999
+              let line = try encoder.line(
+                observedAt: time, network: network, power: power, tasks: tasks, health: health,
+                daemon: daemon)
+              #expect(
+                String(decoding: line, as: UTF8.self)
+                  == (try expected(
+                    time, network, power, tasks: tasks, health: health, daemon: daemon)))
+            }
+          }
+        }
+      }
+    }
+  }
+
+  @Test func networkObjectKeysAreTheDocumentedOnes() throws {
+    var writer = JSONLineWriter()
+    writer.network(Self.networks[1])
+    let object = try #require(
+      try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? [String: Any])
+    #expect(
+      object.keys.sorted() == [
+        "connectivity", "connectivitySource", "links", "malformedMessages", "metered", "primary",
+        "reachable",
+      ])
+    let links = try #require(object["links"] as? [[String: Any]])
+    #expect(
+      links[1].keys.sorted()
+        == [
+          "carrier", "defaultRoute", "index", "meteredReason", "metered", "name", "ssid", "type",
+          "up",
+        ].sorted())
+    #expect(links[0]["ssid"] == nil)
+  }
+}
