@@ -68,6 +68,8 @@ struct DispatchSimulation {
     var task: TaskId
     var attempt: Int
     var gateDeadline: WallInstant?
+    /// A stop was requested; the worker returns (and the run ends) at its next step.
+    var stopping: StopReason?
   }
 
   private(set) var machine: DispatchStateMachine
@@ -117,9 +119,11 @@ struct DispatchSimulation {
     case .advance(let seconds):
       advance(to: now.advanced(by: .seconds(seconds)))
     case .finish(let index, let result):
-      if let run = running(index) { end(run, .finished(result)) }
+      if let run = running(index) {
+        end(run, run.stopping.map { .stopped($0) } ?? .finished(result))
+      }
     case .expire(let index):
-      if let run = running(index) { end(run, .expired) }
+      if let run = running(index) { end(run, run.stopping.map { .stopped($0) } ?? .expired) }
     }
     settle()
   }
@@ -133,7 +137,9 @@ struct DispatchSimulation {
       if acceptedOneTime.isSubset(of: finishedOneTime) { return }
       if let run = runs.values.min(by: { $0.token.value < $1.token.value }) {
         if let deadline = run.gateDeadline { advance(to: max(now, deadline)) }
-        if runs[run.token] != nil { end(run, .finished(.success)) }
+        if let run = runs[run.token] {
+          end(run, run.stopping.map { .stopped($0) } ?? .finished(.success))
+        }
         settle()
         continue
       }
@@ -203,7 +209,13 @@ struct DispatchSimulation {
       if let run = runs[token] { resolveGate(run, passed: true) }
     }
     for (token, reason) in effects.stops {
-      if let run = runs[token] { end(run, .stopped(reason)) }
+      guard let run = runs[token] else { continue }
+      // A gate wait ends at once; a running worker returns when it next gets to run.
+      if run.gateDeadline != nil {
+        end(run, .stopped(reason))
+      } else if run.stopping == nil {
+        runs[token]?.stopping = reason
+      }
     }
   }
 
@@ -221,7 +233,8 @@ struct DispatchSimulation {
         "\(id) claimed (run \(ticket.token.value)) while run \(other.token.value) is in flight")
     }
     if let expected = expectedAttempt[id], ticket.attempt != expected {
-      violations[.attempts, default: []].append("\(id) claimed with attempt \(ticket.attempt), expected \(expected)")
+      violations[.attempts, default: []].append(
+        "\(id) claimed with attempt \(ticket.attempt), expected \(expected)")
     }
     if let ended = cycleEnded.removeValue(forKey: id),
       now < ended.advanced(by: Self.interval - Self.flex)
@@ -268,7 +281,8 @@ struct DispatchSimulation {
     case .finished(.retry), .expired: cycleOver = exhausted
     case .stopped:
       if let after = machine.entries[run.task]?.row.attempt, after != run.attempt {
-        violations[.attempts, default: []].append("\(run.task): a stop moved attempt \(run.attempt) → \(after)")
+        violations[.attempts, default: []].append(
+          "\(run.task): a stop moved attempt \(run.attempt) → \(after)")
       }
       return
     default: return
