@@ -6,11 +6,11 @@ public func fuzzControlMain(
 ) -> Int32 {
   var argc = argc
   var argv = argv
-  return LLVMFuzzerRunDriver(&argc, &argv, fuzzControl)
+  return runFuzzerDriver(&argc, &argv, fuzzControl)
 }
 
 @_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
+func runFuzzerDriver(
   _ argc: UnsafeMutablePointer<Int32>,
   _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
   _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
