@@ -21,6 +21,8 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+    // Property-based tests only (BackgrounderTests, ReachabilityTests).
+    .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
     // `swift package generate-documentation --target Backgrounder` (Backgrounder.docc).
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ],
@@ -177,11 +179,22 @@ let package = Package(
       path: "Benchmarks/StoreBenchmark"
     ),
     .testTarget(name: "NetlinkTests", dependencies: ["Netlink"]),
-    .testTarget(name: "ReachabilityTests", dependencies: ["Reachability"]),
+    .testTarget(
+      name: "ReachabilityTests",
+      dependencies: [
+        "Reachability", .product(name: "PropertyBased", package: "swift-property-based"),
+      ]
+    ),
     .testTarget(name: "PowerSourceTests", dependencies: ["PowerSource"]),
     .testTarget(name: "Nl80211Tests", dependencies: ["Nl80211"]),
     .testTarget(name: "NetworkHintsTests", dependencies: ["NetworkHints", "Reachability"]),
-    .testTarget(name: "BackgrounderTests", dependencies: ["Backgrounder", "BackgrounderTesting"]),
+    .testTarget(
+      name: "BackgrounderTests",
+      dependencies: [
+        "Backgrounder", "BackgrounderTesting",
+        .product(name: "PropertyBased", package: "swift-property-based"),
+      ]
+    ),
     .testTarget(name: "BackgrounderDaemonTests", dependencies: ["BackgrounderDaemon"]),
     // The executable's own parts: its executors and `status` output encoding (one-shot and
     // `--watch --json` lines).
@@ -202,3 +215,21 @@ let package = Package(
     ),
   ]
 )
+
+// libFuzzer targets (Fuzz/), declared only when Fuzz/run asks for them: they are built with
+// `-sanitize=fuzzer,address`, which a normal `swift build` does not pass.
+if Context.environment["BACKGROUNDER_FUZZ"] == "1" {
+  let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
+    ("FuzzRtnetlink", ["Netlink", "Reachability"]),
+    ("FuzzCapture", ["Netlink", "Reachability"]),
+    ("FuzzUevent", ["PowerSource"]),
+    ("FuzzConfig", ["BackgrounderDaemon"]),
+    ("FuzzControl", ["Backgrounder", "BackgrounderDaemon"]),
+  ]
+  for target in fuzzTargets {
+    package.targets.append(
+      .executableTarget(
+        name: target.name, dependencies: target.dependencies, path: "Fuzz/\(target.name)",
+        swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+  }
+}

@@ -116,7 +116,15 @@ enum PcapngReader {
         Int64(cursor.u32(body.lowerBound + 4)) << 32
         | Int64(cursor.u32(body.lowerBound + 8))
       let perSecond = interfaces[interfaceID].ticksPerSecond
-      timestamp = ticks / perSecond * 1_000_000 + ticks % perSecond * 1_000_000 / perSecond
+      let (seconds, fraction) = ticks.quotientAndRemainder(dividingBy: perSecond)
+      let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+      guard !overflow else {
+        throw PcapError(
+          "block \(number): timestamp of \(ticks) ticks at \(perSecond)/s is out of range")
+      }
+      // fraction < perSecond, so the microseconds it adds stay below 1,000,000.
+      timestamp =
+        whole + perSecond.dividingFullWidth(fraction.multipliedFullWidth(by: 1_000_000)).quotient
     }
     let dataStart = body.lowerBound + fixed
     var record = try PcapReader.decodeCooked(

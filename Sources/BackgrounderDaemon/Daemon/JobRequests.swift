@@ -12,8 +12,13 @@ public enum JobOrigin: String, Sendable, Codable {
 /// the versioned format of ``StoredJob``), so the worker needs nothing but its context, and a
 /// changed definition is visible in the store.
 public enum JobRequests {
-  /// The work request for `job`.
+  /// The work request for `job`. Throws ``InvalidJobDefinition`` when `job` breaks a rule of
+  /// ``JobValidation``: a definition sent over the control socket has not been checked by the
+  /// config reader or the CLI.
   public static func request(for job: JobDefinition, origin: JobOrigin) throws -> WorkRequest {
+    if let (key, message) = JobValidation.problem(with: job) {
+      throw InvalidJobDefinition(key: key, message: message)
+    }
     let taskId = try TaskId(job.id)
     let input = try StoredJob.input(for: job, origin: origin)
     let constraints = WorkConstraints(
@@ -53,4 +58,15 @@ public enum JobRequests {
   public static func job(in input: WorkInput) -> (JobDefinition, JobOrigin)? {
     StoredJob.decode(input).map { ($0.job, $0.origin) }
   }
+}
+
+/// A job definition that breaks a rule of ``JobValidation``.
+public struct InvalidJobDefinition: Error, Equatable, CustomStringConvertible {
+  /// The config key the rule concerns (`backoff.max-attempts`, `command`, ...).
+  public var key: String
+  /// What is wrong with it.
+  public var message: String
+
+  /// `key: message`.
+  public var description: String { "\(key): \(message)" }
 }

@@ -1,0 +1,17 @@
+/// SwiftPM links an executable with `main` aliased to `FuzzUevent_main`; it hands over to libFuzzer,
+/// which calls `fuzzUevent` with each input.
+@_cdecl("FuzzUevent_main")
+public func fuzzUeventMain(
+  _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+) -> Int32 {
+  var argc = argc
+  var argv = argv
+  return runFuzzerDriver(&argc, &argv, fuzzUevent)
+}
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func runFuzzerDriver(
+  _ argc: UnsafeMutablePointer<Int32>,
+  _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+  _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
+) -> Int32

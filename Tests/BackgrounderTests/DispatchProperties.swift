@@ -1,0 +1,45 @@
+import PropertyBased
+import Testing
+
+@testable import Backgrounder
+
+/// Invariants of the dispatch state machine over random histories of schedule, cancel,
+/// trigger, network, power, clock and completion events (see ``DispatchSimulation``).
+@Suite struct DispatchProperties {
+  /// Up to 120 steps, each decoded from three small numbers so that failures shrink.
+  static let histories = zip(Gen.int(in: 0...10), Gen.int(in: 0...2), Gen.int(in: 0...23))
+    .map { DispatchStep(kind: $0.0, task: $0.1, value: $0.2) }
+    .array(of: 1...120)
+
+  @Test("no task has two runs in flight, and no periodic task runs twice in one cycle")
+  func oneRunAtATime() async {
+    await propertyCheck(count: 300, input: Self.histories) { steps in
+      var simulation = DispatchSimulation()
+      for step in steps { simulation.apply(step) }
+      simulation.drain()
+      #expect(simulation.violations[.oneRunAtATime] == nil, "after \(steps)")
+      #expect(simulation.violations[.oneRunPerCycle] == nil, "after \(steps)")
+    }
+  }
+
+  @Test("deferrals (network gate, power block, lost constraint) never use an attempt")
+  func deferralsKeepAttempts() async {
+    await propertyCheck(count: 300, input: Self.histories) { steps in
+      var simulation = DispatchSimulation()
+      for step in steps { simulation.apply(step) }
+      simulation.drain()
+      #expect(simulation.violations[.attempts] == nil, "after \(steps)")
+    }
+  }
+
+  @Test("every accepted one-time task finishes once its constraints hold")
+  func oneTimeTasksFinish() async {
+    await propertyCheck(count: 300, input: Self.histories) { steps in
+      var simulation = DispatchSimulation()
+      for step in steps { simulation.apply(step) }
+      simulation.drain()
+      let unfinished = simulation.acceptedOneTime.subtracting(simulation.finishedOneTime)
+      #expect(unfinished.isEmpty, "\(unfinished.sorted()) never finished after \(steps)")
+    }
+  }
+}
