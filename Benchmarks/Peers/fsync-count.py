@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Counts the fsync and fdatasync calls of a command and all its threads and children.
 
-Usage (root or ptrace rights): fsync-count.py --output FILE.json [--from TEXT --to TEXT] -- COMMAND...
+Usage (root or ptrace rights):
+  fsync-count.py --output FILE.json --jobs N [--from TEXT --to TEXT] -- COMMAND...
 
 Runs COMMAND under `strace -f --seccomp-bpf -e trace=fsync,fdatasync,write` (only those calls
 stop the tracee). With --from/--to, only the calls between the command's write of a line
@@ -12,6 +13,7 @@ import argparse, json, os, re, subprocess, sys, tempfile
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--output", required=True)
+parser.add_argument("--jobs", type=int, required=True, help="jobs the command runs (recorded)")
 parser.add_argument("--from", dest="start")
 parser.add_argument("--to", dest="end")
 parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -41,7 +43,8 @@ try:
                 counts[call.group(1)] += 1
     if not counting:
         sys.exit(f"fsync-count: the command never wrote a line starting with {args.start!r}")
-    result = {"command": " ".join(command), **counts}
+    result = {"command": " ".join(command), "jobs": args.jobs, **counts,
+              "per_job": (counts["fsync"] + counts["fdatasync"]) / args.jobs}
     with open(args.output, "w") as f:
         json.dump(result, f)
     print(json.dumps(result))
