@@ -90,14 +90,34 @@ def cpu_seconds(pid):
 
 
 def voluntary_switches(pid):
-    total = 0
+    """{thread id: voluntary context switches so far} of every live thread of PID."""
+    switches = {}
     for task in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{task}/status") as f:
-                total += int(re.search(r"voluntary_ctxt_switches:\s+(\d+)", f.read()).group(1))
+                text = f.read()
+            switches[task] = int(re.search(r"voluntary_ctxt_switches:\s+(\d+)", text).group(1))
         except (FileNotFoundError, ProcessLookupError, AttributeError):
             pass
-    return total
+    return switches
+
+
+class SwitchCounter:
+    """Voluntary context switches of all threads of PID from now on, threads that exit in
+    between included up to their last sample: call sample() often (every second is plenty for
+    an idle process), total() at the end."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.first = voluntary_switches(pid)
+        self.last = dict(self.first)
+
+    def sample(self):
+        self.last.update(voluntary_switches(self.pid))
+
+    def total(self):
+        self.sample()
+        return sum(count - self.first.get(task, 0) for task, count in self.last.items())
 
 
 def strace_counts(report):

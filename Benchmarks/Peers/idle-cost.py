@@ -8,16 +8,15 @@ Usage (root): idle-cost.py --backgrounder PATH --glib-monitor PATH --output FILE
 
 Two windows of SECONDS each, all three tools side by side:
 1. untraced: CPU time (the kernel's per-process CPU clock; for the poller, its shell and every
-   reaped child, from wait4) and voluntary context switches (/proc/PID/task/*/status; for the
-   poller, wait4's rusage);
+   reaped child, from wait4) and voluntary context switches (/proc/PID/task/*/status sampled
+   every second, so threads that exit count too; for the poller, wait4's rusage);
 2. traced: system calls of every thread (`strace -f -c`); strace's own restart_syscall on attach
    is not counted.
 """
 import argparse, os, shutil, signal, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (Namespace, cpu_seconds, fail, strace_counts, voluntary_switches,
-                      write_result)
+from benchlib import Namespace, SwitchCounter, cpu_seconds, fail, strace_counts, write_result
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--backgrounder", required=True)
@@ -59,11 +58,16 @@ def runs(work):
 
 def untraced(pids):
     """{name: {cpu_seconds, voluntary_switches}} over one window."""
-    before = {name: (cpu_seconds(pid), voluntary_switches(pid)) for name, pid in pids.items()}
+    cpu = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    switches = {name: SwitchCounter(pid) for name, pid in pids.items()}
     poller = subprocess.Popen(["sh", "-c", POLLER], start_new_session=True)
-    time.sleep(args.seconds)
-    result = {name: {"cpu_seconds": cpu_seconds(pid) - before[name][0],
-                     "voluntary_switches": voluntary_switches(pid) - before[name][1]}
+    end = time.monotonic() + args.seconds
+    while time.monotonic() < end:
+        time.sleep(min(1.0, max(0.0, end - time.monotonic())))
+        for counter in switches.values():
+            counter.sample()
+    result = {name: {"cpu_seconds": cpu_seconds(pid) - cpu[name],
+                     "voluntary_switches": switches[name].total()}
               for name, pid in pids.items()}
     os.killpg(poller.pid, signal.SIGTERM)
     _, _, usage = os.wait4(poller.pid, 0)

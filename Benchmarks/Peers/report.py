@@ -115,7 +115,8 @@ for axis, (kind, label) in zip(axes, KINDS.items()):
         missed = data["missed"].get(kind, 0)
         if values:
             total = len(values) + missed
-            axis.step(values, [(i + 1) / total for i in range(len(values))], where="post",
+            axis.step([values[0]] + values, [0] + [(i + 1) / total for i in range(len(values))],
+                      where="post",
                       label=f"{SHORT[tool]} ({len(values)}/{total} reported)")
         else:
             axis.plot([], [], label=f"{SHORT[tool]} (0/{missed} reported)")
