@@ -194,6 +194,7 @@ def run_pass(tool, route, link, carrier, results):
                 measure("link", False, lambda: netlink.link(veth0, False))
                 unmeasured(lambda: netlink.link(veth0, True))
                 wait_for_carrier("veth0", True)
+                watcher.drain(SETTLE)
                 done_link += 1
         unmeasured(lambda: netlink.default_route(True, GATEWAY, veth0))
         last_carrier = 0.0
@@ -203,6 +204,7 @@ def run_pass(tool, route, link, carrier, results):
             last_carrier = time.monotonic()
             measure("carrier", up, lambda: netlink.link(veth1, up), timeout=1.1)
             wait_for_carrier("veth0", up)
+            watcher.drain(SETTLE)
         if carrier % 2 == 1:
             time.sleep(max(0.0, last_carrier + CARRIER_SPACING - time.monotonic()))
             unmeasured(lambda: netlink.link(veth1, True))
