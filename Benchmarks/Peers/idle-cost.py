@@ -80,15 +80,16 @@ def traced(pids, work):
     """{name: {syscalls, top}} over one window."""
     traces = {name: subprocess.Popen(["strace", "-f", "-c", "-q", "-o", f"{work}/{name}.strace",
                                       "-p", str(pid)]) for name, pid in pids.items()}
+    # The poller ends itself (`timeout`, whose one wait4 counts too), and strace with it.
     traces["poller"] = subprocess.Popen(["strace", "-f", "-c", "-q", "-o", f"{work}/poller.strace",
-                                         "sh", "-c", POLLER], start_new_session=True)
+                                         "timeout", "-s", "KILL", str(args.seconds),
+                                         "sh", "-c", POLLER])
     time.sleep(args.seconds)
     for name, trace in traces.items():
-        trace.send_signal(signal.SIGINT)
+        if name != "poller":
+            trace.send_signal(signal.SIGINT)
     result = {}
     for name, trace in traces.items():
-        if name == "poller":
-            os.killpg(trace.pid, signal.SIGINT)
         trace.wait(timeout=30)
         with open(f"{work}/{name}.strace") as f:
             calls = strace_counts(f.read())
