@@ -14,7 +14,7 @@ NLM_F_MULTI = 0x2
 NLMSG_DONE = 3
 CMD = {"new_interface": 7, "connect": 46, "roam": 47, "disconnect": 48}
 ATTR = {"wiphy": 1, "ifindex": 3, "ifname": 4, "iftype": 5, "mac": 6, "ssid": 52,
-        "status_code": 72, "reason_code": 54}
+        "status_code": 72, "reason_code": 54, "req_ie": 77}
 IFTYPE_STATION = 2
 
 
@@ -61,6 +61,14 @@ FIXTURES = {
     # CONNECT event as mac80211 sends it: no SSID, so the tracker must ask.
     "connect": message("connect", [u32("wiphy", 0), u32("ifindex", 3), BSSID,
                                    u16("status_code", 0)]),
+    # CONNECT event as Debian's 6.1 kernel sent it under wpa_supplicant (Tests/wifi): no SSID
+    # attribute; the association request's elements (REQ_IE) start with the SSID element.
+    "connect-with-request-ies": message("connect", [
+        u32("wiphy", 0), u32("ifindex", 3), BSSID, u16("status_code", 0),
+        attr(ATTR["req_ie"], bytes([0, 13]) + b"Pixel-Hotspot" + bytes([1, 4, 0x82, 0x84,
+                                                                        0x8b, 0x96]))]),
+    # The GET_INTERFACE reply that follows it on that kernel: the station's SSID left out.
+    "interface-reply-without-ssid": interface(3, b"wlp2s0", seq=3) + done(3),
     # ROAM to another access point of another network.
     "roam": message("roam", [u32("wiphy", 0), u32("ifindex", 3), BSSID,
                              attr(ATTR["ssid"], b"Home-5G")]),

@@ -48,6 +48,9 @@ public enum Nl80211Parser {
   static let attributeInterfaceIndex: UInt16 = 3
   static let attributeInterfaceName: UInt16 = 4
   static let attributeSSID: UInt16 = 52
+  /// `NL80211_ATTR_REQ_IE`: the association request's information elements. mac80211's
+  /// `CONNECT` and `ROAM` events carry the SSID only here (element 0).
+  static let attributeRequestIEs: UInt16 = 77
   static let netlinkDone: UInt16 = 3
   static let netlinkError: UInt16 = 2
   static let headerLength = 16
@@ -122,12 +125,30 @@ public enum Nl80211Parser {
           return .failure(Nl80211ParseError(description: "SSID has \(payload.count) bytes"))
         }
         message.ssid = payload
+      case attributeRequestIEs:
+        if message.ssid == nil { message.ssid = ssidElement(in: payload) }
       default:
         break
       }
       offset += (length + 3) & ~3
     }
     return .success(message)
+  }
+
+  /// The SSID element (id 0, 1–32 bytes) among 802.11 information elements, if any.
+  static func ssidElement(in elements: [UInt8]) -> [UInt8]? {
+    var offset = 0
+    while offset + 2 <= elements.count {
+      let id = elements[offset]
+      let length = Int(elements[offset + 1])
+      guard offset + 2 + length <= elements.count else { return nil }
+      if id == 0 {
+        return (1...32).contains(length)
+          ? Array(elements[(offset + 2)..<(offset + 2 + length)]) : nil
+      }
+      offset += 2 + length
+    }
+    return nil
   }
 
   static func readU16(_ bytes: [UInt8], _ offset: Int) -> UInt16 {

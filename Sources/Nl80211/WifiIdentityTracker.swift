@@ -12,6 +12,10 @@ public struct WifiIdentityTracker: Sendable, Equatable {
 
   private var names: [UInt32: String] = [:]
   private var ssidByIndex: [UInt32: String] = [:]
+  /// Interfaces whose SSID came from a connect or roam event: an interface reply without an
+  /// SSID does not clear it (Linux 6.1 leaves the SSID out of a station's reply under
+  /// wpa_supplicant); a disconnect does.
+  private var ssidFromEvent: Set<UInt32> = []
 
   /// Creates an empty tracker.
   public init() {}
@@ -33,16 +37,25 @@ public struct WifiIdentityTracker: Sendable, Equatable {
     switch message.command {
     case .newInterface:
       if let name = message.interfaceName { names[index] = name }
-      ssidByIndex[index] = message.ssid.map(Self.text)
+      if let ssid = message.ssid {
+        ssidByIndex[index] = Self.text(ssid)
+      } else if !ssidFromEvent.contains(index) {
+        ssidByIndex[index] = nil
+      }
       if names[index] == nil { effects.requery.append(index) }
     case .deleteInterface:
       names[index] = nil
       ssidByIndex[index] = nil
+      ssidFromEvent.remove(index)
     case .connect, .roam:
-      if let ssid = message.ssid { ssidByIndex[index] = Self.text(ssid) }
+      if let ssid = message.ssid {
+        ssidByIndex[index] = Self.text(ssid)
+        ssidFromEvent.insert(index)
+      }
       effects.requery.append(index)
     case .disconnect:
       ssidByIndex[index] = nil
+      ssidFromEvent.remove(index)
     case .other:
       break
     }

@@ -49,6 +49,28 @@ import Testing
     #expect(effects.last?.changed == false)
   }
 
+  @Test func connectTakesTheSSIDFromTheAssociationRequestElements() throws {
+    let (tracker, effects) = try Self.feed([
+      "get-interface-reply", "disconnect", "connect-with-request-ies",
+    ])
+    #expect(tracker.ssids == ["wlp2s0": "Pixel-Hotspot"])
+    #expect(effects.last?.changed == true)
+  }
+
+  @Test func interfaceReplyWithoutSSIDKeepsTheSSIDOfTheConnectEvent() throws {
+    let (tracker, effects) = try Self.feed([
+      "get-interface-reply", "disconnect", "connect-with-request-ies",
+      "interface-reply-without-ssid",
+    ])
+    #expect(tracker.ssids == ["wlp2s0": "Pixel-Hotspot"])
+    #expect(effects.last?.changed == false)
+    let (afterDisconnect, _) = try Self.feed([
+      "connect-with-request-ies", "interface-reply-without-ssid", "disconnect",
+      "interface-reply-without-ssid",
+    ])
+    #expect(afterDisconnect.ssids.isEmpty)
+  }
+
   @Test func roamToAnotherNetworkChangesTheSSID() throws {
     let (tracker, effects) = try Self.feed(["get-interface-reply", "roam"])
     #expect(tracker.ssids == ["wlp2s0": "Home-5G"])

@@ -1,0 +1,40 @@
+# shellcheck shell=bash disable=SC2154  # $here comes from run.sh
+# Helpers for Tests/wifi/run.sh: the guest's initramfs (an uncompressed newc cpio archive).
+# Sourced, not run. Expects: $here (Tests/wifi).
+
+# Copies the executable FILE to ROOT/DESTINATION with every shared library `ldd` names, at
+# the same paths (the dynamic loader included).
+# Usage: copy_with_libraries ROOT FILE DESTINATION
+copy_with_libraries() {
+  local root=$1 file=$2 destination=$3 library
+  install -D -m 0755 "$file" "$root/$destination"
+  for library in $(ldd "$file" 2>/dev/null | grep -o '/[^ ]*' || true); do
+    [[ -e $root/$library ]] || install -D -m 0755 "$(realpath "$library")" "$root/$library"
+  done
+}
+
+# Builds the initramfs in WORK and prints its path: busybox, the tools, BINARY (stripped copy)
+# as /usr/bin/backgrounder, the kernel's modules for VERSION from KERNEL, and Tests/wifi/guest.
+# Usage: build_initramfs WORK KERNEL VERSION BINARY
+build_initramfs() {
+  local work=$1 kernel=$2 version=$3 binary=$4 root tool
+  root="$work/initramfs"
+  mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc/backgrounder,etc/wifi,proc,sys,dev,run,tmp}
+  mkdir -p "$root/var/lib" "$root/root" "$root/lib/modules"
+  ln -s ../run "$root/var/run"
+  install -m 0755 "$(command -v busybox)" "$root/bin/busybox"
+  for tool in hostapd wpa_supplicant wpa_cli iw ip; do
+    copy_with_libraries "$root" "$(command -v "$tool")" "usr/sbin/$tool"
+  done
+  # The kernel's request_module runs /sbin/modprobe; kmod picks its applet from argv[0].
+  copy_with_libraries "$root" "$(realpath "$(command -v modprobe)")" sbin/modprobe
+  copy_with_libraries "$root" "$binary" usr/bin/backgrounder
+  strip --strip-unneeded "$root/usr/bin/backgrounder" 2>/dev/null || true
+  cp -a "$kernel/lib/modules/$version" "$root/lib/modules/"
+  install -m 0755 "$here/guest/init" "$root/init"
+  install -m 0644 "$here/guest/config.toml" "$root/etc/backgrounder/config.toml"
+  install -m 0600 "$here/guest"/{hostapd-pixel.conf,hostapd-office.conf,wpa_supplicant.conf} \
+    "$root/etc/wifi/"
+  (cd "$root" && find . -print0 | cpio --null -o -H newc -R 0:0 --quiet) >"$work/initramfs.cpio"
+  echo "$work/initramfs.cpio"
+}
