@@ -17,6 +17,8 @@ extension JSONLineWriter {
     int(status.malformedMessages)
     key("metered")
     bool(status.isDataMetered)
+    key("netlinkOverruns")
+    int(status.netlinkOverruns)
     key("primary")
     optionalString(status.primary)
     key("reachable")

@@ -101,8 +101,8 @@ import Testing
       try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? [String: Any])
     #expect(
       object.keys.sorted() == [
-        "connectivity", "connectivitySource", "links", "malformedMessages", "metered", "primary",
-        "reachable",
+        "connectivity", "connectivitySource", "links", "malformedMessages", "metered",
+        "netlinkOverruns", "primary", "reachable",
       ])
     let links = try #require(object["links"] as? [[String: Any]])
     #expect(
