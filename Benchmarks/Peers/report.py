@@ -215,8 +215,9 @@ lines += ["", f"Ours (`durability: full`) vs the best durable peer: "
 footprint = load("footprint.txt")
 rss = re.search(r"VmRSS: ([\d.]+) MiB with (\d+) jobs, ([\d.]+) MiB with (\d+) jobs \((\d+) bytes",
                 footprint)
-status = re.search(r"status --json, (\d+) jobs: median ([\d.]+) ms \(max ([\d.]+)\) daemon "
-                   r"running; median ([\d.]+) ms \(max ([\d.]+)\) daemon stopped", footprint)
+status = re.search(r"status --json, (\d+) jobs, (\d+) runs: median ([\d.]+) ms \(([\d.]+)–([\d.]+)\) "
+                   r"daemon running; median ([\d.]+) ms \(([\d.]+)–([\d.]+)\) daemon stopped",
+                   footprint)
 if not (rss and status):
     sys.exit("report: cannot read the daemon-footprint output (footprint.txt)")
 starts = [value for r in ours_runs for value in r["starts"]]
@@ -229,9 +230,9 @@ lines += ["", "## Our daemon (no peer figure)", "",
           f"{rss.group(3)} MiB with {rss.group(4)} jobs ({int(rss.group(5)):,} bytes per job) | "
           "`sudo python3 Benchmarks/DaemonFootprint/daemon-footprint.py --binary "
           ".build/release/backgrounder` |",
-          f"| `status --json` wall time with {status.group(1)} jobs (10 runs) | median "
-          f"{status.group(2)} ms (max {status.group(3)}) daemon running; median "
-          f"{status.group(4)} ms (max {status.group(5)}) stopped | same |",
+          f"| `status --json` wall time with {status.group(1)} jobs ({status.group(2)} runs) | "
+          f"median {status.group(3)} ms ({status.group(4)}–{status.group(5)}) daemon running; "
+          f"median {status.group(6)} ms ({status.group(7)}–{status.group(8)}) stopped | same |",
           f"| CPU per network change (`status --watch --json`) | {per_change['ours']:.0f} µs "
           f"(GLib {per_change['glib']:.0f} µs, ip monitor {per_change['ip-monitor']:.0f} µs) | "
           "reaction latency above |",
