@@ -107,6 +107,38 @@ import Testing
     #expect(problem?.message.contains("TOML syntax error") == true)
   }
 
+  /// toml++ (inside TOMLKit) asserts, aborting the process, on these headers (FuzzConfig's
+  /// finding): each must be a clear error naming its line instead.
+  @Test(arguments: ["[.a]", "[`daemon]", "[ {x]", "[[ .job]]", "[\n"])
+  func headersTheParserWouldAbortOnAreErrors(header: String) {
+    let problem = error("[store]\npath = \"/tmp/x\"\n\n\(header)\n")
+    #expect(problem?.line == 4)
+    #expect(problem?.message.contains("a table header must start with a key") == true)
+  }
+
+  /// Brackets that only look like headers (inside strings, comments or a multi-line array) are
+  /// left to the parser.
+  @Test func bracketsInsideStringsCommentsAndArraysAreNotHeaders() {
+    let problem = error(
+      #"""
+      # [.comment]
+      [network]
+      metered = [
+        "a", # [ {
+      ]
+      [[job]]
+      id = "dev.example.x"
+      every = "1h"
+      command = ["sh", "-c", """
+      [[ -n "$x" ]] && echo '[.y]'
+      [ {z
+      """, '''
+      [.w]''']
+      """#)
+    #expect(problem?.message.contains("a table header must start with a key") != true)
+    #expect(problem == nil)
+  }
+
   @Test func inlineTableKeysResolveToTheirLine() {
     let problem = error(
       """

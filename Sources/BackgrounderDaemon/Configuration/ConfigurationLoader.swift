@@ -22,6 +22,13 @@ public enum ConfigurationLoader {
   public static func parse(
     _ text: String, path: String, locations: DefaultLocations = .current()
   ) throws(ConfigurationError) -> DaemonConfiguration {
+    if let line = TableHeaderCheck.firstBadHeaderLine(in: text) {
+      throw ConfigurationError(
+        file: path, line: line, key: nil,
+        message:
+          "TOML syntax error: a table header must start with a key (a letter, digit, '-', '_' "
+          + "or a quoted key) after its '[' or '[['")
+    }
     let document: TOMLTable
     do {
       document = try TOMLTable(string: text)
