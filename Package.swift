@@ -226,10 +226,11 @@ if Context.environment["BACKGROUNDER_FUZZ"] == "1" {
     ("FuzzConfig", ["BackgrounderDaemon"]),
     ("FuzzControl", ["Backgrounder", "BackgrounderDaemon"]),
   ]
+  package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
   for target in fuzzTargets {
     package.targets.append(
       .executableTarget(
-        name: target.name, dependencies: target.dependencies, path: "Fuzz/\(target.name)",
-        swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+        name: target.name, dependencies: target.dependencies + ["FuzzSupport"],
+        path: "Fuzz/\(target.name)", swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
   }
 }

@@ -1,17 +1,9 @@
-/// SwiftPM links an executable with `main` aliased to `FuzzUevent_main`; it hands over to libFuzzer,
-/// which calls `fuzzUevent` with each input.
+import FuzzSupport
+
+/// SwiftPM links an executable with `main` aliased to `FuzzUevent_main`.
 @_cdecl("FuzzUevent_main")
 public func fuzzUeventMain(
   _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
 ) -> Int32 {
-  var argc = argc
-  var argv = argv
-  return runFuzzerDriver(&argc, &argv, fuzzUevent)
+  runFuzzer(argc, argv, fuzzUevent)
 }
-
-@_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(
-  _ argc: UnsafeMutablePointer<Int32>,
-  _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-  _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
-) -> Int32
