@@ -11,12 +11,18 @@ import Testing
     .map { DispatchStep(kind: $0.0, task: $0.1, value: $0.2) }
     .array(of: 1...120)
 
+  /// `steps` applied to a fresh simulation, then every run left in flight driven to its end.
+  static func simulate(_ steps: [DispatchStep]) -> DispatchSimulation {
+    var simulation = DispatchSimulation()
+    for step in steps { simulation.apply(step) }
+    simulation.drain()
+    return simulation
+  }
+
   @Test("no task has two runs in flight, and no periodic task runs twice in one cycle")
   func oneRunAtATime() async {
     await propertyCheck(count: 300, input: Self.histories) { steps in
-      var simulation = DispatchSimulation()
-      for step in steps { simulation.apply(step) }
-      simulation.drain()
+      let simulation = Self.simulate(steps)
       #expect(simulation.violations[.oneRunAtATime] == nil, "after \(steps)")
       #expect(simulation.violations[.oneRunPerCycle] == nil, "after \(steps)")
     }
@@ -25,9 +31,7 @@ import Testing
   @Test("deferrals (network gate, power block, lost constraint) never use an attempt")
   func deferralsKeepAttempts() async {
     await propertyCheck(count: 300, input: Self.histories) { steps in
-      var simulation = DispatchSimulation()
-      for step in steps { simulation.apply(step) }
-      simulation.drain()
+      let simulation = Self.simulate(steps)
       #expect(simulation.violations[.attempts] == nil, "after \(steps)")
     }
   }
@@ -35,9 +39,7 @@ import Testing
   @Test("every accepted one-time task finishes once its constraints hold")
   func oneTimeTasksFinish() async {
     await propertyCheck(count: 300, input: Self.histories) { steps in
-      var simulation = DispatchSimulation()
-      for step in steps { simulation.apply(step) }
-      simulation.drain()
+      let simulation = Self.simulate(steps)
       let unfinished = simulation.acceptedOneTime.subtracting(simulation.finishedOneTime)
       #expect(unfinished.isEmpty, "\(unfinished.sorted()) never finished after \(steps)")
     }
