@@ -221,7 +221,8 @@ public final class Backgrounder: Sendable {
     let settings = DispatchSettings(
       concurrencyLimit: max(1, configuration.concurrencyLimit),
       minimumPeriodicInterval: configuration.minimumPeriodicInterval,
-      expeditedQuota: configuration.expeditedQuota)
+      expeditedQuota: configuration.expeditedQuota,
+      claimAhead: DispatchSettings.claimAhead(concurrencyLimit: configuration.concurrencyLimit))
     let machine = DispatchStateMachine(
       settings: settings, registered: Set(factories.keys),
       acceptsAnyTask: fallback != nil || !configuration.dispatchesWork,
@@ -460,7 +461,7 @@ public final class Backgrounder: Sendable {
     return Diagnostics(
       storePath: configuration.storePath, isRunning: runtime != nil,
       registeredTaskIds: registeredTaskIds(), activeTasks: machine?.entries.count ?? 0,
-      runsInFlight: machine?.liveRuns.count ?? 0, abandonedWorkers: machine?.abandonedWorkers ?? 0,
+      runsInFlight: machine?.runsInSlots ?? 0, abandonedWorkers: machine?.abandonedWorkers ?? 0,
       network: machine?.network ?? configuration.network.current,
       power: machine?.power ?? configuration.power.current,
       storeCommits: statistics?.commits ?? 0, storeOperations: statistics?.operations ?? 0,

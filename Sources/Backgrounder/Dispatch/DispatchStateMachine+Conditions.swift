@@ -11,6 +11,9 @@ extension DispatchStateMachine {
       switch entry.phase {
       case .gating(let token):
         if satisfied { effects.gateReleases.append(token) }
+      case .claimed:
+        // Checked again when a worker is free.
+        continue
       case .running(let token, _, let exempt):
         if !satisfied && !exempt {
           effects.stops.append((token, conditions.isReachable ? .networkMetered : .networkLost))
@@ -59,7 +62,7 @@ extension DispatchStateMachine {
             unmet.contains(.requiresCharging) ? .chargerDisconnected : .batteryLow
           effects.stops.append((token, reason))
         }
-      case .gating:
+      case .gating, .claimed:
         continue
       case .idle:
         guard entry.row.state == .blocked,
@@ -83,10 +86,12 @@ extension DispatchStateMachine {
     return effects
   }
 
-  /// Stops accepting work and stops every run in flight.
-  mutating func beginShutdown() -> Effects {
+  /// Stops accepting work, gives back the claims that have no worker yet and stops every run
+  /// in flight.
+  mutating func beginShutdown(now: WallInstant) -> Effects {
     var effects = Effects()
     stopAccepting()
+    releaseAllClaims(now: now, &effects)
     for token in liveRuns.keys.sorted(by: { $0.value < $1.value }) {
       effects.stops.append((token, .shutdown))
     }
@@ -103,7 +108,7 @@ extension DispatchStateMachine {
     switch entry.phase {
     case .gating(let token):
       effects.gateReleases.append(token)
-    case .running:
+    case .running, .claimed:
       break
     case .idle:
       if entry.row.state == .blocked {

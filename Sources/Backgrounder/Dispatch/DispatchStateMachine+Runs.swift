@@ -11,6 +11,7 @@ extension DispatchStateMachine {
     guard let id = liveRuns[token], var entry = entries[id], entry.phase == .gating(token) else {
       // Stale (cancelled or replaced while waiting): the run is over.
       if let id = endLiveRun(token) { rearm(id) }
+      promoteClaims(now: now, &effects)
       return (.over, effects)
     }
     let requirement = entry.row.constraints.networkRequired
@@ -22,6 +23,7 @@ extension DispatchStateMachine {
         entry.phase = .idle
         entries[id] = entry
         rearm(id)
+        promoteClaims(now: now, &effects)
         return (.over, effects)
       }
       markInvoked(&entry, token: token, now: now, exempt: entry.overridden)
@@ -55,6 +57,7 @@ extension DispatchStateMachine {
     effects.events.append(
       event(id, .retryScheduled(nextAttempt: entry.row.attempt, delay: delay), now))
     rearm(id)
+    promoteClaims(now: now, &effects)
     return (.over, effects)
   }
 
@@ -70,6 +73,7 @@ extension DispatchStateMachine {
       // The task was cancelled or replaced while this run was in flight.
       if abandoned { noteAbandoned() }
       rearm(id)
+      promoteClaims(now: now, &effects)
       return effects
     }
     let attempt = entry.row.attempt
@@ -176,6 +180,7 @@ extension DispatchStateMachine {
         now: now, &effects)
     }
     rearm(id)
+    promoteClaims(now: now, &effects)
     return effects
   }
 
@@ -245,7 +250,8 @@ extension DispatchStateMachine {
 
   /// Loads the persisted active tasks at `start()`. A run left `running` by a dead process
   /// is an interrupted attempt: it is counted and retried by the backoff policy. A run that
-  /// died at the network gate is due again without using an attempt.
+  /// died at the network gate, or a claim made ahead of a free worker whose start was not
+  /// recorded (`running` with no start time), is due again without using an attempt.
   mutating func load(_ rows: [TaskRow], now: WallInstant) -> Effects {
     var effects = Effects()
     for row in rows {
@@ -255,6 +261,11 @@ extension DispatchStateMachine {
         row.state = .pending
         row.nextRun = now
         row.blockedOn.removeAll { Self.isNetwork($0) }
+        changed = true
+      }
+      if row.state == .running && row.lastRunStartedAt == nil {
+        // Claimed ahead and never invoked (or invoked less than one commit before the end).
+        row.state = .pending
         changed = true
       }
       let isRegistered = isRegistered(row.id)

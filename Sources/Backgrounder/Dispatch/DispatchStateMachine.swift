@@ -11,6 +11,10 @@ struct DispatchStateMachine: Sendable {
     case idle
     /// Claimed, waiting at the network gate (the worker is not invoked yet).
     case gating(RunToken)
+    /// Claimed ahead of a free worker (one-time work whose network requirement was met): the
+    /// claim is durable with the others of its batch; the worker is invoked when a slot frees
+    /// (`forced`: claimed by `runNow`, exempt from constraints).
+    case claimed(RunToken, forced: Bool)
     /// Claimed and invoked (or about to be); `exempt` runs ignore constraint changes.
     case running(RunToken, startedAt: WallInstant, exempt: Bool)
 
@@ -18,6 +22,7 @@ struct DispatchStateMachine: Sendable {
       switch self {
       case .idle: nil
       case .gating(let token): token
+      case .claimed(let token, _): token
       case .running(let token, _, _): token
       }
     }
@@ -49,6 +54,11 @@ struct DispatchStateMachine: Sendable {
   /// have not returned yet: they hold a concurrency slot and block a new run of the same id.
   private(set) var liveRuns: [RunToken: TaskId] = [:]
   private var liveTaskIds: [TaskId: Int] = [:]
+  /// Claims made ahead of a free worker, in promotion order (expedited first).
+  var expeditedClaims: Deque<RunToken> = []
+  var standardClaims: Deque<RunToken> = []
+  /// Runs holding a concurrency slot (gating or running).
+  var runsInSlots: Int { liveRuns.count - expeditedClaims.count - standardClaims.count }
   /// Idle tasks by the time they become eligible (`nextRun − flexWindow`), by priority.
   private var expeditedQueue = Heap<DueKey>()
   private var standardQueue = Heap<DueKey>()
@@ -92,7 +102,9 @@ struct DispatchStateMachine: Sendable {
       row.lastReason = existing.row.lastReason
       row.lastRunStartedAt = existing.row.lastRunStartedAt
       row.lastRunEndedAt = existing.row.lastRunEndedAt
-      if let token = existing.phase.token {
+      if case .claimed(let token, _) = existing.phase {
+        dropClaim(token, &effects)
+      } else if let token = existing.phase.token {
         effects.stops.append((token, .cancelled))
         effects.events.append(event(row.id, .cancelled(source: .replaced), now))
       }
@@ -140,10 +152,16 @@ struct DispatchStateMachine: Sendable {
   mutating func cancel(_ id: TaskId, now: WallInstant) -> (CancelOutcome, Effects) {
     var effects = Effects()
     guard let entry = entries.removeValue(forKey: id) else { return (.noSuchTask, effects) }
-    if let token = entry.phase.token { effects.stops.append((token, .cancelled)) }
+    var invoked = entry.phase.token != nil
+    if case .claimed(let token, _) = entry.phase {
+      dropClaim(token, &effects)
+      invoked = false
+    } else if let token = entry.phase.token {
+      effects.stops.append((token, .cancelled))
+    }
     effects.ops.append(.delete(id))
     effects.events.append(event(id, .cancelled(source: .user), now))
-    return (.cancelled(pendingCleared: entry.phase.token == nil), effects)
+    return (.cancelled(pendingCleared: !invoked), effects)
   }
 
   /// Removes every task.
@@ -154,6 +172,7 @@ struct DispatchStateMachine: Sendable {
       let (_, more) = cancel(id, now: now)
       effects.stops += more.stops
       effects.events += more.events
+      effects.discarded += more.discarded
     }
     effects.ops = [.deleteAll]
     return (ids.count, effects)
@@ -172,13 +191,26 @@ struct DispatchStateMachine: Sendable {
 
   // MARK: - Dispatch
 
-  /// Claims every due task that fits in the concurrency limit (expedited first) and returns
-  /// the runs to start plus the next instant worth waking up for.
+  /// Claims every due task that fits in the concurrency limit (expedited first), then up to
+  /// `settings.claimAhead` more one-time tasks ahead of free workers, so that one transaction
+  /// (one fsync) carries many claims; returns the runs to start plus the next instant worth
+  /// waking up for.
   mutating func dispatch(now: WallInstant) -> (Effects, WallInstant?) {
     var effects = Effects()
     guard accepting else { return (effects, nil) }
-    while liveRuns.count < settings.concurrencyLimit, let id = popDue(now: now, &effects) {
+    promoteClaims(now: now, &effects)
+    while runsInSlots < settings.concurrencyLimit, let id = popDue(now: now, &effects) {
       claim(id, now: now, &effects)
+    }
+    while expeditedClaims.count + standardClaims.count < settings.claimAhead,
+      let id = popDue(now: now, &effects)
+    {
+      guard canClaimAhead(id) else {
+        // It waits for the next free slot, at the head of its queue.
+        rearm(id)
+        break
+      }
+      claimAhead(id, now: now, &effects)
     }
     return (effects, nextWake(now: now))
   }
@@ -279,8 +311,7 @@ struct DispatchStateMachine: Sendable {
 
   private mutating func claim(_ id: TaskId, now: WallInstant, _ effects: inout Effects) {
     guard var entry = entries[id] else { return }
-    nextToken += 1
-    let token = RunToken(value: nextToken)
+    let token = newToken()
     let exempt = entry.forced || entry.overridden
     let requirement = entry.row.constraints.networkRequired
     let needsGate = !exempt && !requirement.isSatisfied(by: network)
@@ -304,8 +335,7 @@ struct DispatchStateMachine: Sendable {
     }
     effects.ops.append(.upsert(entry.row))
     entries[id] = entry
-    liveRuns[token] = id
-    liveTaskIds[id, default: 0] += 1
+    addLiveRun(token, id)
     effects.tickets.append(
       RunTicket(
         token: token, taskId: id, attempt: entry.row.attempt, input: entry.row.input,
@@ -342,6 +372,9 @@ struct DispatchStateMachine: Sendable {
       switch entry.phase {
       case .running:
         state = .running
+      case .claimed:
+        // Waiting for a free worker.
+        state = .pending
       case .gating:
         state = .blocked
         predicates.append(networkPredicate(row.constraints.networkRequired))
@@ -368,6 +401,7 @@ struct DispatchStateMachine: Sendable {
       let hint: Date? =
         switch entry.phase {
         case .idle: entry.forced ? now.date : row.nextRun.map { max($0, now).date }
+        case .claimed: now.date
         case .gating, .running: nil
         }
       return ScheduledTask(
@@ -411,6 +445,20 @@ struct DispatchStateMachine: Sendable {
     queueVersion &+= 1
     entry.queueVersion = queueVersion
     entries[entry.row.id] = entry
+  }
+
+  mutating func addLiveRun(_ token: RunToken, _ id: TaskId) {
+    liveRuns[token] = id
+    liveTaskIds[id, default: 0] += 1
+  }
+
+  mutating func newToken() -> RunToken {
+    nextToken += 1
+    return RunToken(value: nextToken)
+  }
+
+  mutating func noteExpeditedStart(_ now: WallInstant) {
+    expeditedStarts.append(now)
   }
 
   mutating func endLiveRun(_ token: RunToken) -> TaskId? {

@@ -20,6 +20,8 @@ struct RunTicket: Sendable {
   var budget: Duration
   /// `nil` when the worker may be invoked at once.
   var gate: GateSpec?
+  /// Claimed ahead of a free worker: the driver keeps it until the state machine promotes it.
+  var claimedAhead = false
   /// The claim's store position: the worker is invoked only once it is committed.
   var claimSequence: StoreWriter.Sequence = 0
 }
@@ -52,9 +54,14 @@ struct Effects: Sendable {
   var tickets: [RunTicket] = []
   var gateReleases: [RunToken] = []
   var stops: [(RunToken, StopReason)] = []
+  /// Claims made ahead whose worker is to be invoked now (in a free slot).
+  var promotions: [RunToken] = []
+  /// Claims made ahead that ended without a worker (cancelled, replaced, given back).
+  var discarded: [RunToken] = []
 
   var isEmpty: Bool {
     ops.isEmpty && events.isEmpty && tickets.isEmpty && gateReleases.isEmpty && stops.isEmpty
+      && promotions.isEmpty && discarded.isEmpty
   }
 
   /// Persists `row` and appends one entry to its run history.
@@ -94,6 +101,14 @@ struct DispatchSettings: Sendable {
   var gateLimit: Duration = .seconds(5)
   /// Delay before retrying a claim that could not be persisted.
   var storeRetryDelay: Duration = .seconds(10)
+  /// One-time tasks claimed at most ahead of free workers (0: claims only into free slots).
+  var claimAhead = 0
+
+  /// The runtime's claim-ahead depth: enough claims per commit that the fsync is shared by
+  /// many jobs, few enough that a crash leaves little to resume.
+  static func claimAhead(concurrencyLimit: Int) -> Int {
+    max(64, concurrencyLimit)
+  }
 }
 
 /// A queue entry: a task that becomes eligible at `time`; stale when `version` is old.

@@ -11,6 +11,10 @@ final class Runtime: Sendable {
   struct Core: Sendable {
     var machine: DispatchStateMachine
     var handles: [RunToken: RunHandle] = [:]
+    /// Claims made ahead of a free worker, until the state machine promotes or discards them.
+    var waiting: [RunToken: (RunTicket, RunHandle)] = [:]
+    /// Runs to start that a run's own task could not take on (for the loop to start).
+    var unstarted: [(RunTicket, RunHandle)] = []
   }
 
   struct Step<Value: Sendable>: Sendable {
@@ -68,7 +72,18 @@ final class Runtime: Sendable {
         ticket.claimSequence = sequence
         let handle = RunHandle()
         core.handles[ticket.token] = handle
-        tickets.append((ticket, handle))
+        if ticket.claimedAhead {
+          core.waiting[ticket.token] = (ticket, handle)
+        } else {
+          tickets.append((ticket, handle))
+        }
+      }
+      for token in effects.promotions {
+        if let run = core.waiting.removeValue(forKey: token) { tickets.append(run) }
+      }
+      for token in effects.discarded {
+        core.waiting.removeValue(forKey: token)
+        core.handles.removeValue(forKey: token)
       }
       let releases = effects.gateReleases.compactMap { core.handles[$0] }
       let stops = effects.stops.compactMap { token, reason in
@@ -131,7 +146,11 @@ final class Runtime: Sendable {
             let (effects, wakeAt) = machine.dispatch(now: now)
             return ((wakeAt: wakeAt, accepting: machine.accepting), effects)
           }
-          for (ticket, handle) in plan.tickets {
+          let unstarted = core.withLock { core in
+            defer { core.unstarted = [] }
+            return core.unstarted
+          }
+          for (ticket, handle) in plan.tickets + unstarted {
             runs.addTask { await self.execute(ticket, handle) }
           }
           if !plan.value.accepting { break }
@@ -165,13 +184,26 @@ final class Runtime: Sendable {
 
   // MARK: - One run
 
+  /// Carries out `ticket`, then, in the same task, each run promoted into the slot it frees.
   private func execute(_ ticket: RunTicket, _ handle: RunHandle) async {
+    var next: (RunTicket, RunHandle)? = (ticket, handle)
+    while let (ticket, handle) = next {
+      let promoted = await run(ticket, handle)
+      next = promoted.first
+      if promoted.count > 1 {
+        core.withLock { $0.unstarted += promoted.dropFirst() }
+        wake.fire()
+      }
+    }
+  }
+
+  /// Carries out one run; returns the runs promoted into the slot it freed.
+  private func run(_ ticket: RunTicket, _ handle: RunHandle) async -> [(RunTicket, RunHandle)] {
     // The claim (advanced next run) must be durable before the worker is invoked.
     do {
       try await writer.waitCommitted(ticket.claimSequence)
     } catch {
-      finish(ticket.token, .notStarted("claim not persisted: \(error)"), abandoned: false)
-      return
+      return finish(ticket.token, .notStarted("claim not persisted: \(error)"), abandoned: false)
     }
     var startedAt = clock.now
     var attempt = ticket.attempt
@@ -185,8 +217,7 @@ final class Runtime: Sendable {
       let result = await handle.gate.wait()
       timer.cancel()
       if case .stopped(let reason) = result {
-        finish(ticket.token, .stopped(reason), abandoned: false)
-        return
+        return finish(ticket.token, .stopped(reason), abandoned: false)
       }
       let decided = step { machine, now in
         let (decision, effects) = machine.gateResolved(
@@ -196,7 +227,7 @@ final class Runtime: Sendable {
       wake.fire()
       guard case .invoke(let start, let nextAttempt) = decided.value else {
         core.withLock { _ = $0.handles.removeValue(forKey: ticket.token) }
-        return
+        return decided.tickets
       }
       startedAt = start
       attempt = nextAttempt
@@ -211,11 +242,10 @@ final class Runtime: Sendable {
         } ?? startedAt
     }
     if let early = handle.end.value {
-      finish(ticket.token, early, abandoned: false)
-      return
+      return finish(ticket.token, early, abandoned: false)
     }
     let ending = await invoke(ticket, handle, attempt: attempt, startedAt: startedAt)
-    finish(ticket.token, ending.0, abandoned: ending.1)
+    return finish(ticket.token, ending.0, abandoned: ending.1)
   }
 
   /// Creates the worker, runs it under its budget, and returns how the run ended and whether
@@ -282,12 +312,16 @@ final class Runtime: Sendable {
     return (ending, !returned)
   }
 
-  private func finish(_ token: RunToken, _ ending: RunEnding, abandoned: Bool) {
-    step { machine, now in
+  /// Records how a run ended; returns the runs promoted into the slot it freed.
+  private func finish(_ token: RunToken, _ ending: RunEnding, abandoned: Bool) -> [(
+    RunTicket, RunHandle
+  )] {
+    let ended = step { machine, now in
       ((), machine.runEnded(token, ending: ending, abandoned: abandoned, now: now))
     }
     core.withLock { _ = $0.handles.removeValue(forKey: token) }
     wake.fire()
+    return ended.tickets
   }
 
   private func reportProgress(_ token: RunToken, fraction: Double, message: String?) {
@@ -300,7 +334,7 @@ final class Runtime: Sendable {
   // MARK: - Shutdown
 
   func shutdown() async {
-    step { machine, _ in ((), machine.beginShutdown()) }
+    step { machine, now in ((), machine.beginShutdown(now: now)) }
     stallReleased.resolve(())
     wake.fire()
     await waitForLoop()

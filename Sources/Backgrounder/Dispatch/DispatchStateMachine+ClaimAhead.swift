@@ -1,0 +1,98 @@
+extension DispatchStateMachine {
+  // MARK: - Claims ahead of free workers
+
+  /// Whether `id` may be claimed before a worker is free: one-time work that needs no
+  /// network gate now. A periodic claim is always made into a free slot, so that its start is
+  /// durable before its worker runs and an interrupted run is a counted attempt of its cycle.
+  func canClaimAhead(_ id: TaskId) -> Bool {
+    guard let entry = entries[id], entry.row.kind == .oneTime else { return false }
+    return entry.forced || entry.overridden
+      || entry.row.constraints.networkRequired.isSatisfied(by: network)
+  }
+
+  /// Claims `id` ahead of a free worker. On disk the row is `running` with no start time: after
+  /// a crash, ``load(_:now:)`` makes it due again without using an attempt.
+  mutating func claimAhead(_ id: TaskId, now: WallInstant, _ effects: inout Effects) {
+    guard var entry = entries[id] else { return }
+    let token = newToken()
+    let expedited = entry.row.hint.isExpedited && !entry.demoted
+    if expedited { noteExpeditedStart(now) }
+    entry.phase = .claimed(token, forced: entry.forced)
+    entry.forced = false
+    entry.demoted = false
+    entry.row.state = .running
+    entry.row.lastRunStartedAt = nil
+    entry.row.updatedAt = now
+    effects.ops.append(.upsert(entry.row))
+    entries[id] = entry
+    addLiveRun(token, id)
+    if expedited { expeditedClaims.append(token) } else { standardClaims.append(token) }
+    effects.tickets.append(
+      RunTicket(
+        token: token, taskId: id, attempt: entry.row.attempt, input: entry.row.input,
+        budget: entry.row.budget, gate: nil, claimedAhead: true))
+  }
+
+  /// Hands claims made ahead to the free slots (expedited first): each is invoked now, and its
+  /// start is written with the next commit without being waited for. A claim whose constraints
+  /// no longer hold goes back to its queue.
+  mutating func promoteClaims(now: WallInstant, _ effects: inout Effects) {
+    while runsInSlots < settings.concurrencyLimit,
+      let token = expeditedClaims.popFirst() ?? standardClaims.popFirst()
+    {
+      guard let id = liveRuns[token], var entry = entries[id],
+        case .claimed(token, let forced) = entry.phase
+      else {
+        _ = endLiveRun(token)
+        effects.discarded.append(token)
+        continue
+      }
+      let exempt = forced || entry.overridden
+      let allowed =
+        exempt
+        || (entry.row.constraints.networkRequired.isSatisfied(by: network)
+          && entry.row.constraints.unmetPower(power).isEmpty)
+      guard allowed else {
+        releaseClaim(id, token, now: now, &effects)
+        continue
+      }
+      markInvoked(&entry, token: token, now: now, exempt: exempt)
+      entry.row.updatedAt = now
+      entries[id] = entry
+      effects.ops.append(.upsert(entry.row))
+      effects.events.append(event(id, .workStarted(attempt: entry.row.attempt), now))
+      effects.promotions.append(token)
+    }
+  }
+
+  /// Forgets the claim `token` (its task was cancelled or replaced): no worker was invoked.
+  mutating func dropClaim(_ token: RunToken, _ effects: inout Effects) {
+    _ = endLiveRun(token)
+    expeditedClaims.removeAll { $0 == token }
+    standardClaims.removeAll { $0 == token }
+    effects.discarded.append(token)
+  }
+
+  /// Gives the claim `token` of `id` back: the task is pending again, no attempt used.
+  mutating func releaseClaim(
+    _ id: TaskId, _ token: RunToken, now: WallInstant, _ effects: inout Effects
+  ) {
+    dropClaim(token, &effects)
+    update(id) { entry in
+      if case .claimed(_, let forced) = entry.phase { entry.forced = forced }
+      entry.phase = .idle
+      entry.row.state = .pending
+      entry.row.updatedAt = now
+      effects.ops.append(.upsert(entry.row))
+    }
+    rearm(id)
+  }
+
+  /// At shutdown: every claim that has no worker yet is given back (pending, durable).
+  mutating func releaseAllClaims(now: WallInstant, _ effects: inout Effects) {
+    for token in Array(expeditedClaims) + Array(standardClaims) {
+      guard let id = liveRuns[token] else { continue }
+      releaseClaim(id, token, now: now, &effects)
+    }
+  }
+}
