@@ -200,7 +200,15 @@ lines += ["", "## Durable dispatch", "",
           "get fewer jobs to keep the run short; jobs/s is what is compared. Fsyncs per job: "
           "`fsync` + `fdatasync` calls of all threads in a separate run under `strace -f "
           "--seccomp-bpf` (`Benchmarks/Peers/fsync-count.py`; for ours only the "
-          "`durability: full` phase), divided by its jobs.", "",
+          "`durability: full` phase), divided by its jobs.", ""]
+# Measured on its own (`run-all --only-dispatch`): its own date, commit and load.
+if os.path.exists(os.path.join(results, "dispatch-machine.json")):
+    alone = load("dispatch-machine.json")
+    lines += [f"This section was measured on its own (`Benchmarks/run-all --only-dispatch`): "
+              f"{alone['date']}, commit `{alone['commit']}`, mode {alone['mode']}, load average "
+              f"before {alone['load_before']}, after {alone['load_after']}"
+              + (f". {alone['note']}" if alone.get("note") else "") + ".", ""]
+lines += [
           "| tool | jobs per run | jobs/s: median (min–max) | ours (`full`) vs it | fsyncs per job "
           "| command |", "|---|---|---|---|---|---|"]
 for label, count, rates, fsync_name, command in rows:

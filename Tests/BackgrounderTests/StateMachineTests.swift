@@ -46,6 +46,7 @@ import Testing
   func interruptedLastAttempt() {
     var row = row(.oneTime(.init(taskId: job, backoff: .linear(maxAttempts: 1))), at: now)
     row.state = .running
+    row.lastRunStartedAt = now
     var machine = machine()
     let effects = machine.load([row], now: now)
     #expect(machine.entries[job] == nil)

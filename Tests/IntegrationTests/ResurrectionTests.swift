@@ -14,7 +14,7 @@ struct ResurrectionTests {
   private let later = try! TaskId("test.resurrect.later")
 
   /// The child executable built beside the test binary.
-  private static func childExecutable() throws -> URL {
+  static func childExecutable() throws -> URL {
     var candidates: [URL] = []
     if let override = ProcessInfo.processInfo.environment["RESURRECTION_CHILD"] {
       candidates.append(URL(fileURLWithPath: override))
@@ -39,7 +39,7 @@ struct ResurrectionTests {
 
   /// Reads the child's stdout until a line starts with `prefix` (blocking reads on a
   /// dedicated thread; the child is another process).
-  private static func waitForLine(_ handle: FileHandle, prefix: String) async throws -> String {
+  static func waitForLine(_ handle: FileHandle, prefix: String) async throws -> String {
     try await withCheckedThrowingContinuation { continuation in
       Thread.detachNewThread {
         var buffer = ""
@@ -133,6 +133,69 @@ struct ResurrectionTests {
     #expect(worker.attempts == [1])
     await backgrounder.shutdown()
     #expect(try reader.task(blocking)?.state == .succeeded)
+  }
+}
+
+extension ResurrectionTests {
+  @Test("SIGKILL between a batched claim and its run: claims never started run once, at attempt 0")
+  func sigkillBetweenClaimAndRun() async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "bg-resurrect-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let storePath = directory.appendingPathComponent("store.sqlite").path
+    let blocker = try TaskId("test.ahead.blocker")
+    let queued = try (0..<5).map { try TaskId("test.ahead.queued.n\($0)") }
+
+    let child = Process()
+    child.executableURL = try Self.childExecutable()
+    child.arguments = [storePath, "claim-ahead"]
+    let output = Pipe()
+    child.standardOutput = output
+    try child.run()
+    let line = try await Self.waitForLine(output.fileHandleForReading, prefix: "CLAIMED")
+    #expect(line == "CLAIMED")
+    kill(child.processIdentifier, SIGKILL)
+    child.waitUntilExit()
+    #expect(child.terminationReason == .uncaughtSignal)
+
+    // The dead process left six claims: one invoked (a start time), five never started.
+    let left = try TaskStoreReader(path: storePath).tasks()
+    #expect(left.count == 6 && left.allSatisfy { $0.state == .running })
+    #expect(left.filter { $0.lastRunStartedAt == nil }.map(\.id).sorted() == queued)
+
+    let clock = ManualClock(now: Date())
+    let worker = RecordingWorker(.success)
+    let backgrounder = Backgrounder(
+      configuration: .init(storePath: storePath, clock: clock, durability: .normal))
+    try backgrounder.register(blocker) { RecordingWorker(.success) }
+    try backgrounder.register(queued) { _ in worker }
+    let recorder = EventRecorder(backgrounder)
+    try await backgrounder.start()
+    await recorder.wait(count: queued.count) { event in
+      guard let id = event.taskId, queued.contains(id), case .workCompleted = event.kind else {
+        return false
+      }
+      return true
+    }
+    // Resumed at once, without using an attempt and without an "interrupted" run.
+    #expect(worker.attempts == Array(repeating: 0, count: queued.count))
+    await recorder.wait { $0.taskId == blocker && $0.kind == .attemptFailed(reason: .interrupted) }
+    #expect(
+      recorder.events { event in
+        event.kind == .attemptFailed(reason: .interrupted) && event.taskId != blocker
+      }.isEmpty)
+    await TestDriver(backgrounder).flush()
+    let reader = try TaskStoreReader(path: storePath)
+    for id in queued {
+      let status = try #require(try reader.task(id))
+      #expect(status.state == .succeeded)
+      #expect(status.recentRuns.map(\.outcome) == ["success"])
+      #expect(status.recentRuns.first?.attempt == 0)
+    }
+    // The invoked one is an interrupted attempt, counted as before.
+    #expect(try reader.task(blocker)?.attempt == 1)
+    await backgrounder.shutdown()
   }
 }
 

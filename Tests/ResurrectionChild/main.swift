@@ -4,8 +4,11 @@
 import Backgrounder
 import Foundation
 
-guard CommandLine.arguments.count == 2 else {
-  FileHandle.standardError.write(Data("usage: ResurrectionChild STORE_PATH\n".utf8))
+// With `claim-ahead`: one worker slot, a blocking task in it and five one-time tasks claimed
+// ahead of it; prints "CLAIMED" once all six claims are on disk.
+guard CommandLine.arguments.count == 2 || CommandLine.arguments.dropFirst(2) == ["claim-ahead"]
+else {
+  FileHandle.standardError.write(Data("usage: ResurrectionChild STORE_PATH [claim-ahead]\n".utf8))
   exit(2)
 }
 
@@ -14,6 +17,23 @@ struct BlockingForever: Worker {
     FileHandle.standardOutput.write(Data("RUNNING attempt=\(context.attempt)\n".utf8))
     while true { try? await Task.sleep(for: .seconds(3600)) }
   }
+}
+
+if CommandLine.arguments.count == 3 {
+  let blocker = try TaskId("test.ahead.blocker")
+  let queued = try (0..<5).map { try TaskId("test.ahead.queued.n\($0)") }
+  let backgrounder = Backgrounder(
+    configuration: .init(storePath: CommandLine.arguments[1], concurrencyLimit: 1))
+  try backgrounder.register(blocker) { BlockingForever() }
+  try backgrounder.register(queued) { _ in ClosureWorker { _ in .success } }
+  try await backgrounder.start()
+  _ = await backgrounder.schedule(WorkRequest.OneTime(taskId: blocker))
+  for id in queued { _ = await backgrounder.schedule(WorkRequest.OneTime(taskId: id)) }
+  while try await backgrounder.storedTasks().filter({ $0.state == .running }).count < 6 {
+    try await Task.sleep(for: .milliseconds(5))
+  }
+  FileHandle.standardOutput.write(Data("CLAIMED\n".utf8))
+  while true { try await Task.sleep(for: .seconds(3600)) }
 }
 
 let blocking = try TaskId("test.resurrect.blocking")

@@ -59,7 +59,7 @@ extension DispatchStateMachine {
       markInvoked(&entry, token: token, now: now, exempt: exempt)
       entry.row.updatedAt = now
       entries[id] = entry
-      effects.ops.append(.upsert(entry.row))
+      effects.ops.append(.markStarted(entry.row))
       effects.events.append(event(id, .workStarted(attempt: entry.row.attempt), now))
       effects.promotions.append(token)
     }

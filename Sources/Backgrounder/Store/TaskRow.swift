@@ -145,6 +145,9 @@ struct RunRow: Sendable, Equatable {
 /// A change the writer applies, in order.
 enum StoreOp: Sendable, Equatable {
   case upsert(TaskRow)
+  /// The worker of a claim made ahead was invoked: `row` as it is now, of which only the
+  /// columns a start changes are written (unless the batch also writes the whole row).
+  case markStarted(TaskRow)
   case delete(TaskId)
   case deleteAll
   case appendRun(RunRow)

@@ -101,18 +101,27 @@ final class TaskStore: Sendable {
     }
   }
 
-  /// Applies `ops` in order. An upsert followed by a later upsert of the same task in `ops`
-  /// is skipped: the later one replaces the whole row, so the result is the same with one
-  /// write (a task scheduled and claimed in one batch is written once).
+  /// Applies `ops` in order. An upsert (or start mark) followed by a later one of the same
+  /// task in `ops` is skipped: the later one holds the whole row, so the result is the same
+  /// with one write (a task scheduled and claimed in one batch is written once). A start mark
+  /// that supersedes an upsert of the batch writes the whole row.
   static func apply(_ ops: [StoreOp], in db: Database, historyLimit: Int) throws {
     var lastUpsert: [TaskId: Int] = [:]
+    var upserted: Set<TaskId> = []
     for (index, op) in ops.enumerated() {
-      if case .upsert(let row) = op { lastUpsert[row.id] = index }
+      switch op {
+      case .upsert(let row), .markStarted(let row): lastUpsert[row.id] = index
+      default: continue
+      }
     }
     for (index, op) in ops.enumerated() {
       switch op {
       case .upsert(let row):
+        upserted.insert(row.id)
         if lastUpsert[row.id] == index { try row.upsert(db) }
+      case .markStarted(let row):
+        guard lastUpsert[row.id] == index else { continue }
+        if upserted.contains(row.id) { try row.upsert(db) } else { try row.markStarted(db) }
       case .delete(let id):
         try db.cachedStatement(sql: "DELETE FROM task WHERE id = ?").execute(
           arguments: [id.rawValue])
