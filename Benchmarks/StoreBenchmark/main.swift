@@ -8,8 +8,8 @@
 //    completed with the durable store, for each concurrency limit and durability setting;
 //    reports jobs/s, commits per job (with `durability: full` each commit is one fsync of the
 //    WAL) and the share of wall time spent inside store write transactions. A claim must be
-//    durable before its worker runs, so one commit carries at most `concurrency` claims: with
-//    4 workers the rate is bounded by 4 jobs per fsync.
+//    durable before its worker runs; one-time work is claimed ahead of free workers (up to
+//    max(64, concurrency)), so one commit carries many claims even with 4 workers.
 // 2. Start latency: time from `start()` to the first worker invocation with N persisted, due
 //    tasks (target: ≤ 100 ms).
 import Backgrounder
