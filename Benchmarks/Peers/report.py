@@ -207,7 +207,7 @@ if os.path.exists(os.path.join(results, "dispatch-machine.json")):
     lines += [f"This section was measured on its own (`Benchmarks/run-all --only-dispatch`): "
               f"{alone['date']}, commit `{alone['commit']}`, mode {alone['mode']}, load average "
               f"before {alone['load_before']}, after {alone['load_after']}"
-              + (f". {alone['note']}" if alone.get("note") else "") + ".", ""]
+              + (f". {alone['note'].rstrip('.')}" if alone.get("note") else "") + ".", ""]
 lines += [
           "| tool | jobs per run | jobs/s: median (min–max) | ours (`full`) vs it | fsyncs per job "
           "| command |", "|---|---|---|---|---|---|"]
