@@ -8,7 +8,7 @@ import Testing
 
 /// Claims made ahead of free workers, in a running runtime: they share commits, never raise the
 /// number of workers running at once, and every job is completed exactly once whatever races.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct ClaimAheadTests {
   /// Counts the workers running at once and the invocations of each task.
   final class Tally: Sendable {
