@@ -1,4 +1,5 @@
 import PropertyBased
+import Synchronization
 import Testing
 
 @testable import Backgrounder
@@ -12,34 +13,43 @@ import Testing
     .array(of: 1...120)
 
   /// `steps` applied to a fresh simulation, then every run left in flight driven to its end.
-  static func simulate(_ steps: [DispatchStep]) -> DispatchSimulation {
-    var simulation = DispatchSimulation()
+  /// `claimAhead`: 0 claims only into free slots, 2 also claims one-time work ahead of them.
+  static func simulate(_ steps: [DispatchStep], claimAhead: Int) -> DispatchSimulation {
+    var simulation = DispatchSimulation(claimAhead: claimAhead)
     for step in steps { simulation.apply(step) }
     simulation.drain()
     return simulation
   }
 
-  @Test("no task has two runs in flight, and no periodic task runs twice in one cycle")
-  func oneRunAtATime() async {
+  @Test(
+    "no task has two runs in flight, and no periodic task runs twice in one cycle",
+    arguments: [0, 2])
+  func oneRunAtATime(claimAhead: Int) async {
+    let promoted = Mutex(0)
     await propertyCheck(count: 300, input: Self.histories) { steps in
-      let simulation = Self.simulate(steps)
+      let simulation = Self.simulate(steps, claimAhead: claimAhead)
+      promoted.withLock { $0 += simulation.promotedClaims }
       #expect(simulation.violations[.oneRunAtATime] == nil, "after \(steps)")
       #expect(simulation.violations[.oneRunPerCycle] == nil, "after \(steps)")
     }
+    // The histories do reach claims made ahead (three tasks, two slots).
+    #expect((promoted.withLock { $0 } > 0) == (claimAhead > 0))
   }
 
-  @Test("deferrals (network gate, power block, lost constraint) never use an attempt")
-  func deferralsKeepAttempts() async {
+  @Test(
+    "deferrals (network gate, power block, lost constraint) never use an attempt",
+    arguments: [0, 2])
+  func deferralsKeepAttempts(claimAhead: Int) async {
     await propertyCheck(count: 300, input: Self.histories) { steps in
-      let simulation = Self.simulate(steps)
+      let simulation = Self.simulate(steps, claimAhead: claimAhead)
       #expect(simulation.violations[.attempts] == nil, "after \(steps)")
     }
   }
 
-  @Test("every accepted one-time task finishes once its constraints hold")
-  func oneTimeTasksFinish() async {
+  @Test("every accepted one-time task finishes once its constraints hold", arguments: [0, 2])
+  func oneTimeTasksFinish(claimAhead: Int) async {
     await propertyCheck(count: 300, input: Self.histories) { steps in
-      let simulation = Self.simulate(steps)
+      let simulation = Self.simulate(steps, claimAhead: claimAhead)
       let unfinished = simulation.acceptedOneTime.subtracting(simulation.finishedOneTime)
       #expect(unfinished.isEmpty, "\(unfinished.sorted()) never finished after \(steps)")
     }

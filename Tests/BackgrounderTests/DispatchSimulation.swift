@@ -93,11 +93,18 @@ struct DispatchSimulation {
   /// One-time tasks accepted and neither cancelled nor replaced, and those that finished.
   private(set) var acceptedOneTime: Set<TaskId> = []
   private(set) var finishedOneTime: Set<TaskId> = []
+  /// Claims made ahead of a free worker: they become runs when the machine promotes them.
+  private var claims: [RunToken: RunTicket] = [:]
+  /// How many claims made ahead became runs.
+  private(set) var promotedClaims = 0
 
-  init() {
+  /// `claimAhead`: one-time tasks the machine may claim beyond its 2 worker slots.
+  init(claimAhead: Int = 0) {
+    var settings = DispatchSettings(concurrencyLimit: 2, minimumPeriodicInterval: .seconds(60))
+    settings.claimAhead = claimAhead
     machine = DispatchStateMachine(
-      settings: DispatchSettings(concurrencyLimit: 2, minimumPeriodicInterval: .seconds(60)),
-      registered: Set(Self.tasks), network: .unmetered, power: .externalPower, seed: 1)
+      settings: settings, registered: Set(Self.tasks), network: .unmetered,
+      power: .externalPower, seed: 1)
   }
 
   mutating func apply(_ step: DispatchStep) {
@@ -204,7 +211,16 @@ struct DispatchSimulation {
 
   private mutating func perform(_ effects: Effects) {
     for op in effects.ops { record(op) }
-    for ticket in effects.tickets { claimed(ticket) }
+    for ticket in effects.tickets {
+      if ticket.claimedAhead { claims[ticket.token] = ticket } else { claimed(ticket) }
+    }
+    for token in effects.discarded { claims[token] = nil }
+    for token in effects.promotions {
+      if let ticket = claims.removeValue(forKey: token) {
+        promotedClaims += 1
+        claimed(ticket)
+      }
+    }
     for token in effects.gateReleases {
       if let run = runs[token] { resolveGate(run, passed: true) }
     }
