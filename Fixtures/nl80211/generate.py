@@ -4,6 +4,14 @@
 Each <name>.bin is one generic-netlink datagram as the kernel sends it (host byte order):
 nlmsghdr(type = nl80211 family id FAMILY) + genlmsghdr(cmd, version 1) + attributes.
 Numbers from <linux/nl80211.h>. Run: python3 Fixtures/nl80211/generate.py
+
+Not built here: captured-get-scan-reply.bin and captured-get-interface-reply.bin are real
+replies of Debian's 6.1.0-56 kernel (nl80211 family id 32) in the Tests/wifi qemu guest, wlan0
+associated with "Pixel-Hotspot" while "Office-WiFi" was also in range: the datagrams `iw dev
+wlan0 scan dump` and `iw dev wlan0 info` received, dumped with `strace -e trace=recvmsg -e
+read=3` (libnl's MSG_PEEK copies dropped), without the control-family lookup before them. The
+scan reply is the two BSS messages then NLMSG_DONE; the interface reply is the message then
+libnl's ACK.
 """
 import os
 import struct
