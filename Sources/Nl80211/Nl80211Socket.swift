@@ -49,11 +49,9 @@ public final class Nl80211Socket: @unchecked Sendable {
   /// The descriptor to poll for `POLLIN`.
   public var fileDescriptor: Int32 { nl_socket_get_fd(handle) }
 
-  /// Sends `GET_INTERFACE` for one interface (a single reply, no dump); returns its
-  /// sequence number.
-  @discardableResult
-  public func requestInterface(index: UInt32) throws(OpenError) -> UInt32 {
-    try send(Nl80211Request.getInterface(family: family, sequence: sequence, index: index))
+  /// Sends `GET_INTERFACE` for one interface (a single reply, no dump).
+  public func requestInterface(index: UInt32) throws(OpenError) {
+    _ = try send(Nl80211Request.getInterface(family: family, sequence: sequence, index: index))
   }
 
   /// Sends the request of `dump`; returns its sequence number (that of its `NLMSG_DONE`).
