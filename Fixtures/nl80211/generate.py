@@ -4,6 +4,14 @@
 Each <name>.bin is one generic-netlink datagram as the kernel sends it (host byte order):
 nlmsghdr(type = nl80211 family id FAMILY) + genlmsghdr(cmd, version 1) + attributes.
 Numbers from <linux/nl80211.h>. Run: python3 Fixtures/nl80211/generate.py
+
+Not built here: captured-get-scan-reply.bin and captured-get-interface-reply.bin are real
+replies of Debian's 6.1.0-56 kernel (nl80211 family id 32) in the Tests/wifi qemu guest, wlan0
+associated with "Pixel-Hotspot" while "Office-WiFi" was also in range: the datagrams `iw dev
+wlan0 scan dump` and `iw dev wlan0 info` received, dumped with `strace -e trace=recvmsg -e
+read=3` (libnl's MSG_PEEK copies dropped), without the control-family lookup before them. The
+scan reply is the two BSS messages then NLMSG_DONE; the interface reply is the message then
+libnl's ACK.
 """
 import os
 import struct
@@ -12,9 +20,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FAMILY = 30  # a dynamic generic-netlink id, as genl_ctrl_resolve("nl80211") would return
 NLM_F_MULTI = 0x2
 NLMSG_DONE = 3
-CMD = {"new_interface": 7, "connect": 46, "roam": 47, "disconnect": 48}
-ATTR = {"wiphy": 1, "ifindex": 3, "ifname": 4, "iftype": 5, "mac": 6, "ssid": 52,
-        "status_code": 72, "reason_code": 54, "req_ie": 77}
+CMD = {"new_interface": 7, "new_scan_results": 34, "connect": 46, "roam": 47, "disconnect": 48}
+ATTR = {"wiphy": 1, "ifindex": 3, "ifname": 4, "iftype": 5, "mac": 6, "generation": 46,
+        "bss": 47, "ssid": 52, "status_code": 72, "reason_code": 54, "req_ie": 77,
+        "wdev": 153}
+# NL80211_BSS_*: attributes nested in ATTR["bss"].
+BSS = {"bssid": 1, "frequency": 2, "elements": 6, "signal_mbm": 7, "status": 9,
+       "beacon_elements": 11}
+BSS_STATUS_ASSOCIATED = 1
 IFTYPE_STATION = 2
 
 
@@ -49,6 +62,18 @@ def interface(index, name, ssid=None, seq=1):
 
 
 BSSID = attr(ATTR["mac"], bytes([0x02, 0x11, 0x22, 0x33, 0x44, 0x55]))
+RATES = bytes([1, 4, 0x82, 0x84, 0x8b, 0x96])  # supported-rates element
+
+
+def scan_result(index, nested, seq=5):
+    """One GET_SCAN dump message of interface INDEX whose BSS nest holds NESTED (bytes)."""
+    return message("new_scan_results", [u32("generation", 7), u32("ifindex", index),
+                                        attr(ATTR["bss"], nested)],
+                   flags=NLM_F_MULTI, seq=seq)
+
+
+def bss_status(status):
+    return attr(BSS["status"], struct.pack("=I", status))
 
 FIXTURES = {
     # GET_INTERFACE dump reply: wlp2s0 associated with "Pixel 7", wlp3s0 idle, then DONE.
@@ -79,6 +104,32 @@ FIXTURES = {
     "odd-ssid-reply": interface(3, b"wlp2s0", b"Caf\xc3\xa9\x1b[31m\xff", seq=2) + done(2),
     # An SSID attribute of 40 bytes (the limit is 32): malformed, skipped.
     "malformed-ssid": message("connect", [u32("ifindex", 3), attr(ATTR["ssid"], b"x" * 40)]),
+    # GET_SCAN reply of a hidden network: the probe-response elements carry no SSID element,
+    # the beacon's elements do (the fallback), then DONE.
+    "scan-reply-beacon-ssid": scan_result(3, attr(BSS["bssid"], bytes(6))
+                                          + attr(BSS["elements"], RATES)
+                                          + attr(BSS["beacon_elements"],
+                                                 bytes([0, 10]) + b"Cafe-Guest" + RATES)
+                                          + bss_status(BSS_STATUS_ASSOCIATED)) + done(5),
+    # GET_SCAN reply with no BSS in use (only seen in a scan), then DONE.
+    "scan-reply-not-associated": scan_result(3, attr(BSS["bssid"], bytes(6))
+                                             + attr(BSS["elements"],
+                                                    bytes([0, 7]) + b"Nearby1" + RATES))
+    + done(5),
+    # Malformed GET_SCAN replies, each rejected with an error naming what is wrong:
+    # a nested attribute claiming 40 bytes where 10 remain,
+    "scan-reply-truncated-nest": scan_result(3, struct.pack("=HH", 40, BSS["elements"])
+                                             + bytes(6)),
+    # a 2-byte status,
+    "scan-reply-short-status": scan_result(3, attr(BSS["status"], b"\x01\x00")),
+    # an associated BSS whose last element claims more bytes than there are,
+    "scan-reply-truncated-element": scan_result(3, attr(BSS["elements"],
+                                                         RATES + bytes([0, 20]) + b"Pixel")
+                                                + bss_status(BSS_STATUS_ASSOCIATED)),
+    # an associated BSS whose SSID element has 33 bytes.
+    "scan-reply-long-ssid-element": scan_result(3, attr(BSS["elements"],
+                                                         bytes([0, 33]) + b"y" * 33)
+                                                + bss_status(BSS_STATUS_ASSOCIATED)),
 }
 
 for name, data in FIXTURES.items():

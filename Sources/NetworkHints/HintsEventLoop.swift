@@ -24,7 +24,7 @@ final class HintsEventLoop {
   private var lastSnapshot: NetworkManagerSnapshot?
   private var wifi: Nl80211Socket?
   private var tracker = WifiIdentityTracker()
-  private var wifiDumpPending = false
+  private var wifiDumps = Nl80211DumpQueue()
   private let onSettled: @Sendable () -> Void
   private var hasSettled = false
 
@@ -85,9 +85,10 @@ final class HintsEventLoop {
     }
   }
 
-  /// Reports once that the first NetworkManager read and the first nl80211 dump are done.
+  /// Reports once that the first NetworkManager read and the first nl80211 dumps (interfaces,
+  /// then the scan results of those whose reply had no SSID) are done.
   private func settleIfDone() {
-    guard !hasSettled, !wifiDumpPending else { return }
+    guard !hasSettled, wifiDumps.isIdle else { return }
     hasSettled = true
     onSettled()
   }
@@ -189,11 +190,13 @@ final class HintsEventLoop {
   private func openWifi() {
     do {
       let socket = try Nl80211Socket()
-      try socket.requestInterfaces()
       wifi = socket
-      wifiDumpPending = true
+      wifiDumps.enqueue(.interfaces)
+      try sendNextWifiDump(socket)
     } catch {
       logger.debug("Wi-Fi SSIDs off: \(error)")
+      wifi = nil
+      wifiDumps = Nl80211DumpQueue()
     }
   }
 
@@ -203,25 +206,30 @@ final class HintsEventLoop {
     do {
       while let datagram = try wifi.receive() {
         if datagram.isEmpty {
-          try wifi.requestInterfaces()
-          continue
+          wifiDumps.enqueue(.interfaces)  // events were lost
         }
-        if Nl80211Parser.containsDone(datagram) { wifiDumpPending = false }
         for result in Nl80211Parser.messages(in: datagram, family: wifi.family) {
           switch result {
           case .success(let message):
             let effects = tracker.apply(message)
             changed = changed || effects.changed
-            for index in effects.requery { try wifi.requestInterfaces(index: index) }
+            for index in effects.requery { try wifi.requestInterface(index: index) }
+            for index in effects.scan { wifiDumps.enqueue(.scan(interfaceIndex: index)) }
           case .failure(let error):
             logger.debug("skipped a malformed nl80211 message: \(error)")
           }
         }
+        for sequence in Nl80211Parser.endedRequests(in: datagram) {
+          if case .scan(let index) = wifiDumps.ended(sequence: sequence) {
+            changed = tracker.endScan(index: index).changed || changed
+          }
+        }
+        try sendNextWifiDump(wifi)
       }
     } catch {
       logger.notice("Wi-Fi SSIDs off: \(error)")
       self.wifi = nil
-      wifiDumpPending = false
+      wifiDumps = Nl80211DumpQueue()
       tracker = WifiIdentityTracker()
       changed = true
     }
@@ -229,5 +237,13 @@ final class HintsEventLoop {
       let ssids = tracker.ssids
       monitor.updateHints { $0.ssids = ssids }
     }
+  }
+
+  /// Sends the next queued dump when none is running (one at a time: the kernel answers a
+  /// second with `EBUSY`).
+  private func sendNextWifiDump(_ socket: Nl80211Socket) throws(Nl80211Socket.OpenError) {
+    guard let dump = wifiDumps.next() else { return }
+    wifiDumps.sent(sequence: try socket.request(dump))
+    if case .scan(let index) = dump { tracker.beginScan(index: index) }
   }
 }

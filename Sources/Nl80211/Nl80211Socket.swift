@@ -49,14 +49,29 @@ public final class Nl80211Socket: @unchecked Sendable {
   /// The descriptor to poll for `POLLIN`.
   public var fileDescriptor: Int32 { nl_socket_get_fd(handle) }
 
-  /// Sends `GET_INTERFACE`: a dump of every interface, or one interface by index.
-  public func requestInterfaces(index: UInt32? = nil) throws(OpenError) {
-    let request = Nl80211Request.getInterface(family: family, sequence: sequence, index: index)
-    sequence &+= 1
-    let sent = request.withUnsafeBytes { send(fileDescriptor, $0.baseAddress, $0.count, 0) }
-    guard sent == request.count else {
-      throw OpenError(description: "send GET_INTERFACE failed (errno \(errno))")
+  /// Sends `GET_INTERFACE` for one interface (a single reply, no dump).
+  public func requestInterface(index: UInt32) throws(OpenError) {
+    _ = try send(Nl80211Request.getInterface(family: family, sequence: sequence, index: index))
+  }
+
+  /// Sends the request of `dump`; returns its sequence number (that of its `NLMSG_DONE`).
+  public func request(_ dump: Nl80211DumpQueue.Dump) throws(OpenError) -> UInt32 {
+    switch dump {
+    case .interfaces:
+      try send(Nl80211Request.getInterface(family: family, sequence: sequence, index: nil))
+    case .scan(let index):
+      try send(Nl80211Request.getScan(family: family, sequence: sequence, index: index))
     }
+  }
+
+  private func send(_ request: [UInt8]) throws(OpenError) -> UInt32 {
+    let used = sequence
+    sequence &+= 1
+    let sent = request.withUnsafeBytes { Glibc.send(fileDescriptor, $0.baseAddress, $0.count, 0) }
+    guard sent == request.count else {
+      throw OpenError(description: "send of nl80211 command \(request[16]) failed (errno \(errno))")
+    }
+    return used
   }
 
   /// The next datagram, `nil` when nothing is waiting. Datagrams not from the kernel are
@@ -91,12 +106,24 @@ public final class Nl80211Socket: @unchecked Sendable {
 public enum Nl80211Request {
   /// `NL80211_CMD_GET_INTERFACE` (dump when `index` is nil).
   public static func getInterface(family: UInt16, sequence: UInt32, index: UInt32?) -> [UInt8] {
+    message(command: 5, family: family, sequence: sequence, dump: index == nil, index: index)
+  }
+
+  /// `NL80211_CMD_GET_SCAN`, a dump of the BSSes interface `index` has seen (the one it is
+  /// associated with marked by `NL80211_BSS_STATUS`), as `iw dev IFNAME link` asks.
+  public static func getScan(family: UInt16, sequence: UInt32, index: UInt32) -> [UInt8] {
+    message(command: 32, family: family, sequence: sequence, dump: true, index: index)
+  }
+
+  private static func message(
+    command: UInt8, family: UInt16, sequence: UInt32, dump: Bool, index: UInt32?
+  ) -> [UInt8] {
     var attributes: [UInt8] = []
     if let index {
       attributes += le16(8) + le16(Nl80211Parser.attributeInterfaceIndex) + le32(index)
     }
-    let flags: UInt16 = index == nil ? 0x301 : 0x1  // NLM_F_REQUEST (| NLM_F_DUMP)
-    let body: [UInt8] = [5, 0, 0, 0] + attributes  // cmd, version, reserved
+    let flags: UInt16 = dump ? 0x301 : 0x1  // NLM_F_REQUEST (| NLM_F_DUMP)
+    let body: [UInt8] = [command, 0, 0, 0] + attributes  // cmd, version, reserved
     return le32(UInt32(16 + body.count)) + le16(family) + le16(flags) + le32(sequence) + le32(0)
       + body
   }

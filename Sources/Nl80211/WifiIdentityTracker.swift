@@ -1,21 +1,37 @@
-/// The SSID of each Wi-Fi interface, kept from nl80211 interface replies and connect /
-/// disconnect / roam events. Pure: the driver sends the re-queries it asks for.
+/// The SSID of each Wi-Fi interface, kept from nl80211 interface replies, connect / disconnect /
+/// roam events, and — when an interface reply leaves the SSID out — the associated BSS of a
+/// `GET_SCAN` dump. Pure: the driver sends the re-queries and dumps it asks for.
 public struct WifiIdentityTracker: Sendable, Equatable {
   /// What the driver should do after a message.
   public struct Effects: Sendable, Equatable {
     /// Interface indices whose state must be re-read with `GET_INTERFACE` (events carry the
     /// index only, and connect/roam may not carry the SSID).
     public var requery: [UInt32] = []
+    /// Interfaces whose associated BSS must be read with a `GET_SCAN` dump (their interface
+    /// reply had no SSID; start ``beginScan(index:)`` when sending it).
+    public var scan: [UInt32] = []
     /// The SSID map changed.
     public var changed = false
   }
 
   private var names: [UInt32: String] = [:]
   private var ssidByIndex: [UInt32: String] = [:]
-  /// Interfaces whose SSID came from a connect or roam event: an interface reply without an
-  /// SSID does not clear it (Linux 6.1 leaves the SSID out of a station's reply under
-  /// wpa_supplicant); a disconnect does.
-  private var ssidFromEvent: Set<UInt32> = []
+  /// Interfaces whose SSID came from a connect or roam event or the associated BSS: an
+  /// interface reply without an SSID does not clear it (Linux 6.1 leaves the SSID out of a
+  /// station's reply under wpa_supplicant); a disconnect, or a scan dump with no associated
+  /// BSS, does.
+  private var ssidFromConnection: Set<UInt32> = []
+  /// `GET_SCAN` dumps being read, by interface.
+  private var scans: [UInt32: Scan] = [:]
+
+  /// What one `GET_SCAN` dump has said so far.
+  private struct Scan: Sendable, Equatable {
+    /// The BSS in use, when the dump has shown it.
+    var inUse: Nl80211BSS?
+    /// A connect, roam or disconnect event came while the dump ran: its answer may be older
+    /// than the event's, and the event asks for a new one where needed.
+    var overtaken = false
+  }
 
   /// Creates an empty tracker.
   public init() {}
@@ -39,25 +55,55 @@ public struct WifiIdentityTracker: Sendable, Equatable {
       if let name = message.interfaceName { names[index] = name }
       if let ssid = message.ssid {
         ssidByIndex[index] = Self.text(ssid)
-      } else if !ssidFromEvent.contains(index) {
-        ssidByIndex[index] = nil
+      } else {
+        if !ssidFromConnection.contains(index) { ssidByIndex[index] = nil }
+        if message.isClientInterface { effects.scan.append(index) }
       }
       if names[index] == nil { effects.requery.append(index) }
     case .deleteInterface:
       names[index] = nil
       ssidByIndex[index] = nil
-      ssidFromEvent.remove(index)
+      ssidFromConnection.remove(index)
+      scans[index]?.overtaken = true
     case .connect, .roam:
       if let ssid = message.ssid {
         ssidByIndex[index] = Self.text(ssid)
-        ssidFromEvent.insert(index)
+        ssidFromConnection.insert(index)
       }
+      scans[index]?.overtaken = true
       effects.requery.append(index)
     case .disconnect:
       ssidByIndex[index] = nil
-      ssidFromEvent.remove(index)
+      ssidFromConnection.remove(index)
+      scans[index]?.overtaken = true
+    case .newScanResults:
+      if let bss = message.bss, bss.isInUse { scans[index]?.inUse = bss }
     case .other:
       break
+    }
+    effects.changed = ssids != before
+    return effects
+  }
+
+  /// Starts reading the `GET_SCAN` dump of `index` (the driver has just sent it).
+  public mutating func beginScan(index: UInt32) {
+    scans[index] = Scan()
+  }
+
+  /// The `GET_SCAN` dump of `index` ended: the SSID of the BSS in use becomes the interface's;
+  /// with no BSS in use the interface has no SSID. Ignored when an event overtook the dump.
+  public mutating func endScan(index: UInt32) -> Effects {
+    var effects = Effects()
+    guard let scan = scans.removeValue(forKey: index), !scan.overtaken else { return effects }
+    let before = ssids
+    if let bss = scan.inUse {
+      if let ssid = bss.ssid {
+        ssidByIndex[index] = Self.text(ssid)
+        ssidFromConnection.insert(index)
+      }
+    } else {
+      ssidByIndex[index] = nil
+      ssidFromConnection.remove(index)
     }
     effects.changed = ssids != before
     return effects

@@ -30,7 +30,7 @@ import Testing
   @Test func interfaceDumpGivesTheSSIDOfAssociatedInterfacesOnly() throws {
     let (tracker, _) = try Self.feed(["get-interface-reply"])
     #expect(tracker.ssids == ["wlp2s0": "Pixel 7"])
-    #expect(Nl80211Parser.containsDone(try Self.datagram("get-interface-reply")))
+    #expect(Nl80211Parser.endedRequests(in: try Self.datagram("get-interface-reply")) == [1])
   }
 
   @Test func connectWithSSIDTakesItAndStillRequeries() throws {
