@@ -10,8 +10,9 @@ what did not hold:
 - flood: veth pairs, addresses and routes created and deleted in bursts in a private network
   namespace while `status --watch --json` runs there; afterwards its last line equals the
   kernel's links and default routes, and the receive-buffer overruns are counted.
-- store: the store on a full file system, on a read-only one, overwritten with garbage, and the
-  config deleted while the daemon runs: clear errors, no crash, nothing accepted lost.
+- store: the store on a full file system, on a read-only one, replaced while the daemon runs,
+  overwritten with garbage, and the config deleted while the daemon runs: clear errors, no
+  crash, nothing accepted lost.
 """
 
 import argparse
@@ -131,8 +132,9 @@ refused_starts = 0
 
 
 def restart_like_systemd(daemon):
-    """Starts the daemon again, retrying after 1 s (systemd's `Restart=`) while an offline CLI
-    edit holds the store lock: `run` then exits 1 saying another daemon uses the store."""
+    """Starts the daemon again, retrying after 1 s (systemd's `Restart=`) if `run` exits 1
+    saying another daemon uses the store. Offline CLI edits give way to a starting daemon, so
+    the kill part requires that this never happened."""
     global refused_starts
     for _ in range(30):
         try:
@@ -233,6 +235,8 @@ def kill_soak(binary, root, kills, one_time, periodic, seconds):
     reruns = sum(
         1 for task in accepted
         if sum(1 for r in runs.get(task, []) if r[2] == "done") > 1)
+    check(refused_starts == 0,
+          f"{refused_starts} daemon starts refused while CLI edits held the store lock")
     duplicates, cycles = periodic_duplicates(runs, periodic_ids)
     check(not duplicates, f"periodic cycles that ran twice: {duplicates[:5]}")
     integrity = daemon.integrity()
