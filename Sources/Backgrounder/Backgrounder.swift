@@ -46,6 +46,11 @@ public final class Backgrounder: Sendable {
     /// When false the runtime only edits the store: it accepts `schedule` and `cancel` for any
     /// task id but never invokes a worker (what `backgrounder schedule` does with no daemon).
     public var dispatchesWork = true
+    /// Called (on the store's commit thread) when a write is refused because ``storePath`` no
+    /// longer names the file the runtime opened (deleted or replaced; error code
+    /// ``StoreError/Code/replaced``). The runtime keeps refusing writes; a daemon should stop
+    /// and start again on the new file.
+    public var onStoreReplaced: (@Sendable (StoreError) -> Void)?
 
     /// Creates a configuration; only the store path is required.
     public init(
@@ -214,7 +219,7 @@ public final class Backgrounder: Sendable {
     let clock = configuration.clock
     let store = try TaskStore.open(
       path: configuration.storePath, durability: configuration.durability,
-      historyLimit: configuration.historyLimit)
+      historyLimit: configuration.historyLimit, onReplaced: configuration.onStoreReplaced)
     let now = clock.now
     let (swept, rows) = try store.sweepAndLoad(
       finishedBefore: now.advanced(by: .zero - configuration.finishedRetention))

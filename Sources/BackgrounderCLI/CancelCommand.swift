@@ -18,22 +18,21 @@ struct CancelCommand: AsyncParsableCommand {
 
   func run() async throws {
     let configuration = try config.load()
-    if let response = try await DaemonConnection.send(.cancel(id: job.id), configuration) {
-      return try DaemonConnection.report(response)
-    }
-    let taskId: TaskId
-    do {
-      taskId = try TaskId(job.id)
-    } catch {
-      throw OperatorError("invalid job id \"\(job.id)\": \(error)")
-    }
-    let outcome = try await OfflineStore.edit(configuration, logger: DaemonConnection.logger) {
-      runtime, _ in await runtime.cancel(taskId)
-    }
-    switch outcome {
-    case .cancelled: print("cancelled \(job.id) (no daemon running: store edited)")
-    case .noSuchTask: throw OperatorError("no such job: \(job.id)")
-    case .storeFailure(let why): throw OperatorError("cancel of \(job.id) was not saved: \(why)")
+    try await DaemonConnection.send(.cancel(id: job.id), configuration) {
+      let taskId: TaskId
+      do {
+        taskId = try TaskId(job.id)
+      } catch {
+        throw OperatorError("invalid job id \"\(job.id)\": \(error)")
+      }
+      let outcome = try await OfflineStore.edit(configuration, logger: DaemonConnection.logger) {
+        runtime, _ in await runtime.cancel(taskId)
+      }
+      switch outcome {
+      case .cancelled: print("cancelled \(job.id) (no daemon running: store edited)")
+      case .noSuchTask: throw OperatorError("no such job: \(job.id)")
+      case .storeFailure(let why): throw OperatorError("cancel of \(job.id) was not saved: \(why)")
+      }
     }
   }
 }

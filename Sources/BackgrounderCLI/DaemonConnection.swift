@@ -18,6 +18,30 @@ enum DaemonConnection {
     }
   }
 
+  /// Sends `request` to the daemon of `configuration` and prints its answer; with no daemon
+  /// running, runs `offline` (an edit of the store) instead. A daemon that holds the store
+  /// without answering yet, or starts before the edit begins, goes first (see ``StoreLock``):
+  /// the request then waits, up to `wait`, for it to answer.
+  static func send(
+    _ request: ControlRequest, _ configuration: DaemonConfiguration,
+    wait: Duration = .seconds(60), orEdit offline: () async throws -> Void
+  ) async throws {
+    let deadline = ContinuousClock.now.advanced(by: wait)
+    var pause = Duration.milliseconds(10)
+    while true {
+      if let response = try await send(request, configuration) {
+        return try report(response)
+      }
+      do {
+        return try await offline()
+      } catch let starting as DaemonHoldsStore {
+        guard ContinuousClock.now < deadline else { throw OperatorError("\(starting)") }
+      }
+      try await Task.sleep(for: pause)
+      pause = min(pause * 2, .milliseconds(200))
+    }
+  }
+
   /// Prints the daemon's answer; a refusal becomes exit status 1.
   static func report(_ response: ControlResponse) throws {
     if response.ok {

@@ -113,14 +113,12 @@ struct ScheduleCommand: AsyncParsableCommand {
   func run() async throws {
     let configuration = try config.load()
     let job = definition
-    if let response = try await DaemonConnection.send(.schedule(job), configuration) {
-      return try DaemonConnection.report(response)
+    try await DaemonConnection.send(.schedule(job), configuration) {
+      let (ok, message) = try await OfflineStore.edit(
+        configuration, logger: DaemonConnection.logger
+      ) { _, jobs in await jobs.schedule(job, origin: .cli) }
+      guard ok else { throw OperatorError(message) }
+      print("\(message) (no daemon running: store edited; it runs when the daemon starts)")
     }
-    let (ok, message) = try await OfflineStore.edit(configuration, logger: DaemonConnection.logger)
-    {
-      _, jobs in await jobs.schedule(job, origin: .cli)
-    }
-    guard ok else { throw OperatorError(message) }
-    print("\(message) (no daemon running: store edited; it runs when the daemon starts)")
   }
 }

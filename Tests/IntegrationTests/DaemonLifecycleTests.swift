@@ -97,6 +97,11 @@ struct DaemonLifecycleTests {
         notify.received("READY=1").first
       }
       try await Task.sleep(for: .milliseconds(1800))
+      // Pings that stop because the daemon died, or never stalled, would prove nothing.
+      #expect(daemon.isRunning, "the daemon exited: \(daemon.output)")
+      if hook != nil {
+        #expect(daemon.output.contains("the dispatch loop is blocked"), "\(daemon.output)")
+      }
       let pings = notify.received("WATCHDOG=1").map { ready.receivedAt.duration(to: $0.receivedAt) }
       return (
         pings.filter { $0 > .zero && $0 <= .milliseconds(600) }.count,

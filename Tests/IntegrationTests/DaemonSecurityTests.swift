@@ -65,7 +65,7 @@ extension DaemonHardeningTests {
       #expect(Self.mode(state) == 0o700)
       #expect(Self.mode(workspace.file("run")) == 0o700)
       #expect(Self.mode(workspace.file("run") + "/control.sock") == 0o600)
-      for file in [store, store + "-wal", store + "-shm", store + ".lock"] {
+      for file in [store, store + "-wal", store + "-shm", store + ".lock", store + ".start.lock"] {
         #expect(Self.mode(file) == 0o600, "\(file)")
       }
       // Even with the directory opened up, the files themselves stay closed.
@@ -97,7 +97,7 @@ extension DaemonHardeningTests {
       #expect(schedule.status == 0, "\(schedule)")
       #expect(Self.mode(workspace.file("new")) == 0o700)
       #expect(Self.mode(workspace.file("new/dir")) == 0o700)
-      for file in [store, store + ".lock", store + ".edit.lock"] {
+      for file in [store, store + ".lock", store + ".start.lock", store + ".edit.lock"] {
         #expect(Self.mode(file) == 0o600, "\(file)")
       }
     }

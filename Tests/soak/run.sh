@@ -3,10 +3,10 @@
 #
 #   Tests/soak/run.sh [--short | --long] [--binary PATH] [--only kill,flood,store]
 #
-# --short (the default; CI runs it) takes about 3 minutes, --long about 20. Without --binary the
-# debug binary is built (`swift build --product backgrounder`). Needs root (network namespaces,
-# tmpfs mounts), iproute2, python3 and sqlite3; without them it is skipped with a message,
-# except in CI (CI=true), where that is a failure.
+# --short (the default; CI runs it) takes about 3 minutes, --long about 11 (651 s measured on a
+# loaded 2-core machine). Without --binary the debug binary is built (`swift build --product
+# backgrounder`). Needs root (network namespaces, tmpfs mounts), iproute2, python3 and sqlite3;
+# without them it is skipped with a message, except in CI (CI=true), where that is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 binary=""

@@ -10,8 +10,9 @@ what did not hold:
 - flood: veth pairs, addresses and routes created and deleted in bursts in a private network
   namespace while `status --watch --json` runs there; afterwards its last line equals the
   kernel's links and default routes, and the receive-buffer overruns are counted.
-- store: the store on a full file system, on a read-only one, overwritten with garbage, and the
-  config deleted while the daemon runs: clear errors, no crash, nothing accepted lost.
+- store: the store on a full file system, on a read-only one, replaced while the daemon runs,
+  overwritten with garbage, and the config deleted while the daemon runs: clear errors, no
+  crash, nothing accepted lost.
 """
 
 import argparse
@@ -131,8 +132,9 @@ refused_starts = 0
 
 
 def restart_like_systemd(daemon):
-    """Starts the daemon again, retrying after 1 s (systemd's `Restart=`) while an offline CLI
-    edit holds the store lock: `run` then exits 1 saying another daemon uses the store."""
+    """Starts the daemon again, retrying after 1 s (systemd's `Restart=`) if `run` exits 1
+    saying another daemon uses the store. Offline CLI edits give way to a starting daemon, so
+    the kill part requires that this never happened."""
     global refused_starts
     for _ in range(30):
         try:
@@ -186,9 +188,10 @@ def kill_soak(binary, root, kills, one_time, periodic, seconds):
                           f"schedule {task}: exit {result.returncode} without a message")
                     refused.append((task, result.stderr.strip().splitlines()[-1]))
 
-    # One caller: parallel offline edits (no daemon answering) hold the store lock shared
-    # back to back, and a daemon starting meanwhile can wait in vain (README, "Known limits").
-    schedulers = [threading.Thread(target=schedule, args=(range(one_time),))]
+    # Four callers: while the daemon restarts, their offline edits hold the store lock back to
+    # back, and the starting daemon must still get it (edits give way to a starting daemon).
+    schedulers = [threading.Thread(target=schedule, args=(range(one_time)[part::4],))
+                  for part in range(4)]
     for thread in schedulers:
         thread.start()
     rng = random.Random(os.environ.get("SOAK_SEED", time.time_ns()))
@@ -232,6 +235,8 @@ def kill_soak(binary, root, kills, one_time, periodic, seconds):
     reruns = sum(
         1 for task in accepted
         if sum(1 for r in runs.get(task, []) if r[2] == "done") > 1)
+    check(refused_starts == 0,
+          f"{refused_starts} daemon starts refused while CLI edits held the store lock")
     duplicates, cycles = periodic_duplicates(runs, periodic_ids)
     check(not duplicates, f"periodic cycles that ran twice: {duplicates[:5]}")
     integrity = daemon.integrity()
@@ -298,7 +303,9 @@ def flood_batch(pairs, rounds_offset, routes_per_link, create):
             lines += [f"link add {name}a type veth peer name {name}b",
                       f"link set {name}a up", f"link set {name}b up",
                       f"address add 10.{100 + index // 250}.{index % 250}.1/24 dev {name}a"]
-            lines += [f"route add 172.{16 + route % 16}.{index % 250}.{route // 16}/32 "
+            # /32 routes unique across links (index and index + 250 share the third octet).
+            lines += [f"route add 172.{16 + route % 16}.{index % 250}."
+                      f"{16 * (index // 250) + route // 16}/32 "
                       f"dev {name}a" for route in range(routes_per_link)]
             lines.append(f"route add default via 10.{100 + index // 250}.{index % 250}.2 "
                          f"dev {name}a metric {1000 + index}")
@@ -531,9 +538,27 @@ def store_faults(binary, root):
         log("store", f"config deleted: daemon stays up; schedule exits 1: "
             f"{result.stderr.strip().splitlines()[-1]!r}")
         os.rename(saved, daemon.config)
-        # Garbage in place of the store (a replacement while the daemon runs is not detected
-        # until its next start: see README, "Known limits"): refused with a clear error, never
-        # rewritten, and the good file put back works with everything accepted.
+        # The store replaced while the daemon runs: the next write is refused naming the file,
+        # the daemon exits non-zero (systemd would start it on the new file), and the file it
+        # had open, put back, holds everything it accepted.
+        os.rename(daemon.store, daemon.store + ".open")
+        with open(daemon.store + ".garbage", "wb") as file:
+            file.write(os.urandom(65536))
+        os.rename(daemon.store + ".garbage", daemon.store)
+        message = expect_refused(daemon, "soak.replaced", ["replaced"], logfile)
+        try:
+            code = daemon.process.wait(30)
+        except subprocess.TimeoutExpired:
+            raise Failure(f"daemon still running 30 s after its store was replaced: "
+                          f"{daemon.tail()}")
+        check(code not in (0, None) and daemon.store in daemon.tail(5),
+              f"daemon with a replaced store: exit {code}, {daemon.tail(5)!r}")
+        log("store", f"replaced while running: schedule exits 1: {message!r}; daemon exits "
+            f"{code}")
+        os.rename(daemon.store + ".open", daemon.store)
+        daemon.start()
+        # Garbage in place of the store: refused with a clear error, never rewritten, and the
+        # good file put back works with everything accepted.
         check(daemon.stop() == 0, f"daemon did not stop cleanly: {daemon.tail()}")
         before = dict(daemon.query("SELECT id, state FROM task"))
         check(all(before.get(task) == "succeeded" for task in accepted),

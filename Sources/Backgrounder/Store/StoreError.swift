@@ -8,7 +8,7 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
   public struct Code: Hashable, Sendable, CustomStringConvertible {
     private enum Value: String, Hashable, Sendable {
       case corrupt, newerSchema, notABackgrounderStore, notFound, openFailed, readFailed
-      case writeFailed
+      case replaced, writeFailed
     }
 
     private let value: Value
@@ -31,6 +31,9 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let readFailed = Code(.readFailed)
     /// A write failed; the change it carried is not durable.
     public static let writeFailed = Code(.writeFailed)
+    /// The store's path no longer names the file the runtime opened (deleted, or replaced by
+    /// another file): the runtime writes nothing more, since it would reach no one.
+    public static let replaced = Code(.replaced)
 
     /// The code's name.
     public var description: String { value.rawValue }
@@ -89,6 +92,11 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     StoreError(.writeFailed, path: nil, detail: detail)
   }
 
+  /// The store's path no longer names the file opened at `path`; `detail` says what it names.
+  public static func replaced(path: String, detail: String) -> StoreError {
+    StoreError(.replaced, path: path, detail: detail)
+  }
+
   /// This error about the file at `path`.
   func at(_ path: String) -> StoreError {
     StoreError(code, path: path, detail: detail, unknownMigrations: unknownMigrations)
@@ -109,6 +117,8 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case .openFailed: "cannot open store \(path): \(detail)"
     case .readFailed: "store read failed: \(detail)"
     case .writeFailed: "store write failed: \(detail)"
+    case .replaced:
+      "store \(path) was \(detail) while open; nothing more is written to the old file"
     default: "store error \(code) (\(path)): \(detail)"
     }
   }

@@ -1,6 +1,10 @@
 import Foundation
 import GRDB
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// How hard each commit pushes data to disk.
 public enum StoreDurability: String, Hashable, Sendable, Codable {
   /// `synchronous=FULL`: a commit survives power loss (fsync per commit).
@@ -15,17 +19,28 @@ final class TaskStore: Sendable {
   let path: String
   let pool: DatabasePool
   private let historyLimit: Int
+  /// The file opened (device, inode); every write checks that `path` still names it.
+  private let identity: FileIdentity?
+  private let onReplaced: (@Sendable (StoreError) -> Void)?
 
-  private init(path: String, pool: DatabasePool, historyLimit: Int) {
+  private init(
+    path: String, pool: DatabasePool, historyLimit: Int, identity: FileIdentity?,
+    onReplaced: (@Sendable (StoreError) -> Void)?
+  ) {
     self.path = path
     self.pool = pool
     self.historyLimit = historyLimit
+    self.identity = identity
+    self.onReplaced = onReplaced
   }
 
-  /// Opens (creating if needed, mode `0600`) and migrates the store at `path`.
-  static func open(path: String, durability: StoreDurability, historyLimit: Int) throws
-    -> TaskStore
-  {
+  /// Opens (creating if needed, mode `0600`) and migrates the store at `path`. `onReplaced` is
+  /// called (on the writing thread) each time a write is refused because `path` no longer
+  /// names the opened file.
+  static func open(
+    path: String, durability: StoreDurability, historyLimit: Int,
+    onReplaced: (@Sendable (StoreError) -> Void)? = nil
+  ) throws -> TaskStore {
     try PrivateStoreFile.create(path)
     do {
       // Check an existing file read-only first: opening a pool writes to the file (GRDB makes
@@ -51,7 +66,9 @@ final class TaskStore: Sendable {
       }
       try pool.read { db in try Schema.check(db, path: path) }
       try Schema.migrator.migrate(pool)
-      return TaskStore(path: path, pool: pool, historyLimit: historyLimit)
+      return TaskStore(
+        path: path, pool: pool, historyLimit: historyLimit, identity: FileIdentity(path),
+        onReplaced: onReplaced)
     } catch {
       throw Schema.storeError(error, path: path)
     }
@@ -92,13 +109,26 @@ final class TaskStore: Sendable {
 
   /// Applies `ops` in one transaction on the calling thread (the writer's commit thread: the
   /// commit blocks on fsync). Returns whether any row changed (a transaction that changes
-  /// nothing writes nothing, so it proves nothing about the disk).
+  /// nothing writes nothing, so it proves nothing about the disk). Throws
+  /// ``StoreError/Code/replaced`` (the transaction rolled back) when `path` no longer names the
+  /// opened file: what is committed to a deleted or replaced file is lost to its users.
   func write(_ ops: [StoreOp]) throws -> Bool {
     try pool.write { db in
       let before = db.totalChangesCount
       try Self.apply(ops, in: db, historyLimit: historyLimit)
+      try checkIdentity()
       return db.totalChangesCount != before
     }
+  }
+
+  private func checkIdentity() throws(StoreError) {
+    guard let identity else { return }
+    let current = FileIdentity(path)
+    guard current != identity else { return }
+    let error = StoreError.replaced(
+      path: path, detail: current == nil ? "deleted" : "replaced by another file")
+    onReplaced?(error)
+    throw error
   }
 
   /// Applies `ops` in order. An upsert (or start mark) followed by a later one of the same
@@ -151,5 +181,19 @@ final class TaskStore: Sendable {
   func close() throws {
     _ = try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     try pool.close()
+  }
+}
+
+/// A file's device and inode: what a path names at one moment.
+struct FileIdentity: Equatable, Sendable {
+  var device: UInt64
+  var inode: UInt64
+
+  /// What `path` names now (following no symlink); nil when nothing does.
+  init?(_ path: String) {
+    var status = stat()
+    guard lstat(path, &status) == 0 else { return nil }
+    device = UInt64(status.st_dev)
+    inode = UInt64(status.st_ino)
   }
 }

@@ -64,6 +64,12 @@ public final class Daemon: Service {
       power: MonitoredPower(probe), concurrencyLimit: configuration.maxConcurrentJobs,
       finishedRetention: Self.finishedRetention)
     runtimeConfiguration.clockChanges = clock
+    // A store deleted or replaced under the daemon: its writes are refused from the first one
+    // after the change, and the daemon stops (exit ≠ 0) so that systemd starts it on the file
+    // the path names now.
+    let (storeReplaced, replacedContinuation) = AsyncStream<StoreError>.makeStream(
+      bufferingPolicy: .bufferingOldest(1))
+    runtimeConfiguration.onStoreReplaced = { replacedContinuation.yield($0) }
     let runtime = Backgrounder(configuration: runtimeConfiguration)
     let containment = try await RunContainment.prepare(
       storePath: configuration.storePath, logger: logger)
@@ -125,6 +131,14 @@ public final class Daemon: Service {
       },
       .untilShutdown("control socket") { try await control.run() },
       DaemonPart("runtime") { try await self.runUntilShutdown(runtime) },
+      .untilShutdown("store file") {
+        for await error in storeReplaced {
+          self.logger.error(
+            "the store file was deleted or replaced; stopping",
+            metadata: ["store": "\(configuration.storePath)", "error": "\(error)"])
+          throw error
+        }
+      },
     ]
     if notifier.watchdogInterval != nil {
       parts.append(

@@ -9,8 +9,12 @@ import Foundation
 /// - `<store>.lock`: the daemon holds it exclusively for its lifetime; a CLI edit (no daemon)
 ///   holds it shared, so a busy exclusive lock always means a live daemon.
 /// - `<store>.edit.lock`: CLI edits take it exclusively, one after another, waiting their turn.
+/// - `<store>.start.lock`: a starting daemon holds it exclusively until it has `<store>.lock`.
+///   CLI edits that have not begun editing see it and give way (``DaemonHoldsStore``), so a
+///   stream of back-to-back edits cannot keep a starting daemon waiting: it waits for the one
+///   edit in progress at most.
 ///
-/// Both files are created `0600` (never through a symlink) in a ``PrivateDirectory``.
+/// The files are created `0600` (never through a symlink) in a ``PrivateDirectory``.
 public final class StoreLock: Sendable {
   private let descriptors: [Int32]
 
@@ -19,11 +23,20 @@ public final class StoreLock: Sendable {
   }
 
   /// The daemon's lock: prepares the store's private directory (creating it `0700`), makes
-  /// existing store files private, and takes `<store>.lock` exclusively, waiting up to
-  /// `editWait` for CLI edits in progress. Nil when another daemon holds it.
+  /// existing store files private, announces itself on `<store>.start.lock` (waiting while
+  /// another daemon starts) and takes `<store>.lock` exclusively, waiting up to `editWait` for
+  /// the CLI edit in progress. Nil when another daemon holds it.
   public convenience init?(storePath: String, editWait: Duration = .seconds(10)) throws {
     try PrivateDirectory.prepare(containing: storePath)
     PrivateFiles.restrict([storePath, storePath + "-wal", storePath + "-shm"])
+    let starting = try Self.open(storePath + ".start.lock")
+    defer { close(starting) }  // released once this daemon holds the store or gives up
+    while flock(starting, LOCK_EX) != 0 {
+      guard errno == EINTR else {
+        throw OperatorError(
+          "cannot lock \(storePath).start.lock: \(String(cString: strerror(errno)))")
+      }
+    }
     let fd = try Self.open(storePath + ".lock")
     let deadline = ContinuousClock.now.advanced(by: editWait)
     while flock(fd, LOCK_EX | LOCK_NB) != 0 {
@@ -41,6 +54,8 @@ public final class StoreLock: Sendable {
 
   /// A CLI edit's locks when no daemon answers: `<store>.lock` shared (refused when a daemon
   /// holds it), then `<store>.edit.lock` exclusively, waiting up to `wait` for other edits.
+  /// Throws ``DaemonHoldsStore`` when a daemon holds the store or starts before the edit
+  /// begins: the caller then sends its request to that daemon.
   public static func editing(storePath: String, wait: Duration = .seconds(60)) async throws
     -> StoreLock
   {
@@ -50,19 +65,33 @@ public final class StoreLock: Sendable {
       close(daemonLock)
       throw DaemonHoldsStore(storePath: storePath)
     }
+    let starting: Int32
     let editLock: Int32
     do {
-      editLock = try open(storePath + ".edit.lock")
+      starting = try open(storePath + ".start.lock")
     } catch {
       close(daemonLock)
       throw error
     }
-    let lock = StoreLock(descriptors: [daemonLock, editLock])
+    do {
+      editLock = try open(storePath + ".edit.lock")
+    } catch {
+      close(starting)
+      close(daemonLock)
+      throw error
+    }
+    let lock = StoreLock(descriptors: [daemonLock, starting, editLock])
     let deadline = ContinuousClock.now.advanced(by: wait)
-    // Polls (a blocking flock could not give up at the deadline), backing off so that many
-    // waiting commands do not keep the CPU busy.
+    // Polls (a blocking flock could not give up at the deadline, nor see a daemon starting),
+    // backing off so that many waiting commands do not keep the CPU busy.
     var pause = Duration.milliseconds(2)
-    while flock(editLock, LOCK_EX | LOCK_NB) != 0 {
+    while true {
+      guard !daemonStarting(starting) else { throw DaemonHoldsStore(storePath: storePath) }
+      if flock(editLock, LOCK_EX | LOCK_NB) == 0 {
+        // A daemon that announced itself while this edit waited goes first.
+        guard !daemonStarting(starting) else { throw DaemonHoldsStore(storePath: storePath) }
+        return lock
+      }
       guard ContinuousClock.now < deadline else {
         throw OperatorError(
           "timed out after \(wait) waiting for another backgrounder command editing \(storePath)")
@@ -70,7 +99,13 @@ public final class StoreLock: Sendable {
       try await Task.sleep(for: pause)
       pause = min(pause * 2, .milliseconds(100))
     }
-    return lock
+  }
+
+  /// Whether a daemon holds `<store>.start.lock` (tested by taking it shared for an instant).
+  private static func daemonStarting(_ starting: Int32) -> Bool {
+    guard flock(starting, LOCK_SH | LOCK_NB) == 0 else { return true }
+    flock(starting, LOCK_UN)
+    return false
   }
 
   deinit {
