@@ -5,11 +5,11 @@ import Netlink
 /// traffic leaves (live only), and decides which statuses to publish (only once synchronized,
 /// only when changed).
 ///
-/// Live, after every batch of datagrams that changed something the answer depends on, the
-/// engine sends one `RTM_GETROUTE` lookup per family that has a usable link for the probe
-/// destinations (a routing-table lookup, no packet) and publishes once the replies are in, so the primary link is the one the
-/// kernel really uses. In replay the model answers; the recorded answers (routes to one
-/// address) do not change it.
+/// Live, as soon as a datagram changed something the answer depends on (and no lookup is in
+/// flight that already answers for it), the engine sends one `RTM_GETROUTE` lookup per family
+/// that has a usable link for the probe destinations (a routing-table lookup, no packet) and
+/// publishes once the replies are in, so the primary link is the one the kernel really uses.
+/// In replay the model answers; the recorded answers (routes to one address) do not change it.
 struct ReachabilityEngine: Sendable {
   /// Where sysfs facts of a new interface come from.
   enum FactsSource: Sendable {

@@ -9,10 +9,9 @@ import Synchronization
 ///
 /// `run()` dumps the current state, then follows events until cancelled or until graceful
 /// shutdown; it re-dumps after a receive-buffer overrun and after an address is removed (the
-/// kernel drops routes without telling). After each batch of datagrams that changed the inputs
-/// it asks the kernel (`RTM_GETROUTE`, a lookup only, no packet sent) where traffic to the
-/// probe destinations leaves, and publishes once the answer is in, only when the status
-/// changed. Messages not sent by the kernel are dropped; malformed ones are counted, logged and
+/// kernel drops routes without telling). When a datagram changed the inputs it asks the kernel
+/// (`RTM_GETROUTE`, a lookup only, no packet sent) where traffic to the probe destinations
+/// leaves, and publishes once the answer is in, only when the status changed. Messages not sent by the kernel are dropped; malformed ones are counted, logged and
 /// skipped.
 public final class ReachabilityMonitor: Service, Sendable {
   private struct State: Sendable {
