@@ -12,6 +12,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/if_arp.h>
 #include <linux/netlink.h>
+#include <linux/filter.h>
 
 #include <fcntl.h>
 #include <sys/syscall.h>

@@ -3,7 +3,9 @@ import Glibc
 import Synchronization
 
 /// A libnl `NETLINK_ROUTE` socket subscribed to link, IPv4/IPv6 address, route and rule
-/// notifications, and nexthop notifications where the kernel has them (5.3+). Non-blocking;
+/// notifications, and nexthop notifications where the kernel has them (5.3+), filtered in the
+/// kernel by ``NotificationFilter`` (nothing that cannot change the answer wakes the reader).
+/// Non-blocking;
 /// pair it with ``NetlinkEventLoop`` to wait for data. One receive buffer is reused for every
 /// datagram.
 public final class RouteNetlinkSocket: Sendable {
@@ -48,6 +50,7 @@ public final class RouteNetlinkSocket: Sendable {
       nl_socket_disable_seq_check(handle)
       nl_socket_disable_auto_ack(handle)
       try Self.check(nl_connect(handle, NETLINK_ROUTE), "nl_connect NETLINK_ROUTE")
+      try NotificationFilter.attach(to: nl_socket_get_fd(handle))
       for group in Self.groups {
         try Self.check(
           nl_socket_add_membership(handle, Int32(group.rawValue)),

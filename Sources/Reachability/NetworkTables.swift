@@ -1,6 +1,7 @@
 import Netlink
 
-/// What decides the answer, keyed the way the kernel tells objects apart: links, addresses,
+/// What decides the answer, keyed the way the kernel tells objects apart: links, addresses
+/// (IPv4 ones, which decide what the kernel removes with them, and global IPv6 ones),
 /// default routes of every table, policy rules and nexthop objects. Routes to specific prefixes
 /// never get here, so the size does not grow with the FIB.
 struct NetworkTables: Sendable, Equatable {
@@ -40,6 +41,10 @@ struct NetworkTables: Sendable, Equatable {
     case .link(let link, .delete):
       links[link.index] = nil
       removeObjects(ofLink: link.index)
+    case .address(let address, _)
+    where address.family == NetlinkConstant.familyIPv6
+      && address.scope != NetlinkConstant.scopeUniverse:
+      return false  // never usable (the kernel's filter drops their notifications too)
     case .address(let address, .new):
       guard addresses.updateValue(address, forKey: Self.key(address)) != address else {
         return false

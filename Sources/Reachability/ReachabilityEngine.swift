@@ -5,11 +5,11 @@ import Netlink
 /// traffic leaves (live only), and decides which statuses to publish (only once synchronized,
 /// only when changed).
 ///
-/// Live, after every batch of datagrams that changed something the answer depends on, the
-/// engine sends one `RTM_GETROUTE` lookup per family that has a usable link for the probe
-/// destinations (a routing-table lookup, no packet) and publishes once the replies are in, so the primary link is the one the
-/// kernel really uses. In replay the model answers; the recorded answers (routes to one
-/// address) do not change it.
+/// Live, as soon as a datagram changed something the answer depends on (and no lookup is in
+/// flight that already answers for it), the engine sends one `RTM_GETROUTE` lookup per family
+/// that has a usable link for the probe destinations (a routing-table lookup, no packet) and
+/// publishes once the replies are in, so the primary link is the one the kernel really uses.
+/// In replay the model answers; the recorded answers (routes to one address) do not change it.
 struct ReachabilityEngine: Sendable {
   /// Where sysfs facts of a new interface come from.
   enum FactsSource: Sendable {
@@ -36,6 +36,10 @@ struct ReachabilityEngine: Sendable {
   private var isDirty = true
   private var needsLookup = false
   private var lookupsInFlight: [UInt32: UInt8] = [:]
+  /// The families the lookups in flight ask about.
+  private var askedFamilies: [UInt8] = []
+  /// The last lookup in flight was answered (see ``takeAnsweredLookups()``).
+  private var answeredLookups = false
   private var kernelEgress: [UInt8: ReachabilityModel.KernelEgress] = [:]
 
   /// `live`: ask the kernel for the egress; otherwise (replay) the model answers.
@@ -83,10 +87,33 @@ struct ReachabilityEngine: Sendable {
       if asksKernel { requestDumps(effects.resync) }  // a replay holds the dumps that were made
       if effects.changed {
         isDirty = true
-        needsLookup = asksKernel
+        needsLookup = needsLookup || (asksKernel && !isCoveredByLookupsInFlight())
       }
     }
     return result
+  }
+
+  /// Whether a change just read is already in the answers to the lookups in flight: the
+  /// kernel queues a notification when it makes the change, and the reply to a lookup when it
+  /// answers it, both on this socket, in order; so a notification read before the replies
+  /// came before the lookup, and the kernel's answer already reflects it. Only when the same
+  /// families would be asked now.
+  private func isCoveredByLookupsInFlight() -> Bool {
+    !lookupsInFlight.isEmpty && askedFamilies == familiesToAsk()
+  }
+
+  /// The families with a usable link: one without has no egress whatever the kernel says.
+  private func familiesToAsk() -> [UInt8] {
+    [NetlinkConstant.familyIPv4, NetlinkConstant.familyIPv6].filter {
+      model.hasUsableLink(family: $0)
+    }
+  }
+
+  /// Whether the last lookup in flight was answered since the last call. Its reply came after
+  /// everything the kernel had queued before answering, so the batch is complete then.
+  mutating func takeAnsweredLookups() -> Bool {
+    defer { answeredLookups = false }
+    return answeredLookups
   }
 
   private func lookUpFacts(forInterface name: String, warnings: inout [String]) -> LinkFacts {
@@ -124,6 +151,7 @@ struct ReachabilityEngine: Sendable {
       return false
     }
     lookupsInFlight[message.header.sequence] = nil
+    answeredLookups = lookupsInFlight.isEmpty
     if kernelEgress[family] != answer {
       kernelEgress[family] = answer
       isDirty = true
@@ -138,6 +166,7 @@ struct ReachabilityEngine: Sendable {
     isDirty = true
     requestDumps(ObjectKind.allCases)
     lookupsInFlight = [:]
+    answeredLookups = false
     needsLookup = asksKernel
   }
 
@@ -160,11 +189,9 @@ struct ReachabilityEngine: Sendable {
     }
     guard needsLookup, model.isSynchronized else { return nil }
     needsLookup = false
-    // A family without a usable link has no egress whatever the kernel says: not asked.
-    let families = [NetlinkConstant.familyIPv4, NetlinkConstant.familyIPv6].filter {
-      model.hasUsableLink(family: $0)
-    }
+    let families = familiesToAsk()
     guard !families.isEmpty else { return nil }
+    askedFamilies = families
     var datagram: [UInt8] = []
     for family in families {
       let sequence = (nextSequence & ~RouteLookupRequest.sequenceMarker)

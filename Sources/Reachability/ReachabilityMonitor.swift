@@ -9,10 +9,9 @@ import Synchronization
 ///
 /// `run()` dumps the current state, then follows events until cancelled or until graceful
 /// shutdown; it re-dumps after a receive-buffer overrun and after an address is removed (the
-/// kernel drops routes without telling). After each batch of datagrams that changed the inputs
-/// it asks the kernel (`RTM_GETROUTE`, a lookup only, no packet sent) where traffic to the
-/// probe destinations leaves, and publishes once the answer is in, only when the status
-/// changed. Messages not sent by the kernel are dropped; malformed ones are counted, logged and
+/// kernel drops routes without telling). When a datagram changed the inputs it asks the kernel
+/// (`RTM_GETROUTE`, a lookup only, no packet sent) where traffic to the probe destinations
+/// leaves, and publishes once the answer is in, only when the status changed. Messages not sent by the kernel are dropped; malformed ones are counted, logged and
 /// skipped.
 public final class ReachabilityMonitor: Service, Sendable {
   private struct State: Sendable {
@@ -124,35 +123,40 @@ public final class ReachabilityMonitor: Service, Sendable {
     }
   }
 
-  /// Runs on the event-loop thread for each reception (`nil`: before the first wait;
-  /// `.wouldBlock`: the end of a batch, when requests are sent and changes published).
+  /// Runs on the event-loop thread for each reception (`nil`: before the first wait). A batch
+  /// ends, and changes are published, at `.wouldBlock` or, sooner, with the reply to the last
+  /// lookup in flight: the kernel queued it behind everything it had sent before, so nothing
+  /// of the batch is left to read (no last empty read, no second `poll`). Requests go out as
+  /// soon as they are due: the kernel answers a lookup, and starts a dump, before `send`
+  /// returns, so the loop reads on instead of waiting in `poll`.
   private func handle(_ reception: RouteNetlinkSocket.Reception?, socket: RouteNetlinkSocket)
-    throws
+    throws -> NetlinkEventLoop.Next
   {
     try delivery.withLock { _ in try handleInOrder(reception, socket: socket) }
   }
 
   private func handleInOrder(
     _ reception: RouteNetlinkSocket.Reception?, socket: RouteNetlinkSocket
-  ) throws {
+  ) throws -> NetlinkEventLoop.Next {
     var warnings: [String] = []
     var published: Publication?
-    try state.withLock { state in
+    let next = try state.withLock { state -> NetlinkEventLoop.Next in
+      var batchIsComplete = true
       switch reception {
       case .datagram(let bytes, let truncated):
         if truncated { warnings.append("netlink datagram longer than the receive buffer") }
         let ingested = state.engine.ingest(datagram: bytes)
         try capture?.record(bytes, outgoing: false, facts: ingested.lookedUpFacts)
         warnings += ingested.warnings
-        return
+        batchIsComplete = state.engine.takeAnsweredLookups()
       case .overrun:
         logger.notice("netlink receive buffer overrun: events were lost, dumping again")
         state.engine.recoverFromOverrun()
-        return
+        return .read
       case .foreignSender(let port):
         logger.debug(
           "dropped a netlink datagram not sent by the kernel", metadata: ["port": "\(port)"])
-        return
+        return .read
       case nil:
         state.engine.requestDumps(ObjectKind.allCases)
       case .wouldBlock:
@@ -161,13 +165,17 @@ public final class ReachabilityMonitor: Service, Sendable {
       if let request = state.engine.nextRequest() {
         try capture?.record(request, outgoing: true)
         try socket.send(request)
+        return .read
       }
+      guard batchIsComplete else { return .read }
       if let status = state.engine.takePublishableStatus() {
         published = Publication(status: status, recipients: state.broadcaster.publish(status))
       }
+      return .wait
     }
     published?.deliver()
     for warning in warnings { logger.warning("\(warning)") }
+    return next
   }
 
   /// A status decided under the state lock, delivered after it.

@@ -3,7 +3,8 @@ import Netlink
 import Testing
 
 /// The route socket in a namespace of its own: kernel datagrams are accepted, datagrams from
-/// another process's socket are reported as foreign and never parsed.
+/// another process's socket are reported as foreign and never parsed, and the kernel filters
+/// out notifications that cannot change the answer.
 @Suite(.enabled(if: getuid() == 0, "needs root to create network namespaces"))
 struct ReachabilitySocketTests {
   @Test func datagramFromAnotherSocketIsDroppedAsForeign() throws {
@@ -57,11 +58,42 @@ struct ReachabilitySocketTests {
     #expect(names.contains("lo"))
   }
 
+  /// The kernel drops, before they reach the socket, a route to a specific prefix and an IPv6
+  /// address of link scope (and the local route the kernel adds for it); the default route
+  /// added after them is the first and only route or address the socket receives.
+  @Test func notificationsThatCannotChangeTheAnswerNeverArrive() throws {
+    let sandbox = try NamespaceSandbox.create()
+    defer { sandbox.remove() }
+    try sandbox.ip("link", "set", "veth0", "up")
+    try sandbox.ip("address", "add", "192.0.2.1/24", "dev", "veth0")
+    let socket = try RouteNetlinkSocket.open(networkNamespacePath: sandbox.path)
+    defer { socket.close() }
+    try sandbox.ip("route", "add", "10.1.0.0/16", "via", "192.0.2.254")
+    try sandbox.ip("-6", "address", "add", "fe80::1234/64", "dev", "veth0", "nodad")
+    try sandbox.ip("route", "add", "default", "via", "192.0.2.254")
+    var received: [RtnetlinkMessage.Payload] = []
+    while case .datagram(let bytes, _) = try receiveWaiting(on: socket, milliseconds: 200) {
+      for frame in NetlinkFraming.frames(in: bytes) {
+        let payload = try RtnetlinkParser.parse(try frame.get()).payload
+        switch payload {
+        case .route, .nonDefaultRoute, .address: received.append(payload)
+        default: break
+        }
+      }
+    }
+    guard case .route(let route, .new) = received.first, received.count == 1 else {
+      Issue.record("expected only the default route, got \(received)")
+      return
+    }
+    #expect(route.isDefault)
+  }
+
   /// Waits up to 5 s for the socket to become readable, then receives once.
-  private func receiveWaiting(on socket: RouteNetlinkSocket) throws -> RouteNetlinkSocket.Reception
+  private func receiveWaiting(on socket: RouteNetlinkSocket, milliseconds: Int32 = 5000) throws
+    -> RouteNetlinkSocket.Reception
   {
     var descriptor = pollfd(fd: socket.fileDescriptor, events: Int16(POLLIN), revents: 0)
-    _ = poll(&descriptor, 1, 5000)
+    _ = poll(&descriptor, 1, milliseconds)
     return try socket.receive()
   }
 }

@@ -1,0 +1,112 @@
+import Netlink
+import Testing
+
+@testable import Reachability
+
+/// Live-mode lookups (`RTM_GETROUTE`) through the engine, on the wired fixture (primary `eth0`):
+/// a change read while a lookup is in flight came before it, so its reply already answers for
+/// that change and the batch ends with the reply, without a second lookup.
+@Suite struct EgressLookupBatchTests {
+  private static let routeNew: UInt16 = 24
+
+  private func synchronizedLiveEngine() throws -> ReachabilityEngine {
+    let configuration = ReachabilityConfiguration(
+      sysfsRoot: "\(FixtureReplay.directory)/wired/sysfs")
+    var engine = ReachabilityEngine(configuration: configuration, live: true)
+    for record in try PcapReader.records(atPath: "\(FixtureReplay.directory)/wired.pcap")
+    where record.netlinkProtocol == 0 {
+      _ = engine.ingest(datagram: record.message)
+    }
+    #expect(engine.model.isSynchronized)
+    return engine
+  }
+
+  @Test func aChangeReadBeforeTheReplyIsAnsweredByIt() throws {
+    var engine = try synchronizedLiveEngine()
+    let primary = try #require(engine.model.status().primaryLink)
+    let request = engine.nextRequest()
+    let first = try #require(request)
+    let early = engine.takePublishableStatus()
+    #expect(early == nil)  // not before the kernel answered
+
+    // A second default route (metric 5) on the primary link, read before the reply.
+    _ = engine.ingest(datagram: defaultRoute(interfaceIndex: Int32(primary.index), metric: 5))
+    let answeredEarly = engine.takeAnsweredLookups()
+    let whileInFlight = engine.nextRequest()
+    #expect(!answeredEarly)
+    #expect(whileInFlight == nil)  // one set of lookups in flight at a time
+
+    _ = engine.ingest(datagram: replies(to: first, interfaceIndex: Int32(primary.index)))
+    let answered = engine.takeAnsweredLookups()
+    let again = engine.nextRequest()
+    let published = engine.takePublishableStatus()
+    #expect(answered)
+    #expect(again == nil)  // the reply already answers for the new route
+    #expect(published?.primary == primary.name)
+  }
+
+  @Test func aChangeReadAfterTheReplyIsAskedAbout() throws {
+    var engine = try synchronizedLiveEngine()
+    let primary = try #require(engine.model.status().primaryLink)
+    let request = engine.nextRequest()
+    let first = try #require(request)
+    _ = engine.ingest(datagram: replies(to: first, interfaceIndex: Int32(primary.index)))
+    let answered = engine.takeAnsweredLookups()
+    #expect(answered)
+    _ = engine.takePublishableStatus()
+
+    _ = engine.ingest(datagram: defaultRoute(interfaceIndex: Int32(primary.index), metric: 5))
+    let second = engine.nextRequest()
+    let published = engine.takePublishableStatus()
+    #expect(!replies(to: second ?? [], interfaceIndex: 1).isEmpty)
+    #expect(published == nil)  // waits for the new answer
+  }
+
+  /// The kernel's answers to every lookup in `requests` (a datagram of `RTM_GETROUTE`s): the
+  /// destination leaves through `interfaceIndex`.
+  private func replies(to requests: [UInt8], interfaceIndex: Int32) -> [UInt8] {
+    NetlinkFraming.frames(in: requests).flatMap { frame -> [UInt8] in
+      guard let bytes = try? frame.get(), let message = try? RtnetlinkParser.parse(bytes),
+        RouteLookupRequest.isLookup(message.header)
+      else { return [] }
+      let family = bytes[bytes.startIndex + 16]
+      let destination = Array(bytes.suffix(family == 2 ? 4 : 16))
+      return route(
+        type: Self.routeNew, family: family, sequence: message.header.sequence,
+        destinationLength: UInt8(destination.count * 8),
+        attributes: [
+          (15, self.bytes(UInt32(254))), (1, destination), (4, self.bytes(interfaceIndex)),
+        ])
+    }
+  }
+
+  /// `RTM_NEWROUTE` notification: IPv4 default route via 192.0.2.254 in the main table.
+  private func defaultRoute(interfaceIndex: Int32, metric: UInt32) -> [UInt8] {
+    route(
+      type: Self.routeNew, family: 2, sequence: 1, destinationLength: 0,
+      attributes: [
+        (15, bytes(UInt32(254))), (6, bytes(metric)), (5, [192, 0, 2, 254]),
+        (4, bytes(interfaceIndex)),
+      ])
+  }
+
+  private func route(
+    type: UInt16, family: UInt8, sequence: UInt32, destinationLength: UInt8,
+    attributes: [(UInt16, [UInt8])]
+  ) -> [UInt8] {
+    // struct rtmsg: family, dst_len, src_len, tos, table main, proto boot, scope universe,
+    // unicast, flags.
+    var body: [UInt8] = [family, destinationLength, 0, 0, 254, 3, 0, 1] + bytes(UInt32(0))
+    for (kind, payload) in attributes {
+      body += bytes(UInt16(4 + payload.count)) + bytes(kind) + payload
+    }
+    let header = NetlinkHeader(
+      length: UInt32(NetlinkHeader.size + body.count), type: type, flags: 0, sequence: sequence,
+      portID: 0)
+    return header.encoded + body
+  }
+
+  private func bytes<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+    withUnsafeBytes(of: value.littleEndian) { Array($0) }
+  }
+}
