@@ -97,6 +97,8 @@ let package = Package(
         .product(name: "DequeModule", package: "swift-collections"),
         .product(name: "HeapModule", package: "swift-collections"),
         .product(name: "GRDB", package: "GRDB.swift"),
+        // SQLite's C API, for the `status` task list read column by column (TaskStatusQuery).
+        .product(name: "GRDBSQLite", package: "GRDB.swift"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
