@@ -97,7 +97,8 @@ let package = Package(
         .product(name: "DequeModule", package: "swift-collections"),
         .product(name: "HeapModule", package: "swift-collections"),
         .product(name: "GRDB", package: "GRDB.swift"),
-        // SQLite's C API, for binding the hot upsert without GRDB's per-value boxing.
+        // SQLite's C API: the hot upsert's bindings (Statement+Run) and the `status` task list
+        // read column by column (TaskStatusQuery), without GRDB's per-value boxing.
         .product(name: "GRDBSQLite", package: "GRDB.swift"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

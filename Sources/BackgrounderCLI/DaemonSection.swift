@@ -21,6 +21,25 @@ struct DaemonSection: Sendable {
       case running, pid, since, version, storeError, error
     }
 
+    /// The report of a daemon that answered with `info`.
+    init(answeredBy info: DaemonInfo) {
+      self.init(
+        running: true, pid: info.pid, since: info.since, version: info.version,
+        storeError: info.storeError)
+    }
+
+    init(
+      running: Bool, pid: Int32? = nil, since: String? = nil, version: String? = nil,
+      storeError: String? = nil, error: String? = nil
+    ) {
+      self.running = running
+      self.pid = pid
+      self.since = since
+      self.version = version
+      self.storeError = storeError
+      self.error = error
+    }
+
     func encode(to encoder: any Encoder) throws {
       var container = encoder.container(keyedBy: CodingKeys.self)
       try container.encode(running, forKey: .running)
@@ -36,10 +55,8 @@ struct DaemonSection: Sendable {
     do {
       let response = try ControlClient(path: socketPath, timeout: .seconds(2))
         .sendBlocking(.ping)
-      let info = response.daemon
-      return Report(
-        running: true, pid: info?.pid, since: info?.since, version: info?.version,
-        storeError: info?.storeError)
+      guard let info = response.daemon else { return Report(running: true) }
+      return Report(answeredBy: info)
     } catch .noDaemon {
       return Report(running: false)
     } catch {

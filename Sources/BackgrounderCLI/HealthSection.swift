@@ -8,12 +8,21 @@ struct HealthSection: Sendable {
   let daemonProblems: [HealthProblem]?
   /// Why the daemon could not be asked, if it could not.
   let queryFailure: String?
+  /// The `daemon` section from the same answer: who answered, or that nobody did. Nil when the
+  /// socket could not be asked, or the daemon did not say who it is (then `ping` asks).
+  var daemonReport: DaemonSection.Report? = nil
 
-  /// Asks the daemon behind `socketPath`, if one runs.
-  static func read(socketPath: String) async -> HealthSection {
+  /// Asks the daemon behind `socketPath`, if one runs, on the calling thread: one request
+  /// answers both the `health` and the `daemon` section of a one-shot `status`.
+  static func read(socketPath: String) -> HealthSection {
     do {
+      let response = try ControlClient(path: socketPath).sendBlocking(.health)
       return HealthSection(
-        daemonProblems: try await DaemonHealth.problems(socketPath: socketPath), queryFailure: nil)
+        daemonProblems: response.problems ?? [], queryFailure: nil,
+        daemonReport: response.daemon.map(DaemonSection.Report.init(answeredBy:)))
+    } catch .noDaemon {
+      return HealthSection(
+        daemonProblems: nil, queryFailure: nil, daemonReport: DaemonSection.Report(running: false))
     } catch {
       return HealthSection(daemonProblems: nil, queryFailure: "\(error)")
     }

@@ -1,7 +1,11 @@
+import Backgrounder
+import Foundation
+
 /// JSON text appended directly, formatted exactly as `Output.json`'s `JSONEncoder` formats it
 /// (`.sortedKeys`, `.withoutEscapingSlashes`, no whitespace): the caller writes keys in sorted
 /// order. For documents too large to go through `JSONEncoder` quickly (`status` with thousands
-/// of tasks); `TaskListJSONTests` holds the two to the same bytes.
+/// of tasks); `TaskListJSONTests` holds the two to the same bytes. Strings that need no escaping
+/// (nearly all: ids, states, times) are copied whole.
 struct JSONText {
   private(set) var bytes: [UInt8] = []
 
@@ -11,57 +15,103 @@ struct JSONText {
   }
 
   /// Appends text that is already JSON.
-  mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
+  mutating func raw(_ text: String) { bytes += text.utf8 }
 
-  mutating func raw(_ character: Unicode.Scalar) { bytes.append(UInt8(ascii: character)) }
+  /// Appends bytes that are already JSON.
+  mutating func raw(bytes json: [UInt8]) { bytes += json }
+
+  /// Appends one ASCII punctuation character (`{`, `,`, …).
+  mutating func ascii(_ character: Unicode.Scalar) { bytes.append(UInt8(ascii: character)) }
 
   /// `"key":`, after a `,` unless it is the object's first key.
   mutating func key(_ name: StaticString, first: Bool = false) {
-    if !first { raw(",") }
-    raw("\"")
-    name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-    raw("\":")
+    if !first { ascii(",") }
+    ascii("\"")
+    name.withUTF8Buffer { bytes += $0 }
+    ascii("\"")
+    ascii(":")
   }
 
   mutating func string(_ text: String) {
-    raw("\"")
-    for byte in text.utf8 {
-      switch byte {
-      case UInt8(ascii: "\""): raw("\\\"")
-      case UInt8(ascii: "\\"): raw("\\\\")
-      case 0x08: raw("\\b")
-      case 0x0C: raw("\\f")
-      case UInt8(ascii: "\n"): raw("\\n")
-      case UInt8(ascii: "\r"): raw("\\r")
-      case UInt8(ascii: "\t"): raw("\\t")
-      case 0x00..<0x20:
-        raw("\\u00")
-        bytes.append(Self.hexDigits[Int(byte >> 4)])
-        bytes.append(Self.hexDigits[Int(byte & 0x0F)])
-      default: bytes.append(byte)
+    var text = text
+    text.withUTF8 { utf8 in
+      ascii("\"")
+      if utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+        bytes += utf8
+      } else {
+        for byte in utf8 { escaped(byte) }
       }
+      ascii("\"")
     }
-    raw("\"")
   }
 
   mutating func string(_ text: String?) {
     if let text { string(text) } else { null() }
   }
 
-  mutating func int(_ value: Int) { raw(String(value)) }
+  /// An ISO 8601 time as ``ISO8601/string(_:)`` writes it (no escaping needed).
+  mutating func date(_ date: Date) {
+    ascii("\"")
+    ISO8601.append(date, to: &bytes)
+    ascii("\"")
+  }
 
-  mutating func bool(_ value: Bool) { raw(value ? "true" : "false") }
+  mutating func date(_ date: Date?) {
+    if let date { self.date(date) } else { null() }
+  }
 
-  mutating func null() { raw("null") }
+  mutating func int(_ value: Int) {
+    if value < 0 { ascii("-") }
+    let start = bytes.count
+    var rest = value.magnitude
+    repeat {
+      bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
+      rest /= 10
+    } while rest > 0
+    bytes[start...].reverse()
+  }
+
+  mutating func bool(_ value: Bool) {
+    if value {
+      bytes += [UInt8(ascii: "t"), UInt8(ascii: "r"), UInt8(ascii: "u"), UInt8(ascii: "e")]
+    } else {
+      bytes += [
+        UInt8(ascii: "f"), UInt8(ascii: "a"), UInt8(ascii: "l"), UInt8(ascii: "s"),
+        UInt8(ascii: "e"),
+      ]
+    }
+  }
+
+  mutating func null() {
+    bytes += [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")]
+  }
 
   /// `[element,element,...]`.
   mutating func array<Element>(_ elements: [Element], _ write: (Element, inout JSONText) -> Void) {
-    raw("[")
+    ascii("[")
     for (index, element) in elements.enumerated() {
-      if index > 0 { raw(",") }
+      if index > 0 { ascii(",") }
       write(element, &self)
     }
-    raw("]")
+    ascii("]")
+  }
+
+  /// One byte of a string that needs escaping somewhere.
+  private mutating func escaped(_ byte: UInt8) {
+    switch byte {
+    case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), byte]
+    case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), byte]
+    case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
+    case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
+    case UInt8(ascii: "\n"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+    case UInt8(ascii: "\r"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+    case UInt8(ascii: "\t"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+    case 0x00..<0x20:
+      bytes += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")]
+      bytes.append(Self.hexDigits[Int(byte >> 4)])
+      bytes.append(Self.hexDigits[Int(byte & 0x0F)])
+    default: bytes.append(byte)
+    }
   }
 
   private static let hexDigits = Array("0123456789abcdef".utf8)

@@ -60,7 +60,7 @@ struct StatusCommand: AsyncParsableCommand {
       storePath: store ?? daemonConfiguration?.storePath ?? DefaultLocations.current().storePath)
     let socketPath =
       daemonConfiguration?.controlSocketPath ?? DefaultLocations.current().controlSocketPath
-    let health = await HealthSection.read(socketPath: socketPath)
+    let health = HealthSection.read(socketPath: socketPath)
     let daemon = DaemonSection(socketPath: socketPath)
     let printer = StatusPrinter(
       json: json, watch: watch, tasks: tasks, health: health, daemon: daemon)

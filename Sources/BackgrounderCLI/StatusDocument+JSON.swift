@@ -1,16 +1,23 @@
 extension StatusDocument {
   /// The document as `Output.json` would write it (the same bytes, keys sorted), with the task
-  /// list written by ``TaskListJSON``: through `JSONEncoder`, 1,000 tasks took most of the time
-  /// of a `status --json`.
+  /// list written by ``TaskListJSON`` and the network by ``JSONLineWriter``: through
+  /// `JSONEncoder`, 1,000 tasks took most of the time of a `status --json`.
   func json() throws -> String {
-    var json = JSONText(capacity: 512 + 512 * (tasks?.count ?? 0))
-    json.raw("{")
+    String(decoding: try jsonLine().dropLast(), as: UTF8.self)
+  }
+
+  /// ``json()``'s bytes followed by a newline, as `status --json` prints them.
+  func jsonLine() throws -> [UInt8] {
+    var json = JSONText(capacity: 1024 + 640 * (tasks?.count ?? 0))
+    json.ascii("{")
     json.key("daemon", first: true)
     json.raw(try Output.json(daemon))
     json.key("health")
     json.raw(try Output.json(health))
     json.key("network")
-    json.raw(try Output.json(network))
+    var network = JSONLineWriter()
+    network.network(self.network)
+    json.raw(bytes: network.bytes)
     if let observedAt {
       json.key("observedAt")
       json.string(observedAt)
@@ -19,7 +26,8 @@ extension StatusDocument {
     json.raw(try Output.json(power))
     json.key("tasks")
     TaskListJSON.append(tasks, to: &json)
-    json.raw("}")
-    return String(decoding: json.bytes, as: UTF8.self)
+    json.ascii("}")
+    json.ascii("\n")
+    return json.bytes
   }
 }

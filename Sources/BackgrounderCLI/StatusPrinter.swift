@@ -16,12 +16,13 @@ struct StatusPrinter {
   /// The one-shot report or document.
   func emit(network: NetworkStatus, power: PowerStatus) throws {
     let now = Date()
-    let (taskList, healthReport, daemonReport) = readSections(now: now)
+    let (taskList, healthReport, daemonReport) = readSections(
+      now: now, daemonReport: health.daemonReport)
     if json {
       let document = StatusDocument(
         observedAt: nil, network: network, power: power, tasks: taskList,
         health: healthReport, daemon: daemonReport)
-      Output.line(try document.json())
+      Output.line(bytes: try document.jsonLine())
     } else {
       var lines = [NetworkStatusText.report(network)]
       lines += renderPower(power)
@@ -65,9 +66,12 @@ struct StatusPrinter {
     }
   }
 
-  /// The tasks (`nil` when the store cannot be read), the health report and the daemon's.
-  private func readSections(now: Date) -> ([TaskStatus]?, HealthReport, DaemonSection.Report) {
-    let daemonReport = daemon.read()
+  /// The tasks (`nil` when the store cannot be read), the health report and the daemon's
+  /// (`daemonReport` when already known, else asked now).
+  private func readSections(now: Date, daemonReport known: DaemonSection.Report? = nil)
+    -> ([TaskStatus]?, HealthReport, DaemonSection.Report)
+  {
+    let daemonReport = known ?? daemon.read()
     // With no daemon, a run left "running" ended with the process that ran it.
     let taskList = tasks.read(now: now).map { list in
       list.map { task in

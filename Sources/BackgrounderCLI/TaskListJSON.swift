@@ -1,4 +1,5 @@
 import Backgrounder
+import Foundation
 
 /// The `tasks` of `status --json`, written directly: the same bytes as `JSONEncoder` makes of
 /// `[TaskStatus]` (see ``TaskStatus``'s `encode(to:)`), at a fraction of the cost.
@@ -10,7 +11,7 @@ enum TaskListJSON {
   }
 
   private static func append(_ task: TaskStatus, to json: inout JSONText) {
-    json.raw("{")
+    json.ascii("{")
     json.key("attempt", first: true)
     json.int(task.attempt)
     json.key("deferrals")
@@ -26,22 +27,22 @@ enum TaskListJSON {
     json.key("lastResult")
     json.string(task.lastResult?.rawValue)
     json.key("lastRunEndedAt")
-    json.string(task.lastRunEndedAt.map(ISO8601.string))
+    json.date(task.lastRunEndedAt)
     json.key("lastRunStartedAt")
-    json.string(task.lastRunStartedAt.map(ISO8601.string))
+    json.date(task.lastRunStartedAt)
     json.key("nextRun")
-    json.string(task.nextRun.map(ISO8601.string))
+    json.date(task.nextRun)
     json.key("pendingPredicates")
     json.array(task.pendingPredicates, append)
     json.key("recentRuns")
     json.array(task.recentRuns, append)
     json.key("state")
     json.string(task.displayedState)
-    json.raw("}")
+    json.ascii("}")
   }
 
   private static func append(_ predicate: PendingPredicate, to json: inout JSONText) {
-    json.raw("{")
+    json.ascii("{")
     switch predicate {
     case .networkRequired(let requirement):
       json.key("kind", first: true)
@@ -63,31 +64,31 @@ enum TaskListJSON {
       json.key("kind", first: true)
       json.string("waitingForBackoff")
       json.key("until")
-      json.string(ISO8601.string(until))
+      json.date(until)
     case .waitingForEarliestBeginDate(let at):
       json.key("at", first: true)
-      json.string(ISO8601.string(at))
+      json.date(at)
       json.key("kind")
       json.string("waitingForEarliestBeginDate")
     case .workerNotRegistered:
       json.key("kind", first: true)
       json.string("workerNotRegistered")
     }
-    json.raw("}")
+    json.ascii("}")
   }
 
   private static func append(_ run: RunRecord, to json: inout JSONText) {
-    json.raw("{")
+    json.ascii("{")
     json.key("attempt", first: true)
     json.int(run.attempt)
     json.key("endedAt")
-    json.string(ISO8601.string(run.endedAt))
+    json.date(run.endedAt)
     json.key("outcome")
     json.string(run.outcome)
     json.key("reason")
     json.string(run.reason)
     json.key("startedAt")
-    json.string(run.startedAt.map(ISO8601.string))
-    json.raw("}")
+    json.date(run.startedAt)
+    json.ascii("}")
   }
 }

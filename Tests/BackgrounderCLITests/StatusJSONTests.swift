@@ -65,7 +65,8 @@ struct StatusJSONTests {
     }
   }
 
-  @Test("the whole document, in --watch form, plain and with unreadable tasks, matches JSONEncoder")
+  @Test(
+    "the whole document (links, --watch form, plain, unreadable tasks) matches JSONEncoder")
   func documentMatchesEncoder() throws {
     let power = PowerStatus(
       externalPower: false, charging: false, batteryPercent: 42.5, batteryLow: false,
@@ -80,11 +81,27 @@ struct StatusJSONTests {
       ], daemonAnswered: true)
     let daemon = DaemonSection.Report(
       running: true, pid: 42, since: "2026-11-23T09:00:00Z", version: "1.0", storeError: nil)
-    for (observedAt, tasks) in [
-      ("2026-11-23T09:22:57.123456Z", try Self.sampleTasks()), (nil, []), (nil, nil),
-    ] as [(String?, [TaskStatus]?)] {
+    // The network section is written by `JSONLineWriter`: links with and without an SSID,
+    // names and SSIDs that need escaping.
+    let network = NetworkStatus(
+      isReachable: true, isDataMetered: true, primary: "wlan0",
+      links: [
+        LinkStatus(
+          name: "lo", index: 1, type: .loopback, isUp: true, hasCarrier: true, isMetered: false,
+          hasDefaultRoute: false, meteredReason: .loopback),
+        LinkStatus(
+          name: "wlan\"0\u{1}", index: 3, type: .wifi, isUp: true, hasCarrier: true,
+          isMetered: true, hasDefaultRoute: true,
+          meteredReason: .ssidOverride(pattern: "Pixel-*", ssid: "Pixel \"7\""),
+          ssid: "Pixel \"7\" \\ é/"),
+      ],
+      malformedMessages: 2, connectivity: .portal, connectivitySource: .networkManager)
+    for (observedAt, network, tasks) in [
+      ("2026-11-23T09:22:57.123456Z", network, try Self.sampleTasks()), (nil, .unknown, []),
+      (nil, network, nil),
+    ] as [(String?, NetworkStatus, [TaskStatus]?)] {
       let document = StatusDocument(
-        observedAt: observedAt, network: .unknown, power: power, tasks: tasks, health: health,
+        observedAt: observedAt, network: network, power: power, tasks: tasks, health: health,
         daemon: daemon)
       #expect(try document.json() == (try Output.json(document)))
     }

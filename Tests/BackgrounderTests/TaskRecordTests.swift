@@ -63,7 +63,10 @@ struct TaskRecordTests {
         && error.detail.hasPrefix("task \(job): \(expected)") && "\(error)".contains(path)
     }
     await #expect(performing: { try await Backgrounder(storePath: path).start() }, throws: matches)
-    #expect(performing: { try TaskStoreReader(path: path).tasks() }, throws: matches)
+    // `status`'s reader reads (and checks) only the columns it shows; the start checks all.
+    if column != "backoffJitter" {
+      #expect(performing: { try TaskStoreReader(path: path).tasks() }, throws: matches)
+    }
     // The start's sweep of ephemeral work was rolled back with the failed load.
     #expect(try taskRows(path) == before)
   }

@@ -6,19 +6,27 @@ package enum ISO8601 {
   /// with integer arithmetic: the format style costs microseconds per call, and `status`
   /// formats thousands of times. Years outside 1970–9999 are left to the format style.
   package static func string(_ date: Date) -> String {
+    var text = [UInt8]()
+    text.reserveCapacity(24)
+    append(date, to: &text)
+    return String(decoding: text, as: UTF8.self)
+  }
+
+  /// Appends ``string(_:)``'s text as UTF-8 to `text`, without making a `String` (`status`
+  /// writes thousands of times straight into its JSON).
+  package static func append(_ date: Date, to text: inout [UInt8]) {
     // As Foundation's Gregorian calendar: whole seconds rounded down, the fraction's
     // nanoseconds truncated, then milliseconds truncated.
     let interval = date.timeIntervalSinceReferenceDate
     let whole = interval.rounded(.down)
     guard whole >= -secondsFrom1970To2001, whole < secondsFrom2001To10000 else {
-      return Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
+      text += Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date).utf8
+      return
     }
     let milliseconds = Int((interval - whole) * 1_000_000_000) / 1_000_000
     let seconds = Int(whole) + Int(secondsFrom1970To2001)
     let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
     let (year, month, day) = civilDate(daysSince1970: days)
-    var text = [UInt8]()
-    text.reserveCapacity(24)
     append(year, digits: 4, to: &text)
     text.append(UInt8(ascii: "-"))
     append(month, digits: 2, to: &text)
@@ -33,7 +41,6 @@ package enum ISO8601 {
     text.append(UInt8(ascii: "."))
     append(milliseconds, digits: 3, to: &text)
     text.append(UInt8(ascii: "Z"))
-    return String(decoding: text, as: UTF8.self)
   }
 
   /// Parses what ``string(_:)`` writes.

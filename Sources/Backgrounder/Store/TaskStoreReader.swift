@@ -115,11 +115,10 @@ public struct TaskStoreReader: Sendable {
     }
   }
 
-  /// Every task in `db`, sorted by id, with up to `historyLimit` recent runs each.
+  /// Every task in `db`, sorted by id, with up to `historyLimit` recent runs each. Only the
+  /// columns a ``TaskStatus`` shows are read (and checked): see ``TaskStatusQuery``.
   static func tasks(_ db: Database, now: Date, historyLimit: Int) throws -> [TaskStatus] {
-    try TaskRow.fetchAllByName(db, TaskRow.order(TaskRow.Columns.id)).map { row in
-      status(row, now: now, history: try history(db, row.id, historyLimit))
-    }
+    try TaskStatusQuery.all(db, now: now, historyLimit: historyLimit)
   }
 
   /// One task, or `nil` if the store has no task with this id.
@@ -152,12 +151,8 @@ public struct TaskStoreReader: Sendable {
   }
 
   private static func status(_ row: TaskRow, now: Date, history: [RunRecord]) -> TaskStatus {
-    var predicates = row.blockedOn
-    if !row.state.isFinished && row.state != .running, let next = row.nextRun?.date, next > now {
-      predicates.append(
-        row.state == .backoff
-          ? .waitingForBackoff(until: next) : .waitingForEarliestBeginDate(at: next))
-    }
+    let predicates = TaskStatus.pendingPredicates(
+      blockedOn: row.blockedOn, state: row.state, nextRun: row.nextRun?.date, now: now)
     return TaskStatus(
       id: row.id, kind: row.kind, state: row.state,
       nextRun: row.state.isFinished ? nil : row.nextRun?.date, attempt: row.attempt,

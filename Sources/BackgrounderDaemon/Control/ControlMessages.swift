@@ -14,7 +14,7 @@ public enum ControlRequest: Sendable, Equatable, Codable {
   case schedule(JobDefinition)
   /// Re-read the config file, as on SIGHUP.
   case reload
-  /// The runtime's health: the response carries the detected problems.
+  /// The runtime's health: the response carries the detected problems, and ``DaemonInfo``.
   case health
   /// Keep the connection open and stream ``TaskChange`` lines after the response.
   case watch
@@ -28,7 +28,7 @@ public struct ControlResponse: Sendable, Equatable, Codable {
   public var message: String
   /// The runtime's detected problems (`health` requests only).
   public var problems: [HealthProblem]?
-  /// Who answered (in the answer to `ping`).
+  /// Who answered (in the answers to `ping` and `health`).
   public var daemon: DaemonInfo?
 
   public init(

@@ -58,7 +58,8 @@ struct ControlHandler: Sendable {
       return ControlResponse(
         ok: true,
         message: diagnostics.isHealthy ? "healthy" : "\(diagnostics.problems.count) problem(s)",
-        problems: diagnostics.problems)
+        // Who answered, as for `ping`: `status` asks once for both.
+        problems: diagnostics.problems, daemon: info)
     case .watch:
       // Streams are served by the control server itself (`ControlServer.Changes`).
       return ControlResponse(ok: false, message: "watch needs a streaming connection")

@@ -1,0 +1,226 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Reads every task as `status` shows it with two prepared statements stepped through SQLite's
+/// C API: one over the `task` table (only the columns a ``TaskStatus`` holds, read by position)
+/// and one for the recent runs, bound once per task. Through GRDB's `Row` and ``TaskRow`` the
+/// same 1,000 tasks cost several times more (a generic decode per column, every column of the
+/// table). A value of the wrong type or outside its set is a corrupt-store ``StoreError`` naming
+/// the task and the column, as ``TaskRow`` reports it.
+enum TaskStatusQuery {
+  /// Every task in `db`, sorted by id, with up to `historyLimit` recent runs each, newest first.
+  static func all(_ db: Database, now: Date, historyLimit: Int) throws -> [TaskStatus] {
+    let tasks = try db.makeStatement(
+      sql: """
+        SELECT id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason,
+          lastRunStartedAt, lastRunEndedAt, blockedOn, ephemeral, input
+        FROM task ORDER BY id
+        """)
+    let runs = try db.makeStatement(
+      sql: """
+        SELECT attempt, startedAt, endedAt, outcome, reason FROM run
+        WHERE taskId = ? ORDER BY id DESC LIMIT ?
+        """)
+    var statuses: [TaskStatus] = []
+    var columns = ColumnCursor(tasks.sqliteStatement)
+    defer { sqlite3_reset(tasks.sqliteStatement) }
+    while try columns.step(db) {
+      var task = try status(&columns, now: now)
+      if historyLimit > 0 {
+        task.recentRuns = try recentRuns(of: task.id, limit: historyLimit, runs, db)
+      }
+      statuses.append(task)
+    }
+    return statuses
+  }
+
+  /// One row of the task statement, columns in the order of its `SELECT`.
+  private static func status(_ row: inout ColumnCursor, now: Date) throws(StoreError)
+    -> TaskStatus
+  {
+    let rawId = try row.text(0, "id")
+    row.taskId = rawId
+    let id: TaskId
+    do {
+      id = try TaskId(rawId)
+    } catch {
+      throw row.corrupt("id", "holds an invalid task id: \(error)")
+    }
+    let state: TaskState = try row.value(2, "state")
+    let nextRun = try row.instant(3, "nextRun")?.date
+    let blocked = try row.text(10, "blockedOn")
+    guard let blockedOn = TaskRow.decode(blocked) else {
+      throw row.corrupt("blockedOn", "holds an unknown predicate in \"\(blocked)\"")
+    }
+    return TaskStatus(
+      id: id, kind: try row.value(1, "kind"), state: state,
+      nextRun: state.isFinished ? nil : nextRun,
+      attempt: try row.int(4, "attempt"), deferrals: try row.int(5, "deferrals"),
+      lastResult: try row.optionalValue(6, "lastResult"),
+      lastReason: try row.optionalText(7, "lastReason"),
+      pendingPredicates: TaskStatus.pendingPredicates(
+        blockedOn: blockedOn, state: state, nextRun: nextRun, now: now),
+      ephemeral: try row.int(11, "ephemeral") != 0,
+      lastRunStartedAt: try row.instant(8, "lastRunStartedAt")?.date,
+      lastRunEndedAt: try row.instant(9, "lastRunEndedAt")?.date,
+      recentRuns: [], serializedInput: try row.blob(12, "input"))
+  }
+
+  private static func recentRuns(
+    of id: TaskId, limit: Int, _ statement: Statement, _ db: Database
+  ) throws -> [RunRecord] {
+    try statement.setArguments([id.rawValue, limit])
+    let handle = statement.sqliteStatement
+    defer { sqlite3_reset(handle) }
+    var row = ColumnCursor(handle, table: "run")
+    row.taskId = id.rawValue
+    var records: [RunRecord] = []
+    while try row.step(db) {
+      guard let endedAt = try row.instant(2, "endedAt") else {
+        throw row.corrupt("endedAt", "is NULL")
+      }
+      records.append(
+        RunRecord(
+          attempt: try row.int(0, "attempt"), startedAt: try row.instant(1, "startedAt")?.date,
+          endedAt: endedAt.date, outcome: try row.text(3, "outcome"),
+          reason: try row.optionalText(4, "reason")))
+    }
+    return records
+  }
+}
+
+extension TaskStatus {
+  /// What a task waits for as `status` shows it: the predicates the dispatcher recorded, plus
+  /// the backoff or earliest-begin time while that is still ahead of `now`.
+  static func pendingPredicates(
+    blockedOn: [PendingPredicate], state: TaskState, nextRun: Date?, now: Date
+  ) -> [PendingPredicate] {
+    var predicates = blockedOn
+    if !state.isFinished && state != .running, let next = nextRun, next > now {
+      predicates.append(
+        state == .backoff
+          ? .waitingForBackoff(until: next) : .waitingForEarliestBeginDate(at: next))
+    }
+    return predicates
+  }
+}
+
+/// The current row of a raw SQLite statement, read by column position with the checks
+/// ``TaskRow``'s decoding makes (GRDB's conversions: an integer column may hold a whole REAL,
+/// a text column may hold UTF-8 as a BLOB).
+private struct ColumnCursor {
+  let handle: OpaquePointer
+  /// `task` or `run`, for error messages.
+  let table: String
+  var taskId = "(unknown id)"
+
+  init(_ handle: OpaquePointer, table: String = "task") {
+    self.handle = handle
+    self.table = table
+  }
+
+  /// Moves to the next row; false after the last.
+  func step(_ db: Database) throws -> Bool {
+    switch sqlite3_step(handle) {
+    case SQLITE_ROW: return true
+    case SQLITE_DONE: return false
+    case let code:
+      throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage)
+    }
+  }
+
+  func optionalInt64(_ index: Int32, _ column: String) throws(StoreError) -> Int64? {
+    switch sqlite3_column_type(handle, index) {
+    case SQLITE_NULL: return nil
+    case SQLITE_INTEGER: return sqlite3_column_int64(handle, index)
+    case SQLITE_FLOAT:
+      let value = sqlite3_column_double(handle, index)
+      guard let whole = Int64(exactly: value) else {
+        throw corrupt(column, "holds \(value), which is not a valid Int64")
+      }
+      return whole
+    default:
+      throw corrupt(column, "holds \(describe(index)), which is not a valid Int64")
+    }
+  }
+
+  func int(_ index: Int32, _ column: String) throws(StoreError) -> Int {
+    guard let value = try optionalInt64(index, column) else { throw corrupt(column, "is NULL") }
+    guard let int = Int(exactly: value) else {
+      throw corrupt(column, "holds \(value), which is not a valid Int")
+    }
+    return int
+  }
+
+  func instant(_ index: Int32, _ column: String) throws(StoreError) -> WallInstant? {
+    try optionalInt64(index, column).map(WallInstant.init(nanosecondsSince1970:))
+  }
+
+  func optionalText(_ index: Int32, _ column: String) throws(StoreError) -> String? {
+    let type = sqlite3_column_type(handle, index)
+    switch type {
+    case SQLITE_NULL: return nil
+    case SQLITE_TEXT, SQLITE_BLOB:
+      let count = Int(sqlite3_column_bytes(handle, index))
+      guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return "" }
+      let buffer = UnsafeRawBufferPointer(start: bytes, count: count)
+      if type == SQLITE_TEXT { return String(decoding: buffer, as: UTF8.self) }
+      guard let text = String(validating: buffer, as: UTF8.self) else {
+        throw corrupt(column, "holds a BLOB that is not UTF-8 text")
+      }
+      return text
+    default:
+      throw corrupt(column, "holds \(describe(index)), which is not a valid String")
+    }
+  }
+
+  func text(_ index: Int32, _ column: String) throws(StoreError) -> String {
+    guard let text = try optionalText(index, column) else { throw corrupt(column, "is NULL") }
+    return text
+  }
+
+  func optionalValue<T: RawRepresentable>(_ index: Int32, _ column: String) throws(StoreError)
+    -> T? where T.RawValue == String
+  {
+    guard let raw = try optionalText(index, column) else { return nil }
+    guard let value = T(rawValue: raw) else {
+      throw corrupt(column, "holds unknown value \"\(raw)\"")
+    }
+    return value
+  }
+
+  func value<T: RawRepresentable>(_ index: Int32, _ column: String) throws(StoreError) -> T
+  where T.RawValue == String {
+    guard let value: T = try optionalValue(index, column) else {
+      throw corrupt(column, "is NULL")
+    }
+    return value
+  }
+
+  func blob(_ index: Int32, _ column: String) throws(StoreError) -> Data {
+    switch sqlite3_column_type(handle, index) {
+    case SQLITE_NULL: throw corrupt(column, "is NULL")
+    case SQLITE_BLOB, SQLITE_TEXT:
+      let count = Int(sqlite3_column_bytes(handle, index))
+      guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return Data() }
+      return Data(bytes: bytes, count: count)
+    default:
+      throw corrupt(column, "holds \(describe(index)), which is not a valid Data")
+    }
+  }
+
+  func corrupt(_ column: String, _ problem: String) -> StoreError {
+    let owner = table == "task" ? "task \(taskId)" : "run of task \(taskId)"
+    return .corrupt(path: "", detail: "\(owner): column \(column) \(problem)")
+  }
+
+  private func describe(_ index: Int32) -> String {
+    switch sqlite3_column_type(handle, index) {
+    case SQLITE_INTEGER: "\(sqlite3_column_int64(handle, index))"
+    case SQLITE_FLOAT: "\(sqlite3_column_double(handle, index))"
+    case SQLITE_BLOB: "a BLOB"
+    default: "\"\(sqlite3_column_text(handle, index).map { String(cString: $0) } ?? "")\""
+    }
+  }
+}
