@@ -26,7 +26,7 @@ extension Parser {
   }
 
   private mutating func parseDate() throws(TOMLError) -> TOMLDate {
-    let start = position
+    let start = markPosition()
     let year = try number(digits: 4, what: "a four-digit year")
     try expectSeparator("-", in: "a date (YYYY-MM-DD)")
     let month = try number(digits: 2, what: "a two-digit month")
@@ -44,7 +44,7 @@ extension Parser {
   }
 
   private mutating func parseTime() throws(TOMLError) -> TOMLTime {
-    let start = position
+    let start = markPosition()
     let hour = try number(digits: 2, what: "a two-digit hour")
     try expectSeparator(":", in: "a time (HH:MM:SS)")
     let minute = try number(digits: 2, what: "two-digit minutes")
@@ -76,7 +76,7 @@ extension Parser {
       index += 1
       return 0
     case UInt8(ascii: "+")?, UInt8(ascii: "-")?:
-      let start = position
+      let start = markPosition()
       let sign = current == UInt8(ascii: "-") ? -1 : 1
       index += 1
       let hours = try number(digits: 2, what: "a two-digit offset hour")

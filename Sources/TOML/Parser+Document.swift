@@ -28,7 +28,7 @@ extension Parser {
 
   /// `[a.b]` or `[[a.b]]`, then the end of the line.
   private mutating func parseHeader() throws(TOMLError) {
-    let start = position
+    let start = markPosition()
     let isArray = peek(1) == UInt8(ascii: "[")
     index += isArray ? 2 : 1
     skipBlanks()
@@ -215,7 +215,7 @@ extension Parser {
   mutating func parseKey() throws(TOMLError) -> [KeyPart] {
     var parts: [KeyPart] = []
     while true {
-      let start = position
+      let start = markPosition()
       let name: String
       switch current {
       case UInt8(ascii: "\"")?:

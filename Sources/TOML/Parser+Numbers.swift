@@ -3,7 +3,7 @@
 extension Parser {
   mutating func parseNumber() throws(TOMLError) -> TOMLValue {
     let start = index
-    let startPosition = position
+    let startPosition = markPosition()
     var negative = false
     if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") {
       negative = current == UInt8(ascii: "-")

@@ -130,7 +130,7 @@ extension Parser {
 
   /// One escape sequence of a basic string: `\b \t \n \f \r \" \\ \uXXXX \UXXXXXXXX`.
   private mutating func appendEscape(to text: inout [UInt8]) throws(TOMLError) {
-    let start = position
+    let start = markPosition()
     index += 1
     guard let byte = current else { throw expected("an escape sequence after '\\'") }
     index += 1

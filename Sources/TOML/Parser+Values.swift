@@ -2,7 +2,7 @@
 extension Parser {
   /// The value at `index`; `depth` counts the tables and arrays around it.
   mutating func parseValue(depth: Int) throws(TOMLError) -> TOMLNode {
-    let start = position
+    let start = markPosition()
     guard let byte = current else { throw expected("a value") }
     let value: TOMLValue
     switch byte {
@@ -74,7 +74,7 @@ extension Parser {
   /// `{ key = value, … }` on one line, no trailing comma; immutable once closed.
   private mutating func parseInlineTable(depth: Int) throws(TOMLError) -> TOMLTable {
     try checkDepth(depth)
-    let table = TableBuilder(origin: .defined, position: position, depth: depth)
+    let table = TableBuilder(origin: .defined, position: markPosition(), depth: depth)
     index += 1
     skipBlanks()
     if current == UInt8(ascii: "}") {

@@ -11,6 +11,8 @@ struct Parser {
   var line = 1
   /// Offset of the first byte of that line.
   var lineStart = 0
+  /// The last offset `markPosition` was asked for and its column.
+  private var columnMark = (offset: 0, column: 1)
   let root: TableBuilder
   /// The table the last header opened (the document before any header).
   var section: TableBuilder
@@ -41,8 +43,21 @@ struct Parser {
     return true
   }
 
-  /// Where `index` is.
+  /// Where `index` is (for errors: counts the line's characters from its start).
   var position: TOMLPosition { position(of: index) }
+
+  /// Where `index` is, counting on from the last position taken on the same line, so that
+  /// recording every key and value of a long line stays linear in its length.
+  mutating func markPosition() -> TOMLPosition {
+    var (cursor, column) = columnMark
+    if cursor < lineStart || cursor > index { (cursor, column) = (lineStart, 1) }
+    while cursor < index {
+      if bytes[cursor] & 0xC0 != 0x80 { column += 1 }
+      cursor += 1
+    }
+    columnMark = (index, column)
+    return TOMLPosition(line: line, column: column)
+  }
 
   /// The position of byte `offset`, which must be on the current line.
   func position(of offset: Int) -> TOMLPosition {
