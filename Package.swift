@@ -231,7 +231,7 @@ if Context.environment["BACKGROUNDER_FUZZ"] == "1" {
     ("FuzzRtnetlink", ["Netlink", "Reachability"]),
     ("FuzzCapture", ["Netlink", "Reachability"]),
     ("FuzzUevent", ["PowerSource"]),
-    ("FuzzConfig", ["BackgrounderDaemon", "TOML"]),
+    ("FuzzConfig", ["BackgrounderDaemon"]),
     ("FuzzControl", ["Backgrounder", "BackgrounderDaemon"]),
   ]
   package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
