@@ -40,7 +40,14 @@ public struct TOMLTime: Sendable, Hashable {
 public struct TOMLDateTime: Sendable, Hashable, CustomStringConvertible {
   /// Which of the four types a value is.
   public enum Kind: Sendable, Hashable {
-    case offsetDateTime, localDateTime, localDate, localTime
+    /// Date, time and offset: `1979-05-27T07:32:00Z`.
+    case offsetDateTime
+    /// Date and time: `1979-05-27T07:32:00`.
+    case localDateTime
+    /// A date alone: `1979-05-27`.
+    case localDate
+    /// A time alone: `07:32:00`.
+    case localTime
   }
 
   /// The date, absent for a local time.

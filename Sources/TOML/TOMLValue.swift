@@ -1,12 +1,19 @@
 /// A TOML value. Integers are 64-bit signed; tables and arrays keep where each of their keys and
 /// elements was written.
 public enum TOMLValue: Sendable, Equatable {
+  /// A basic or literal string, one-line or multi-line, escapes resolved.
   case string(String)
+  /// A decimal, hexadecimal, octal or binary integer.
   case integer(Int64)
+  /// A float, including `inf` and `nan`.
   case float(Double)
+  /// `true` or `false`.
   case boolean(Bool)
+  /// An offset date-time, local date-time, local date or local time.
   case dateTime(TOMLDateTime)
+  /// A static array (`[1, 2]`) or an array of tables (`[[name]]`).
   case array([TOMLNode])
+  /// A table: standard, inline, implied by a header or a dotted key, or an array element.
   case table(TOMLTable)
 
   /// The TOML name of the value's type, for messages: `string`, `integer`, `float`, `boolean`,
