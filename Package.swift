@@ -17,7 +17,6 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-    .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
@@ -121,6 +120,9 @@ let package = Package(
       name: "CSystemShims",
       cSettings: [.define("_GNU_SOURCE")]
     ),
+    // TOML 1.0 parser for the config file: a document model with the line and column of every
+    // key and value; an error, never a crash, on any input (Fuzz/FuzzConfig, tomllib-checked).
+    .target(name: "TOML"),
     // The daemon behind `backgrounder run`: config, command workers, control socket, systemd.
     .target(
       name: "BackgrounderDaemon",
@@ -132,12 +134,12 @@ let package = Package(
         "NetworkHints",
         "PowerSource",
         "Reachability",
+        "TOML",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Subprocess", package: "swift-subprocess"),
         .product(name: "SystemPackage", package: "swift-system"),
-        .product(name: "TOMLKit", package: "TOMLKit"),
         .product(name: "UnixSignals", package: "swift-service-lifecycle"),
       ]
     ),
@@ -177,6 +179,11 @@ let package = Package(
       path: "Benchmarks/PowerBenchmark"
     ),
     .executableTarget(
+      name: "ConfigBenchmark",
+      dependencies: ["BackgrounderDaemon"],
+      path: "Benchmarks/ConfigBenchmark"
+    ),
+    .executableTarget(
       name: "StoreBenchmark",
       dependencies: ["Backgrounder", "BackgrounderTesting"],
       path: "Benchmarks/StoreBenchmark"
@@ -198,6 +205,7 @@ let package = Package(
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]
     ),
+    .testTarget(name: "TOMLTests", dependencies: ["TOML"]),
     .testTarget(name: "BackgrounderDaemonTests", dependencies: ["BackgrounderDaemon"]),
     // The executable's own parts: its executors and `status` output encoding (one-shot and
     // `--watch --json` lines).

@@ -1,4 +1,5 @@
 import BackgrounderDaemon
+import Foundation
 import Testing
 
 @Suite struct ConfigurationLoaderTests {
@@ -107,8 +108,8 @@ import Testing
     #expect(problem?.message.contains("TOML syntax error") == true)
   }
 
-  /// toml++ (inside TOMLKit) asserts, aborting the process, on these headers (FuzzConfig's
-  /// finding): each must be a clear error naming its line instead.
+  /// toml++ (inside the TOMLKit library the TOML target replaced) aborted the process on these
+  /// headers (FuzzConfig's finding): each must be a clear error naming its line instead.
   @Test(arguments: ["[.a]", "[`daemon]", "[ {x]", "[[ .job]]", "[\n"])
   func headersTheParserWouldAbortOnAreErrors(header: String) {
     let problem = error("[store]\npath = \"/tmp/x\"\n\n\(header)\n")
@@ -202,6 +203,32 @@ import Testing
     let problem = error(text)
     #expect(problem?.key == key)
     #expect(problem?.message.contains(fragment) == true, "\(String(describing: problem))")
+  }
+
+  /// toml++ aborted the process on this value too (FuzzConfig, after 400 s).
+  @Test func aValueTheOldParserAbortedOnIsAnErrorNamingLineAndColumn() {
+    let problem = error("[store]\npath = \"/tmp/x\"\nx = [ }\n")
+    #expect(problem?.line == 3)
+    #expect(
+      problem?.description.hasPrefix("test.toml:3:7: TOML syntax error: expected a value") == true,
+      "\(String(describing: problem))")
+  }
+
+  @Test func invalidUTF8InTheFileIsASyntaxErrorNamingItsPlace() throws {
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("config-utf8-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("config.toml")
+    try Data("[store]\npath = \"/tmp/".utf8 + [0xFF] + "\"\n".utf8).write(to: file)
+    var problem: ConfigurationError?
+    do {
+      _ = try ConfigurationLoader.load(path: file.path, locations: locations)
+    } catch {
+      problem = error
+    }
+    #expect(
+      problem?.description == "\(file.path):2:14: TOML syntax error: invalid UTF-8 (byte 0xFF)")
   }
 
   @Test func missingFileIsAClearError() {

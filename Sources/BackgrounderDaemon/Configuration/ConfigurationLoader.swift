@@ -1,5 +1,5 @@
 import Foundation
-import TOMLKit
+import TOML
 
 /// Reads and validates a TOML config file (see `Fixtures/config/example.toml` and the README's
 /// config reference). Every problem is reported with file, line and key.
@@ -8,39 +8,37 @@ public enum ConfigurationLoader {
   public static func load(
     path: String, locations: DefaultLocations = .current()
   ) throws(ConfigurationError) -> DaemonConfiguration {
-    let text: String
+    let contents: Data
     do {
-      text = try String(contentsOfFile: path, encoding: .utf8)
+      contents = try Data(contentsOf: URL(fileURLWithPath: path))
     } catch {
       throw ConfigurationError(
         file: path, line: nil, key: nil, message: "cannot read: \(error.localizedDescription)")
     }
-    return try parse(text, path: path, locations: locations)
+    return try parse(contents: Array(contents), path: path, locations: locations)
   }
 
   /// Parses config text; `path` is used for error messages and relative paths only.
   public static func parse(
     _ text: String, path: String, locations: DefaultLocations = .current()
   ) throws(ConfigurationError) -> DaemonConfiguration {
-    if let line = TableHeaderCheck.firstBadHeaderLine(in: text) {
-      throw ConfigurationError(
-        file: path, line: line, key: nil,
-        message:
-          "TOML syntax error: a table header must start with a key (a letter, digit, '-', '_' "
-          + "or a quoted key) after its '[' or '[['")
-    }
+    try parse(contents: Array(text.utf8), path: path, locations: locations)
+  }
+
+  /// Parses the bytes of a config file, which must be UTF-8; `path` is used for error messages
+  /// and relative paths only.
+  public static func parse(
+    contents: [UInt8], path: String, locations: DefaultLocations = .current()
+  ) throws(ConfigurationError) -> DaemonConfiguration {
     let document: TOMLTable
     do {
-      document = try TOMLTable(string: text)
-    } catch let error as TOMLParseError {
-      throw ConfigurationError(
-        file: path, line: error.source.begin.line, key: nil,
-        message: "TOML syntax error: \(error.description)")
+      document = try TOMLTable(parsing: contents)
     } catch {
-      throw ConfigurationError(file: path, line: nil, key: nil, message: "\(error)")
+      throw ConfigurationError(
+        file: path, line: error.position.line, column: error.position.column, key: nil,
+        message: "TOML syntax error: \(error.message)")
     }
-    let root = TableReader(
-      table: document, path: "", file: path, locator: KeyLocator(source: text))
+    let root = TableReader(table: document, path: "", file: path)
     try root.rejectUnknownKeys(["store", "network", "control", "metrics", "daemon", "job"])
 
     var configuration = DaemonConfiguration(sourcePath: path, locations: locations)

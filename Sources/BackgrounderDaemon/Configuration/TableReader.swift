@@ -1,20 +1,49 @@
-import TOMLKit
+import TOML
 
 /// Reads typed values out of one TOML table, remembering which keys were read so that the rest
-/// can be reported as unknown, and turning every problem into a located `ConfigurationError`.
+/// can be reported as unknown, and turning every problem into a `ConfigurationError` that names
+/// the line the key was written on.
 struct TableReader {
   let table: TOMLTable
   /// Dotted path of this table (`""` for the document, `job[0]`, `job[0].backoff`).
   let path: String
   let file: String
-  let locator: KeyLocator
 
   func keyPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
   func error(_ key: String?, _ message: String) -> ConfigurationError {
     let full = key.map(keyPath) ?? (path.isEmpty ? nil : path)
     return ConfigurationError(
-      file: file, line: locator.line(of: full ?? ""), key: full, message: message)
+      file: file, line: key.map(line(of:)) ?? tableLine, key: full, message: message)
+  }
+
+  /// The line this table was defined on; none for the document itself.
+  private var tableLine: Int? { path.isEmpty ? nil : table.position.line }
+
+  /// The line of `key` relative to this table (`every`, `backoff.initial`, `command[1]`), or of
+  /// its nearest written parent.
+  private func line(of key: String) -> Int? {
+    var current = table
+    var line = tableLine
+    for part in key.split(separator: ".") {
+      var name = part
+      var element: Int?
+      if part.hasSuffix("]"), let bracket = part.lastIndex(of: "[") {
+        name = part[..<bracket]
+        element = Int(part[part.index(after: bracket)..<part.index(before: part.endIndex)])
+      }
+      guard let entry = current.entry(String(name)) else { break }
+      var node = entry.node
+      line = entry.keyPosition.line
+      if let element, let elements = node.value.array, elements.indices.contains(element) {
+        node = elements[element]
+        line = node.position.line
+      }
+      guard let inner = node.value.table else { break }
+      line = inner.position.line
+      current = inner
+    }
+    return line
   }
 
   /// Throws for the first key of this table that is not in `known`.
@@ -35,13 +64,13 @@ struct TableReader {
 
   func bool(_ key: String) throws(ConfigurationError) -> Bool? {
     guard let value = table[key] else { return nil }
-    guard let bool = value.bool else { throw mismatch(key, "true or false", value) }
+    guard let bool = value.boolean else { throw mismatch(key, "true or false", value) }
     return bool
   }
 
   func int(_ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
     guard let value = table[key] else { return nil }
-    guard let int = value.int else { throw mismatch(key, "an integer", value) }
+    guard let int = value.integer.map(Int.init) else { throw mismatch(key, "an integer", value) }
     guard range.contains(int) else {
       throw error(key, "must be between \(range.lowerBound) and \(range.upperBound), got \(int)")
     }
@@ -50,7 +79,7 @@ struct TableReader {
 
   func double(_ key: String, in range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {
     guard let value = table[key] else { return nil }
-    guard let number = value.double ?? value.int.map(Double.init) else {
+    guard let number = value.float ?? value.integer.map(Double.init) else {
       throw mismatch(key, "a number", value)
     }
     guard range.contains(number) else {
@@ -73,8 +102,8 @@ struct TableReader {
     guard let array = value.array else { throw mismatch(key, "an array of strings", value) }
     var strings: [String] = []
     for (index, element) in array.enumerated() {
-      guard let string = element.string else {
-        throw error("\(key)[\(index)]", "expected a string, got \(element.type)")
+      guard let string = element.value.string else {
+        throw error("\(key)[\(index)]", "expected a string, got \(element.value.typeName)")
       }
       strings.append(string)
     }
@@ -85,11 +114,11 @@ struct TableReader {
     guard let value = table[key] else { return nil }
     guard let inner = value.table else { throw mismatch(key, "a table of strings", value) }
     var result: [String: String] = [:]
-    for name in inner.keys {
-      guard let string = inner[name]?.string else {
-        throw error("\(key).\(name)", "expected a string")
+    for entry in inner.entries {
+      guard let string = entry.node.value.string else {
+        throw error("\(key).\(entry.key)", "expected a string")
       }
-      result[name] = string
+      result[entry.key] = string
     }
     return result
   }
@@ -98,7 +127,7 @@ struct TableReader {
   func table(_ key: String) throws(ConfigurationError) -> TableReader? {
     guard let value = table[key] else { return nil }
     guard let inner = value.table else { throw mismatch(key, "a table", value) }
-    return TableReader(table: inner, path: keyPath(key), file: file, locator: locator)
+    return TableReader(table: inner, path: keyPath(key), file: file)
   }
 
   /// The tables of an array of tables (`[[job]]`), or an empty array when absent.
@@ -107,18 +136,17 @@ struct TableReader {
     guard let array = value.array else { throw mismatch(key, "an array of tables", value) }
     var readers: [TableReader] = []
     for (index, element) in array.enumerated() {
-      guard let inner = element.table else {
-        throw error("\(key)[\(index)]", "expected a table, got \(element.type)")
+      guard let inner = element.value.table else {
+        throw error("\(key)[\(index)]", "expected a table, got \(element.value.typeName)")
       }
-      readers.append(
-        TableReader(table: inner, path: keyPath("\(key)[\(index)]"), file: file, locator: locator))
+      readers.append(TableReader(table: inner, path: keyPath("\(key)[\(index)]"), file: file))
     }
     return readers
   }
 
-  private func mismatch(
-    _ key: String, _ expected: String, _ value: any TOMLValueConvertible
-  ) -> ConfigurationError {
-    error(key, "expected \(expected), got \(value.type)")
+  private func mismatch(_ key: String, _ expected: String, _ value: TOMLValue)
+    -> ConfigurationError
+  {
+    error(key, "expected \(expected), got \(value.typeName)")
   }
 }
