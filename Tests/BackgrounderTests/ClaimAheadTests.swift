@@ -75,9 +75,12 @@ struct ClaimAheadTests {
       perTask.values.allSatisfy {
         $0.count == 1 && $0[0]["outcome"] as String == "success" && $0[0]["attempt"] as Int == 0
       })
-    // One worker slot: without claims ahead every job needs a commit of its own before it runs.
+    // One worker slot: without claims ahead every job's claim needs a commit of its own before
+    // it runs, so there would be at least one commit per job (plus the schedules' commits). How
+    // far below that it lands depends on how the fsyncs and the no-op runs interleave (one
+    // commit per two jobs was seen with the whole suite running on two cores).
     let commits = h.backgrounder.diagnostics().storeCommits
-    #expect(commits < jobs.count / 2, "\(commits) commits for \(jobs.count) jobs")
+    #expect(commits < jobs.count, "\(commits) commits for \(jobs.count) jobs")
   }
 
   @Test(
