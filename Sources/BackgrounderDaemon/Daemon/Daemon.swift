@@ -49,6 +49,7 @@ public final class Daemon: Service {
   /// Starts the daemon and runs it until a shutdown signal (returns) or a failing part (throws
   /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   public func run() async throws {
+    HeapTuning.limitArenas()
     let configuration = try ConfigurationLoader.load(path: options.configPath)
     guard let storeLock = try StoreLock(storePath: configuration.storePath) else {
       throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
@@ -78,6 +79,7 @@ public final class Daemon: Service {
     }
     let jobs = JobSynchronizer(runtime: runtime, logger: logger)
     await jobs.apply(configuration)
+    HeapTuning.releaseFreeMemory()
 
     let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
     let reporter = EventReporter(logger: logger, metrics: metrics)
@@ -187,6 +189,7 @@ public final class Daemon: Service {
     do {
       let configuration = try ConfigurationLoader.load(path: options.configPath)
       await jobs.apply(configuration)
+      HeapTuning.releaseFreeMemory()
       notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")
       logger.info("config reloaded", metadata: ["jobs": "\(configuration.jobs.count)"])
     } catch {
