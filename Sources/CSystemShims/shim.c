@@ -47,6 +47,4 @@ long csystem_getxattr(const char *path, const char *name, void *value, unsigned 
   return (long)getxattr(path, name, value, (size_t)size);
 }
 
-int csystem_limit_malloc_arenas(int count) { return mallopt(M_ARENA_MAX, count); }
-
 int csystem_release_free_heap(void) { return malloc_trim(0); }

@@ -49,7 +49,6 @@ public final class Daemon: Service {
   /// Starts the daemon and runs it until a shutdown signal (returns) or a failing part (throws
   /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   public func run() async throws {
-    HeapTuning.limitArenas()
     let configuration = try ConfigurationLoader.load(path: options.configPath)
     guard let storeLock = try StoreLock(storePath: configuration.storePath) else {
       throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")

@@ -27,11 +27,6 @@ int csystem_reap(pid_t pid);
 /// `getxattr(path, name, value, size)` (sys/xattr.h is not in the Glibc module).
 long csystem_getxattr(const char *path, const char *name, void *value, unsigned long size);
 
-/// Caps glibc's malloc at `count` arenas (`mallopt(M_ARENA_MAX, count)`): by default each new
-/// thread that allocates may get an arena of its own (up to 8 per core), each keeping freed
-/// memory. Returns 1 on success, 0 on error.
-int csystem_limit_malloc_arenas(int count);
-
 /// Gives the heap's free memory back to the kernel (`malloc_trim(0)`). Returns 1 when some
 /// memory was released.
 int csystem_release_free_heap(void);
