@@ -227,6 +227,14 @@ let package = Package(
   ]
 )
 
+// The shipped binary (`Scripts/package` sets BACKGROUNDER_PACKAGE=1) is linked with the
+// toolchain's lld, for the layout flags that script passes (see README "Measurements").
+if Context.environment["BACKGROUNDER_PACKAGE"] == "1",
+  let executable = package.targets.first(where: { $0.name == "BackgrounderCLI" })
+{
+  executable.linkerSettings = [.unsafeFlags(["-use-ld=lld"])]
+}
+
 // libFuzzer targets (Fuzz/), declared only when Fuzz/run asks for them: they are built with
 // `-sanitize=fuzzer,address`, which a normal `swift build` does not pass.
 if Context.environment["BACKGROUNDER_FUZZ"] == "1" {

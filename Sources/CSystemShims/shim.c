@@ -4,6 +4,7 @@
 #include "CSystemShims.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -45,3 +46,5 @@ int csystem_reap(pid_t pid) {
 long csystem_getxattr(const char *path, const char *name, void *value, unsigned long size) {
   return (long)getxattr(path, name, value, (size_t)size);
 }
+
+int csystem_release_free_heap(void) { return malloc_trim(0); }

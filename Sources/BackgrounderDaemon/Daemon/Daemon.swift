@@ -84,6 +84,7 @@ public final class Daemon: Service {
     }
     let jobs = JobSynchronizer(runtime: runtime, logger: logger)
     await jobs.apply(configuration)
+    HeapTuning.releaseFreeMemory()
 
     let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
     let reporter = EventReporter(logger: logger, metrics: metrics)
@@ -201,6 +202,7 @@ public final class Daemon: Service {
     do {
       let configuration = try ConfigurationLoader.load(path: options.configPath)
       await jobs.apply(configuration)
+      HeapTuning.releaseFreeMemory()
       notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")
       logger.info("config reloaded", metadata: ["jobs": "\(configuration.jobs.count)"])
     } catch {

@@ -27,4 +27,8 @@ int csystem_reap(pid_t pid);
 /// `getxattr(path, name, value, size)` (sys/xattr.h is not in the Glibc module).
 long csystem_getxattr(const char *path, const char *name, void *value, unsigned long size);
 
+/// Gives the heap's free memory back to the kernel (`malloc_trim(0)`). Returns 1 when some
+/// memory was released.
+int csystem_release_free_heap(void);
+
 #endif
