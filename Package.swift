@@ -26,6 +26,10 @@ let package = Package(
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ],
   targets: [
+    // ThreadSanitizer's acquire/release hooks, weak (no-ops without TSan); seen by Locking only.
+    .target(name: "CThreadSanitizer"),
+    // `Lock`: `Synchronization.Mutex` with its acquire and release visible to ThreadSanitizer.
+    .target(name: "Locking", dependencies: ["CThreadSanitizer"]),
     // libnl-3 / libnl-route-3, seen by the Netlink module only.
     .systemLibrary(
       name: "CNetlink",
@@ -37,6 +41,7 @@ let package = Package(
       name: "Netlink",
       dependencies: [
         "CNetlink",
+        "Locking",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "SystemPackage", package: "swift-system"),
       ]
@@ -45,6 +50,7 @@ let package = Package(
     .target(
       name: "Reachability",
       dependencies: [
+        "Locking",
         "Netlink",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -72,6 +78,7 @@ let package = Package(
       name: "NetworkHints",
       dependencies: [
         "CSystemdBus",
+        "Locking",
         "Netlink",
         "Nl80211",
         "Reachability",
@@ -83,6 +90,7 @@ let package = Package(
     .target(
       name: "PowerSource",
       dependencies: [
+        "Locking",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "SystemPackage", package: "swift-system"),
@@ -93,6 +101,7 @@ let package = Package(
     .target(
       name: "Backgrounder",
       dependencies: [
+        "Locking",
         .product(name: "DequeModule", package: "swift-collections"),
         .product(name: "HeapModule", package: "swift-collections"),
         .product(name: "GRDB", package: "GRDB.swift"),
@@ -106,7 +115,7 @@ let package = Package(
     // Public test kit: manual clock, fake network and power sources, test driver.
     .target(
       name: "BackgrounderTesting",
-      dependencies: ["Backgrounder"]
+      dependencies: ["Backgrounder", "Locking"]
     ),
     // timerfd/eventfd headers for the daemon's wall-clock change monitor (no library).
     .systemLibrary(name: "CTimerFD"),
@@ -131,6 +140,7 @@ let package = Package(
         "BackgrounderLinux",
         "CTimerFD",
         "CSystemShims",
+        "Locking",
         "NetworkHints",
         "PowerSource",
         "Reachability",
@@ -149,6 +159,7 @@ let package = Package(
       dependencies: [
         "Backgrounder",
         "BackgrounderDaemon",
+        "Locking",
         "NetworkHints",
         "PowerSource",
         "Reachability",
@@ -192,21 +203,22 @@ let package = Package(
     .testTarget(
       name: "ReachabilityTests",
       dependencies: [
-        "Reachability", .product(name: "PropertyBased", package: "swift-property-based"),
+        "Locking", "Reachability",
+        .product(name: "PropertyBased", package: "swift-property-based"),
       ]
     ),
-    .testTarget(name: "PowerSourceTests", dependencies: ["PowerSource"]),
+    .testTarget(name: "PowerSourceTests", dependencies: ["Locking", "PowerSource"]),
     .testTarget(name: "Nl80211Tests", dependencies: ["Nl80211"]),
     .testTarget(name: "NetworkHintsTests", dependencies: ["NetworkHints", "Reachability"]),
     .testTarget(
       name: "BackgrounderTests",
       dependencies: [
-        "Backgrounder", "BackgrounderTesting",
+        "Backgrounder", "BackgrounderTesting", "Locking",
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]
     ),
     .testTarget(name: "TOMLTests", dependencies: ["TOML"]),
-    .testTarget(name: "BackgrounderDaemonTests", dependencies: ["BackgrounderDaemon"]),
+    .testTarget(name: "BackgrounderDaemonTests", dependencies: ["BackgrounderDaemon", "Locking"]),
     // The executable's own parts: its executors and `status` output encoding (one-shot and
     // `--watch --json` lines).
     .testTarget(name: "BackgrounderCLITests", dependencies: ["BackgrounderCLI"]),
@@ -215,7 +227,7 @@ let package = Package(
       name: "IntegrationTests",
       dependencies: [
         "Reachability", "PowerSource", "Backgrounder", "BackgrounderLinux", "BackgrounderTesting",
-        "BackgrounderDaemon", "NetworkHints", "ResurrectionChild",
+        "BackgrounderDaemon", "Locking", "NetworkHints", "ResurrectionChild",
       ]
     ),
     // Child process of IntegrationTests/ResurrectionTests (killed with SIGKILL mid-run).

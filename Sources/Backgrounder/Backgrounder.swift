@@ -1,6 +1,6 @@
 import Foundation
+import Locking
 import Logging
-import Synchronization
 
 /// The background-work runtime: create → ``register(_:factory:)-(TaskId,_)`` → ``start()``.
 ///
@@ -89,10 +89,10 @@ public final class Backgrounder: Sendable {
 
   /// The configuration this runtime was created with.
   public let configuration: Configuration
-  private let lifecycle = Mutex(Lifecycle.configuring([:]))
+  private let lifecycle = Lock(Lifecycle.configuring([:]))
   private let hub = EventHub()
   private let health = HealthRecorder()
-  private let fallbackFactory = Mutex<WorkerFactory?>(nil)
+  private let fallbackFactory = Lock<WorkerFactory?>(nil)
 
   /// Creates a runtime; nothing is opened until ``start()``.
   public init(configuration: Configuration) {

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// A FIFO of jobs shared by one or more consumer threads. A consumer that finds it empty sleeps
 /// in ``ExecutorWakeup/wait()``; ``enqueue(_:)`` wakes exactly one sleeper, and only when one
@@ -25,7 +25,7 @@ final class ExecutorJobQueue: Sendable {
     }
   }
 
-  private let state = Mutex(State())
+  private let state = Lock(State())
   private let wakeup = ExecutorWakeup()
 
   /// Appends `job`, waking one sleeping consumer if there is one.

@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import Locking
 
 /// Jobs scheduled for later (`Task.sleep`), held until due and then handed to a queue.
 ///
@@ -80,7 +80,7 @@ final class ExecutorTimer: Sendable {
   }
 
   private let target: ExecutorJobQueue
-  private let state = Mutex(State())
+  private let state = Lock(State())
   private let wakeup = ExecutorWakeup()
 
   /// Due jobs go to `target`.

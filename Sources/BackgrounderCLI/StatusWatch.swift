@@ -1,7 +1,7 @@
 import BackgrounderDaemon
+import Locking
 import PowerSource
 import Reachability
-import Synchronization
 
 /// The printing side of `status --watch`: one line per network, power or task change, whole
 /// and in the order the changes were taken in. Network changes arrive on the monitor's own
@@ -16,11 +16,11 @@ final class StatusWatch: Sendable {
   }
 
   private let printer: StatusPrinter
-  private let state: Mutex<State>
+  private let state: Lock<State>
 
   init(printer: StatusPrinter, power: PowerStatus) {
     self.printer = printer
-    state = Mutex(State(power: power))
+    state = Lock(State(power: power))
   }
 
   func networkChanged(_ status: NetworkStatus) {

@@ -1,13 +1,13 @@
 import Backgrounder
 import Foundation
-import Synchronization
+import Locking
 
 /// Reads the tasks for `status` from the store, read-only. A missing store means no tasks yet;
 /// any other problem (corrupt file, newer schema) is reported on stderr once and makes `status`
 /// exit non-zero after printing the rest.
 final class TaskSection: Sendable {
   let storePath: String
-  private let failure = Mutex<String?>(nil)
+  private let failure = Lock<String?>(nil)
 
   init(storePath: String) {
     self.storePath = storePath

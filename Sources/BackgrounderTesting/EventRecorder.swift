@@ -1,5 +1,5 @@
 public import Backgrounder
-import Synchronization
+import Locking
 
 /// Records a runtime's events and lets a test wait for the ones it expects (no sleeping).
 public final class EventRecorder: Sendable {
@@ -15,11 +15,11 @@ public final class EventRecorder: Sendable {
   }
 
   private final class Box: Sendable {
-    let state = Mutex(State())
+    let state = Lock(State())
   }
 
   private let box = Box()
-  private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+  private let task: Lock<Task<Void, Never>?> = Lock(nil)
 
   /// Subscribes to `backgrounder.events()` now (call before the actions you want to observe).
   public init(_ backgrounder: Backgrounder) {

@@ -1,5 +1,5 @@
 public import Backgrounder
-import Synchronization
+import Locking
 
 /// A condition source the test sets by hand; each subscriber gets the current value first,
 /// then every ``set(_:)``.
@@ -10,11 +10,11 @@ public final class FakeConditionSource<Value: Sendable & Equatable>: Sendable {
     var subscribers: [Int: AsyncStream<Value>.Continuation] = [:]
   }
 
-  private let state: Mutex<State>
+  private let state: Lock<State>
 
   /// Creates a source reporting `initial`.
   public init(_ initial: Value) {
-    state = Mutex(State(current: initial))
+    state = Lock(State(current: initial))
   }
 
   /// The value right now.

@@ -1,6 +1,6 @@
 public import Backgrounder
 public import Foundation
-import Synchronization
+import Locking
 
 /// A wall clock that only moves when told to. Sleepers wake when ``advance(by:)`` or
 /// ``advance(to:)`` reaches their deadline; tests never sleep for real. ``jump(by:)`` steps the
@@ -26,11 +26,11 @@ public final class ManualClock: WallClock, ClockChangeSource {
     var changeSubscribers: [UInt64: AsyncStream<Void>.Continuation] = [:]
   }
 
-  private let state: Mutex<State>
+  private let state: Lock<State>
 
   /// Creates a clock reading `now` (default: 2023-11-14T22:13:20Z).
   public init(now: Date = Date(timeIntervalSince1970: 1_700_000_000)) {
-    state = Mutex(State(now: WallInstant(now)))
+    state = Lock(State(now: WallInstant(now)))
   }
 
   /// The current instant.

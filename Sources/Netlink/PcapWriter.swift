@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import Locking
 import SystemPackage
 
 /// Writes netlink messages as a pcapng file (one LINKTYPE_NETLINK interface, enhanced packet
@@ -7,7 +7,7 @@ import SystemPackage
 /// Each packet is flushed to the file as it is written, so a killed process leaves a valid file.
 /// The file is created 0600: captures describe the machine's network.
 public final class PcapWriter: Sendable {
-  private let descriptor: Mutex<FileDescriptor?>
+  private let descriptor: Lock<FileDescriptor?>
 
   /// Creates (or truncates) the file at `path` and writes the section header and the
   /// interface description.
@@ -35,7 +35,7 @@ public final class PcapWriter: Sendable {
       try? file.close()
       throw error
     }
-    descriptor = Mutex(file)
+    descriptor = Lock(file)
   }
 
   /// Appends one packet; the timestamp defaults to the current wall-clock time. `comments`

@@ -1,8 +1,8 @@
-import Synchronization
+import Locking
 
 /// Hands one value from a thread to the thread that joins it.
 final class ResultSlot<T: Sendable>: Sendable {
-  private let value = Mutex<T?>(nil)
+  private let value = Lock<T?>(nil)
 
   func store(_ newValue: T) { value.withLock { $0 = newValue } }
 

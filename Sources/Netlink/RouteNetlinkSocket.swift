@@ -1,6 +1,6 @@
 import CNetlink
 import Glibc
-import Synchronization
+import Locking
 
 /// A libnl `NETLINK_ROUTE` socket subscribed to link, IPv4/IPv6 address, route and rule
 /// notifications, and nexthop notifications where the kernel has them (5.3+), filtered in the
@@ -21,8 +21,8 @@ public final class RouteNetlinkSocket: Sendable {
     case wouldBlock
   }
 
-  private let socket: Mutex<OpaquePointer?>
-  private let receiveBuffer = Mutex([UInt8](repeating: 0, count: datagramCapacity))
+  private let socket: Lock<OpaquePointer?>
+  private let receiveBuffer = Lock([UInt8](repeating: 0, count: datagramCapacity))
   /// The socket's file descriptor, for poll().
   public let fileDescriptor: Int32
 
@@ -67,7 +67,7 @@ public final class RouteNetlinkSocket: Sendable {
       nl_socket_free(handle)
       throw error
     }
-    socket = Mutex(handle)
+    socket = Lock(handle)
   }
 
   /// Asks for a large receive buffer: SO_RCVBUFFORCE (needs CAP_NET_ADMIN), else SO_RCVBUF

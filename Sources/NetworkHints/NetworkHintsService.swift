@@ -1,10 +1,10 @@
 import CSystemdBus
 import Glibc
+import Locking
 import Logging
 import Netlink
 import Reachability
 import ServiceLifecycle
-import Synchronization
 
 /// Settings of ``NetworkHintsService``.
 public struct NetworkHintsConfiguration: Sendable, Equatable {
@@ -36,7 +36,7 @@ public final class NetworkHintsService: Service, Sendable {
   private let configuration: NetworkHintsConfiguration
   private let monitor: ReachabilityMonitor
   private let logger: Logger
-  private let settledWaiters = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>(
+  private let settledWaiters = Lock<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>(
     (false, []))
 
   /// Creates the service; nothing happens until ``run()``.

@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Synchronization
+import Locking
 import SystemPackage
 
 /// A `NETLINK_KOBJECT_UEVENT` socket bound to the kernel's multicast group 1.
@@ -44,7 +44,7 @@ public final class NetlinkUeventSocket: UeventSource {
 
   private let descriptor: FileDescriptor
   private let senderPolicy: SenderPolicy
-  private let state: Mutex<State>
+  private let state: Lock<State>
 
   private struct State {
     var counters = Counters()
@@ -78,7 +78,7 @@ public final class NetlinkUeventSocket: UeventSource {
     self.portID = boundAddress.portID
     self.descriptor = descriptor
     self.senderPolicy = senderPolicy
-    self.state = Mutex(State())
+    self.state = Lock(State())
   }
 
   deinit {

@@ -1,6 +1,6 @@
+import Locking
 import Logging
 import ServiceLifecycle
-import Synchronization
 
 /// The live power probe: reads `ROOT/class/power_supply` and publishes ``PowerStatus`` changes.
 ///
@@ -14,7 +14,7 @@ public final class PowerProbe: Service, Sendable {
   private let batteryRereadInterval: Duration
   private let sleep: @Sendable (Duration) async throws -> Void
   private let uevents: (any UeventSource)?
-  private let state: Mutex<State>
+  private let state: Lock<State>
 
   private struct State {
     var model = PowerModel()
@@ -53,7 +53,7 @@ public final class PowerProbe: Service, Sendable {
     self.uevents = uevents
     var model = PowerModel()
     let status = Self.evaluate(reader, &model)
-    self.state = Mutex(State(model: model, status: status))
+    self.state = Lock(State(model: model, status: status))
     if !status.problems.isEmpty {
       logger.warning(
         "power supply attributes unreadable or unparseable",

@@ -2,7 +2,7 @@
 /// observers: each new stream subscriber first gets the current value (when there is one), then
 /// every later one; an observer gets every value published after it was added.
 ///
-/// Not thread-safe by itself: the owner keeps it inside its `Mutex`, decides under the lock and
+/// Not thread-safe by itself: the owner keeps it inside its `Lock`, decides under the lock and
 /// acts after it: ``publish(_:)`` and ``finish()`` hand the recipients back, to be delivered to
 /// or finished once the lock is released (finishing runs termination handlers, which take that
 /// lock to unsubscribe). An owner that publishes from more than one thread delivers under a

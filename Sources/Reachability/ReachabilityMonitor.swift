@@ -1,7 +1,7 @@
+import Locking
 import Logging
 import Netlink
 import ServiceLifecycle
-import Synchronization
 
 /// Watches rtnetlink (links, IPv4/IPv6 addresses, default routes, policy rules and nexthop
 /// objects) and publishes ``NetworkStatus`` changes. A dedicated thread sleeps in `poll()`
@@ -23,11 +23,11 @@ public final class ReachabilityMonitor: Service, Sendable {
   private let configuration: ReachabilityConfiguration
   private let logger: Logger
   private let capture: NetlinkCapture?
-  private let state: Mutex<State>
+  private let state: Lock<State>
   /// Held while a status is decided and delivered (taken before `state`), so that every
   /// subscriber and observer sees the statuses in the order they were published, whichever
   /// thread published them (the netlink thread, a hint source's).
-  private let delivery = Mutex(())
+  private let delivery = Lock(())
 
   /// Creates a monitor; nothing happens until ``run()``. `capture` records every datagram.
   public init(
@@ -36,7 +36,7 @@ public final class ReachabilityMonitor: Service, Sendable {
     self.configuration = configuration
     self.logger = logger
     self.capture = capture
-    state = Mutex(State(engine: ReachabilityEngine(configuration: configuration, live: true)))
+    state = Lock(State(engine: ReachabilityEngine(configuration: configuration, live: true)))
   }
 
   /// The latest status (``NetworkStatus/unknown``-like until the first dump completed).

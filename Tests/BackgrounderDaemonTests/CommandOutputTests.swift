@@ -1,6 +1,6 @@
 import Foundation
+import Locking
 import Logging
-import Synchronization
 import Testing
 
 @testable import BackgrounderDaemon
@@ -94,7 +94,7 @@ struct CommandOutputTests {
 
 /// Messages a `LogCapture` kept.
 final class CapturedLines: Sendable {
-  private let lines = Mutex<[String]>([])
+  private let lines = Lock<[String]>([])
 
   func append(_ line: String) { lines.withLock { $0.append(line) } }
 

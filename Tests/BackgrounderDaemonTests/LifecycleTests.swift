@@ -1,9 +1,9 @@
 import Backgrounder
 import BackgrounderDaemon
 import Foundation
+import Locking
 import Logging
 import ServiceLifecycle
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -78,7 +78,7 @@ import Testing
   func readinessWaitsForAll() async {
     let (listening, listened) = AsyncStream<Void>.makeStream()
     let (statuses, network) = AsyncStream<Int>.makeStream()
-    let result = Mutex<String??>(nil)
+    let result = Lock<String??>(nil)
     let waiter = Task {
       let unmet = await ReadinessCondition.firstUnmet([
         .firstElement(of: listening, "control socket listening"),
@@ -109,7 +109,7 @@ import Testing
 
   @Test("the watchdog check passes while the loop iterates or idles, fails when it is stuck")
   func dispatchWatchdog() {
-    let samples = Mutex<[DispatchLoopProgress?]>([
+    let samples = Lock<[DispatchLoopProgress?]>([
       DispatchLoopProgress(iterations: 1, isIdle: false),
       DispatchLoopProgress(iterations: 2, isIdle: false),
       DispatchLoopProgress(iterations: 2, isIdle: true),
@@ -135,7 +135,7 @@ import Testing
     let receiver = try DatagramReceiver(path: path, timeout: .milliseconds(1))
     let notifier = SystemdNotifier(
       environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "20000"])
-    let healthy = Mutex(true)
+    let healthy = Lock(true)
     let pinger = Task {
       await notifier.runWatchdog(logger: logger) { healthy.withLock { $0 } }
     }
@@ -201,7 +201,7 @@ import Testing
 
 /// A flag set once, read from any task.
 private final class Flag: Sendable {
-  private let value = Mutex(false)
+  private let value = Lock(false)
   var isSet: Bool { value.withLock { $0 } }
   func set() { value.withLock { $0 = true } }
 }

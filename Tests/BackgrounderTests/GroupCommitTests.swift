@@ -1,7 +1,7 @@
 import BackgrounderTesting
 import Foundation
 import GRDB
-import Synchronization
+import Locking
 import Testing
 
 @testable import Backgrounder
@@ -57,7 +57,7 @@ struct GroupCommitTests {
     await first.stop(removeFiles: false)
 
     let path = first.storePath
-    let seenRunning = Mutex<[Int]>([])
+    let seenRunning = Lock<[Int]>([])
     let worker = ClosureWorker { _ in
       let running = try? TaskStoreReader(path: path).tasks().filter { $0.state == .running }.count
       seenRunning.withLock { $0.append(running ?? -1) }

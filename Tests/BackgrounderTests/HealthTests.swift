@@ -2,7 +2,7 @@ import Backgrounder
 import BackgrounderTesting
 import Foundation
 import GRDB
-import Synchronization
+import Locking
 import Testing
 
 /// `diagnostics()` reports each detected problem, and `isHealthy` only when there is none.
@@ -195,7 +195,7 @@ private func waitForDiagnostics(
 
 /// A network source that is subscribed to but never delivers anything.
 private final class SilentNetwork: NetworkConditionSource {
-  private let subscribed = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>(
+  private let subscribed = Lock<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>(
     (false, []))
 
   var current: NetworkConditions { .unmetered }

@@ -1,7 +1,7 @@
 import Backgrounder
 import BackgrounderTesting
 import Foundation
-import Synchronization
+import Locking
 import Testing
 
 /// A runtime on a temporary store with a manual clock and fake condition sources.
@@ -110,10 +110,10 @@ extension MonitorEvent.Kind {
 /// A worker that records each context and returns the results it is given in turn
 /// (the last one repeats).
 final class RecordingWorker: Worker {
-  private let state: Mutex<(contexts: [WorkContext], results: [WorkResult])>
+  private let state: Lock<(contexts: [WorkContext], results: [WorkResult])>
 
   init(_ results: WorkResult...) {
-    state = Mutex(([], results.isEmpty ? [.success] : results))
+    state = Lock(([], results.isEmpty ? [.success] : results))
   }
 
   var invocations: Int { state.withLock { $0.contexts.count } }
@@ -139,7 +139,7 @@ final class BlockingWorker: Worker {
     var cancelledRuns = 0
   }
 
-  private let state = Mutex(State())
+  private let state = Lock(State())
   let ignoresCancellation: Bool
   let result: WorkResult
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import Testing
 
 /// A failure of the daemon harness (missing binary, timeout, unreadable status), with everything
@@ -145,8 +145,8 @@ func daemonProcessGroupAlive(_ group: Int32) -> Bool {
 final class DaemonChild: Sendable {
   let process: Process
   let outputPath: String
-  private let exits: Mutex<AsyncStream<Int32>?>
-  private let exitStatus = Mutex<Int32?>(nil)
+  private let exits: Lock<AsyncStream<Int32>?>
+  private let exitStatus = Lock<Int32?>(nil)
 
   let errorPath: String
 
@@ -180,7 +180,7 @@ final class DaemonChild: Sendable {
     self.process = process
     self.outputPath = outputPath
     self.errorPath = errorPath ?? outputPath
-    self.exits = Mutex(stream)
+    self.exits = Lock(stream)
     defer {
       try? output.close()
       if errorPath != nil { try? error.close() }
@@ -256,9 +256,9 @@ final class DaemonHarness: Sendable {
   let workspace: DaemonWorkspace
   let binary: String
   let namespace: String?
-  private let daemons = Mutex<[DaemonChild]>([])
-  private let jobGroups = Mutex<Set<Int32>>([])
-  private let trace = Mutex<[String]>([])
+  private let daemons = Lock<[DaemonChild]>([])
+  private let jobGroups = Lock<Set<Int32>>([])
+  private let trace = Lock<[String]>([])
 
   init(workspace: DaemonWorkspace, namespace: String? = nil) throws {
     self.workspace = workspace

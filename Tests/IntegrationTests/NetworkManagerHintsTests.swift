@@ -1,10 +1,10 @@
 import Backgrounder
 import BackgrounderLinux
 import Foundation
+import Locking
 import Logging
 import NetworkHints
 import Reachability
-import Synchronization
 import Testing
 
 /// The monitor with NetworkManager hints from python-dbusmock's NetworkManager template on a
@@ -172,5 +172,5 @@ struct NetworkManagerHintsTests {
 
 /// Counts worker invocations.
 private final class RunCounter: Sendable {
-  let count = Mutex(0)
+  let count = Lock(0)
 }

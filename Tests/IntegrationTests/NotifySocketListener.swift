@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 #if canImport(Glibc)
   import Glibc
@@ -15,8 +15,8 @@ final class NotifySocketListener: Sendable {
 
   let path: String
   private let fd: Int32
-  private let messages = Mutex<[Message]>([])
-  private let stopped = Mutex(false)
+  private let messages = Lock<[Message]>([])
+  private let stopped = Lock(false)
 
   init(directory: String) throws {
     path = directory + "/notify-" + String(UInt32.random(in: 0...UInt32.max), radix: 16) + ".sock"

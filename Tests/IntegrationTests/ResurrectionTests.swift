@@ -1,7 +1,7 @@
 import Backgrounder
 import BackgrounderTesting
 import Foundation
-import Synchronization
+import Locking
 import Testing
 
 /// A real child process runs a worker, is killed with SIGKILL mid-run, and a new runtime on the
@@ -202,7 +202,7 @@ extension ResurrectionTests {
 /// A worker that records the attempts it sees.
 final class RecordingWorker: Worker {
   private let result: WorkResult
-  private let seen = Mutex<[Int]>([])
+  private let seen = Lock<[Int]>([])
 
   init(_ result: WorkResult) {
     self.result = result

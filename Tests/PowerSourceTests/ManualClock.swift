@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// A clock that only moves when the test calls ``advance(by:)``; no real sleeping.
 final class ManualClock: Clock, Sendable {
@@ -21,7 +21,7 @@ final class ManualClock: Clock, Sendable {
     var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
   }
 
-  private let state = Mutex(State())
+  private let state = Lock(State())
 
   var now: Instant { state.withLock { $0.now } }
   var minimumResolution: Duration { .zero }

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 import Testing
 
 @testable import Reachability
@@ -7,7 +7,7 @@ import Testing
 @Suite struct CurrentValueBroadcasterTests {
   @Test func observerGetsEveryLaterValueInOrderAndNothingAfterFinish() async {
     var broadcaster = CurrentValueBroadcaster<Int>()
-    let seen = Mutex<[Int]>([])
+    let seen = Lock<[Int]>([])
     _ = broadcaster.publish(1)
     broadcaster.observe { value in seen.withLock { $0.append(value) } }
     let stream = broadcaster.subscribe { _ in }

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Fans events out to every `events()` subscriber.
 final class EventHub: Sendable {
@@ -6,12 +6,12 @@ final class EventHub: Sendable {
     var nextId = 0
     var subscribers: [Int: AsyncStream<MonitorEvent>.Continuation] = [:]
   }
-  private let state = Mutex(State())
+  private let state = Lock(State())
   /// Held for a whole `emit` so that concurrent emitters never interleave their events. The
   /// subscribers are yielded to outside `state`'s lock: cancelling a subscriber runs its
   /// termination handler (which takes that lock) from inside the subscriber task's own lock,
   /// which a yield that resumes the subscriber needs too.
-  private let ordering = Mutex(())
+  private let ordering = Lock(())
 
   func subscribe(
     bufferingPolicy: AsyncStream<MonitorEvent>.Continuation.BufferingPolicy

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// What the runtime noticed going wrong, kept for ``Backgrounder/diagnostics()``: condition
 /// sources that ended or never reported, abandoned workers, clock jumps and start failures.
@@ -19,7 +19,7 @@ final class HealthRecorder: Sendable {
     var startFailure: HealthProblem?
   }
 
-  private let state = Mutex(State())
+  private let state = Lock(State())
 
   /// The runtime subscribed to `source`'s updates.
   func subscribed(_ source: ConditionSourceName, at now: WallInstant) {

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// A one-shot value: the first `resolve` wins, later ones are ignored; any number of tasks may
 /// wait for the value. This is the "completion recorded exactly once" guard.
@@ -8,7 +8,7 @@ final class Latch<Value: Sendable>: Sendable {
     case resolved(Value)
   }
 
-  private let state = Mutex(State.waiting([]))
+  private let state = Lock(State.waiting([]))
 
   /// Resolves the latch; returns `false` if it was already resolved.
   @discardableResult
@@ -56,7 +56,7 @@ final class WakeSignal: Sendable {
     var waiter: CheckedContinuation<Void, Never>?
   }
 
-  private let state = Mutex(State())
+  private let state = Lock(State())
 
   func fire() {
     let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// The live side of one run: what the driver's controller waits on, and what stops, gate
 /// releases and expiry act on. Every decision goes through a ``Latch`` so the first signal
@@ -14,7 +14,7 @@ final class RunHandle: Sendable {
   let end = Latch<RunEnding>()
   /// `true` when the worker returned, `false` when it was abandoned after the grace period.
   let exit = Latch<Bool>()
-  private let state = Mutex<(worker: Task<Void, Never>?, stopReason: StopReason?)>((nil, nil))
+  private let state = Lock<(worker: Task<Void, Never>?, stopReason: StopReason?)>((nil, nil))
 
   var stopReason: StopReason? { state.withLock { $0.stopReason } }
 

@@ -1,6 +1,6 @@
 import Foundation
+import Locking
 import Logging
-import Synchronization
 
 /// The thin async driver around ``DispatchStateMachine``: it owns the store writer, the
 /// dispatch loop, the condition subscriptions and the run controllers. Every decision is taken
@@ -31,12 +31,12 @@ final class Runtime: Sendable {
   let writer: StoreWriter
   let events: EventHub
   let health: HealthRecorder
-  let core: Mutex<Core>
+  let core: Lock<Core>
   let wake = WakeSignal()
-  private let loop = Mutex<Task<Void, Never>?>(nil)
-  private let iterations = Mutex<UInt64>(0)
+  private let loop = Lock<Task<Void, Never>?>(nil)
+  private let iterations = Lock<UInt64>(0)
   /// Test hook: while set, the loop blocks at the top of its next iteration until shutdown.
-  private let stallRequested = Mutex(false)
+  private let stallRequested = Lock(false)
   private let stallReleased = Latch<Void>()
   private var clock: any WallClock { configuration.clock }
   private var logger: Logger { configuration.logger }
@@ -53,7 +53,7 @@ final class Runtime: Sendable {
     self.events = events
     self.health = health
     self.writer = StoreWriter(store: store, events: events)
-    self.core = Mutex(Core(machine: machine))
+    self.core = Lock(Core(machine: machine))
   }
 
   /// Runs one state-machine step under the lock, enqueues its store changes and events in

@@ -1,6 +1,6 @@
 import DequeModule
 import Foundation
-import Synchronization
+import Locking
 
 /// The single writer of a store. Changes are enqueued in decision order (under the
 /// dispatcher's lock) and committed by one long-lived commit thread in batches, one
@@ -46,7 +46,7 @@ final class StoreWriter: Sendable {
 
   private let store: TaskStore
   private let events: EventHub
-  private let state = Mutex(State())
+  private let state = Lock(State())
   private let wakeUp = CommitThreadSignal()
   /// Ops per transaction at most (bounds the latency of one commit).
   private let maxBatch = 4096

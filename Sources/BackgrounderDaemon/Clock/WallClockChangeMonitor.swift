@@ -1,9 +1,9 @@
 import Backgrounder
 import CTimerFD
 import Foundation
+import Locking
 import Logging
 import ServiceLifecycle
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -21,7 +21,7 @@ public final class WallClockChangeMonitor: ClockChangeSource, Service, Sendable 
   }
 
   private let logger: Logger
-  private let state = Mutex(State())
+  private let state = Lock(State())
 
   public init(logger: Logger) {
     self.logger = logger

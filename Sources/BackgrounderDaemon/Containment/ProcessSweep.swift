@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// The processes left of one run: the members of its process group and of its cgroup. Signals
 /// them, waits for them to be gone, and reaps those reparented to the daemon.
@@ -10,7 +10,7 @@ final class ProcessSweep: Sendable {
   private let leaderStartTime: UInt64
   private let cgroup: String?
   /// Cgroup members seen so far, so that they can be reaped once they left the cgroup.
-  private let seen = Mutex<[pid_t: ProcStat]>([:])
+  private let seen = Lock<[pid_t: ProcStat]>([:])
 
   init(scope: RunScope) {
     group = scope.leader?.processGroup

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import SystemPackage
 
 #if canImport(Glibc)
@@ -133,7 +133,7 @@ public struct ControlClient: Sendable {
 /// reading thread, never both on a reused descriptor.
 private final class WatchConnection: Sendable {
   private let fd: Int32
-  private let state = Mutex((shutDown: false, closed: false))
+  private let state = Lock((shutDown: false, closed: false))
 
   init(fd: Int32) {
     self.fd = fd

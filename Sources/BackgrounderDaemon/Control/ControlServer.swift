@@ -1,6 +1,6 @@
 import Foundation
+import Locking
 import Logging
-import Synchronization
 import SystemPackage
 
 #if canImport(Glibc)
@@ -22,7 +22,7 @@ public final class ControlServer: Sendable {
   private let onListening: @Sendable () -> Void
   private let changes: Changes?
   /// A socket bound by ``bindNow()``, waiting for ``run()``.
-  private let boundListener = Mutex<Int32?>(nil)
+  private let boundListener = Lock<Int32?>(nil)
 
   /// `onListening` is called once the socket is bound and listening (the daemon's readiness);
   /// `changes` serves `watch` requests; without it they are refused.

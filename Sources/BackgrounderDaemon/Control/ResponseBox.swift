@@ -1,8 +1,8 @@
-import Synchronization
+import Locking
 
 /// Hands a response from the handler's task to the waiting control thread.
 final class ResponseBox: Sendable {
-  private let value = Mutex(ControlResponse(ok: false, message: "no response"))
+  private let value = Lock(ControlResponse(ok: false, message: "no response"))
 
   func set(_ response: ControlResponse) { value.withLock { $0 = response } }
 

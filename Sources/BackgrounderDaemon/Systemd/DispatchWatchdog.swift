@@ -1,5 +1,5 @@
 import Backgrounder
-import Synchronization
+import Locking
 
 /// Decides, once per watchdog period, whether the daemon deserves a `WATCHDOG=1`: only when the
 /// runtime's dispatch loop made progress since the previous period (it iterated, or it is idle
@@ -7,7 +7,7 @@ import Synchronization
 /// once per half `WatchdogSec` and its dispatch loop not at all.
 package final class DispatchWatchdog: Sendable {
   private let sample: @Sendable () -> DispatchLoopProgress?
-  private let previous = Mutex<DispatchLoopProgress?>(nil)
+  private let previous = Lock<DispatchLoopProgress?>(nil)
 
   /// `sample` reads the loop's progress; `nil` (the runtime is not running) counts as stuck.
   package init(sample: @escaping @Sendable () -> DispatchLoopProgress?) {

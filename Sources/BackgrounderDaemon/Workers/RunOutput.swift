@@ -1,5 +1,5 @@
+import Locking
 import Logging
-import Synchronization
 
 /// Everything a run printed, as the daemon keeps it: each line logged (escaped, truncated,
 /// rate-limited), the last lines of both streams, and the last lines of stderr alone.
@@ -17,7 +17,7 @@ final class RunOutput: Sendable {
     var metadata: Logger.Metadata
   }
 
-  private let state: Mutex<State>
+  private let state: Lock<State>
   private let logger: Logger
   private let now: @Sendable () -> Duration
 
@@ -25,7 +25,7 @@ final class RunOutput: Sendable {
     logger: Logger, metadata: Logger.Metadata, limiter: LogRateLimiter,
     now: @escaping @Sendable () -> Duration
   ) {
-    state = Mutex(State(limiter: limiter, metadata: metadata))
+    state = Lock(State(limiter: limiter, metadata: metadata))
     self.logger = logger
     self.now = now
   }
