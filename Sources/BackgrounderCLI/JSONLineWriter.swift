@@ -67,14 +67,7 @@ struct JSONLineWriter {
 
   mutating func int(_ value: Int) {
     separate()
-    if value < 0 { bytes.append(UInt8(ascii: "-")) }
-    let start = bytes.count
-    var rest = value.magnitude
-    repeat {
-      bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
-      rest /= 10
-    } while rest > 0
-    bytes[start...].reverse()
+    bytes.appendDecimal(value)
     needsComma = true
   }
 

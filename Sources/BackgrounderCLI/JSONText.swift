@@ -60,16 +60,7 @@ struct JSONText {
     if let date { self.date(date) } else { null() }
   }
 
-  mutating func int(_ value: Int) {
-    if value < 0 { ascii("-") }
-    let start = bytes.count
-    var rest = value.magnitude
-    repeat {
-      bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
-      rest /= 10
-    } while rest > 0
-    bytes[start...].reverse()
-  }
+  mutating func int(_ value: Int) { bytes.appendDecimal(value) }
 
   mutating func bool(_ value: Bool) {
     if value {

@@ -47,14 +47,7 @@ struct ClaimAheadTests {
       workers: Dictionary(uniqueKeysWithValues: jobs.map { ($0, worker as any Worker) }),
       concurrencyLimit: 1)
     defer { Task { await h.stop() } }
-    await withTaskGroup(of: ScheduleOutcome.self) { group in
-      for job in jobs {
-        group.addTask { await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job)) }
-      }
-      for await outcome in group { #expect(outcome == .scheduled) }
-    }
-    await h.recorder.wait(count: jobs.count) { $0.kind.isWorkCompleted }
-    await h.driver.flush()
+    await h.scheduleAllAndWaitForCompletion(jobs)
     #expect(tally.mostRunning == 1)
     #expect(jobs.allSatisfy { tally.invocations($0) == 1 })
     let started = Dictionary(grouping: h.recorder.events { $0.kind.isWorkStarted }, by: \.taskId)

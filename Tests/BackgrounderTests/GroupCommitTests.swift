@@ -89,14 +89,7 @@ struct GroupCommitTests {
       workers: Dictionary(uniqueKeysWithValues: jobs.map { ($0, worker as any Worker) }),
       concurrencyLimit: 16)
     defer { Task { await h.stop() } }
-    await withTaskGroup(of: ScheduleOutcome.self) { group in
-      for job in jobs {
-        group.addTask { await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job)) }
-      }
-      for await outcome in group { #expect(outcome == .scheduled) }
-    }
-    await h.recorder.wait(count: jobs.count) { $0.kind.isWorkCompleted }
-    await h.driver.flush()
+    await h.scheduleAllAndWaitForCompletion(jobs)
     let completedEvents = Dictionary(
       grouping: h.recorder.events { $0.kind.isWorkCompleted }.compactMap(\.taskId), by: { $0 })
     #expect(

@@ -57,6 +57,19 @@ struct Harness {
 
   func at(_ seconds: Double) -> Date { t0.addingTimeInterval(seconds) }
 
+  /// Schedules one-time work for every id in `jobs` concurrently, expects each to be accepted,
+  /// and waits until all of them completed (the commits flushed).
+  func scheduleAllAndWaitForCompletion(_ jobs: [TaskId]) async {
+    await withTaskGroup(of: ScheduleOutcome.self) { group in
+      for job in jobs {
+        group.addTask { await backgrounder.schedule(WorkRequest.OneTime(taskId: job)) }
+      }
+      for await outcome in group { #expect(outcome == .scheduled) }
+    }
+    await recorder.wait(count: jobs.count) { $0.kind.isWorkCompleted }
+    await driver.flush()
+  }
+
   func task(_ id: TaskId) -> ScheduledTask? {
     backgrounder.scheduled().first { $0.taskId == id }
   }
