@@ -31,6 +31,10 @@ struct ReachabilityEngine: Sendable {
   private var factsSource: FactsSource
   private let asksKernel: Bool
   private var queuedDumps: [ObjectKind] = []
+  /// After an overrun, what is still queued on the socket is older than any dump and has gaps
+  /// (a lost `RTM_DELLINK` would let its stale `RTM_NEWLINK` enter the new dump's tables), so
+  /// no request goes out until the socket was read empty (``socketDrained()``).
+  private var awaitingDrain = false
   private var nextSequence: UInt32 = 1
   private(set) var lastPublished: NetworkStatus?
   private var isDirty = true
@@ -164,10 +168,16 @@ struct ReachabilityEngine: Sendable {
   mutating func recoverFromOverrun() {
     model.recordOverrun()
     isDirty = true
+    awaitingDrain = true
     requestDumps(ObjectKind.allCases)
     lookupsInFlight = [:]
     answeredLookups = false
     needsLookup = asksKernel
+  }
+
+  /// Everything queued on the socket was read: requests held back after an overrun may go.
+  mutating func socketDrained() {
+    awaitingDrain = false
   }
 
   /// Queues dumps of `kinds` (a kind already waiting is not queued twice).
@@ -177,9 +187,10 @@ struct ReachabilityEngine: Sendable {
 
   /// The next request to send: a dump (already fed to the model) while dumps are queued, then,
   /// live, the egress lookups when something changed since the last ones. `nil` while a dump
-  /// or lookups are outstanding, or nothing is due.
+  /// or lookups are outstanding, after an overrun until the socket was drained, or nothing is
+  /// due.
   mutating func nextRequest() -> [UInt8]? {
-    guard !model.isDumping, lookupsInFlight.isEmpty else { return nil }
+    guard !awaitingDrain, !model.isDumping, lookupsInFlight.isEmpty else { return nil }
     if !queuedDumps.isEmpty {
       let kind = queuedDumps.removeFirst()
       let request = DumpRequest.message(for: kind, sequence: nextSequence)

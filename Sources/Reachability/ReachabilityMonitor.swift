@@ -160,7 +160,7 @@ public final class ReachabilityMonitor: Service, Sendable {
       case nil:
         state.engine.requestDumps(ObjectKind.allCases)
       case .wouldBlock:
-        break
+        state.engine.socketDrained()
       }
       if let request = state.engine.nextRequest() {
         try capture?.record(request, outgoing: true)
