@@ -6,6 +6,16 @@ extension Parser {
     var position: TOMLPosition
   }
 
+  /// A key's parts; most keys have one, which then needs no array.
+  struct Key: RandomAccessCollection {
+    var first: KeyPart
+    var rest: [KeyPart] = []
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { rest.count + 1 }
+    subscript(position: Int) -> KeyPart { position == 0 ? first : rest[position - 1] }
+  }
+
   mutating func parseDocument() throws(TOMLError) -> TOMLTable {
     while let byte = current {
       if Self.isBlank(byte) {
@@ -51,7 +61,7 @@ extension Parser {
   }
 
   /// The table `[key]` names, defined now.
-  private func defineTable(_ key: [KeyPart], at start: TOMLPosition) throws(TOMLError)
+  private func defineTable(_ key: Key, at start: TOMLPosition) throws(TOMLError)
     -> TableBuilder
   {
     let parent = try headerParent(key, at: start)
@@ -83,7 +93,7 @@ extension Parser {
   }
 
   /// A new element of the array of tables `[[key]]`.
-  private func appendArrayElement(_ key: [KeyPart], at start: TOMLPosition) throws(TOMLError)
+  private func appendArrayElement(_ key: Key, at start: TOMLPosition) throws(TOMLError)
     -> TableBuilder
   {
     let parent = try headerParent(key, at: start)
@@ -108,7 +118,7 @@ extension Parser {
 
   /// The table a header's last key part goes into, creating implicit tables on the way. A
   /// header may pass through any table, and through an array of tables to its last element.
-  private func headerParent(_ key: [KeyPart], at start: TOMLPosition) throws(TOMLError)
+  private func headerParent(_ key: Key, at start: TOMLPosition) throws(TOMLError)
     -> TableBuilder
   {
     var table = root
@@ -149,6 +159,11 @@ extension Parser {
   /// `key = value` into `table`: dotted keys create or extend tables, never ones a header
   /// defined, and a key is set once.
   mutating func parseKeyValue(into table: TableBuilder) throws(TOMLError) {
+    try parseKeyValue(try parseKeyAndEquals(), into: table)
+  }
+
+  /// The key of a key/value pair, its `=` and the blanks after it.
+  mutating func parseKeyAndEquals() throws(TOMLError) -> Key {
     guard let byte = current, Self.startsKey(byte) else {
       throw expected("a key (a letter, digit, '-', '_' or a quoted key)")
     }
@@ -156,6 +171,11 @@ extension Parser {
     guard current == UInt8(ascii: "=") else { throw expected("'=' after the key") }
     index += 1
     skipBlanks()
+    return key
+  }
+
+  /// The value of `key` (read up to its `=`) into `table`.
+  mutating func parseKeyValue(_ key: Key, into table: TableBuilder) throws(TOMLError) {
     let node = try parseValue(depth: table.depth + key.count - 1)
     var target = table
     for (offset, part) in key.dropLast().enumerated() {
@@ -182,11 +202,15 @@ extension Parser {
     }
     let last = key[key.count - 1]
     if let (_, keyPosition) = target[last.name] {
-      throw error(
-        "key \(Self.dotted(key)) is defined twice (first at line \(keyPosition.line))",
-        at: last.position)
+      throw duplicate(key, first: keyPosition)
     }
     target.insert(last.name, .value(node), at: last.position)
+  }
+
+  func duplicate(_ key: Key, first: TOMLPosition) -> TOMLError {
+    error(
+      "key \(Self.dotted(key)) is defined twice (first at line \(first.line))",
+      at: key[key.count - 1].position)
   }
 
   /// `an integer`, `an inline table`, for messages about a value already there.
@@ -212,32 +236,38 @@ extension Parser {
   }
 
   /// A bare, quoted or dotted key, and the blanks after it.
-  mutating func parseKey() throws(TOMLError) -> [KeyPart] {
-    var parts: [KeyPart] = []
+  mutating func parseKey() throws(TOMLError) -> Key {
+    var key = Key(first: try parseKeyPart())
     while true {
-      let start = markPosition()
-      let name: String
-      switch current {
-      case UInt8(ascii: "\"")?:
-        name = try parseBasicString()
-      case UInt8(ascii: "'")?:
-        name = try parseLiteralString()
-      case let byte? where Self.isBareKeyByte(byte):
-        let first = index
-        while let byte = current, Self.isBareKeyByte(byte) { index += 1 }
-        name = String(decoding: bytes[first..<index], as: UTF8.self)
-      default:
-        throw expected("a key after '.'")
-      }
-      parts.append(KeyPart(name: name, position: start))
-      guard parts.count <= Self.maximumDepth else {
-        throw error("a key has more than \(Self.maximumDepth) dotted parts", at: start)
-      }
       skipBlanks()
-      guard current == UInt8(ascii: ".") else { return parts }
+      guard current == UInt8(ascii: ".") else { return key }
       index += 1
       skipBlanks()
+      let part = try parseKeyPart()
+      key.rest.append(part)
+      guard key.count <= Self.maximumDepth else {
+        throw error("a key has more than \(Self.maximumDepth) dotted parts", at: part.position)
+      }
     }
+  }
+
+  /// One bare or quoted part of a key.
+  private mutating func parseKeyPart() throws(TOMLError) -> KeyPart {
+    let start = markPosition()
+    let name: String
+    switch current {
+    case UInt8(ascii: "\"")?:
+      name = try parseBasicString()
+    case UInt8(ascii: "'")?:
+      name = try parseLiteralString()
+    case let byte? where Self.isBareKeyByte(byte):
+      let first = index
+      while let byte = current, Self.isBareKeyByte(byte) { index += 1 }
+      name = String(decoding: bytes[first..<index], as: UTF8.self)
+    default:
+      throw expected("a key after '.'")
+    }
+    return KeyPart(name: name, position: start)
   }
 
   /// `a.b."c d"` for messages.

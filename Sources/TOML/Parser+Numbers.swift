@@ -21,6 +21,7 @@ extension Parser {
       index += 2
       return .integer(try parseRadixInteger(radix, at: startPosition))
     }
+    if let value = plainInteger(negative: negative) { return .integer(value) }
     let integerDigits = try digitRun(leadingZeros: false, what: "a number")
     var isFloat = false
     var digits = (negative ? "-" : "") + integerDigits
@@ -51,6 +52,30 @@ extension Parser {
         at: startPosition)
     }
     return .integer(value)
+  }
+
+  /// The common case of a decimal integer without underscores, fraction or exponent, short
+  /// enough not to overflow, read without building its text; nil (and `index` unmoved) for
+  /// anything else, which the general path reads or rejects.
+  private mutating func plainInteger(negative: Bool) -> Int64? {
+    var end = index
+    var value: Int64 = 0
+    while end < bytes.count, Self.isDigit(bytes[end]) {
+      value = value &* 10 &+ Int64(bytes[end] &- UInt8(ascii: "0"))
+      end += 1
+    }
+    let count = end - index
+    guard count > 0, count <= 18, count == 1 || bytes[index] != UInt8(ascii: "0") else {
+      return nil
+    }
+    if end < bytes.count {
+      switch bytes[end] {
+      case UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
+      default: break
+      }
+    }
+    index = end
+    return negative ? -value : value
   }
 
   private static func radix(of byte: UInt8?) -> Int64? {

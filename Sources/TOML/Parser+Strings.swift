@@ -3,7 +3,13 @@ extension Parser {
   /// `"…"` with escapes, on one line.
   mutating func parseBasicString() throws(TOMLError) -> String {
     index += 1
-    var text: [UInt8] = []
+    let start = index
+    skipPlainRun(until: UInt8(ascii: "\""), escapes: true)
+    if current == UInt8(ascii: "\"") {
+      index += 1
+      return String(decoding: bytes[start..<index - 1], as: UTF8.self)
+    }
+    var text = Array(bytes[start..<index])
     while true {
       guard let byte = current, !atNewline else {
         throw expected("'\"' to close the string (use \"\"\" for a multi-line string)")
@@ -15,7 +21,7 @@ extension Parser {
       case UInt8(ascii: "\\"):
         try appendEscape(to: &text)
       default:
-        try appendCharacter(to: &text, in: "a string")
+        try appendRun(to: &text, until: UInt8(ascii: "\""), escapes: true, in: "a string")
       }
     }
   }
@@ -45,7 +51,7 @@ extension Parser {
           try appendEscape(to: &text)
         }
       } else {
-        try appendCharacter(to: &text, in: "a string")
+        try appendRun(to: &text, until: UInt8(ascii: "\""), escapes: true, in: "a string")
       }
     }
   }
@@ -55,6 +61,7 @@ extension Parser {
     index += 1
     let start = index
     while true {
+      skipPlainRun(until: UInt8(ascii: "'"), escapes: false)
       guard let byte = current, !atNewline else {
         throw expected("\"'\" to close the string (use ''' for a multi-line string)")
       }
@@ -82,9 +89,7 @@ extension Parser {
           return String(decoding: text, as: UTF8.self)
         }
       } else {
-        let start = index
-        try skipCharacter(in: "a literal string")
-        text.append(contentsOf: bytes[start..<index])
+        try appendRun(to: &text, until: UInt8(ascii: "'"), escapes: false, in: "a literal string")
       }
     }
   }
@@ -180,11 +185,14 @@ extension Parser {
     }
   }
 
-  /// Appends the character at `index` (not a newline, quote or backslash), refusing control
-  /// characters and invalid UTF-8.
-  private mutating func appendCharacter(to text: inout [UInt8], in what: String) throws(TOMLError) {
+  /// Appends the characters from `index` that need no escape handling (at least one: not a
+  /// newline, `quote` or backslash), refusing control characters and invalid UTF-8.
+  private mutating func appendRun(
+    to text: inout [UInt8], until quote: UInt8, escapes: Bool, in what: String
+  ) throws(TOMLError) {
     let start = index
-    try skipCharacter(in: what)
+    skipPlainRun(until: quote, escapes: escapes)
+    if index == start { try skipCharacter(in: what) }
     text.append(contentsOf: bytes[start..<index])
   }
 

@@ -51,6 +51,7 @@ extension Parser {
     try checkDepth(depth)
     index += 1
     var elements: [TOMLNode] = []
+    elements.reserveCapacity(4)
     while true {
       try skipBlanksCommentsAndNewlines()
       if current == UInt8(ascii: "]") {
@@ -71,18 +72,33 @@ extension Parser {
     }
   }
 
-  /// `{ key = value, … }` on one line, no trailing comma; immutable once closed.
+  /// `{ key = value, … }` on one line, no trailing comma; immutable once closed. Plain keys
+  /// go straight into the table; a dotted key (or many keys) hands over to a `TableBuilder`.
   private mutating func parseInlineTable(depth: Int) throws(TOMLError) -> TOMLTable {
     try checkDepth(depth)
-    let table = TableBuilder(origin: .defined, position: markPosition(), depth: depth)
+    let position = markPosition()
     index += 1
     skipBlanks()
     if current == UInt8(ascii: "}") {
       index += 1
-      return table.build()
+      return TOMLTable(position: position)
     }
+    var entries: [TOMLTable.Entry] = []
+    var builder: TableBuilder?
     while true {
-      try parseKeyValue(into: table)
+      let key = try parseKeyAndEquals()
+      if builder == nil, key.count == 1, entries.count < TOMLTable.linearSearchLimit {
+        let node = try parseValue(depth: depth)
+        if let first = entries.first(where: { $0.key == key.first.name }) {
+          throw duplicate(key, first: first.keyPosition)
+        }
+        entries.append(
+          TOMLTable.Entry(key: key.first.name, keyPosition: key.first.position, node: node))
+      } else {
+        let table = builder ?? TableBuilder(defined: position, depth: depth, entries: entries)
+        builder = table
+        try parseKeyValue(key, into: table)
+      }
       skipBlanks()
       switch current {
       case UInt8(ascii: ",")?:
@@ -93,7 +109,7 @@ extension Parser {
         }
       case UInt8(ascii: "}")?:
         index += 1
-        return table.build()
+        return builder?.build() ?? TOMLTable(position: position, entries: entries, index: nil)
       default:
         throw expected("',' or '}' after a key/value pair of an inline table (on one line)")
       }

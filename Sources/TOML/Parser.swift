@@ -5,7 +5,8 @@ struct Parser {
   /// together: the parser and everything walking its result recurse that deep at most.
   static let maximumDepth = 128
 
-  let bytes: [UInt8]
+  /// The document; valid while the parser is (see `TOMLTable.init(parsing:)`).
+  let bytes: UnsafeBufferPointer<UInt8>
   var index = 0
   /// 1-based number of the line `index` is on.
   var line = 1
@@ -17,7 +18,7 @@ struct Parser {
   /// The table the last header opened (the document before any header).
   var section: TableBuilder
 
-  init(bytes: [UInt8]) {
+  init(bytes: UnsafeBufferPointer<UInt8>) {
     self.bytes = bytes
     root = TableBuilder(origin: .defined, position: TOMLPosition(line: 1, column: 1), depth: 0)
     section = root
@@ -142,7 +143,9 @@ struct Parser {
   /// Skips a comment starting at `index` (at `#`) up to, not including, the end of its line.
   mutating func skipComment() throws(TOMLError) {
     index += 1
-    while let byte = current, byte != UInt8(ascii: "\n") {
+    while true {
+      skipPlainRun(until: nil, escapes: false)
+      guard let byte = current, byte != UInt8(ascii: "\n") else { return }
       if byte == UInt8(ascii: "\r") && peek(1) == UInt8(ascii: "\n") { return }
       if Self.isControl(byte) {
         throw error("control character \(Self.codePoint(UInt32(byte))) is not allowed in a comment")
@@ -176,6 +179,23 @@ struct Parser {
   }
 
   // MARK: - UTF-8
+
+  /// Moves `index` past the bytes that text (a string's or a comment's) takes as they are:
+  /// printable ASCII, tab and valid multi-byte UTF-8, up to `quote`, a backslash when
+  /// `escapes`, a newline, a control character or invalid UTF-8, which the caller handles.
+  mutating func skipPlainRun(until quote: UInt8?, escapes: Bool) {
+    while index < bytes.count {
+      let byte = bytes[index]
+      if (byte >= 0x20 && byte < 0x7F) || byte == UInt8(ascii: "\t") {
+        if byte == quote || (escapes && byte == UInt8(ascii: "\\")) { return }
+        index += 1
+      } else if byte >= 0x80, let length = utf8SequenceLength(at: index) {
+        index += length
+      } else {
+        return
+      }
+    }
+  }
 
   /// The length of the valid UTF-8 sequence at `offset`, or nil when it is not valid UTF-8
   /// (bad lead byte, missing continuation, overlong form, surrogate or beyond U+10FFFF).

@@ -30,8 +30,18 @@ public struct TOMLTable: Sendable, Equatable {
 
   /// Parses a whole TOML 1.0 document given as bytes, which must be UTF-8.
   public init(parsing bytes: [UInt8]) throws(TOMLError) {
-    var parser = Parser(bytes: bytes)
-    self = try parser.parseDocument()
+    self = try bytes.withUnsafeBufferPointer { buffer throws(TOMLError) in
+      var parser = Parser(bytes: buffer)
+      return try parser.parseDocument()
+    }
+  }
+
+  /// A table with `entries`, whose keys are distinct; `index` maps each key to its entry, or is
+  /// nil for a table small enough for a linear search.
+  init(position: TOMLPosition, entries: [Entry], index: [String: Int]?) {
+    self.position = position
+    self.entries = entries
+    self.index = index
   }
 
   /// The keys in the order they were first written.
@@ -46,22 +56,21 @@ public struct TOMLTable: Sendable, Equatable {
   /// The entry of `key`, or nil when absent.
   public func entry(_ key: String) -> Entry? {
     if let index { return index[key].map { entries[$0] } }
-    return entries.first { $0.key == key }
+    for entry in entries where entry.key == key { return entry }
+    return nil
   }
 
-  /// Adds `key`, which must not be present yet.
-  mutating func append(_ key: String, at keyPosition: TOMLPosition, _ node: TOMLNode) {
-    entries.append(Entry(key: key, keyPosition: keyPosition, node: node))
-    if index != nil {
-      index?[key] = entries.count - 1
-    } else if entries.count > Self.linearSearchLimit {
-      index = Dictionary(
-        uniqueKeysWithValues: entries.enumerated().map { ($0.element.key, $0.offset) })
-    }
-  }
+  /// Up to this many keys a linear search beats hashing (short keys compare in a few
+  /// instructions; a job has 10–15).
+  static let linearSearchLimit = 16
 
-  /// Up to this many keys a linear search beats hashing.
-  private static let linearSearchLimit = 8
+  /// The position of each of `keys`, which are distinct.
+  static func makeIndex(_ keys: some Collection<String>) -> [String: Int] {
+    var index: [String: Int] = [:]
+    index.reserveCapacity(keys.count * 2)
+    for (offset, key) in keys.enumerated() { index[key] = offset }
+    return index
+  }
 
   public static func == (lhs: TOMLTable, rhs: TOMLTable) -> Bool {
     lhs.count == rhs.count

@@ -18,43 +18,75 @@ final class TableBuilder {
     case tableArray(TableArrayBuilder)
   }
 
+  /// One key, in the order keys were first written.
+  struct Entry {
+    let key: String
+    let keyPosition: TOMLPosition
+    let item: Item
+  }
+
   var origin: Origin
   /// Where the table was defined: its header once it has one, else where it was first implied.
   var position: TOMLPosition
   /// How many tables enclose this one (the document is 0).
   let depth: Int
-  private(set) var keys: [String] = []
-  private var items: [String: (item: Item, keyPosition: TOMLPosition)] = [:]
+  private var entries: [Entry] = []
+  /// Where each key is in `entries`, once there are too many for a linear search.
+  private var index: [String: Int]?
 
   init(origin: Origin, position: TOMLPosition, depth: Int) {
     self.origin = origin
     self.position = position
     self.depth = depth
+    entries.reserveCapacity(Self.initialCapacity)
   }
 
-  subscript(key: String) -> (item: Item, keyPosition: TOMLPosition)? { items[key] }
+  /// A table defined at `position` holding the values of `entries`.
+  convenience init(defined position: TOMLPosition, depth: Int, entries: [TOMLTable.Entry]) {
+    self.init(origin: .defined, position: position, depth: depth)
+    for entry in entries { insert(entry.key, .value(entry.node), at: entry.keyPosition) }
+  }
 
+  /// Room for the keys of a typical table (a job has about ten) without growing the array
+  /// key by key; the builder lives only while the document is read.
+  private static let initialCapacity = 16
+
+  subscript(key: String) -> (item: Item, keyPosition: TOMLPosition)? {
+    if let index {
+      return index[key].map { (entries[$0].item, entries[$0].keyPosition) }
+    }
+    for entry in entries where entry.key == key { return (entry.item, entry.keyPosition) }
+    return nil
+  }
+
+  /// Adds `key`, which must not be present yet.
   func insert(_ key: String, _ item: Item, at keyPosition: TOMLPosition) {
-    keys.append(key)
-    items[key] = (item, keyPosition)
+    entries.append(Entry(key: key, keyPosition: keyPosition, item: item))
+    if index != nil {
+      index?[key] = entries.count - 1
+    } else if entries.count > TOMLTable.linearSearchLimit {
+      index = TOMLTable.makeIndex(entries.lazy.map(\.key))
+    }
   }
 
   /// The finished table.
   func build() -> TOMLTable {
-    var table = TOMLTable(position: position)
-    for key in keys {
-      guard let (item, keyPosition) = items[key] else { continue }
-      switch item {
-      case .value(let node):
-        table.append(key, at: keyPosition, node)
+    var built: [TOMLTable.Entry] = []
+    built.reserveCapacity(entries.count)
+    for entry in entries {
+      let node: TOMLNode
+      switch entry.item {
+      case .value(let value):
+        node = value
       case .table(let inner):
-        table.append(key, at: keyPosition, TOMLNode(.table(inner.build()), at: inner.position))
+        node = TOMLNode(.table(inner.build()), at: inner.position)
       case .tableArray(let array):
         let elements = array.tables.map { TOMLNode(.table($0.build()), at: $0.position) }
-        table.append(key, at: keyPosition, TOMLNode(.array(elements), at: array.position))
+        node = TOMLNode(.array(elements), at: array.position)
       }
+      built.append(TOMLTable.Entry(key: entry.key, keyPosition: entry.keyPosition, node: node))
     }
-    return table
+    return TOMLTable(position: position, entries: built, index: index)
   }
 }
 

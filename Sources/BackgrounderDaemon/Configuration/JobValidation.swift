@@ -22,9 +22,11 @@ public enum JobValidation {
     case .once(let delay):
       if delay < .zero { return ("delay", "must not be negative") }
     }
-    if let name = job.environment.keys.sorted().first(where: {
-      $0.isEmpty || $0.contains("=") || $0.contains("\0")
-    }) {
+    // Bytes, as the kernel splits `NAME=value`: a combining mark after `=` hides it from
+    // a Character search.
+    if let name = job.environment.keys.filter({
+      $0.isEmpty || $0.utf8.contains(UInt8(ascii: "=")) || $0.utf8.contains(0)
+    }).min() {
       return ("environment", "invalid variable name \"\(name)\" (empty, or contains = or NUL)")
     }
     if let budget = job.budget, budget < .seconds(1) { return ("budget", "must be at least 1s") }

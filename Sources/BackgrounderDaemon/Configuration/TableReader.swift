@@ -48,7 +48,8 @@ struct TableReader {
 
   /// Throws for the first key of this table that is not in `known`.
   func rejectUnknownKeys(_ known: Set<String>) throws(ConfigurationError) {
-    for key in table.keys.sorted() where !known.contains(key) {
+    // The first unknown key in sorted order, without sorting the keys of every table.
+    if let key = table.entries.lazy.map(\.key).filter({ !known.contains($0) }).min() {
       let expected = known.sorted().joined(separator: ", ")
       throw error(key, "unknown key; expected one of: \(expected)")
     }
