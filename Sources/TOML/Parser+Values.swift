@@ -73,7 +73,7 @@ extension Parser {
   }
 
   /// `{ key = value, … }` on one line, no trailing comma; immutable once closed. Plain keys
-  /// go straight into the table; a dotted key (or many keys) hands over to a `TableBuilder`.
+  /// go straight into the table; a dotted key hands it over to a `TableBuilder`.
   private mutating func parseInlineTable(depth: Int) throws(TOMLError) -> TOMLTable {
     try checkDepth(depth)
     let position = markPosition()
@@ -83,21 +83,20 @@ extension Parser {
       index += 1
       return TOMLTable(position: position)
     }
-    var entries: [TOMLTable.Entry] = []
+    var table = TOMLTable(position: position)
     var builder: TableBuilder?
     while true {
       let key = try parseKeyAndEquals()
-      if builder == nil, key.count == 1, entries.count < TOMLTable.linearSearchLimit {
+      if builder == nil, key.count == 1 {
         let node = try parseValue(depth: depth)
-        if let first = entries.first(where: { $0.key == key.first.name }) {
+        if let first = table.entry(key.first.name) {
           throw duplicate(key, first: first.keyPosition)
         }
-        entries.append(
-          TOMLTable.Entry(key: key.first.name, keyPosition: key.first.position, node: node))
+        table.append(key.first.name, at: key.first.position, node)
       } else {
-        let table = builder ?? TableBuilder(defined: position, depth: depth, entries: entries)
-        builder = table
-        try parseKeyValue(key, into: table)
+        let target = builder ?? TableBuilder(continuing: table, depth: depth)
+        builder = target
+        try parseKeyValue(key, into: target)
       }
       skipBlanks()
       switch current {
@@ -109,7 +108,7 @@ extension Parser {
         }
       case UInt8(ascii: "}")?:
         index += 1
-        return builder?.build() ?? TOMLTable(position: position, entries: entries, index: nil)
+        return builder?.build() ?? table
       default:
         throw expected("',' or '}' after a key/value pair of an inline table (on one line)")
       }

@@ -36,14 +36,6 @@ public struct TOMLTable: Sendable, Equatable {
     }
   }
 
-  /// A table with `entries`, whose keys are distinct; `index` maps each key to its entry, or is
-  /// nil for a table small enough for a linear search.
-  init(position: TOMLPosition, entries: [Entry], index: [String: Int]?) {
-    self.position = position
-    self.entries = entries
-    self.index = index
-  }
-
   /// The keys in the order they were first written.
   public var keys: [String] { entries.map(\.key) }
 
@@ -51,13 +43,42 @@ public struct TOMLTable: Sendable, Equatable {
   public var count: Int { entries.count }
 
   /// The value of `key`, or nil when absent.
-  public subscript(key: String) -> TOMLValue? { entry(key)?.node.value }
+  public subscript(key: String) -> TOMLValue? { offset(of: key).map { entries[$0].node.value } }
 
   /// The entry of `key`, or nil when absent.
   public func entry(_ key: String) -> Entry? {
-    if let index { return index[key].map { entries[$0] } }
-    for entry in entries where entry.key == key { return entry }
+    offset(of: key).map { entries[$0] }
+  }
+
+  /// Where `key` is in `entries`, or nil when absent.
+  func offset(of key: String) -> Int? {
+    if let index { return index[key] }
+    // By index, so that only the key is read, not a copy of each entry made; lengths first,
+    // as most keys differ in length and that test is inlined where `==` is a call.
+    let length = key.utf8.count
+    for offset in entries.indices {
+      let candidate = entries[offset].key
+      if candidate.utf8.count == length && candidate == key { return offset }
+    }
     return nil
+  }
+
+  /// Adds `key`, which must not be present yet.
+  mutating func append(_ key: String, at keyPosition: TOMLPosition, _ node: TOMLNode) {
+    entries.append(Entry(key: key, keyPosition: keyPosition, node: node))
+    if index != nil {
+      index?[key] = entries.count - 1
+    } else if entries.count > Self.linearSearchLimit {
+      index = Self.makeIndex(entries.lazy.map(\.key))
+    }
+  }
+
+  /// Makes room for `count` entries.
+  mutating func reserveCapacity(_ count: Int) { entries.reserveCapacity(count) }
+
+  /// Replaces the value of the entry at `offset`.
+  mutating func setNode(at offset: Int, _ node: TOMLNode) {
+    entries[offset].node = node
   }
 
   /// Up to this many keys a linear search beats hashing (short keys compare in a few

@@ -18,11 +18,10 @@ final class TableBuilder {
     case tableArray(TableArrayBuilder)
   }
 
-  /// One key, in the order keys were first written.
-  struct Entry {
-    let key: String
-    let keyPosition: TOMLPosition
-    let item: Item
+  /// What a key whose value is still being read holds.
+  enum Child {
+    case table(TableBuilder)
+    case tableArray(TableArrayBuilder)
   }
 
   var origin: Origin
@@ -30,63 +29,74 @@ final class TableBuilder {
   var position: TOMLPosition
   /// How many tables enclose this one (the document is 0).
   let depth: Int
-  private var entries: [Entry] = []
-  /// Where each key is in `entries`, once there are too many for a linear search.
-  private var index: [String: Int]?
+  /// The keys so far with their values; a key in `children` holds a placeholder until `build`.
+  private var table: TOMLTable
+  /// The tables and arrays of tables under this one, by the offset of their key in `table`.
+  private var children: [Int: Child] = [:]
 
   init(origin: Origin, position: TOMLPosition, depth: Int) {
     self.origin = origin
     self.position = position
     self.depth = depth
-    entries.reserveCapacity(Self.initialCapacity)
+    table = TOMLTable(position: position)
+    table.reserveCapacity(Self.initialCapacity)
   }
 
-  /// A table defined at `position` holding the values of `entries`.
-  convenience init(defined position: TOMLPosition, depth: Int, entries: [TOMLTable.Entry]) {
-    self.init(origin: .defined, position: position, depth: depth)
-    for entry in entries { insert(entry.key, .value(entry.node), at: entry.keyPosition) }
-  }
-
-  /// Room for the keys of a typical table (a job has about ten) without growing the array
-  /// key by key; the builder lives only while the document is read.
+  /// Room for the keys of a typical table (a job has about ten), so that its entries are not
+  /// copied again and again as it grows.
   private static let initialCapacity = 16
 
+  /// A defined table that goes on from `table` (which holds only values).
+  init(continuing table: TOMLTable, depth: Int) {
+    origin = .defined
+    position = table.position
+    self.depth = depth
+    self.table = table
+  }
+
   subscript(key: String) -> (item: Item, keyPosition: TOMLPosition)? {
-    if let index {
-      return index[key].map { (entries[$0].item, entries[$0].keyPosition) }
+    guard let offset = table.offset(of: key) else { return nil }
+    let entry = table.entries[offset]
+    switch children.isEmpty ? nil : children[offset] {
+    case .table(let inner)?: return (.table(inner), entry.keyPosition)
+    case .tableArray(let array)?: return (.tableArray(array), entry.keyPosition)
+    case nil: return (.value(entry.node), entry.keyPosition)
     }
-    for entry in entries where entry.key == key { return (entry.item, entry.keyPosition) }
-    return nil
   }
 
   /// Adds `key`, which must not be present yet.
   func insert(_ key: String, _ item: Item, at keyPosition: TOMLPosition) {
-    entries.append(Entry(key: key, keyPosition: keyPosition, item: item))
-    if index != nil {
-      index?[key] = entries.count - 1
-    } else if entries.count > TOMLTable.linearSearchLimit {
-      index = TOMLTable.makeIndex(entries.lazy.map(\.key))
+    switch item {
+    case .value(let node):
+      table.append(key, at: keyPosition, node)
+    case .table(let inner):
+      children[table.count] = .table(inner)
+      table.append(key, at: keyPosition, Self.placeholder)
+    case .tableArray(let array):
+      children[table.count] = .tableArray(array)
+      table.append(key, at: keyPosition, Self.placeholder)
     }
   }
 
-  /// The finished table.
+  /// What a key in `children` holds until `build` replaces it.
+  private static let placeholder = TOMLNode(.boolean(false), at: TOMLPosition(line: 0, column: 0))
+
+  /// The finished table. Called once: the builder hands its entries over.
   func build() -> TOMLTable {
-    var built: [TOMLTable.Entry] = []
-    built.reserveCapacity(entries.count)
-    for entry in entries {
-      let node: TOMLNode
-      switch entry.item {
-      case .value(let value):
-        node = value
+    var result = TOMLTable(position: position)
+    swap(&result, &table)
+    result.position = position
+    for (offset, child) in children {
+      switch child {
       case .table(let inner):
-        node = TOMLNode(.table(inner.build()), at: inner.position)
+        result.setNode(at: offset, TOMLNode(.table(inner.build()), at: inner.position))
       case .tableArray(let array):
         let elements = array.tables.map { TOMLNode(.table($0.build()), at: $0.position) }
-        node = TOMLNode(.array(elements), at: array.position)
+        result.setNode(at: offset, TOMLNode(.array(elements), at: array.position))
       }
-      built.append(TOMLTable.Entry(key: entry.key, keyPosition: entry.keyPosition, node: node))
     }
-    return TOMLTable(position: position, entries: built, index: index)
+    children = [:]
+    return result
   }
 }
 

@@ -190,6 +190,26 @@ import Testing
         + "environment = { \"A=B\" = \"x\" }\n",
       "job[0].environment", "invalid variable name \"A=B\""
     ),
+    // `=` followed by a combining mark is one Character but still the byte execve splits on.
+    (
+      "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nonce = true\n"
+        + "environment = { OK = \"x\", \"A=\u{338}B\" = \"x\" }\n",
+      "job[0].environment", "invalid variable name \"A=\u{338}B\""
+    ),
+    (
+      "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nonce = true\n"
+        + "environment = { \"A\\u0000B\" = \"x\" }\n",
+      "job[0].environment", "invalid variable name"
+    ),
+    // Of several unknown keys, the first in sorted order is named.
+    (
+      "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nonce = true\nzz = 1\naa = 2\n",
+      "job[0].aa", "unknown key"
+    ),
+    (
+      "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nevery = \"1H\"\n",
+      "job[0].every", "invalid duration \"1H\""
+    ),
     (
       "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nonce = true\n"
         + "inherit-environment = \"yes\"\n",

@@ -66,8 +66,11 @@ public enum ConfigurationLoader {
         configuration.maxConcurrentJobs = limit
       }
     }
+    let jobs = try root.tables("job")
     var seen: [String: String] = [:]
-    for job in try root.tables("job") {
+    seen.reserveCapacity(jobs.count)
+    configuration.jobs.reserveCapacity(jobs.count)
+    for job in jobs {
       let definition = try JobReader.read(job)
       if let first = seen[definition.id] {
         throw job.error("id", "duplicate job id \"\(definition.id)\" (first defined in \(first))")

@@ -1,6 +1,6 @@
 /// Turns one `[[job]]` table into a validated `JobDefinition`.
 enum JobReader {
-  static let keys: Set<String> = [
+  static let keys: [String] = [
     "id", "command", "every", "flex", "once", "delay", "network", "requires-charging",
     "requires-battery-not-low", "budget", "backoff", "environment", "working-directory",
     "expedited", "inherit-environment",

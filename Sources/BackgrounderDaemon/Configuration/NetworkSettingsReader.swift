@@ -4,7 +4,7 @@ import NetworkHints
 /// and the connectivity probe.
 enum NetworkSettingsReader {
   /// Every key `[network]` accepts.
-  static let keys: Set<String> = [
+  static let keys: [String] = [
     "metered", "unmetered", "metered-ssids", "unmetered-ssids", "networkmanager",
     "connectivity-check",
   ]

@@ -46,9 +46,9 @@ struct TableReader {
     return line
   }
 
-  /// Throws for the first key of this table that is not in `known`.
-  func rejectUnknownKeys(_ known: Set<String>) throws(ConfigurationError) {
-    // The first unknown key in sorted order, without sorting the keys of every table.
+  /// Throws for the first key of this table (in sorted order) that is not in `known`. A linear
+  /// search: `known` is a handful of short keys, cheaper to compare than to hash.
+  func rejectUnknownKeys(_ known: [String]) throws(ConfigurationError) {
     if let key = table.entries.lazy.map(\.key).filter({ !known.contains($0) }).min() {
       let expected = known.sorted().joined(separator: ", ")
       throw error(key, "unknown key; expected one of: \(expected)")
@@ -102,6 +102,7 @@ struct TableReader {
     guard let value = table[key] else { return nil }
     guard let array = value.array else { throw mismatch(key, "an array of strings", value) }
     var strings: [String] = []
+    strings.reserveCapacity(array.count)
     for (index, element) in array.enumerated() {
       guard let string = element.value.string else {
         throw error("\(key)[\(index)]", "expected a string, got \(element.value.typeName)")
@@ -136,6 +137,7 @@ struct TableReader {
     guard let value = table[key] else { return [] }
     guard let array = value.array else { throw mismatch(key, "an array of tables", value) }
     var readers: [TableReader] = []
+    readers.reserveCapacity(array.count)
     for (index, element) in array.enumerated() {
       guard let inner = element.value.table else {
         throw error("\(key)[\(index)]", "expected a table, got \(element.value.typeName)")
