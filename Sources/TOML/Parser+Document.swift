@@ -263,7 +263,7 @@ extension Parser {
     case let byte? where Self.isBareKeyByte(byte):
       let first = index
       while let byte = current, Self.isBareKeyByte(byte) { index += 1 }
-      name = String(decoding: bytes[first..<index], as: UTF8.self)
+      name = string(in: first..<index)
     default:
       throw expected("a key after '.'")
     }

@@ -7,9 +7,9 @@ extension Parser {
     skipPlainRun(until: UInt8(ascii: "\""), escapes: true)
     if current == UInt8(ascii: "\"") {
       index += 1
-      return String(decoding: bytes[start..<index - 1], as: UTF8.self)
+      return string(in: start..<index - 1)
     }
-    var text = Array(bytes[start..<index])
+    var text = Array(slice(start..<index))
     while true {
       guard let byte = current, !atNewline else {
         throw expected("'\"' to close the string (use \"\"\" for a multi-line string)")
@@ -67,7 +67,7 @@ extension Parser {
       }
       if byte == UInt8(ascii: "'") {
         index += 1
-        return String(decoding: bytes[start..<index - 1], as: UTF8.self)
+        return string(in: start..<index - 1)
       }
       try skipCharacter(in: "a literal string")
     }
@@ -193,7 +193,7 @@ extension Parser {
     let start = index
     skipPlainRun(until: quote, escapes: escapes)
     if index == start { try skipCharacter(in: what) }
-    text.append(contentsOf: bytes[start..<index])
+    text.append(contentsOf: slice(start..<index))
   }
 
   private mutating func skipCharacter(in what: String) throws(TOMLError) {

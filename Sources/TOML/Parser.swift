@@ -180,6 +180,14 @@ struct Parser {
 
   // MARK: - UTF-8
 
+  /// The bytes in `range`, as a buffer (slices of the buffer go through generic code).
+  func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+    UnsafeBufferPointer(rebasing: bytes[range])
+  }
+
+  /// The text of the bytes in `range`, which are valid UTF-8.
+  func string(in range: Range<Int>) -> String { String(decoding: slice(range), as: UTF8.self) }
+
   /// Moves `index` past the bytes that text (a string's or a comment's) takes as they are:
   /// printable ASCII, tab and valid multi-byte UTF-8, up to `quote`, a backslash when
   /// `escapes`, a newline, a control character or invalid UTF-8, which the caller handles.
