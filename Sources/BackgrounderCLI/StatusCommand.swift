@@ -73,6 +73,8 @@ struct StatusCommand: AsyncParsableCommand {
       try await runWatch(
         reachability, hintsFrom: daemonConfiguration, probe: probe, logger: logger, printer)
     } else {
+      // The store is read while the network is probed (on the executor's other threads).
+      async let sections = printer.readOneShotSections(now: Date())
       let monitor = ReachabilityMonitor(configuration: reachability, logger: logger)
       let hints = NetworkHintsService(
         monitor: monitor,
@@ -80,7 +82,7 @@ struct StatusCommand: AsyncParsableCommand {
           useNetworkManager: daemonConfiguration?.useNetworkManager ?? true),
         logger: logger)
       let network = try await firstStatus(of: monitor, hints: hints)
-      try printer.emit(network: network, power: probe.status)
+      try printer.emit(network: network, power: probe.status, sections: await sections)
     }
     if tasks.failed { throw ExitCode.failure }
   }
