@@ -124,7 +124,8 @@ let package = Package(
       name: "BackgrounderLinux",
       dependencies: ["Backgrounder", "PowerSource", "Reachability"]
     ),
-    // prctl, pidfd_open and waitid(WNOWAIT) wrappers Swift cannot import; seen by the daemon only.
+    // prctl, pidfd_open, waitid(WNOWAIT) and mallopt wrappers Swift cannot import; seen by the
+    // daemon and the CLI's entry point.
     .target(
       name: "CSystemShims",
       cSettings: [.define("_GNU_SOURCE")]
@@ -159,6 +160,8 @@ let package = Package(
       dependencies: [
         "Backgrounder",
         "BackgrounderDaemon",
+        // One malloc arena for the short-lived verbs (ExecutorEntryPoint).
+        "CSystemShims",
         "Locking",
         "NetworkHints",
         "PowerSource",

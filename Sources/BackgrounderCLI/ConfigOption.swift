@@ -17,16 +17,17 @@ struct ConfigOption: ParsableArguments {
   var path: String { config ?? DefaultLocations.current().configPath }
 
   /// The configuration when one applies: the `--config` file (which must load), else the default
-  /// file if it exists, else nil (read-only verbs then use the default locations).
-  func loadIfPresent() throws -> DaemonConfiguration? {
+  /// file if it exists, else nil (read-only verbs then use the default locations). Without
+  /// `decodingJobs` the jobs are left out (see ``ConfigurationLoader``).
+  func loadIfPresent(decodingJobs: Bool = true) throws -> DaemonConfiguration? {
     if config == nil, !FileManager.default.fileExists(atPath: path) { return nil }
-    return try load()
+    return try load(decodingJobs: decodingJobs)
   }
 
   /// The parsed configuration, or a failure naming file, line and key.
-  func load() throws -> DaemonConfiguration {
+  func load(decodingJobs: Bool = true) throws -> DaemonConfiguration {
     do {
-      return try ConfigurationLoader.load(path: path)
+      return try ConfigurationLoader.load(path: path, decodingJobs: decodingJobs)
     } catch {
       throw OperatorError(error.description)
     }

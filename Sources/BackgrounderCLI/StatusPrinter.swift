@@ -13,11 +13,26 @@ struct StatusPrinter {
   let health: HealthSection
   let daemon: DaemonSection
 
-  /// The one-shot report or document.
-  func emit(network: NetworkStatus, power: PowerStatus) throws {
-    let now = Date()
-    let (taskList, healthReport, daemonReport) = readSections(
-      now: now, daemonReport: health.daemonReport)
+  /// What a one-shot report shows besides network and power, as read at `now`.
+  struct Sections: Sendable {
+    var now: Date
+    var tasks: [TaskStatus]?
+    var health: HealthReport
+    var daemon: DaemonSection.Report
+  }
+
+  /// Reads the tasks, health and daemon sections of the one-shot report (`status` reads them
+  /// while the network is being probed).
+  func readOneShotSections(now: Date) -> Sections {
+    let (tasks, health, daemon) = readSections(now: now, daemonReport: self.health.daemonReport)
+    return Sections(now: now, tasks: tasks, health: health, daemon: daemon)
+  }
+
+  /// The one-shot report or document, with `sections` when already read (else read now).
+  func emit(network: NetworkStatus, power: PowerStatus, sections: Sections? = nil) throws {
+    let sections = sections ?? readOneShotSections(now: Date())
+    let now = sections.now
+    let (taskList, healthReport, daemonReport) = (sections.tasks, sections.health, sections.daemon)
     if json {
       let document = StatusDocument(
         observedAt: nil, network: network, power: power, tasks: taskList,

@@ -48,3 +48,5 @@ long csystem_getxattr(const char *path, const char *name, void *value, unsigned 
 }
 
 int csystem_release_free_heap(void) { return malloc_trim(0); }
+
+int csystem_single_malloc_arena(void) { return mallopt(M_ARENA_MAX, 1); }

@@ -27,20 +27,28 @@ package enum ISO8601 {
     let seconds = Int(whole) + Int(secondsFrom1970To2001)
     let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
     let (year, month, day) = civilDate(daysSince1970: days)
-    append(year, digits: 4, to: &text)
-    text.append(UInt8(ascii: "-"))
-    append(month, digits: 2, to: &text)
-    text.append(UInt8(ascii: "-"))
-    append(day, digits: 2, to: &text)
-    text.append(UInt8(ascii: "T"))
-    append(secondOfDay / 3600, digits: 2, to: &text)
-    text.append(UInt8(ascii: ":"))
-    append(secondOfDay / 60 % 60, digits: 2, to: &text)
-    text.append(UInt8(ascii: ":"))
-    append(secondOfDay % 60, digits: 2, to: &text)
-    text.append(UInt8(ascii: "."))
-    append(milliseconds, digits: 3, to: &text)
-    text.append(UInt8(ascii: "Z"))
+    // Written into 24 bytes on the stack, then appended at once: appended digit by digit, the
+    // array's checks cost more than the arithmetic.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+      var end = 0
+      func field(_ value: Int, digits: Int, then separator: Unicode.Scalar) {
+        var rest = value
+        for offset in stride(from: digits - 1, through: 0, by: -1) {
+          buffer[end + offset] = UInt8(ascii: "0") + UInt8(rest % 10)
+          rest /= 10
+        }
+        buffer[end + digits] = UInt8(ascii: separator)
+        end += digits + 1
+      }
+      field(year, digits: 4, then: "-")
+      field(month, digits: 2, then: "-")
+      field(day, digits: 2, then: "T")
+      field(secondOfDay / 3600, digits: 2, then: ":")
+      field(secondOfDay / 60 % 60, digits: 2, then: ":")
+      field(secondOfDay % 60, digits: 2, then: ".")
+      field(milliseconds, digits: 3, then: "Z")
+      text.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<end]))
+    }
   }
 
   /// Parses what ``string(_:)`` writes.
@@ -68,12 +76,4 @@ package enum ISO8601 {
     return (year, month, day)
   }
 
-  private static func append(_ value: Int, digits: Int, to text: inout [UInt8]) {
-    var divisor = 1
-    for _ in 1..<digits { divisor *= 10 }
-    while divisor > 0 {
-      text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-      divisor /= 10
-    }
-  }
 }

@@ -70,9 +70,12 @@ enum TaskStatusQuery {
   private static func recentRuns(
     of id: TaskId, limit: Int, _ statement: Statement, _ db: Database
   ) throws -> [RunRecord] {
-    try statement.setArguments([id.rawValue, limit])
+    // Bound through the C API: GRDB's `StatementArguments` boxed both values, 1,000 times.
     let handle = statement.sqliteStatement
     defer { sqlite3_reset(handle) }
+    let taskId = id.rawValue
+    sqlite3_bind_text(handle, 1, taskId, Int32(taskId.utf8.count), transientText)
+    sqlite3_bind_int64(handle, 2, Int64(limit))
     var row = ColumnCursor(handle, table: "run")
     row.taskId = id.rawValue
     var records: [RunRecord] = []
@@ -224,3 +227,6 @@ private struct ColumnCursor {
     }
   }
 }
+
+/// `SQLITE_TRANSIENT`: SQLite copies the bound text before the call returns.
+private let transientText = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

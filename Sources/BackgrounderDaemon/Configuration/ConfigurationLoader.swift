@@ -4,9 +4,11 @@ import TOML
 /// Reads and validates a TOML config file (see `Fixtures/config/example.toml` and the README's
 /// config reference). Every problem is reported with file, line and key.
 public enum ConfigurationLoader {
-  /// Reads the file at `path`.
+  /// Reads the file at `path`. With `decodingJobs` false the `[[job]]` tables are parsed (a
+  /// TOML error in them is still an error) but not decoded: `jobs` stays empty and a job's bad
+  /// value goes unreported (what `status` reads, which needs no job).
   public static func load(
-    path: String, locations: DefaultLocations = .current()
+    path: String, locations: DefaultLocations = .current(), decodingJobs: Bool = true
   ) throws(ConfigurationError) -> DaemonConfiguration {
     let contents: Data
     do {
@@ -15,7 +17,8 @@ public enum ConfigurationLoader {
       throw ConfigurationError(
         file: path, line: nil, key: nil, message: "cannot read: \(error.localizedDescription)")
     }
-    return try parse(contents: Array(contents), path: path, locations: locations)
+    return try parse(
+      contents: Array(contents), path: path, locations: locations, decodingJobs: decodingJobs)
   }
 
   /// Parses config text; `path` is used for error messages and relative paths only.
@@ -26,9 +29,10 @@ public enum ConfigurationLoader {
   }
 
   /// Parses the bytes of a config file, which must be UTF-8; `path` is used for error messages
-  /// and relative paths only.
+  /// and relative paths only. `decodingJobs`: as in ``load(path:locations:decodingJobs:)``.
   public static func parse(
-    contents: [UInt8], path: String, locations: DefaultLocations = .current()
+    contents: [UInt8], path: String, locations: DefaultLocations = .current(),
+    decodingJobs: Bool = true
   ) throws(ConfigurationError) -> DaemonConfiguration {
     let document: TOMLTable
     do {
@@ -67,6 +71,7 @@ public enum ConfigurationLoader {
       }
     }
     let jobs = try root.tables("job")
+    guard decodingJobs else { return configuration }
     var seen: [String: String] = [:]
     seen.reserveCapacity(jobs.count)
     configuration.jobs.reserveCapacity(jobs.count)

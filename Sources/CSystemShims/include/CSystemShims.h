@@ -31,4 +31,9 @@ long csystem_getxattr(const char *path, const char *name, void *value, unsigned 
 /// memory was released.
 int csystem_release_free_heap(void);
 
+/// Makes every thread allocate from malloc's main arena (`mallopt(M_ARENA_MAX, 1)`), for a
+/// short-lived process: one heap grows instead of one per thread, each grown page by page with
+/// `mprotect`. Call before any other thread starts. Returns 1 on success.
+int csystem_single_malloc_arena(void);
+
 #endif
