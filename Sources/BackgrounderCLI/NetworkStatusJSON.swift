@@ -4,19 +4,20 @@ extension JSONLineWriter {
   /// The `network` object of `status --json`, with the keys and values of
   /// `NetworkStatus.encode(to:)` in sorted order, without `JSONEncoder` (the `--watch` path).
   mutating func network(_ status: NetworkStatus) {
-    network(status) { writer, _, link in writer.link(link) }
-  }
-
-  /// ``network(_:)`` with each link's JSON taken from `links`, which keeps the bytes of the
-  /// links of the previous line: a change usually leaves most links as they were.
-  mutating func network(_ status: NetworkStatus, links: inout LinkJSONCache) {
-    network(status) { writer, position, link in
-      writer.raw(links.json(of: link, at: position))
+    network(status) { writer in
+      writer.beginArray()
+      for link in status.links { writer.link(link) }
+      writer.endArray()
     }
   }
 
+  /// ``network(_:)`` with the `links` array taken from `links` when it holds it.
+  mutating func network(_ status: NetworkStatus, links: inout LinkJSONCache) {
+    network(status) { writer in writer.raw(links.json(of: status.links)) }
+  }
+
   private mutating func network(
-    _ status: NetworkStatus, writeLink: (inout JSONLineWriter, Int, LinkStatus) -> Void
+    _ status: NetworkStatus, writeLinks: (inout JSONLineWriter) -> Void
   ) {
     beginObject()
     key("connectivity")
@@ -24,9 +25,7 @@ extension JSONLineWriter {
     key("connectivitySource")
     optionalString(status.connectivitySource?.rawValue)
     key("links")
-    beginArray()
-    for (position, link) in status.links.enumerated() { writeLink(&self, position, link) }
-    endArray()
+    writeLinks(&self)
     key("malformedMessages")
     int(status.malformedMessages)
     key("metered")
@@ -67,22 +66,25 @@ extension JSONLineWriter {
   }
 }
 
-/// The JSON of each link of the last `--watch` line, by position, re-encoded only for a link
-/// that changed.
+/// The JSON `links` arrays of the last two `--watch` lines: a change often goes back and
+/// forth between two states (a default route added and removed, a link down and up), and the
+/// links themselves change far less often than the rest of the line.
 struct LinkJSONCache {
-  private var entries: [(link: LinkStatus, json: [UInt8])] = []
+  /// Newest first.
+  private var recent: [(links: [LinkStatus], json: [UInt8])] = []
 
-  /// The JSON object of `link`, the `position`th link of the line.
-  mutating func json(of link: LinkStatus, at position: Int) -> [UInt8] {
-    if position < entries.count, entries[position].link == link { return entries[position].json }
-    var writer = JSONLineWriter()
-    writer.link(link)
-    let entry = (link: link, json: writer.bytes)
-    if position < entries.count {
-      entries[position] = entry
-    } else {
-      entries.append(entry)
+  /// The JSON array of `links`.
+  mutating func json(of links: [LinkStatus]) -> [UInt8] {
+    if let hit = recent.firstIndex(where: { $0.links == links }) {
+      if hit != 0 { recent.swapAt(0, hit) }
+      return recent[0].json
     }
-    return entry.json
+    var writer = JSONLineWriter()
+    writer.beginArray()
+    for link in links { writer.link(link) }
+    writer.endArray()
+    recent.insert((links, writer.bytes), at: 0)
+    if recent.count > 2 { recent.removeLast() }
+    return writer.bytes
   }
 }

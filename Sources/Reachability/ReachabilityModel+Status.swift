@@ -58,18 +58,24 @@ extension ReachabilityModel {
           (name: $0.name, metered: classifications[candidate.interfaceIndex]!.isMetered)
         }
       }
-    let links = linkState.sortedLinks.map { link in
-      var classification = classifications[link.index]!
-      if classification.reason == .tunnelInherits(from: nil), let uplink {
-        classification.isMetered = uplink.metered
-        classification.reason = .tunnelInherits(from: uplink.name)
+    var defaultRouteLinks = defaults.map(\.interfaceIndex)
+    defaultRouteLinks.sort()
+    let linksKey = StatusCache.LinksKey(
+      defaultRouteLinks: defaultRouteLinks, uplink: uplink?.name, uplinkIsMetered: uplink?.metered)
+    let links = cache.links(for: linksKey) {
+      linkState.sortedLinks.map { link in
+        var classification = classifications[link.index]!
+        if classification.reason == .tunnelInherits(from: nil), let uplink {
+          classification.isMetered = uplink.metered
+          classification.reason = .tunnelInherits(from: uplink.name)
+        }
+        return LinkStatus(
+          name: link.name, index: Int(link.index), type: classification.type, isUp: link.isUp,
+          hasCarrier: link.hasCarrier, isMetered: classification.isMetered,
+          hasDefaultRoute: defaultRouteLinks.contains(link.index),
+          meteredReason: classification.reason,
+          ssid: classification.type == .wifi ? hints.ssids[link.name] : nil)
       }
-      return LinkStatus(
-        name: link.name, index: Int(link.index), type: classification.type, isUp: link.isUp,
-        hasCarrier: link.hasCarrier, isMetered: classification.isMetered,
-        hasDefaultRoute: defaults.contains { $0.interfaceIndex == link.index },
-        meteredReason: classification.reason,
-        ssid: classification.type == .wifi ? hints.ssids[link.name] : nil)
     }
     let primary = egress.first.flatMap { tables.links[$0.interfaceIndex]?.name }
     let primaryLink = links.first { $0.name == primary }
@@ -139,9 +145,7 @@ extension ReachabilityModel {
   private func reachableDefaultRoutes(usable: Set<FamilyLink>) -> [Candidate] {
     var candidates: [Candidate] = []
     for family in [NetlinkConstant.familyIPv4, NetlinkConstant.familyIPv6] {
-      let lookedUp = Set(
-        effectiveRules(family: family).filter { $0.action == NetlinkConstant.ruleActionTable }
-          .map(\.table))
+      let lookedUp = lookedUpTables(family: family)
       for route in tables.routes.values
       where route.family == family && lookedUp.contains(route.table)
         && route.type == NetlinkConstant.routeTypeUnicast && !tables.isBlackhole(route)
@@ -153,6 +157,21 @@ extension ReachabilityModel {
       }
     }
     return candidates.sorted(by: Self.isPreferred)
+  }
+
+  /// The tables the rules of `family` look up (see ``effectiveRules(family:)``), without
+  /// copying the rules.
+  private func lookedUpTables(family: UInt8) -> [UInt32] {
+    var tableIDs: [UInt32] =
+      knowsRules
+      ? [] : [NetlinkConstant.tableLocal, NetlinkConstant.tableMain, NetlinkConstant.tableDefault]
+    for rule in tables.rules
+    where rule.family == family && rule.action == NetlinkConstant.ruleActionTable
+      && !tableIDs.contains(rule.table)
+    {
+      tableIDs.append(rule.table)
+    }
+    return tableIDs
   }
 
   private func defaultRouteMetric(table: UInt32, index: Int32, family: UInt8) -> UInt32? {
@@ -177,25 +196,52 @@ struct FamilyLink: Hashable, Sendable {
 /// from. Comparing those is cheap while they are unchanged: a dictionary that was not written
 /// to since still shares its storage, and equal storage is equal at once.
 struct StatusCache: Sendable {
-  private var inputs: Inputs?
+  private var links: [Int32: LinkInfo] = [:]
+  private var addresses: [NetworkTables.AddressKey: AddressInfo] = [:]
+  private var facts: [String: LinkFacts] = [:]
+  private var overrides = InterfaceOverrides()
+  private var hints = LinkHints()
   private var state: ReachabilityModel.LinkState?
+  /// The link lists of the last two statuses (newest first), for the same link state: a change
+  /// often goes back and forth between two (a default route added and removed), and handing
+  /// out the very same array makes comparing and encoding it cheap.
+  private var recentLinks: [(key: LinksKey, links: [LinkStatus])] = []
 
-  private struct Inputs: Sendable, Equatable {
-    var links: [Int32: LinkInfo]
-    var addresses: [NetworkTables.AddressKey: AddressInfo]
-    var facts: [String: LinkFacts]
-    var overrides: InterfaceOverrides
-    var hints: LinkHints
+  /// What a status's link list depends on besides the link state.
+  struct LinksKey: Sendable, Equatable {
+    /// The links with a usable default route, ascending.
+    var defaultRouteLinks: [Int32]
+    /// The uplink tunnels inherit from.
+    var uplink: String?
+    var uplinkIsMetered: Bool?
+  }
+
+  /// The link list for `key`: the one handed out before for it, or `build()`'s.
+  mutating func links(for key: LinksKey, build: () -> [LinkStatus]) -> [LinkStatus] {
+    if let hit = recentLinks.firstIndex(where: { $0.key == key }) {
+      if hit != 0 { recentLinks.swapAt(0, hit) }
+      return recentLinks[0].links
+    }
+    let links = build()
+    recentLinks.insert((key, links), at: 0)
+    if recentLinks.count > 2 { recentLinks.removeLast() }
+    return links
   }
 
   /// `model`'s link state, computed again only when its inputs changed.
   mutating func linkState(of model: ReachabilityModel) -> ReachabilityModel.LinkState {
-    let current = Inputs(
-      links: model.tables.links, addresses: model.tables.addresses, facts: model.linkFacts,
-      overrides: model.overrides, hints: model.hints)
-    if let state, inputs == current { return state }
+    if let state, links == model.tables.links, addresses == model.tables.addresses,
+      facts == model.linkFacts, overrides == model.overrides, hints == model.hints
+    {
+      return state
+    }
     let fresh = model.linkState()
-    inputs = current
+    recentLinks = []
+    links = model.tables.links
+    addresses = model.tables.addresses
+    facts = model.linkFacts
+    overrides = model.overrides
+    hints = model.hints
     state = fresh
     return fresh
   }

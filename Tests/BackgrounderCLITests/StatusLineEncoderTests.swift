@@ -31,8 +31,8 @@ import Testing
     NetworkStatus(
       isReachable: false, isDataMetered: false, primary: nil, links: Array(links.prefix(1)),
       malformedMessages: 0, connectivity: .full, connectivitySource: .probe),
-    // The links of the second one again, only the middle one changed: the other links' JSON
-    // is reused, that one's must not be.
+    // The links of the second one again, only the middle one changed: its JSON
+    // must be written afresh, not taken from the line before.
     NetworkStatus(
       isReachable: true, isDataMetered: true, primary: "wlan0",
       links: links.enumerated().map { position, link in
