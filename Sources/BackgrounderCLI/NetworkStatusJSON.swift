@@ -75,7 +75,11 @@ struct LinkJSONCache {
 
   /// The JSON array of `links`.
   mutating func json(of links: [LinkStatus]) -> [UInt8] {
-    if let hit = recent.firstIndex(where: { $0.links == links }) {
+    // The model hands out the very same array for a link list it made before: look for that
+    // first, it needs no element compared.
+    if let hit = recent.firstIndex(where: { $0.links.sharesStorage(with: links) })
+      ?? recent.firstIndex(where: { $0.links == links })
+    {
       if hit != 0 { recent.swapAt(0, hit) }
       return recent[0].json
     }
@@ -86,5 +90,16 @@ struct LinkJSONCache {
     recent.insert((links, writer.bytes), at: 0)
     if recent.count > 2 { recent.removeLast() }
     return writer.bytes
+  }
+}
+
+extension Array {
+  /// Whether both arrays are the same storage (then they are equal, element for element).
+  func sharesStorage(with other: [Element]) -> Bool {
+    withUnsafeBufferPointer { mine in
+      other.withUnsafeBufferPointer { theirs in
+        mine.baseAddress == theirs.baseAddress && mine.count == theirs.count
+      }
+    }
   }
 }

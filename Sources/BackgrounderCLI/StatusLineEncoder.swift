@@ -19,6 +19,13 @@ struct StatusLineEncoder {
   /// The text line's parts that change only with the links or the power, and their sources.
   private var linksText: (links: [LinkStatus], text: String)?
   private var powerText: (power: PowerStatus, text: String)?
+  /// The verdicts of the last two text lines (newest first), by what they depend on.
+  private var verdicts: [(key: VerdictKey, text: String)] = []
+
+  private struct VerdictKey: Equatable {
+    var primary: LinkStatus?
+    var connectivity: Connectivity
+  }
 
   /// The text `--watch` line (``NetworkStatusText/line(_:observedAt:)`` and the power summary),
   /// newline included; the links and power parts are rendered again only when they changed.
@@ -33,7 +40,7 @@ struct StatusLineEncoder {
     bytes.reserveCapacity(256)
     timestamps.append(microseconds: microseconds, to: &bytes)
     bytes.append(UInt8(ascii: " "))
-    bytes += NetworkStatusText.verdict(network).utf8
+    bytes += verdict(network).utf8
     bytes += " | links ".utf8
     bytes += linksText!.text.utf8
     bytes += " | power: ".utf8
@@ -42,12 +49,31 @@ struct StatusLineEncoder {
     return bytes
   }
 
+  /// ``NetworkStatusText/verdict(_:)``, rendered again only for a primary link or connectivity
+  /// not among the last two lines'.
+  private mutating func verdict(_ network: NetworkStatus) -> String {
+    let key = VerdictKey(primary: network.primaryLink, connectivity: network.connectivity)
+    if let hit = verdicts.firstIndex(where: { $0.key == key }) {
+      if hit != 0 { verdicts.swapAt(0, hit) }
+      return verdicts[0].text
+    }
+    let text = NetworkStatusText.verdict(network)
+    verdicts.insert((key, text), at: 0)
+    if verdicts.count > 2 { verdicts.removeLast() }
+    return text
+  }
+
   /// Whether the links part of the text line is the same for both lists: names, up and carrier.
   private static func sameLinksText(_ old: [LinkStatus], _ new: [LinkStatus]) -> Bool {
-    old.count == new.count
-      && zip(old, new).allSatisfy {
-        $0.name == $1.name && $0.isUp == $1.isUp && $0.hasCarrier == $1.hasCarrier
-      }
+    if old.sharesStorage(with: new) { return true }
+    guard old.count == new.count else { return false }
+    for index in old.indices
+    where old[index].name != new[index].name || old[index].isUp != new[index].isUp
+      || old[index].hasCarrier != new[index].hasCarrier
+    {
+      return false
+    }
+    return true
   }
 
   /// The line for this status, newline included.
