@@ -37,18 +37,22 @@ enum NetworkStatusText {
     return lines.joined(separator: "\n")
   }
 
-  /// The one-line summary `status --watch` prints per change.
-  static func line(_ status: NetworkStatus, observedAt: String) -> String {
-    let links = status.links.map { link in
-      "\(escaped(link.name)):\(link.isUp ? "up" : "down")\(link.hasCarrier ? "" : ",no-carrier")"
-    }.joined(separator: " ")
-    guard let primary = status.primaryLink else {
-      return "\(observedAt) unreachable | links \(links)"
-    }
+  /// `reachable via NAME (TYPE), metered: REASON[, CONNECTIVITY]` or `unreachable`: the part of
+  /// a `status --watch` line between the time and the links (see
+  /// ``StatusLineEncoder/textLine(observedAt:network:power:)``).
+  static func verdict(_ status: NetworkStatus) -> String {
+    guard let primary = status.primaryLink else { return "unreachable" }
     let metered = primary.isMetered ? "metered" : "unmetered"
     let connectivity = status.connectivity == .unknown ? "" : ", \(status.connectivity.phrase)"
-    return "\(observedAt) reachable via \(escaped(primary.name)) (\(primary.type.rawValue)), "
-      + "\(metered): \(escaped("\(primary.meteredReason)"))\(connectivity) | links \(links)"
+    return "reachable via \(escaped(primary.name)) (\(primary.type.rawValue)), "
+      + "\(metered): \(escaped("\(primary.meteredReason)"))\(connectivity)"
+  }
+
+  /// `NAME:up NAME:down,no-carrier ...`: the links part of a `status --watch` line.
+  static func links(_ links: [LinkStatus]) -> String {
+    links.map { link in
+      "\(escaped(link.name)):\(link.isUp ? "up" : "down")\(link.hasCarrier ? "" : ",no-carrier")"
+    }.joined(separator: " ")
   }
 
   /// "behind a captive portal (NetworkManager)", or "not checked".

@@ -133,6 +133,8 @@ struct StatusCommand: AsyncParsableCommand {
         // Task changes come from the daemon; without one there are none to show.
         do {
           let changes = try ControlClient(path: printer.daemon.socketPath).watch()
+          watch.followsDaemon(true)
+          defer { watch.followsDaemon(false) }
           for try await change in changes { watch.taskChanged(change) }
         } catch ControlSocketError.noDaemon {
           Output.warning("no daemon is running: task changes are not shown")
@@ -160,11 +162,12 @@ struct StatusCommand: AsyncParsableCommand {
     for warning in result.warnings { Output.warning(warning) }
     if watch {
       var encoder = StatusLineEncoder()
+      var sections = WatchSections(printer: printer)
       for step in result.steps {
         Output.line(
           bytes: try printer.watchLine(
             network: step.status, power: power, observedAt: step.timestampMicroseconds,
-            encoder: &encoder))
+            encoder: &encoder, sections: &sections))
       }
     } else {
       try printer.emit(network: result.finalStatus, power: power)

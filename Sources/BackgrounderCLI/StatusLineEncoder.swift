@@ -14,12 +14,66 @@ struct StatusLineEncoder {
   private var health = EncodedSection<HealthReport>()
   private var power = EncodedSection<PowerStatus>()
   private var tasks = EncodedSection<[TaskStatus]>()
+  private var links = LinkJSONCache()
 
-  /// `microseconds` as an RFC 3339 timestamp (see ``NetworkTimestamp``).
-  mutating func timestamp(_ microseconds: Int64) -> String {
+  /// The text line's parts that change only with the links or the power, and their sources.
+  private var linksText: (links: [LinkStatus], text: String)?
+  private var powerText: (power: PowerStatus, text: String)?
+  /// The verdicts of the last two text lines (newest first), by what they depend on.
+  private var verdicts: [(key: VerdictKey, text: String)] = []
+
+  private struct VerdictKey: Equatable {
+    var primary: LinkStatus?
+    var connectivity: Connectivity
+  }
+
+  /// The text `--watch` line (``NetworkStatusText/line(_:observedAt:)`` and the power summary),
+  /// newline included; the links and power parts are rendered again only when they changed.
+  mutating func textLine(observedAt microseconds: Int64, network: NetworkStatus, power: PowerStatus)
+    -> [UInt8]
+  {
+    if linksText.map({ !Self.sameLinksText($0.links, network.links) }) ?? true {
+      linksText = (network.links, NetworkStatusText.links(network.links))
+    }
+    if powerText?.power != power { powerText = (power, powerSummary(power)) }
     var bytes: [UInt8] = []
+    bytes.reserveCapacity(256)
     timestamps.append(microseconds: microseconds, to: &bytes)
-    return String(decoding: bytes, as: UTF8.self)
+    bytes.append(UInt8(ascii: " "))
+    bytes += verdict(network).utf8
+    bytes += " | links ".utf8
+    bytes += linksText!.text.utf8
+    bytes += " | power: ".utf8
+    bytes += powerText!.text.utf8
+    bytes.append(UInt8(ascii: "\n"))
+    return bytes
+  }
+
+  /// ``NetworkStatusText/verdict(_:)``, rendered again only for a primary link or connectivity
+  /// not among the last two lines'.
+  private mutating func verdict(_ network: NetworkStatus) -> String {
+    let key = VerdictKey(primary: network.primaryLink, connectivity: network.connectivity)
+    if let hit = verdicts.firstIndex(where: { $0.key == key }) {
+      if hit != 0 { verdicts.swapAt(0, hit) }
+      return verdicts[0].text
+    }
+    let text = NetworkStatusText.verdict(network)
+    verdicts.insert((key, text), at: 0)
+    if verdicts.count > 2 { verdicts.removeLast() }
+    return text
+  }
+
+  /// Whether the links part of the text line is the same for both lists: names, up and carrier.
+  private static func sameLinksText(_ old: [LinkStatus], _ new: [LinkStatus]) -> Bool {
+    if old.sharesStorage(with: new) { return true }
+    guard old.count == new.count else { return false }
+    for index in old.indices
+    where old[index].name != new[index].name || old[index].isUp != new[index].isUp
+      || old[index].hasCarrier != new[index].hasCarrier
+    {
+      return false
+    }
+    return true
   }
 
   /// The line for this status, newline included.
@@ -34,7 +88,7 @@ struct StatusLineEncoder {
     writer.key("health")
     writer.raw(try self.health.encoded(health))
     writer.key("network")
-    writer.network(network)
+    writer.network(network, links: &links)
     writer.key("observedAt")
     var timestamps = self.timestamps
     writer.unescapedString { timestamps.append(microseconds: microseconds, to: &$0) }

@@ -51,22 +51,19 @@ struct StatusPrinter {
   }
 
   /// One `--watch` line for a network or power change, newline included. In JSON it is the
-  /// whole ``StatusDocument`` with `observedAt` (tasks, health and daemon read afresh); in text
-  /// a one-line network and power summary.
+  /// whole ``StatusDocument`` with `observedAt` (tasks, health and daemon as `sections` has
+  /// them: current); in text a one-line network and power summary.
   func watchLine(
     network: NetworkStatus, power: PowerStatus, observedAt microseconds: Int64,
-    encoder: inout StatusLineEncoder
+    encoder: inout StatusLineEncoder, sections: inout WatchSections
   ) throws -> [UInt8] {
     guard json else {
-      let text =
-        NetworkStatusText.line(network, observedAt: encoder.timestamp(microseconds)) + " | power: "
-        + powerSummary(power) + "\n"
-      return Array(text.utf8)
+      return encoder.textLine(observedAt: microseconds, network: network, power: power)
     }
-    let (taskList, healthReport, daemonReport) = readSections(now: Date())
+    let current = sections.sections()
     return try encoder.line(
-      observedAt: microseconds, network: network, power: power, tasks: taskList,
-      health: healthReport, daemon: daemonReport)
+      observedAt: microseconds, network: network, power: power, tasks: current.tasks,
+      health: current.health, daemon: current.daemon)
   }
 
   /// One `--watch` line for a task change: `{"observedAt": …, "taskChange": {…}}` in JSON.
@@ -86,19 +83,34 @@ struct StatusPrinter {
   private func readSections(now: Date, daemonReport known: DaemonSection.Report? = nil)
     -> ([TaskStatus]?, HealthReport, DaemonSection.Report)
   {
-    let daemonReport = known ?? daemon.read()
+    let read = sections(daemon: known ?? daemon.read(), storedTasks: tasks.read(now: now))
+    return (read.tasks, read.health, read.daemon)
+  }
+
+  /// The sections for the daemon's `report` and the tasks as read from the store (`nil`: it
+  /// cannot be read).
+  func sections(daemon report: DaemonSection.Report, storedTasks: [TaskStatus]?)
+    -> StatusSections
+  {
     // With no daemon, a run left "running" ended with the process that ran it.
-    let taskList = tasks.read(now: now).map { list in
+    let taskList = storedTasks.map { list in
       list.map { task in
         var task = task
-        task.interrupted =
-          !daemonReport.running && daemonReport.error == nil && task.state == .running
+        task.interrupted = !report.running && report.error == nil && task.state == .running
         return task
       }
     }
     let healthReport = health.report(tasksReadable: taskList != nil, storePath: tasks.storePath)
-    return (taskList, healthReport, daemonReport)
+    return StatusSections(tasks: taskList, health: healthReport, daemon: report)
   }
+}
+
+/// The daemon, tasks and health sections of one `status` report or `--watch --json` line.
+struct StatusSections: Equatable {
+  /// The tasks; `nil` when the store cannot be read.
+  var tasks: [TaskStatus]?
+  var health: HealthReport
+  var daemon: DaemonSection.Report
 }
 
 /// A `status --watch --json` line for a task change.

@@ -8,11 +8,14 @@ import Reachability
 /// thread (``ReachabilityMonitor/observeStatus(_:)``), so a line leaves the process without a
 /// hand-off to another thread; power and task changes come from their streams. Nothing is
 /// printed for network or power until the first network status (the end of the first dump).
+/// The daemon, tasks and health sections are read again only when they can have changed
+/// (``WatchSections``).
 final class StatusWatch: Sendable {
   private struct State {
     var network: NetworkStatus?
     var power: PowerStatus
     var encoder = StatusLineEncoder()
+    var sections: WatchSections
   }
 
   private let printer: StatusPrinter
@@ -20,7 +23,7 @@ final class StatusWatch: Sendable {
 
   init(printer: StatusPrinter, power: PowerStatus) {
     self.printer = printer
-    state = Lock(State(power: power))
+    state = Lock(State(power: power, sections: WatchSections(printer: printer)))
   }
 
   func networkChanged(_ status: NetworkStatus) {
@@ -38,9 +41,15 @@ final class StatusWatch: Sendable {
   }
 
   func taskChanged(_ change: TaskChange) {
-    state.withLock { _ in
+    state.withLock { state in
+      state.sections.taskChanged()
       report { try printer.emit(change, observedAt: NetworkTimestamp.nowMicroseconds()) }
     }
+  }
+
+  /// The daemon's task-change stream was connected (`true`) or ended (`false`).
+  func followsDaemon(_ follows: Bool) {
+    state.withLock { $0.sections.setFollowsDaemon(follows) }
   }
 
   /// Writes the line for the current state, under the lock so that lines stay whole and in
@@ -51,7 +60,7 @@ final class StatusWatch: Sendable {
       Output.line(
         bytes: try printer.watchLine(
           network: network, power: state.power, observedAt: NetworkTimestamp.nowMicroseconds(),
-          encoder: &state.encoder))
+          encoder: &state.encoder, sections: &state.sections))
     }
   }
 

@@ -9,7 +9,7 @@ import Synchronization
 /// and release to ThreadSanitizer; without ThreadSanitizer these reports do nothing. Use it
 /// like `Mutex`: decide under the lock, never hold it across an `await`.
 public struct Lock<Value: ~Copyable>: ~Copyable {
-  private let mutex: Mutex<Value>
+  @usableFromInline let mutex: Mutex<Value>
 
   /// A lock protecting `initialValue`.
   public init(_ initialValue: consuming sending Value) {
@@ -17,6 +17,9 @@ public struct Lock<Value: ~Copyable>: ~Copyable {
   }
 
   /// Runs `body` with exclusive access to the protected value and returns what it returns.
+  /// Inlinable, so that callers in other modules get it specialized for their value (no
+  /// generic metadata looked up per call on hot paths).
+  @inlinable
   public borrowing func withLock<Result: ~Copyable, E: Error>(
     _ body: (inout sending Value) throws(E) -> sending Result
   ) throws(E) -> sending Result {

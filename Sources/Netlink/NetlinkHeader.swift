@@ -40,12 +40,17 @@ public struct NetlinkHeader: Sendable, Equatable {
   public var encoded: [UInt8] {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(Self.size)
+    append(to: &bytes)
+    return bytes
+  }
+
+  /// Appends the header, encoded in host byte order, to `bytes`.
+  func append(to bytes: inout [UInt8]) {
     bytes.appendHostOrder(length)
     bytes.appendHostOrder(type)
     bytes.appendHostOrder(flags)
     bytes.appendHostOrder(sequence)
     bytes.appendHostOrder(portID)
-    return bytes
   }
 
   /// Whether `NLM_F_MULTI` is set: the message is part of a multipart (dump) reply.

@@ -15,10 +15,14 @@ public enum RouteLookupRequest {
     let header = NetlinkHeader(
       length: UInt32(NetlinkHeader.size + 12 + attributeLength), type: 26,  // RTM_GETROUTE
       flags: NetlinkConstant.flagRequest, sequence: sequence | sequenceMarker, portID: 0)
-    var bytes = header.encoded
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(Int(header.length))
+    header.append(to: &bytes)
     // struct rtmsg: family, dst_len, then zeros (src_len, tos, table, protocol, scope, type,
     // flags).
-    bytes += [family, UInt8(destination.count * 8)] + [UInt8](repeating: 0, count: 10)
+    bytes.append(family)
+    bytes.append(UInt8(destination.count * 8))
+    bytes.append(contentsOf: repeatElement(0, count: 10))
     bytes.appendHostOrder(UInt16(attributeLength))
     bytes.appendHostOrder(UInt16(1))  // RTA_DST
     bytes += destination

@@ -28,7 +28,11 @@ struct CurrentValueBroadcaster<Element: Sendable>: Sendable {
     }
   }
 
-  private var subscribers: [Int: Recipient] = [:]
+  private var subscribers: [Int: Recipient] = [:] {
+    didSet { recipients = Array(subscribers.values) }
+  }
+  /// ``subscribers``' values, kept as an array so that publishing allocates nothing.
+  private var recipients: [Recipient] = []
   private var nextID = 0
   private(set) var current: Element?
   private(set) var isFinished = false
@@ -66,7 +70,7 @@ struct CurrentValueBroadcaster<Element: Sendable>: Sendable {
   /// termination handler), so yielding under the owner's lock can deadlock.
   mutating func publish(_ value: Element) -> [Recipient] {
     current = value
-    return Array(subscribers.values)
+    return recipients
   }
 
   /// Marks the broadcaster finished, drops the observers and hands back the open streams, which

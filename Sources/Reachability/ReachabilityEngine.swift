@@ -45,6 +45,8 @@ struct ReachabilityEngine: Sendable {
   /// The last lookup in flight was answered (see ``takeAnsweredLookups()``).
   private var answeredLookups = false
   private var kernelEgress: [UInt8: ReachabilityModel.KernelEgress] = [:]
+  /// What the last status computed that only links, addresses, facts and hints change.
+  private var statusCache = StatusCache()
 
   /// `live`: ask the kernel for the egress; otherwise (replay) the model answers.
   init(configuration: ReachabilityConfiguration, live: Bool, factsSource: FactsSource? = nil) {
@@ -227,7 +229,7 @@ struct ReachabilityEngine: Sendable {
       lookupsInFlight.isEmpty, !needsLookup
     else { return nil }
     isDirty = false
-    let status = status
+    let status = model.status(kernelEgress: kernelEgress, cache: &statusCache)
     guard status != lastPublished else { return nil }
     lastPublished = status
     return status

@@ -18,11 +18,20 @@ extension ReachabilityModel {
   /// The model's own conclusion: reachable, metered, primary and every link's state.
   public func status() -> NetworkStatus { status(kernelEgress: [:]) }
 
+  /// ``status(kernelEgress:cache:)`` with nothing kept from an earlier call.
+  func status(kernelEgress: [UInt8: KernelEgress]) -> NetworkStatus {
+    var cache = StatusCache()
+    return status(kernelEgress: kernelEgress, cache: &cache)
+  }
+
   /// The conclusion, with the kernel's answers for the probe destinations where known: a
   /// family's egress is the kernel's when its link is usable, none when the kernel has no
-  /// route, and the model's (rules, tables, nexthops) otherwise.
-  func status(kernelEgress: [UInt8: KernelEgress]) -> NetworkStatus {
-    let usable = usableFamilyLinks()
+  /// route, and the model's (rules, tables, nexthops) otherwise. What depends only on the
+  /// links, addresses, facts and hints is taken from `cache` when those did not change since
+  /// it was filled (most changes are a route or the kernel's answer).
+  func status(kernelEgress: [UInt8: KernelEgress], cache: inout StatusCache) -> NetworkStatus {
+    let linkState = cache.linkState(of: self)
+    let usable = linkState.usable
     var egress: [Candidate] = []
     for family in [NetlinkConstant.familyIPv4, NetlinkConstant.familyIPv6] {
       switch kernelEgress[family] {
@@ -35,38 +44,38 @@ extension ReachabilityModel {
             metric: metric ?? defaultRouteMetric(table: table, index: index, family: family) ?? 0,
             family: family, interfaceIndex: index))
       default:
+        // Without a usable link of the family, no route of it counts.
+        guard linkState.usableFamilies.contains(family) else { continue }
         if let choice = modelEgress(family: family, usable: usable) { egress.append(choice) }
       }
     }
     egress.sort(by: Self.isPreferred)
     let defaults = reachableDefaultRoutes(usable: usable)
-    var classifications = [Int32: MeteredClassifier.Classification](
-      minimumCapacity: tables.links.count)
-    for (index, link) in tables.links {
-      classifications[index] = MeteredClassifier.classify(
-        link, facts: facts(forInterface: link.name), overrides: overrides,
-        networkManager: hints.networkManagerMetered[link.name] ?? .unknown,
-        ssid: hints.ssids[link.name])
-    }
+    let classifications = linkState.classifications
     let uplink = defaults.first { classifications[$0.interfaceIndex]?.type != .tunnel }
       .flatMap { candidate in
         tables.links[candidate.interfaceIndex].map {
           (name: $0.name, metered: classifications[candidate.interfaceIndex]!.isMetered)
         }
       }
-    let defaultRouteLinks = Set(defaults.map(\.interfaceIndex))
-    let links = tables.links.values.sorted { $0.index < $1.index }.map { link in
-      var classification = classifications[link.index]!
-      if classification.reason == .tunnelInherits(from: nil), let uplink {
-        classification.isMetered = uplink.metered
-        classification.reason = .tunnelInherits(from: uplink.name)
+    var defaultRouteLinks = defaults.map(\.interfaceIndex)
+    defaultRouteLinks.sort()
+    let linksKey = StatusCache.LinksKey(
+      defaultRouteLinks: defaultRouteLinks, uplink: uplink?.name, uplinkIsMetered: uplink?.metered)
+    let links = cache.links(for: linksKey) {
+      linkState.sortedLinks.map { link in
+        var classification = classifications[link.index]!
+        if classification.reason == .tunnelInherits(from: nil), let uplink {
+          classification.isMetered = uplink.metered
+          classification.reason = .tunnelInherits(from: uplink.name)
+        }
+        return LinkStatus(
+          name: link.name, index: Int(link.index), type: classification.type, isUp: link.isUp,
+          hasCarrier: link.hasCarrier, isMetered: classification.isMetered,
+          hasDefaultRoute: defaultRouteLinks.contains(link.index),
+          meteredReason: classification.reason,
+          ssid: classification.type == .wifi ? hints.ssids[link.name] : nil)
       }
-      return LinkStatus(
-        name: link.name, index: Int(link.index), type: classification.type, isUp: link.isUp,
-        hasCarrier: link.hasCarrier, isMetered: classification.isMetered,
-        hasDefaultRoute: defaultRouteLinks.contains(link.index),
-        meteredReason: classification.reason,
-        ssid: classification.type == .wifi ? hints.ssids[link.name] : nil)
     }
     let primary = egress.first.flatMap { tables.links[$0.interfaceIndex]?.name }
     let primaryLink = links.first { $0.name == primary }
@@ -75,6 +84,32 @@ extension ReachabilityModel {
       isReachable: primary != nil, isDataMetered: primaryLink?.isMetered ?? false,
       primary: primary, links: links, malformedMessages: malformedMessages,
       connectivity: connectivity, connectivitySource: source, netlinkOverruns: netlinkOverruns)
+  }
+
+  /// Each link's classification, the links in index order and which links and families are
+  /// usable: what depends only on links, addresses, facts, overrides and hints.
+  struct LinkState: Sendable {
+    var classifications: [Int32: MeteredClassifier.Classification]
+    var sortedLinks: [LinkInfo]
+    var usable: Set<FamilyLink>
+    var usableFamilies: Set<UInt8>
+  }
+
+  /// Computes ``LinkState`` afresh.
+  func linkState() -> LinkState {
+    var classifications = [Int32: MeteredClassifier.Classification](
+      minimumCapacity: tables.links.count)
+    for (index, link) in tables.links {
+      classifications[index] = MeteredClassifier.classify(
+        link, facts: facts(forInterface: link.name), overrides: overrides,
+        networkManager: hints.networkManagerMetered[link.name] ?? .unknown,
+        ssid: hints.ssids[link.name])
+    }
+    let usable = usableFamilyLinks()
+    return LinkState(
+      classifications: classifications,
+      sortedLinks: tables.links.values.sorted { $0.index < $1.index }, usable: usable,
+      usableFamilies: Set(usable.map(\.family)))
   }
 
   private static func isPreferred(_ lhs: Candidate, _ rhs: Candidate) -> Bool {
@@ -110,9 +145,7 @@ extension ReachabilityModel {
   private func reachableDefaultRoutes(usable: Set<FamilyLink>) -> [Candidate] {
     var candidates: [Candidate] = []
     for family in [NetlinkConstant.familyIPv4, NetlinkConstant.familyIPv6] {
-      let lookedUp = Set(
-        effectiveRules(family: family).filter { $0.action == NetlinkConstant.ruleActionTable }
-          .map(\.table))
+      let lookedUp = lookedUpTables(family: family)
       for route in tables.routes.values
       where route.family == family && lookedUp.contains(route.table)
         && route.type == NetlinkConstant.routeTypeUnicast && !tables.isBlackhole(route)
@@ -126,15 +159,90 @@ extension ReachabilityModel {
     return candidates.sorted(by: Self.isPreferred)
   }
 
+  /// The tables the rules of `family` look up (see ``effectiveRules(family:)``), without
+  /// copying the rules.
+  private func lookedUpTables(family: UInt8) -> [UInt32] {
+    var tableIDs: [UInt32] =
+      knowsRules
+      ? [] : [NetlinkConstant.tableLocal, NetlinkConstant.tableMain, NetlinkConstant.tableDefault]
+    for rule in tables.rules
+    where rule.family == family && rule.action == NetlinkConstant.ruleActionTable
+      && !tableIDs.contains(rule.table)
+    {
+      tableIDs.append(rule.table)
+    }
+    return tableIDs
+  }
+
   private func defaultRouteMetric(table: UInt32, index: Int32, family: UInt8) -> UInt32? {
-    tables.routes.values.filter {
-      $0.family == family && $0.table == table && tables.interfaces(of: $0).contains(index)
-    }.map(\.metric).min()
+    var lowest: UInt32?
+    for route in tables.routes.values
+    where route.family == family && route.table == table
+      && tables.interfaces(of: route).contains(index)
+    {
+      lowest = min(lowest ?? route.metric, route.metric)
+    }
+    return lowest
   }
 }
 
 /// A link usable for one address family.
-struct FamilyLink: Hashable {
+struct FamilyLink: Hashable, Sendable {
   var family: UInt8
   var index: Int32
+}
+
+/// The ``ReachabilityModel/LinkState`` of the last status, with the inputs it was computed
+/// from. Comparing those is cheap while they are unchanged: a dictionary that was not written
+/// to since still shares its storage, and equal storage is equal at once.
+struct StatusCache: Sendable {
+  private var links: [Int32: LinkInfo] = [:]
+  private var addresses: [NetworkTables.AddressKey: AddressInfo] = [:]
+  private var facts: [String: LinkFacts] = [:]
+  private var overrides = InterfaceOverrides()
+  private var hints = LinkHints()
+  private var state: ReachabilityModel.LinkState?
+  /// The link lists of the last two statuses (newest first), for the same link state: a change
+  /// often goes back and forth between two (a default route added and removed), and handing
+  /// out the very same array makes comparing and encoding it cheap.
+  private var recentLinks: [(key: LinksKey, links: [LinkStatus])] = []
+
+  /// What a status's link list depends on besides the link state.
+  struct LinksKey: Sendable, Equatable {
+    /// The links with a usable default route, ascending.
+    var defaultRouteLinks: [Int32]
+    /// The uplink tunnels inherit from.
+    var uplink: String?
+    var uplinkIsMetered: Bool?
+  }
+
+  /// The link list for `key`: the one handed out before for it, or `build()`'s.
+  mutating func links(for key: LinksKey, build: () -> [LinkStatus]) -> [LinkStatus] {
+    if let hit = recentLinks.firstIndex(where: { $0.key == key }) {
+      if hit != 0 { recentLinks.swapAt(0, hit) }
+      return recentLinks[0].links
+    }
+    let links = build()
+    recentLinks.insert((key, links), at: 0)
+    if recentLinks.count > 2 { recentLinks.removeLast() }
+    return links
+  }
+
+  /// `model`'s link state, computed again only when its inputs changed.
+  mutating func linkState(of model: ReachabilityModel) -> ReachabilityModel.LinkState {
+    if let state, links == model.tables.links, addresses == model.tables.addresses,
+      facts == model.linkFacts, overrides == model.overrides, hints == model.hints
+    {
+      return state
+    }
+    let fresh = model.linkState()
+    recentLinks = []
+    links = model.tables.links
+    addresses = model.tables.addresses
+    facts = model.linkFacts
+    overrides = model.overrides
+    hints = model.hints
+    state = fresh
+    return fresh
+  }
 }

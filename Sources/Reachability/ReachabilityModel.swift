@@ -133,6 +133,9 @@ public struct ReachabilityModel: Sendable, Equatable {
 
   /// Facts known for `name` (none when sysfs was not consulted).
   func facts(forInterface name: String) -> LinkFacts { facts[name] ?? .none }
+
+  /// Every interface's facts, by name.
+  var linkFacts: [String: LinkFacts] { facts }
 }
 
 extension NetworkTables {

@@ -31,6 +31,16 @@ import Testing
     NetworkStatus(
       isReachable: false, isDataMetered: false, primary: nil, links: Array(links.prefix(1)),
       malformedMessages: 0, connectivity: .full, connectivitySource: .probe),
+    // The links of the second one again, only the middle one changed: its JSON
+    // must be written afresh, not taken from the line before.
+    NetworkStatus(
+      isReachable: true, isDataMetered: true, primary: "wlan0",
+      links: links.enumerated().map { position, link in
+        var link = link
+        if position == 1 { link.hasDefaultRoute = false }
+        return link
+      },
+      malformedMessages: 3, connectivity: .portal, connectivitySource: .networkManager),
   ]
 
   private static let powers = [
@@ -91,6 +101,31 @@ import Testing
           }
         }
       }
+    }
+  }
+
+  @Test func textLinesKeepTheirFormatAsLinksAndPowerChangeAndRepeat() {
+    var encoder = StatusLineEncoder()
+    let time: Int64 = 1_763_890_000_123_456
+    let reachable =
+      "2025-11-23T09:26:40.123456Z reachable via wlan0 (wifi), metered: SSID \"Pixel \"7\"\" "
+      + "matches \"Pixel-*\", behind a captive portal | links lo:up wlan0:up "
+      + "tun\\x1b[0m:down,no-carrier | power: "
+    let unreachable = "2025-11-23T09:26:40.123456Z unreachable | links lo:up | power: "
+    let plugged = "on external power, requiresCharging satisfied, no readable battery\n"
+    let battery =
+      "no external power, requiresCharging not satisfied, battery 17.5 % (low)\n"
+    let cases: [(NetworkStatus, PowerStatus, String)] = [
+      (Self.networks[1], Self.powers[0], reachable + plugged),
+      (Self.networks[1], Self.powers[0], reachable + plugged),
+      (Self.networks[1], Self.powers[1], reachable + battery),
+      (Self.networks[2], Self.powers[1], unreachable + battery),
+      (Self.networks[3], Self.powers[1], reachable + battery),
+      (Self.networks[2], Self.powers[0], unreachable + plugged),
+    ]
+    for (network, power, expected) in cases {
+      let line = encoder.textLine(observedAt: time, network: network, power: power)
+      #expect(String(decoding: line, as: UTF8.self) == expected)
     }
   }
 
