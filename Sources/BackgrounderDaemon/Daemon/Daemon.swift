@@ -88,6 +88,7 @@ public final class Daemon: Service {
 
     let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
     let reporter = EventReporter(logger: logger, metrics: metrics)
+    let handler = ControlHandler(runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) })
     let (listening, listened) = AsyncStream<Void>.makeStream()
     let control = ControlServer(
       path: configuration.controlSocketPath, logger: logger,
@@ -96,9 +97,11 @@ public final class Daemon: Service {
         listened.finish()
       },
       changes: { TaskChanges.stream(of: runtime) },
-      handler: ControlHandler(
-        runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) }
-      ).handle)
+      handler: { [handler] request in
+        let response = await handler.handle(request)
+        Self.releaseIdleMemory(runtime)
+        return response
+      })
     do {
       try control.bindNow()
     } catch {
@@ -133,9 +136,7 @@ public final class Daemon: Service {
       DaemonPart("event reporter") {
         for await event in events {
           reporter.report(event)
-          if Self.mayEndBusyPeriod(event), runtime.diagnostics().runsInFlight == 0 {
-            HeapTuning.releaseIdleMemory()
-          }
+          if Self.mayEndBusyPeriod(event) { Self.releaseIdleMemory(runtime) }
         }
         try await gracefulShutdown()  // the stream ends when the runtime has shut down
       },
@@ -231,6 +232,13 @@ public final class Daemon: Service {
     default:
       return false
     }
+  }
+
+  /// Gives back the memory the daemon's work used (``HeapTuning/releaseIdleMemory()``) when no
+  /// run is in flight: after a run ends and after each control request (answering `status`
+  /// maps megabytes of Foundation code, which would otherwise stay mapped until the next run).
+  private static func releaseIdleMemory(_ runtime: Backgrounder) {
+    if runtime.diagnostics().runsInFlight == 0 { HeapTuning.releaseIdleMemory() }
   }
 
   /// Keeps the metrics' network and power gauges current.
