@@ -88,7 +88,6 @@ public final class Daemon: Service {
 
     let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
     let reporter = EventReporter(logger: logger, metrics: metrics)
-    let handler = ControlHandler(runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) })
     let (listening, listened) = AsyncStream<Void>.makeStream()
     let control = ControlServer(
       path: configuration.controlSocketPath, logger: logger,
@@ -97,11 +96,9 @@ public final class Daemon: Service {
         listened.finish()
       },
       changes: { TaskChanges.stream(of: runtime) },
-      handler: { [handler] request in
-        let response = await handler.handle(request)
-        Self.releaseIdleMemory(runtime)
-        return response
-      })
+      onAnswered: { Self.releaseIdleMemory(runtime) },
+      handler: ControlHandler(runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) })
+        .handle)
     do {
       try control.bindNow()
     } catch {
