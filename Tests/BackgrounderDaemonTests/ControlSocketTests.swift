@@ -49,8 +49,8 @@ import Testing
     let answered = Lock(0)
     let server = ControlServer(
       path: path, logger: Logger(label: "test.control"),
-      onAnswered: { answered.withLock { $0 += 1 } }
-    ) { _ in ControlResponse(ok: true, message: "pong") }
+      onAnswered: { answered.withLock { $0 += 1 } },
+      handler: { _ in ControlResponse(ok: true, message: "pong") })
     let running = Task { try await server.run() }
     defer { running.cancel() }
     let client = ControlClient(path: path, timeout: .seconds(2))
