@@ -160,8 +160,6 @@ let package = Package(
       dependencies: [
         "Backgrounder",
         "BackgrounderDaemon",
-        // One malloc arena for the short-lived verbs (ExecutorEntryPoint).
-        "CSystemShims",
         "Locking",
         "NetworkHints",
         "PowerSource",

@@ -12,11 +12,15 @@ Usage (root: a loop-mounted file system and a network namespace, both created an
    fault-around then maps nothing else): the resident code pages are exactly the touched ones.
 2. Runs `backgrounder run` there with JOBS periodic jobs until each ran once, then `status`,
    `status --json`, `trigger`, `schedule`, `cancel`, a network change and a SIGHUP reload.
-3. Reads the resident pages of its code from /proc/PID/pagemap and, through the linker map,
-   writes one symbol per input section that has a touched page, in address order.
+3. Reads which pages of its code are in the page cache (mincore): after start-up; then, the
+   idle daemon having unmapped its code (HeapTuning.releaseIdleMemory), drops them from the
+   cache and reads again after the steps from `status` to the network change: the pages its
+   wake-ups use; and after the reload.
+4. Through the linker map, writes one symbol per input section that has a touched page: first
+   those of step 3's wake-ups, then the others, each group in address order.
 Code that changed since the profile is just placed later (lld ignores unknown symbols).
 """
-import argparse, bisect, os, re, shutil, signal, struct, subprocess, sys, tempfile, time
+import argparse, bisect, ctypes, mmap, os, re, shutil, signal, subprocess, sys, tempfile, time
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/backgrounder")
@@ -64,28 +68,50 @@ def code_symbols(binary):
     return sorted(symbols)
 
 
-def resident_code_pages(pid, binary, segments):
-    """Addresses of the resident 4 KiB pages of the binary's executable mappings."""
+def touched_code_pages(binary, segments):
+    """Addresses of the 4 KiB pages of the binary's code that are in the page cache. With the
+    file's read-ahead at 0, a page enters the cache only when the daemon touches it, and stays
+    there after the daemon unmaps its idle code (HeapTuning.releaseIdleMemory), so this is every
+    page the daemon's life touched (mincore on a mapping of the file)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    size = os.path.getsize(binary)
     pages = []
-    with open(f"/proc/{pid}/pagemap", "rb") as pagemap, open(f"/proc/{pid}/maps") as maps:
-        for line in maps:
-            fields = line.split()
-            if len(fields) < 6 or fields[5] != binary or "x" not in fields[1]:
-                continue
-            low, high = (int(value, 16) for value in fields[0].split("-"))
-            offset = int(fields[2], 16)
-            for address in range(low, high, 4096):
-                pagemap.seek(address // 4096 * 8)
-                if struct.unpack("<Q", pagemap.read(8))[0] >> 63:
-                    file_offset = offset + address - low
-                    for segment_offset, segment_address, size in segments:
-                        if segment_offset <= file_offset < segment_offset + size:
-                            pages.append(file_offset - segment_offset + segment_address)
+    with open(binary, "rb") as f:
+        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, f.fileno(), 0)
+        if address in (None, ctypes.c_void_p(-1).value):
+            sys.exit(f"text-order: mmap {binary}: {os.strerror(ctypes.get_errno())}")
+        try:
+            vector = ctypes.create_string_buffer((size + 4095) // 4096)
+            if libc.mincore(address, size, vector) != 0:
+                sys.exit(f"text-order: mincore: {os.strerror(ctypes.get_errno())}")
+            for segment_offset, segment_address, segment_size in segments:
+                for file_offset in range(segment_offset - segment_offset % 4096,
+                                         segment_offset + segment_size, 4096):
+                    if vector.raw[file_offset // 4096] & 1:
+                        pages.append(max(file_offset, segment_offset) - segment_offset
+                                     + segment_address)
+        finally:
+            libc.munmap(address, size)
     return pages
 
 
+def drop_cached_pages(path):
+    """Writes out and drops the file's cached pages (those no process has mapped)."""
+    descriptor = os.open(path, os.O_RDONLY)
+    os.fsync(descriptor)
+    os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(descriptor)
+
+
 def profile(binary, work, namespace):
-    """Runs the daemon through a typical life; returns its resident code pages."""
+    """Runs the daemon through a typical life; returns the code pages it touched after
+    start-up (while it answers requests, runs a job, sees a network change) and all the code
+    pages it touched."""
     config = f"{work}/config.toml"
     runs = f"{work}/runs"
 
@@ -125,6 +151,11 @@ def profile(binary, work, namespace):
                 sys.exit(f"text-order: the daemon ran {run_count()} of {args.jobs} jobs")
             time.sleep(0.1)
         time.sleep(2)
+        segments = load_segments(binary)
+        started = touched_code_pages(binary, segments)
+        # The idle daemon has unmapped its code: drop it from the cache too, so that what is
+        # cached after the next steps is what its wake-ups touch.
+        drop_cached_pages(binary)
         cli("status")
         cli("status", "--json")
         cli("trigger", "dev.profile.job-0000")
@@ -135,10 +166,11 @@ def profile(binary, work, namespace):
         ns("link", "set", "to1", "up")
         ns("address", "add", "192.0.2.1/24", "dev", "to0")
         time.sleep(1)
+        steady = touched_code_pages(binary, segments)
         write_config(args.jobs + 5)
         daemon.send_signal(signal.SIGHUP)
         time.sleep(3)
-        return resident_code_pages(daemon.pid, binary, load_segments(binary))
+        return steady, started + touched_code_pages(binary, segments)
     finally:
         daemon.terminate()
         daemon.wait(timeout=20)
@@ -164,11 +196,8 @@ try:
     binary = f"{mount}/backgrounder"
     shutil.copy(args.binary, binary)
     # A fresh file's pages are still cached from the copy: write them out and drop them.
-    descriptor = os.open(binary, os.O_RDONLY)
-    os.fsync(descriptor)
-    os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_DONTNEED)
-    os.close(descriptor)
-    pages = profile(binary, mount, namespace)
+    drop_cached_pages(binary)
+    steady_pages, pages = profile(binary, mount, namespace)
 finally:
     subprocess.run(["ip", "netns", "delete", namespace])
     if mounted:
@@ -177,16 +206,27 @@ finally:
     if os.path.exists(image):
         os.remove(image)
 
-touched = set()
-for page in pages:
-    index = bisect.bisect_right(starts, page + 4095) - 1
-    while index >= 0 and sections[index][0] + sections[index][1] > page:
-        touched.add(index)
-        index -= 1
+
+
+def sections_on(pages):
+    """Indexes of the input sections that have a byte on one of `pages`."""
+    found = set()
+    for page in pages:
+        index = bisect.bisect_right(starts, page + 4095) - 1
+        while index >= 0 and sections[index][0] + sections[index][1] > page:
+            found.add(index)
+            index -= 1
+    return found
+
+
+# The code an idle daemon maps again when it wakes first, then the rest of what it touched
+# (start-up, reload): each part in address order.
+steady = sections_on(steady_pages)
+touched = sections_on(pages) | steady
 symbols = code_symbols(args.binary)
 addresses = [address for address, _ in symbols]
 names = []
-for index in sorted(touched):
+for index in sorted(steady) + sorted(touched - steady):
     start, size = sections[index]
     first = bisect.bisect_left(addresses, start)
     if first < len(symbols) and symbols[first][0] < start + size:
@@ -195,5 +235,7 @@ names = list(dict.fromkeys(names))
 with open(args.output, "w") as f:
     f.write("".join(name + "\n" for name in names))
 size = sum(sections[index][1] for index in touched)
+steady_size = sum(sections[index][1] for index in steady)
 print(f"{len(pages) * 4} KiB of code touched, in {len(touched)} input sections "
-      f"({size / 1048576:.1f} MiB); {len(names)} symbols written to {args.output}")
+      f"({size / 1048576:.1f} MiB), {len(steady)} of them ({steady_size / 1048576:.1f} MiB) "
+      f"after start-up; {len(names)} symbols written to {args.output}")

@@ -1,4 +1,4 @@
-import CSystemShims
+import BackgrounderDaemon
 import Dispatch
 import Glibc
 
@@ -11,7 +11,8 @@ import Glibc
 /// no system calls at all (libdispatch's global queues run a 1 s monitor timer once used). The
 /// other verbs, which end within seconds, keep Swift's standard Dispatch-based executors, and so
 /// does every verb when built with a compiler older than Swift 6.3 (the custom-executor SPI is
-/// new in 6.3). The command ends the process with `exit`.
+/// new in 6.3). The command ends the process with `exit`. The threads of every
+/// verb share one malloc arena.
 @main
 enum ExecutorEntryPoint {
   /// The verbs that stay running and must not wake while idle.
@@ -19,9 +20,10 @@ enum ExecutorEntryPoint {
 
   static func main() throws {
     let verb = CommandLine.arguments.dropFirst().first
-    // The other verbs end soon: one malloc arena instead of one per thread (~10 % of a
-    // `status --json`'s CPU went to growing per-thread heaps).
-    if verb != "run" { _ = csystem_single_malloc_arena() }
+    // One malloc arena for every verb, set before any other thread exists: the daemon keeps
+    // less memory idle, and a short-lived verb does not grow a heap per thread (~10 % of a
+    // `status --json`'s CPU went to that).
+    HeapTuning.useSingleArena()
     #if compiler(>=6.3)
       let quiet = verb.map(quietVerbs.contains) ?? false
       if quiet { _createExecutors(factory: QuietExecutorFactory.self) }

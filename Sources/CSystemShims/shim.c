@@ -4,8 +4,11 @@
 #include "CSystemShims.h"
 
 #include <errno.h>
+#include <link.h>
 #include <malloc.h>
 #include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -49,4 +52,29 @@ long csystem_getxattr(const char *path, const char *name, void *value, unsigned 
 
 int csystem_release_free_heap(void) { return malloc_trim(0); }
 
-int csystem_single_malloc_arena(void) { return mallopt(M_ARENA_MAX, 1); }
+int csystem_use_single_malloc_arena(void) { return mallopt(M_ARENA_MAX, 1); }
+
+static int release_object_file_pages(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  // The vDSO is the kernel's own mapping, not a file.
+  if (info->dlpi_name != NULL && strncmp(info->dlpi_name, "linux-vdso", 10) == 0) return 0;
+  unsigned long page = (unsigned long)sysconf(_SC_PAGESIZE);
+  unsigned long *advised = data;
+  for (ElfW(Half) index = 0; index < info->dlpi_phnum; index++) {
+    const ElfW(Phdr) *segment = &info->dlpi_phdr[index];
+    if (segment->p_type != PT_LOAD || (segment->p_flags & PF_W) || segment->p_memsz == 0) {
+      continue;
+    }
+    unsigned long start = (info->dlpi_addr + segment->p_vaddr) & ~(page - 1);
+    unsigned long end =
+        (info->dlpi_addr + segment->p_vaddr + segment->p_memsz + page - 1) & ~(page - 1);
+    if (madvise((void *)start, end - start, MADV_DONTNEED) == 0) *advised += end - start;
+  }
+  return 0;
+}
+
+unsigned long csystem_release_file_pages(void) {
+  unsigned long advised = 0;
+  dl_iterate_phdr(release_object_file_pages, &advised);
+  return advised;
+}

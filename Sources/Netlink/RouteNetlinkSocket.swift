@@ -22,7 +22,9 @@ public final class RouteNetlinkSocket: Sendable {
   }
 
   private let socket: Lock<OpaquePointer?>
-  private let receiveBuffer = Lock([UInt8](repeating: 0, count: datagramCapacity))
+  /// Allocated, not zero-filled: only the pages datagrams were written to become resident.
+  private let receiveBuffer = Lock(
+    UnsafeMutableRawBufferPointer.allocate(byteCount: datagramCapacity, alignment: 16))
   /// The socket's file descriptor, for poll().
   public let fileDescriptor: Int32
 
@@ -102,13 +104,11 @@ public final class RouteNetlinkSocket: Sendable {
       var address = sockaddr_nl()
       while true {
         var addressLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
-        let count = buffer.withUnsafeMutableBytes { bytes in
-          withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-              recvfrom(
-                fileDescriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_TRUNC),
-                $0, &addressLength)
-            }
+        let count = withUnsafeMutablePointer(to: &address) { pointer in
+          pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            recvfrom(
+              fileDescriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT | MSG_TRUNC),
+              $0, &addressLength)
           }
         }
         if count < 0 {
@@ -121,7 +121,8 @@ public final class RouteNetlinkSocket: Sendable {
         }
         if address.nl_pid != 0 { return .foreignSender(port: address.nl_pid) }
         return .datagram(
-          Array(buffer[0..<min(count, buffer.count)]), truncated: count > buffer.count)
+          Array(UnsafeRawBufferPointer(rebasing: buffer[0..<min(count, buffer.count)])),
+          truncated: count > buffer.count)
       }
     }
   }
@@ -134,7 +135,10 @@ public final class RouteNetlinkSocket: Sendable {
     }
   }
 
-  deinit { close() }
+  deinit {
+    close()
+    receiveBuffer.withLock { $0.deallocate() }
+  }
 
   private static func check(_ status: Int32, _ operation: String) throws {
     if status < 0 {

@@ -167,4 +167,18 @@ struct StoreTests {
     #expect(attempts == [7, 8, 9])
     try store.close()
   }
+
+  @Test("every connection of the store caps its page cache below SQLite's default")
+  func pageCacheCapped() throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("store.sqlite").path
+    let store = try TaskStore.open(path: path, durability: .normal, historyLimit: 3)
+    let writer = try store.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
+    let reader = try store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
+    #expect(writer == -TaskStore.pageCacheKibibytes)
+    #expect(reader == -TaskStore.pageCacheKibibytes)
+    #expect(TaskStore.pageCacheKibibytes < 2000)
+    try store.close()
+  }
 }

@@ -21,19 +21,23 @@ public final class ControlServer: Sendable {
   private let handler: Handler
   private let onListening: @Sendable () -> Void
   private let changes: Changes?
+  private let onAnswered: (@Sendable () -> Void)?
   /// A socket bound by ``bindNow()``, waiting for ``run()``.
   private let boundListener = Lock<Int32?>(nil)
 
   /// `onListening` is called once the socket is bound and listening (the daemon's readiness);
-  /// `changes` serves `watch` requests; without it they are refused.
+  /// `changes` serves `watch` requests; without it they are refused. `onAnswered` is called on
+  /// the control thread after each request's answer was written.
   public init(
     path: String, logger: Logger, onListening: @escaping @Sendable () -> Void = {},
-    changes: Changes? = nil, handler: @escaping Handler
+    changes: Changes? = nil, onAnswered: (@Sendable () -> Void)? = nil,
+    handler: @escaping Handler
   ) {
     self.path = path
     self.logger = logger
     self.onListening = onListening
     self.changes = changes
+    self.onAnswered = onAnswered
     self.handler = handler
   }
 
@@ -128,6 +132,7 @@ public final class ControlServer: Sendable {
       guard connection >= 0 else { continue }
       _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
       if !serve(connection) { close(connection) }
+      onAnswered?()
     }
   }
 

@@ -96,15 +96,19 @@ public final class Daemon: Service {
         listened.finish()
       },
       changes: { TaskChanges.stream(of: runtime) },
-      handler: ControlHandler(
-        runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) }
-      ).handle)
+      onAnswered: { Self.releaseIdleMemory(runtime) },
+      handler: ControlHandler(runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) })
+        .handle)
     do {
       try control.bindNow()
     } catch {
       throw DaemonPartFailure(part: "control socket", reason: "\(error)")
     }
-    let ready = "READY=1\nSTATUS=\(configuration.jobs.count) job(s) from \(options.configPath)"
+    // What the long-lived parts below need of the config: capturing `configuration` itself
+    // would keep every job's definition alive as long as the daemon runs.
+    let storePath = configuration.storePath
+    let jobCount = configuration.jobs.count
+    let ready = "READY=1\nSTATUS=\(jobCount) job(s) from \(options.configPath)"
 
     // Shut down in reverse order: stop reloading and pinging, cancel running jobs (the control
     // socket still answers "shutting down"), close the socket, report the jobs' ends, then stop
@@ -127,7 +131,10 @@ public final class Daemon: Service {
     }
     parts += [
       DaemonPart("event reporter") {
-        for await event in events { reporter.report(event) }
+        for await event in events {
+          reporter.report(event)
+          if Self.mayEndBusyPeriod(event) { Self.releaseIdleMemory(runtime) }
+        }
         try await gracefulShutdown()  // the stream ends when the runtime has shut down
       },
       .untilShutdown("control socket") { try await control.run() },
@@ -136,7 +143,7 @@ public final class Daemon: Service {
         for await error in storeReplaced {
           self.logger.error(
             "the store file was deleted or replaced; stopping",
-            metadata: ["store": "\(configuration.storePath)", "error": "\(error)"])
+            metadata: ["store": "\(storePath)", "error": "\(error)"])
           throw error
         }
       },
@@ -161,7 +168,8 @@ public final class Daemon: Service {
           return try await gracefulShutdown()
         }
         self.notifier.notify(ready)
-        self.logger.info("daemon ready", metadata: ["jobs": "\(configuration.jobs.count)"])
+        self.logger.info("daemon ready", metadata: ["jobs": "\(jobCount)"])
+        HeapTuning.releaseIdleMemory()
         if self.options.stallDispatchAfterReady, runtime.stallDispatchLoop() {
           self.logger.warning("test hook stall-dispatch: the dispatch loop is blocked")
         }
@@ -202,7 +210,7 @@ public final class Daemon: Service {
     do {
       let configuration = try ConfigurationLoader.load(path: options.configPath)
       await jobs.apply(configuration)
-      HeapTuning.releaseFreeMemory()
+      HeapTuning.releaseIdleMemory()
       notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")
       logger.info("config reloaded", metadata: ["jobs": "\(configuration.jobs.count)"])
     } catch {
@@ -210,6 +218,24 @@ public final class Daemon: Service {
       logger.error(
         "config reload failed; keeping the previous jobs", metadata: ["error": "\(error)"])
     }
+  }
+
+  /// Whether `event` may be the last of a run (it ended, or its start was deferred or
+  /// failed): then, with no run in flight, the daemon gives back the memory the work used.
+  private static func mayEndBusyPeriod(_ event: MonitorEvent) -> Bool {
+    switch event.kind {
+    case .workCompleted, .workStopped, .workerAbandoned, .attemptFailed, .attemptDeferred:
+      return true
+    default:
+      return false
+    }
+  }
+
+  /// Gives back the memory the daemon's work used (``HeapTuning/releaseIdleMemory()``) when no
+  /// run is in flight: after a run ends and after each control request (answering `status`
+  /// maps megabytes of Foundation code, which would otherwise stay mapped until the next run).
+  private static func releaseIdleMemory(_ runtime: Backgrounder) {
+    if runtime.diagnostics().runsInFlight == 0 { HeapTuning.releaseIdleMemory() }
   }
 
   /// Keeps the metrics' network and power gauges current.

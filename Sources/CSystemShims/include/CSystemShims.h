@@ -31,9 +31,16 @@ long csystem_getxattr(const char *path, const char *name, void *value, unsigned 
 /// memory was released.
 int csystem_release_free_heap(void);
 
-/// Makes every thread allocate from malloc's main arena (`mallopt(M_ARENA_MAX, 1)`), for a
-/// short-lived process: one heap grows instead of one per thread, each grown page by page with
-/// `mprotect`. Call before any other thread starts. Returns 1 on success.
-int csystem_single_malloc_arena(void);
+/// Makes every thread allocate from malloc's main arena (`mallopt(M_ARENA_MAX, 1)`). Call it
+/// before the process starts its second thread: threads already attached to an arena keep it.
+/// Returns 1 on success.
+int csystem_use_single_malloc_arena(void);
+
+/// Unmaps from this process the pages of every loaded object's read-only and code segments
+/// (`PT_LOAD` segments without write permission, found with `dl_iterate_phdr`) with
+/// `madvise(MADV_DONTNEED)`. They are clean copies of the files: the page cache keeps them and
+/// a later access maps them again. Segments that were ever writable (data, RELRO) are left
+/// alone. Returns the number of bytes of address space advised.
+unsigned long csystem_release_file_pages(void);
 
 #endif
