@@ -33,7 +33,10 @@ struct StatusCommand: AsyncParsableCommand {
     name: .customLong("sysfs-root"),
     help: ArgumentHelp(
       "Root of the sysfs tree for link and power-supply lookups.", valueName: "dir"))
-  var sysfsRoot = "/sys"
+  var sysfsRoot = Self.defaultSysfsRoot
+
+  /// `--sysfs-root` when not given.
+  static let defaultSysfsRoot = "/sys"
 
   @Option(
     help: ArgumentHelp(

@@ -2,17 +2,66 @@ import ArgumentParser
 
 /// Starts `backgrounder status …` without building the whole command tree (issue #11:
 /// `status --json` within 30 ms). The argument parser makes the argument sets of every verb
-/// before it parses (to look for a completion-script request), ~7 % of a `status --json`; parsed
-/// by ``StatusCommand`` alone, the same arguments cost a fraction of that. Anything that does not
-/// parse cleanly there (help, completion scripts, a usage error) goes to the whole tree as
-/// before, so its output and exit status are unchanged.
+/// before it parses (to look for a completion-script request), ~7 % of a `status --json`; even
+/// ``StatusCommand`` alone costs ~3 ms (its argument set is made by reflection, and each new
+/// generic type scans the binary's protocol conformances). So the plain forms of the usage line
+/// (`--json`, `--watch`, and `--sysfs-root`, `--replay`, `--config` and `--store` each followed
+/// by a value) are read here; anything else goes to ``StatusCommand``'s parser, and whatever does
+/// not parse cleanly there (help, completion scripts, a usage error) to the whole tree as before,
+/// so its output and exit status are unchanged.
 enum StatusFastStart {
   /// The `status` command of `arguments` (the process's, program name first), nil when it is
   /// not a `status` command line that ``StatusCommand`` parses without error.
   static func command(_ arguments: [String]) -> StatusCommand? {
     let verbAndArguments = arguments.dropFirst()
     guard verbAndArguments.first == StatusCommand.configuration.commandName else { return nil }
-    return (try? StatusCommand.parseAsRoot(Array(verbAndArguments.dropFirst()))) as? StatusCommand
+    let statusArguments = verbAndArguments.dropFirst()
+    if let command = plainCommand(statusArguments) { return command }
+    return (try? StatusCommand.parseAsRoot(Array(statusArguments))) as? StatusCommand
+  }
+
+  /// `arguments` as ``StatusCommand`` would parse them, when each is a flag or an option
+  /// followed by its value, none given twice and no value looking like an option; else nil.
+  static func plainCommand(_ arguments: ArraySlice<String>) -> StatusCommand? {
+    var json = false
+    var watch = false
+    var sysfsRoot: String?
+    var replay: String?
+    var config: String?
+    var store: String?
+    var index = arguments.startIndex
+    while index < arguments.endIndex {
+      let argument = arguments[index]
+      index += 1
+      switch argument {
+      case "--json" where !json: json = true
+      case "--watch" where !watch: watch = true
+      case "--sysfs-root", "--replay", "--config", "--store":
+        guard index < arguments.endIndex else { return nil }
+        let value = arguments[index]
+        index += 1
+        guard !value.isEmpty, !value.hasPrefix("-") else { return nil }
+        switch argument {
+        case "--sysfs-root" where sysfsRoot == nil: sysfsRoot = value
+        case "--replay" where replay == nil: replay = value
+        case "--config" where config == nil: config = value
+        case "--store" where store == nil: store = value
+        default: return nil
+        }
+      default: return nil
+      }
+    }
+    // Every property is set: a property wrapper made by `init()` holds only its definition.
+    var command = StatusCommand()
+    command.json = json
+    command.watch = watch
+    command.sysfsRoot = sysfsRoot ?? StatusCommand.defaultSysfsRoot
+    command.replay = replay
+    var configOption = ConfigOption()
+    configOption.config = config
+    command.config = configOption
+    command.store = store
+    return command
   }
 
   /// Runs `command`; an error ends the process as `BackgrounderCommand.main()` would end it.
