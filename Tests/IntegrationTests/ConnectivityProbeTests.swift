@@ -98,6 +98,7 @@ struct ConnectivityProbeTests {
 
   private func probe(
     _ url: String, serving: String = "backgrounder-ok\n", clock: ManualClock = ManualClock(),
+    timeout: Duration = .seconds(5),
     _ body: (ReachabilityMonitor, Network, ManualClock) async throws -> Void
   ) async throws {
     let network = try Network(body: serving)
@@ -109,7 +110,7 @@ struct ConnectivityProbeTests {
       logger: logger)
     let prober = ConnectivityProber(
       monitor: monitor, check: try ConnectivityCheck(url: url, expect: "backgrounder-ok"),
-      backoff: .init(initial: .seconds(10), maximum: .seconds(40)), timeout: .milliseconds(500),
+      backoff: .init(initial: .seconds(10), maximum: .seconds(40)), timeout: timeout,
       networkNamespacePath: network.client.path, clock: clock, logger: logger)
     let running = Task {
       try await withThrowingTaskGroup(of: Void.self) { group in
@@ -138,7 +139,9 @@ struct ConnectivityProbeTests {
   }
 
   @Test func silentServerIsLimited() async throws {
-    try await probe("http://192.0.2.254:81/") { monitor, _, _ in
+    // A short timeout, so the silent server costs half a second; the others get five seconds,
+    // so a loaded machine's slow answer is not taken for silence.
+    try await probe("http://192.0.2.254:81/", timeout: .milliseconds(500)) { monitor, _, _ in
       let status = try await monitor.firstStatus("probe timed out") { $0.connectivity != .unknown }
       #expect(status.connectivity == .limited)
     }
