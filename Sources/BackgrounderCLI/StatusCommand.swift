@@ -65,19 +65,26 @@ struct StatusCommand: AsyncParsableCommand {
       storePath: store ?? daemonConfiguration?.storePath ?? DefaultLocations.current().storePath)
     let socketPath =
       daemonConfiguration?.controlSocketPath ?? DefaultLocations.current().controlSocketPath
-    let health = HealthSection.read(socketPath: socketPath)
     let daemon = DaemonSection(socketPath: socketPath)
-    let printer = StatusPrinter(
-      json: json, watch: watch, tasks: tasks, health: health, daemon: daemon)
+    // Asks the daemon (one control request answers the health and daemon sections).
+    let printer = { [json, watch] in
+      StatusPrinter(
+        json: json, watch: watch, tasks: tasks, health: HealthSection.read(socketPath: socketPath),
+        daemon: daemon)
+    }
 
     if let replay {
-      try runReplay(path: replay, configuration: reachability, power: probe.status, printer)
+      try runReplay(path: replay, configuration: reachability, power: probe.status, printer())
     } else if watch {
       try await runWatch(
-        reachability, hintsFrom: daemonConfiguration, probe: probe, logger: logger, printer)
+        reachability, hintsFrom: daemonConfiguration, probe: probe, logger: logger, printer())
     } else {
-      // The store is read while the network is probed (on the executor's other threads).
-      async let sections = printer.readOneShotSections(now: Date())
+      // The daemon is asked and the store read while the network is probed (on the executor's
+      // other threads): a daemon's answer is then no longer ahead of everything else.
+      async let read = { () -> (StatusPrinter, StatusPrinter.Sections) in
+        let printer = printer()
+        return (printer, printer.readOneShotSections(now: Date()))
+      }()
       let monitor = ReachabilityMonitor(configuration: reachability, logger: logger)
       let hints = NetworkHintsService(
         monitor: monitor,
@@ -85,7 +92,8 @@ struct StatusCommand: AsyncParsableCommand {
           useNetworkManager: daemonConfiguration?.useNetworkManager ?? true),
         logger: logger)
       let network = try await firstStatus(of: monitor, hints: hints)
-      try printer.emit(network: network, power: probe.status, sections: await sections)
+      let (printer, sections) = await read
+      try printer.emit(network: network, power: probe.status, sections: sections)
     }
     if tasks.failed { throw ExitCode.failure }
   }
