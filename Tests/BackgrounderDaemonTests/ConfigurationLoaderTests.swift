@@ -255,5 +255,27 @@ import Testing
     #expect(throws: ConfigurationError.self) {
       try ConfigurationLoader.load(path: "/nonexistent/backgrounder.toml")
     }
+    #expect(
+      loadError("/nonexistent/backgrounder.toml")
+        == "/nonexistent/backgrounder.toml: cannot open: No such file or directory")
+  }
+
+  @Test("a directory, a device or a FIFO is refused as not a regular file, without a wait")
+  func nonRegularFilesAreRefused() throws {
+    let fifo = FileManager.default.temporaryDirectory.path + "/config-fifo-\(getpid())"
+    #expect(mkfifo(fifo, 0o600) == 0)
+    defer { unlink(fifo) }
+    for path in ["/tmp", "/dev/null", fifo] {
+      #expect(loadError(path) == "\(path): is not a regular file")
+    }
+  }
+
+  private func loadError(_ path: String) -> String? {
+    do {
+      _ = try ConfigurationLoader.load(path: path, locations: locations)
+      return nil
+    } catch {
+      return error.description
+    }
   }
 }

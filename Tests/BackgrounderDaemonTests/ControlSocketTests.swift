@@ -53,7 +53,9 @@ import Testing
       handler: { _ in ControlResponse(ok: true, message: "pong") })
     let running = Task { try await server.run() }
     defer { running.cancel() }
-    let client = ControlClient(path: path, timeout: .seconds(2))
+    // A long timeout: a ping the client gave up on while the server still answered it would be
+    // counted without being seen (retries come only while nobody listens yet).
+    let client = ControlClient(path: path, timeout: .seconds(60))
     var attempts = 0
     while (try? await client.send(.ping)) == nil, attempts < 200 {
       attempts += 1
@@ -61,7 +63,7 @@ import Testing
     }
     // Each answer is counted after it was written: wait for the count to catch up.
     func count(reaching target: Int) async throws -> Int {
-      for _ in 0..<200 where answered.withLock({ $0 }) < target {
+      for _ in 0..<1000 where answered.withLock({ $0 }) < target {
         try await Task.sleep(for: .milliseconds(10))
       }
       return answered.withLock { $0 }

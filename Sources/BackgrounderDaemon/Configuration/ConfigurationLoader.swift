@@ -10,15 +10,14 @@ public enum ConfigurationLoader {
   public static func load(
     path: String, locations: DefaultLocations = .current(), decodingJobs: Bool = true
   ) throws(ConfigurationError) -> DaemonConfiguration {
-    let contents: Data
+    let contents: [UInt8]
     do {
-      contents = try Data(contentsOf: URL(fileURLWithPath: path))
+      contents = try ConfigFileReader.contents(of: path)
     } catch {
-      throw ConfigurationError(
-        file: path, line: nil, key: nil, message: "cannot read: \(error.localizedDescription)")
+      throw ConfigurationError(file: path, line: nil, key: nil, message: error.description)
     }
     return try parse(
-      contents: Array(contents), path: path, locations: locations, decodingJobs: decodingJobs)
+      contents: contents, path: path, locations: locations, decodingJobs: decodingJobs)
   }
 
   /// Parses config text; `path` is used for error messages and relative paths only.

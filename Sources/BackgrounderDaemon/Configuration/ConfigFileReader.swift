@@ -1,0 +1,44 @@
+import Foundation
+import SystemPackage
+
+/// Reads a config file whole. It must be a regular file (a directory, a FIFO or a device is
+/// refused with that reason, not read or waited on); errors name the system's reason.
+enum ConfigFileReader {
+  /// Why the file could not be read, in the words `backgrounder` prints after its path.
+  struct Failure: Error, CustomStringConvertible {
+    let description: String
+  }
+
+  static func contents(of path: String) throws(Failure) -> [UInt8] {
+    let file: FileDescriptor
+    do {
+      // Non-blocking: opening a FIFO must not wait for a writer (a regular file's reads
+      // are not affected).
+      file = try FileDescriptor.open(
+        FilePath(path), .readOnly, options: [.closeOnExec, .nonBlocking])
+    } catch {
+      throw Failure(description: "cannot open: \(error)")
+    }
+    defer { try? file.close() }
+    var info = stat()
+    guard fstat(file.rawValue, &info) == 0 else {
+      throw Failure(description: "cannot read: \(Errno(rawValue: errno))")
+    }
+    guard info.st_mode & S_IFMT == S_IFREG else {
+      throw Failure(description: "is not a regular file")
+    }
+    var contents: [UInt8] = []
+    contents.reserveCapacity(Int(info.st_size))
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+      let count: Int
+      do {
+        count = try chunk.withUnsafeMutableBytes { try file.read(into: $0) }
+      } catch {
+        throw Failure(description: "cannot read: \(error)")
+      }
+      if count == 0 { return contents }
+      contents.append(contentsOf: chunk[..<count])
+    }
+  }
+}
