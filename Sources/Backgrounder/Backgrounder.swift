@@ -417,7 +417,7 @@ public final class Backgrounder: Sendable {
     await runtime.writer.flush()
     let now = configuration.clock.now.date
     return try await runtime.store.pool.read { db in
-      try TaskStoreReader.tasks(db, now: now, historyLimit: historyLimit)
+      try TaskStatusQuery.all(db, now: now, historyLimit: historyLimit)
     }
   }
 

@@ -19,7 +19,7 @@ final class TaskSection: Sendable {
   /// The tasks, `[]` when the store does not exist, nil when it cannot be read.
   func read(now: Date) -> [TaskStatus]? {
     do {
-      return try TaskStoreReader(path: storePath).tasks(now: now)
+      return try TaskStoreReader(path: storePath).tasks(now: now, includingInput: false)
     } catch let error as StoreError where error.code == .notFound {
       return []
     } catch {

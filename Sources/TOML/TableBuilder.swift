@@ -47,7 +47,7 @@ final class TableBuilder {
 
   /// Room for the keys of a typical table (a job has about ten), so that its entries are not
   /// copied again and again as it grows.
-  private static let initialCapacity = 16
+  private static let initialCapacity = 4
 
   /// A defined table that goes on from `table` (which holds only values).
   init(continuing table: TOMLTable, depth: Int) {

@@ -97,3 +97,63 @@ struct TaskStatusQueryTests {
     #expect(performing: { try TaskStoreReader(path: path).tasks() }, throws: matches)
   }
 }
+
+extension TaskStatusQueryTests {
+  @Test(
+    "each task gets its own newest runs: ids that prefix one another, tasks stored out of order, and runs left by a removed task"
+  )
+  func runsGoToTheirOwnTask() throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("store.sqlite").path
+    let store = try TaskStore.open(path: path, durability: .normal, historyLimit: 20)
+    // Stored in this order, so the table's own order is not the id order.
+    let names = ["test.b", "test.a.b", "test.a", "test.ab", "test.gone", "test.c"]
+    let runCounts = [3, 0, 7, 1, 4, 2]
+    var ops: [StoreOp] = []
+    for (name, runs) in zip(names, runCounts) {
+      let taskId = id(name)
+      ops.append(
+        .upsert(TaskRow(request: .oneTime(.init(taskId: taskId)), input: Data(), now: now)))
+      for run in 0..<runs {
+        ops.append(
+          .appendRun(
+            RunRow(
+              taskId: taskId, attempt: run, startedAt: nil,
+              endedAt: now.advanced(by: .seconds(run)), outcome: "\(name)#\(run)", reason: nil)))
+      }
+    }
+    try store.pool.write { db in try TaskStore.apply(ops, in: db, historyLimit: 20) }
+    // The task goes; its runs stay behind (as after a crash between the two deletions).
+    try store.pool.write { db in try db.execute(sql: "DELETE FROM task WHERE id = 'test.gone'") }
+    try store.close()
+
+    let list = try TaskStoreReader(path: path).tasks(now: now.date, historyLimit: 5)
+    #expect(list.map(\.id.rawValue) == ["test.a", "test.a.b", "test.ab", "test.b", "test.c"])
+    let outcomes = Dictionary(
+      uniqueKeysWithValues: list.map { ($0.id.rawValue, $0.recentRuns.map(\.outcome)) })
+    #expect(outcomes["test.a"] == (2..<7).reversed().map { "test.a#\($0)" })
+    #expect(outcomes["test.a.b"] == [])
+    #expect(outcomes["test.ab"] == ["test.ab#0"])
+    #expect(outcomes["test.b"] == ["test.b#2", "test.b#1", "test.b#0"])
+    #expect(outcomes["test.c"] == ["test.c#1", "test.c#0"])
+  }
+
+  @Test("without input, the tasks read are the same but for an empty input")
+  func withoutInput() throws {
+    let (directory, path, _) = try store(runs: 2)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let reader = try TaskStoreReader(path: path)
+    let full = try reader.tasks(now: now.date)
+    let lean = try reader.tasks(now: now.date, includingInput: false)
+    #expect(full.contains { !$0.serializedInput.isEmpty })
+    #expect(lean.allSatisfy { $0.serializedInput.isEmpty })
+    #expect(
+      lean
+        == full.map { task in
+          var task = task
+          task.serializedInput = Data()
+          return task
+        })
+  }
+}

@@ -2,36 +2,36 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// Reads every task as `status` shows it with two prepared statements stepped through SQLite's
-/// C API: one over the `task` table (only the columns a ``TaskStatus`` holds, read by position)
-/// and one for the recent runs, bound once per task. Through GRDB's `Row` and ``TaskRow`` the
-/// same 1,000 tasks cost several times more (a generic decode per column, every column of the
-/// table). A value of the wrong type or outside its set is a corrupt-store ``StoreError`` naming
-/// the task and the column, as ``TaskRow`` reports it.
+/// Reads every task as `status` shows it with two statements stepped through SQLite's C API:
+/// one walk of the `task` table (only the columns a ``TaskStatus`` holds, read by position) and
+/// one walk of the run index for the recent runs of every task. Through GRDB's `Row` and
+/// ``TaskRow`` the same 1,000 tasks cost several times more (a generic decode per column, every
+/// column of the table), and so did one bound run lookup per task. A value of the wrong type or
+/// outside its set is a corrupt-store ``StoreError`` naming the task and the column, as
+/// ``TaskRow`` reports it.
 enum TaskStatusQuery {
-  /// Every task in `db`, sorted by id, with up to `historyLimit` recent runs each, newest first.
-  static func all(_ db: Database, now: Date, historyLimit: Int) throws -> [TaskStatus] {
+  /// Every task in `db`, sorted by id, with up to `historyLimit` recent runs each, newest first;
+  /// each task's input only when `includingInput` (else empty).
+  static func all(_ db: Database, now: Date, historyLimit: Int, includingInput: Bool = true)
+    throws -> [TaskStatus]
+  {
+    // In rowid order, sorted below: `ORDER BY id` walks the id index and seeks every row from
+    // it, three times the work of the plain walk.
     let tasks = try db.makeStatement(
       sql: """
         SELECT id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason,
-          lastRunStartedAt, lastRunEndedAt, blockedOn, ephemeral, input
-        FROM task ORDER BY id
-        """)
-    let runs = try db.makeStatement(
-      sql: """
-        SELECT attempt, startedAt, endedAt, outcome, reason FROM run
-        WHERE taskId = ? ORDER BY id DESC LIMIT ?
+          lastRunStartedAt, lastRunEndedAt, blockedOn, ephemeral, \(includingInput ? "input" : "x''")
+        FROM task
         """)
     var statuses: [TaskStatus] = []
     var columns = ColumnCursor(tasks.sqliteStatement)
     defer { sqlite3_reset(tasks.sqliteStatement) }
     while try columns.step(db) {
-      var task = try status(&columns, now: now)
-      if historyLimit > 0 {
-        task.recentRuns = try recentRuns(of: task.id, limit: historyLimit, runs, db)
-      }
-      statuses.append(task)
+      statuses.append(try status(&columns, now: now))
     }
+    // SQLite's order for TEXT (BINARY collation): the UTF-8 bytes compared.
+    statuses.sort { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) }
+    if historyLimit > 0 { try attachRecentRuns(to: &statuses, limit: historyLimit, db) }
     return statuses
   }
 
@@ -67,29 +67,53 @@ enum TaskStatusQuery {
       recentRuns: [], serializedInput: try row.blob(12, "input"))
   }
 
-  private static func recentRuns(
-    of id: TaskId, limit: Int, _ statement: Statement, _ db: Database
-  ) throws -> [RunRecord] {
-    // Bound through the C API: GRDB's `StatementArguments` boxed both values, 1,000 times.
-    let handle = statement.sqliteStatement
+  /// Gives each of `statuses` (sorted by id) its newest `limit` runs, newest first, from one
+  /// backward walk of the run index `(taskId, id)`: runs come grouped by task, in the reverse of
+  /// the tasks' order, newest first. A run past a task's limit, of a task not listed, or whose
+  /// task id is not TEXT (it matches no task) is passed over on its index entry alone: SQLite
+  /// reads a row of the table only when one of its other columns is asked for.
+  private static func attachRecentRuns(
+    to statuses: inout [TaskStatus], limit: Int, _ db: Database
+  ) throws {
+    let runs = try db.makeStatement(
+      sql: """
+        SELECT taskId, attempt, startedAt, endedAt, outcome, reason FROM run
+        ORDER BY taskId DESC, id DESC
+        """)
+    let handle = runs.sqliteStatement
     defer { sqlite3_reset(handle) }
-    let taskId = id.rawValue
-    sqlite3_bind_text(handle, 1, taskId, Int32(taskId.utf8.count), transientText)
-    sqlite3_bind_int64(handle, 2, Int64(limit))
     var row = ColumnCursor(handle, table: "run")
-    row.taskId = id.rawValue
-    var records: [RunRecord] = []
-    while try row.step(db) {
-      guard let endedAt = try row.instant(2, "endedAt") else {
-        throw row.corrupt("endedAt", "is NULL")
+    var position = statuses.index(before: statuses.endIndex)
+    while position >= statuses.startIndex, try row.step(db) {
+      guard sqlite3_column_type(handle, 0) == SQLITE_TEXT,
+        let text = sqlite3_column_text(handle, 0)
+      else { continue }
+      let runTaskId = UnsafeBufferPointer(
+        start: text, count: Int(sqlite3_column_bytes(handle, 0)))
+      // Tasks after this run's task in id order have no more runs.
+      while position >= statuses.startIndex,
+        runTaskId.lexicographicallyPrecedes(statuses[position].id.rawValue.utf8)
+      {
+        position -= 1
       }
-      records.append(
-        RunRecord(
-          attempt: try row.int(0, "attempt"), startedAt: try row.instant(1, "startedAt")?.date,
-          endedAt: endedAt.date, outcome: try row.text(3, "outcome"),
-          reason: try row.optionalText(4, "reason")))
+      guard position >= statuses.startIndex,
+        statuses[position].recentRuns.count < limit,
+        statuses[position].id.rawValue.utf8.elementsEqual(runTaskId)
+      else { continue }
+      row.taskId = statuses[position].id.rawValue
+      statuses[position].recentRuns.append(try runRecord(row))
     }
-    return records
+  }
+
+  /// The current row of the run statement (its columns after `taskId`).
+  private static func runRecord(_ row: ColumnCursor) throws(StoreError) -> RunRecord {
+    guard let endedAt = try row.instant(3, "endedAt") else {
+      throw row.corrupt("endedAt", "is NULL")
+    }
+    return RunRecord(
+      attempt: try row.int(1, "attempt"), startedAt: try row.instant(2, "startedAt")?.date,
+      endedAt: endedAt.date, outcome: try row.text(4, "outcome"),
+      reason: try row.optionalText(5, "reason"))
   }
 }
 
@@ -227,6 +251,3 @@ private struct ColumnCursor {
     }
   }
 }
-
-/// `SQLITE_TRANSIENT`: SQLite copies the bound text before the call returns.
-private let transientText = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -93,6 +93,11 @@ public struct TaskStoreReader: Sendable {
     configuration.readonly = true
     configuration.busyMode = .timeout(5)
     configuration.label = "backgrounder-store-reader"
+    // Pages read in place from the operating system's cache rather than copied into SQLite's
+    // own, one system call each (the daemon never shrinks the file, so no mapped page goes).
+    configuration.prepareDatabase { db in
+      try db.execute(sql: "PRAGMA mmap_size = \(Self.mappedBytes)")
+    }
     do {
       queue = try DatabaseQueue(path: path, configuration: configuration)
       hasSchema = try queue.read { db in
@@ -104,21 +109,24 @@ public struct TaskStoreReader: Sendable {
     }
   }
 
+  /// The most of the file read through a memory mapping.
+  private static let mappedBytes = 256 << 20
+
   /// Every task in the store (active and recently finished), sorted by id, with up to
-  /// `historyLimit` recent runs each. Time predicates are evaluated against `now`.
-  public func tasks(now: Date = Date(), historyLimit: Int = 5) throws -> [TaskStatus] {
+  /// `historyLimit` recent runs each. Time predicates are evaluated against `now`. Without
+  /// `includingInput`, each task's ``TaskStatus/input`` is empty (`status` shows none).
+  public func tasks(now: Date = Date(), historyLimit: Int = 5, includingInput: Bool = true)
+    throws -> [TaskStatus]
+  {
     guard hasSchema else { return [] }
     do {
-      return try queue.read { db in try Self.tasks(db, now: now, historyLimit: historyLimit) }
+      return try queue.read { db in
+        try TaskStatusQuery.all(
+          db, now: now, historyLimit: historyLimit, includingInput: includingInput)
+      }
     } catch {
       throw Schema.storeError(error, path: path)
     }
-  }
-
-  /// Every task in `db`, sorted by id, with up to `historyLimit` recent runs each. Only the
-  /// columns a ``TaskStatus`` shows are read (and checked): see ``TaskStatusQuery``.
-  static func tasks(_ db: Database, now: Date, historyLimit: Int) throws -> [TaskStatus] {
-    try TaskStatusQuery.all(db, now: now, historyLimit: historyLimit)
   }
 
   /// One task, or `nil` if the store has no task with this id.
