@@ -4,9 +4,9 @@ import GRDBSQLite
 
 /// Reads every task as `status` shows it with two statements stepped through SQLite's C API:
 /// one walk of the `task` table (only the columns a ``TaskStatus`` holds, read by position) and
-/// one walk of the run index for the recent runs of every task. Through GRDB's `Row` and
-/// ``TaskRow`` the same 1,000 tasks cost several times more (a generic decode per column, every
-/// column of the table), and so did one bound run lookup per task. A value of the wrong type or
+/// one for the recent runs of every task. Through GRDB's `Row` and ``TaskRow`` the same 1,000
+/// tasks cost several times more (a generic decode per column, every column of the table), and
+/// one bound run lookup per task cost more than the single statement. A value of the wrong type or
 /// outside its set is a corrupt-store ``StoreError`` naming the task and the column, as
 /// ``TaskRow`` reports it.
 enum TaskStatusQuery {
@@ -30,7 +30,10 @@ enum TaskStatusQuery {
       statuses.append(try status(&columns, now: now))
     }
     // SQLite's order for TEXT (BINARY collation): the UTF-8 bytes compared.
-    statuses.sort { $0.id.rawValue.utf8.lexicographicallyPrecedes($1.id.rawValue.utf8) }
+    statuses.sort { first, second in
+      var second = second.id.rawValue
+      return second.withUTF8 { compareUTF8(first.id.rawValue, UnsafeRawBufferPointer($0)) < 0 }
+    }
     if historyLimit > 0 { try attachRecentRuns(to: &statuses, limit: historyLimit, db) }
     return statuses
   }
@@ -68,40 +71,55 @@ enum TaskStatusQuery {
   }
 
   /// Gives each of `statuses` (sorted by id) its newest `limit` runs, newest first, from one
-  /// backward walk of the run index `(taskId, id)`: runs come grouped by task, in the reverse of
-  /// the tasks' order, newest first. A run past a task's limit, of a task not listed, or whose
-  /// task id is not TEXT (it matches no task) is passed over on its index entry alone: SQLite
-  /// reads a row of the table only when one of its other columns is asked for.
+  /// statement: for each task in id order, the ids of its newest runs from the covering index
+  /// `run(taskId, id)`, then those rows. The work grows with the runs shown, not with the runs
+  /// kept (a walk of the whole run table reads all 20 kept runs of each task for 5 shown).
   private static func attachRecentRuns(
     to statuses: inout [TaskStatus], limit: Int, _ db: Database
   ) throws {
     let runs = try db.makeStatement(
       sql: """
-        SELECT taskId, attempt, startedAt, endedAt, outcome, reason FROM run
-        ORDER BY taskId DESC, id DESC
+        SELECT task.id, run.attempt, run.startedAt, run.endedAt, run.outcome, run.reason
+        FROM task JOIN run ON run.id IN (
+          SELECT id FROM run WHERE taskId = task.id ORDER BY id DESC LIMIT ?)
+        ORDER BY task.id, run.id DESC
         """)
     let handle = runs.sqliteStatement
     defer { sqlite3_reset(handle) }
+    sqlite3_bind_int64(handle, 1, Int64(limit))
     var row = ColumnCursor(handle, table: "run")
-    var position = statuses.index(before: statuses.endIndex)
-    while position >= statuses.startIndex, try row.step(db) {
-      guard sqlite3_column_type(handle, 0) == SQLITE_TEXT,
-        let text = sqlite3_column_text(handle, 0)
-      else { continue }
-      let runTaskId = UnsafeBufferPointer(
+    var position = statuses.startIndex
+    while try row.step(db) {
+      guard let text = sqlite3_column_text(handle, 0) else { continue }
+      let taskId = UnsafeRawBufferPointer(
         start: text, count: Int(sqlite3_column_bytes(handle, 0)))
-      // Tasks after this run's task in id order have no more runs.
-      while position >= statuses.startIndex,
-        runTaskId.lexicographicallyPrecedes(statuses[position].id.rawValue.utf8)
-      {
-        position -= 1
+      // Both in the same order: a task before this run's has no more runs.
+      var order = Int32(-1)
+      while position < statuses.endIndex {
+        order = compareUTF8(statuses[position].id.rawValue, taskId)
+        guard order < 0 else { break }
+        position += 1
       }
-      guard position >= statuses.startIndex,
-        statuses[position].recentRuns.count < limit,
-        statuses[position].id.rawValue.utf8.elementsEqual(runTaskId)
-      else { continue }
+      guard order == 0 else { continue }
       row.taskId = statuses[position].id.rawValue
+      if statuses[position].recentRuns.isEmpty {
+        statuses[position].recentRuns.reserveCapacity(min(limit, 16))
+      }
       statuses[position].recentRuns.append(try runRecord(row))
+    }
+  }
+
+  /// `text`'s UTF-8 bytes against `bytes` as SQLite's BINARY collation orders them: negative,
+  /// zero or positive.
+  private static func compareUTF8(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+    var text = text
+    return text.withUTF8 { utf8 in
+      let common = min(utf8.count, bytes.count)
+      if common > 0, let start = utf8.baseAddress, let other = bytes.baseAddress {
+        let order = memcmp(start, other, common)
+        if order != 0 { return order }
+      }
+      return utf8.count < bytes.count ? -1 : utf8.count > bytes.count ? 1 : 0
     }
   }
 
