@@ -4,7 +4,7 @@
 Usage:
   Scripts/package   # or: swift build -c release --static-swift-stdlib --product backgrounder
   python3 Benchmarks/StatusLatency/status-latency.py [--binary PATH] [--jobs 1000] [--runs 30]
-          [--keep DIR]
+          [--keep DIR] [--history RUNS]
 
 1. Writes a config with JOBS periodic jobs (`every = "1d"`, `/bin/true`) whose store and control
    socket live in a temporary directory, starts `backgrounder run` on it and waits until every
@@ -13,6 +13,9 @@ Usage:
    stopped: wall time by `hyperfine -N` when installed (else around each child here), and CPU
    time (user + system) per run from the children's rusage. Prints median, min and max of each,
    with the load average before and after: the numbers mean little on a busy machine.
+3. With --history RUNS, first gives each task RUNS runs in all (one a day, interleaved across
+   tasks, written into the store beside the idle daemon): the store as it is once the daemon
+   has kept its full history (20 runs per task by default; `status` shows the newest 5).
 """
 import argparse, json, os, resource, shutil, sqlite3, statistics, subprocess, sys, tempfile, time
 
@@ -21,6 +24,8 @@ parser.add_argument("--binary", default=".build/release/backgrounder")
 parser.add_argument("--jobs", type=int, default=1000)
 parser.add_argument("--runs", type=int, default=30)
 parser.add_argument("--keep", help="reuse (or create and keep) this directory's config and store")
+parser.add_argument("--history", type=int, default=1,
+                    help="runs per task in the store while timing (default 1: each job ran once)")
 args = parser.parse_args()
 binary = os.path.abspath(args.binary)
 work = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="bg-status-")
@@ -56,6 +61,20 @@ def start_daemon():
                      f"see {work}/daemon.log")
         time.sleep(0.2)
     return daemon
+
+
+def fill_history():
+    """Gives every task `--history` runs in all: copies of its latest, a day apart."""
+    with sqlite3.connect(store, timeout=30) as db:
+        have = db.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM run GROUP BY taskId)")
+        missing = args.history - (have.fetchone()[0] or 0)
+        day = 86_400 * 10**9
+        for step in range(1, missing + 1):
+            db.execute("""
+                INSERT INTO run (taskId, attempt, startedAt, endedAt, outcome, reason)
+                SELECT taskId, attempt, startedAt + ?1, endedAt + ?1, outcome, reason FROM run
+                WHERE id IN (SELECT max(id) FROM run GROUP BY taskId) ORDER BY taskId
+                """, (day,))
 
 
 def load():
@@ -98,9 +117,12 @@ daemon = None
 try:
     if not (args.keep and os.path.exists(config)):
         write_config()
-    print(f"binary: {binary}; {args.jobs} jobs, {args.runs} runs each; load average {load()}",
+    print(f"binary: {binary}; {args.jobs} jobs, {args.history} run(s) each in the store, "
+          f"{args.runs} timed runs; load average {load()}",
           flush=True)
     daemon = start_daemon()
+    if args.history > 1:
+        fill_history()
     measure("daemon running")
     daemon.terminate()
     daemon.wait(timeout=30)
