@@ -45,8 +45,8 @@ final class TableBuilder {
     table.reserveCapacity(Self.initialCapacity)
   }
 
-  /// Room for the keys of a typical table (a job has about ten), so that its entries are not
-  /// copied again and again as it grows.
+  /// Room for a small table's keys; a bigger one (a job has up to about ten) doubles its room
+  /// twice. Room for 16 cost 1.6 KB per table: 1,000 `[[job]]` tables faulted in 400 more pages.
   private static let initialCapacity = 4
 
   /// A defined table that goes on from `table` (which holds only values).
