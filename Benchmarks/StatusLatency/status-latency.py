@@ -69,7 +69,7 @@ def fill_history():
         have = db.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM run GROUP BY taskId)")
         missing = args.history - (have.fetchone()[0] or 0)
         day = 86_400 * 10**9
-        for step in range(1, missing + 1):
+        for _ in range(missing):
             db.execute("""
                 INSERT INTO run (taskId, attempt, startedAt, endedAt, outcome, reason)
                 SELECT taskId, attempt, startedAt + ?1, endedAt + ?1, outcome, reason FROM run

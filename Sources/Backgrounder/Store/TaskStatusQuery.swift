@@ -31,8 +31,8 @@ enum TaskStatusQuery {
     }
     // SQLite's order for TEXT (BINARY collation): the UTF-8 bytes compared.
     statuses.sort { first, second in
-      var second = second.id.rawValue
-      return second.withUTF8 { compareUTF8(first.id.rawValue, UnsafeRawBufferPointer($0)) < 0 }
+      var secondId = second.id.rawValue
+      return secondId.withUTF8 { compareUTF8(first.id.rawValue, UnsafeRawBufferPointer($0)) < 0 }
     }
     if historyLimit > 0 { try attachRecentRuns(to: &statuses, limit: historyLimit, db) }
     return statuses
