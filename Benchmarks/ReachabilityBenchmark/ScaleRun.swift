@@ -96,9 +96,15 @@ struct ScaleRun {
         add: add, gateway: [198, 51, 100, 254], interfaceIndex: index, metric: 50)
       let link = add ? "veth2" : "veth0"
       let expected = json ? "\"primary\":\"\(link)\"" : "reachable via \(link)"
-      guard let (_, line) = watch.waitForLine(after: seen, containing: expected),
-        let (_, printed) = monitor.waitForLine(after: seenMonitor, containing: "198.51.100.254")
-      else { throw BenchmarkError("no line after default-route change \(step + 1)") }
+      guard let (_, line) = watch.waitForLine(after: seen, containing: expected) else {
+        throw BenchmarkError(
+          "no line with \(expected) after default-route change \(step + 1); lines since: "
+            + watch.allLines[seen...].map(\.text).joined(separator: "\n"))
+      }
+      guard let (_, printed) = monitor.waitForLine(after: seenMonitor, containing: "198.51.100.254")
+      else {
+        throw BenchmarkError("ip monitor printed nothing after default-route change \(step + 1)")
+      }
       ours.append(Double(line.arrivedNanoseconds - started) / 1000)
       theirs.append(Double(printed.arrivedNanoseconds - started) / 1000)
       usleep(2000)

@@ -25,11 +25,6 @@ static inline int cnl_setns_net(int fd) {
   return (int)syscall(SYS_setns, fd, CLONE_NEWNET);
 }
 
-/// An eventfd (counter 0, close-on-exec, non-blocking) used to wake a thread blocked in poll().
-static inline int cnl_eventfd_nonblocking(void) {
-  return (int)syscall(SYS_eventfd2, 0, O_CLOEXEC | O_NONBLOCK);
-}
-
 /// Names the calling thread (prctl(PR_SET_NAME), at most 15 bytes), as seen in
 /// /proc/PID/task/TID/comm; prctl is variadic and pthread_setname_np needs _GNU_SOURCE.
 static inline int cnl_set_thread_name(const char *name) {

@@ -5,8 +5,8 @@ import Locking
 /// A libnl `NETLINK_ROUTE` socket subscribed to link, IPv4/IPv6 address, route and rule
 /// notifications, and nexthop notifications where the kernel has them (5.3+), filtered in the
 /// kernel by ``NotificationFilter`` (nothing that cannot change the answer wakes the reader).
-/// Non-blocking;
-/// pair it with ``NetlinkEventLoop`` to wait for data. One receive buffer is reused for every
+/// A receive returns at once unless it is asked to wait (``receive(waiting:)``); pair the socket
+/// with ``NetlinkEventLoop``, which waits in that receive. One receive buffer is reused for every
 /// datagram.
 public final class RouteNetlinkSocket: Sendable {
   /// What one non-blocking receive produced.
@@ -17,7 +17,7 @@ public final class RouteNetlinkSocket: Sendable {
     case foreignSender(port: UInt32)
     /// `ENOBUFS`: the receive buffer overflowed and notifications were lost.
     case overrun
-    /// Nothing to read right now.
+    /// Nothing to read right now (a receive that was not asked to wait).
     case wouldBlock
   }
 
@@ -25,7 +25,7 @@ public final class RouteNetlinkSocket: Sendable {
   /// Allocated, not zero-filled: only the pages datagrams were written to become resident.
   private let receiveBuffer = Lock(
     UnsafeMutableRawBufferPointer.allocate(byteCount: datagramCapacity, alignment: 16))
-  /// The socket's file descriptor, for poll().
+  /// The socket's file descriptor, for `poll()` by a reader that waits on other descriptors too.
   public let fileDescriptor: Int32
 
   private static let groups: [rtnetlink_groups] = [
@@ -61,7 +61,6 @@ public final class RouteNetlinkSocket: Sendable {
       for group in Self.optionalGroups {
         _ = nl_socket_add_membership(handle, Int32(group.rawValue))
       }
-      try Self.check(nl_socket_set_nonblocking(handle), "nl_socket_set_nonblocking")
       let descriptor = nl_socket_get_fd(handle)
       Self.enlargeReceiveBuffer(descriptor)
       fileDescriptor = descriptor
@@ -91,24 +90,37 @@ public final class RouteNetlinkSocket: Sendable {
   public func send(_ message: [UInt8]) throws {
     try socket.withLock { handle in
       guard let handle else { throw NetlinkSystemError(operation: "send", errno: EBADF) }
-      var bytes = message
-      let sent = bytes.withUnsafeMutableBytes { nl_sendto(handle, $0.baseAddress, $0.count) }
+      // nl_sendto only reads the buffer; its parameter is not const.
+      let sent = message.withUnsafeBytes {
+        nl_sendto(handle, UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count)
+      }
       try Self.check(sent, "nl_sendto")
     }
   }
 
-  /// Receives one datagram without blocking, checking that the kernel sent it. The datagram is
-  /// read into a reused buffer; only its bytes are copied out.
-  public func receive() throws -> Reception {
-    try receiveBuffer.withLock { buffer in
+  /// Asks the kernel for an acknowledgement (`NLMSG_NOOP` with `NLM_F_ACK`): its arrival ends a
+  /// receive waiting on another thread. Unprivileged processes cannot send to a socket
+  /// themselves, but every process may ask the kernel.
+  public func wakeReceiver() throws {
+    let header = NetlinkHeader(
+      length: UInt32(NetlinkHeader.size), type: NetlinkConstant.messageNoop,
+      flags: NetlinkConstant.flagRequest | NetlinkConstant.flagAck, sequence: 0, portID: 0)
+    try send(header.encoded)
+  }
+
+  /// Receives one datagram, checking that the kernel sent it: at once (``Reception/wouldBlock``
+  /// when nothing is queued), or, when `waiting`, once one arrives. The datagram is read into a
+  /// reused buffer; only its bytes are copied out.
+  public func receive(waiting: Bool = false) throws -> Reception {
+    let flags = Int32(MSG_TRUNC) | (waiting ? 0 : Int32(MSG_DONTWAIT))
+    return try receiveBuffer.withLock { buffer in
       var address = sockaddr_nl()
       while true {
         var addressLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
         let count = withUnsafeMutablePointer(to: &address) { pointer in
           pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
             recvfrom(
-              fileDescriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT | MSG_TRUNC),
-              $0, &addressLength)
+              fileDescriptor, buffer.baseAddress, buffer.count, flags, $0, &addressLength)
           }
         }
         if count < 0 {

@@ -4,15 +4,15 @@ import Netlink
 import ServiceLifecycle
 
 /// Watches rtnetlink (links, IPv4/IPv6 addresses, default routes, policy rules and nexthop
-/// objects) and publishes ``NetworkStatus`` changes. A dedicated thread sleeps in `poll()`
-/// until the kernel sends something: no wakeups while nothing changes.
+/// objects) and publishes ``NetworkStatus`` changes. A dedicated thread sleeps in a receive on
+/// the netlink socket until the kernel sends something: no wakeups while nothing changes.
 ///
 /// `run()` dumps the current state, then follows events until cancelled or until graceful
 /// shutdown; it re-dumps after a receive-buffer overrun and after an address is removed (the
 /// kernel drops routes without telling). When a datagram changed the inputs it asks the kernel
 /// (`RTM_GETROUTE`, a lookup only, no packet sent) where traffic to the probe destinations
-/// leaves, and publishes once the answer is in, only when the status changed. Messages not sent by the kernel are dropped; malformed ones are counted, logged and
-/// skipped.
+/// leaves, and publishes once the answer is in, only when the status changed. Messages not
+/// sent by the kernel are dropped; malformed ones are counted, logged and skipped.
 public final class ReachabilityMonitor: Service, Sendable {
   private struct State: Sendable {
     var engine: ReachabilityEngine
@@ -98,7 +98,7 @@ public final class ReachabilityMonitor: Service, Sendable {
     }
     let socket = try RouteNetlinkSocket.open(
       networkNamespacePath: configuration.networkNamespacePath)
-    let loop = try NetlinkEventLoop(socket: socket)
+    let loop = NetlinkEventLoop(socket: socket)
     try await withGracefulShutdownHandler {
       try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation {
@@ -126,9 +126,9 @@ public final class ReachabilityMonitor: Service, Sendable {
   /// Runs on the event-loop thread for each reception (`nil`: before the first wait). A batch
   /// ends, and changes are published, at `.wouldBlock` or, sooner, with the reply to the last
   /// lookup in flight: the kernel queued it behind everything it had sent before, so nothing
-  /// of the batch is left to read (no last empty read, no second `poll`). Requests go out as
+  /// of the batch is left to read (no last empty read, no second wait). Requests go out as
   /// soon as they are due: the kernel answers a lookup, and starts a dump, before `send`
-  /// returns, so the loop reads on instead of waiting in `poll`.
+  /// returns, so the loop reads on without waiting.
   private func handle(_ reception: RouteNetlinkSocket.Reception?, socket: RouteNetlinkSocket)
     throws -> NetlinkEventLoop.Next
   {

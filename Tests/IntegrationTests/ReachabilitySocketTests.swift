@@ -1,5 +1,7 @@
+import Foundation
 import Glibc
 import Netlink
+import Synchronization
 import Testing
 
 /// The route socket in a namespace of its own: kernel datagrams are accepted, datagrams from
@@ -86,6 +88,65 @@ struct ReachabilitySocketTests {
       return
     }
     #expect(route.isDefault)
+  }
+
+  /// A loop whose thread waits in its receive (seen in `/proc`: the thread is inside
+  /// `recvfrom`, not `poll`) ends on ``NetlinkEventLoop/stop()``: the kernel's acknowledgement wakes it, and
+  /// the handler never sees that acknowledgement.
+  @Test func stopEndsALoopWaitingInItsReceive() async throws {
+    let sandbox = try NamespaceSandbox.create()
+    defer { sandbox.remove() }
+    let socket = try RouteNetlinkSocket.open(networkNamespacePath: sandbox.path)
+    let loop = NetlinkEventLoop(socket: socket)
+    let receptions = Mutex<[RouteNetlinkSocket.Reception?]>([])
+    let loopThread = Mutex<pid_t?>(nil)
+    let exit = Mutex<(ended: Bool, error: String?)>((false, nil))
+    try loop.start(
+      handler: { reception in
+        loopThread.withLock { $0 = $0 ?? Self.currentThreadID() }
+        receptions.withLock { $0.append(reception) }
+        return .wait
+      },
+      onExit: { error in
+        socket.close()
+        exit.withLock { $0 = (true, error.map { "\($0)" }) }
+      })
+    let waits = await eventually {
+      loopThread.withLock { $0 }.map { Self.isInRecvfrom(thread: $0) } ?? false
+    }
+    #expect(waits, "the loop's thread never waited in recvfrom")
+    loop.stop()
+    #expect(await eventually { exit.withLock { $0.ended } }, "stop() did not end the loop")
+    #expect(exit.withLock { $0.error } == nil)
+    let handled = receptions.withLock { $0 }
+    #expect(handled.count == 1 && handled.first! == nil, "handled after the first: \(handled)")
+  }
+
+  /// Whether this process's thread `thread` is blocked in `recvfrom` right now.
+  private static func isInRecvfrom(thread: pid_t) -> Bool {
+    #if arch(x86_64)
+      let recvfrom = "45"
+    #elseif arch(arm64)
+      let recvfrom = "207"
+    #endif
+    let call = try? String(contentsOfFile: "/proc/self/task/\(thread)/syscall", encoding: .utf8)
+    // The first field is the number of the system call the thread is blocked in.
+    return call?.split(separator: " ").first.map(String.init) == recvfrom
+  }
+
+  /// The calling thread's id (`/proc/thread-self` links to `PID/task/TID`).
+  private static func currentThreadID() -> pid_t? {
+    let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")
+    return link?.split(separator: "/").last.flatMap { pid_t($0) }
+  }
+
+  /// Checks `condition` every 10 ms for up to 10 s.
+  private func eventually(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<1000 {
+      if condition() { return true }
+      try? await Task.sleep(for: .milliseconds(10))
+    }
+    return false
   }
 
   /// Waits up to 5 s for the socket to become readable, then receives once.
