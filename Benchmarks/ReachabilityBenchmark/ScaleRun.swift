@@ -6,9 +6,13 @@ import Foundation
 /// Namespace layout: veth0 (192.0.2.1/24, default route metric 100, primary), veth2
 /// (198.51.100.1/24, a second default route is added and deleted: the "default-route change"),
 /// veth4 (203.0.113.1/24, no default route: the "non-primary link"), and N non-default /32
-/// routes via 192.0.2.254 loaded with `ip -batch`.
+/// routes via 192.0.2.254 loaded with `ip -batch`. With `floor`, the default-route changes are
+/// first watched by that program (`Benchmarks/Peers/egress-lookup-floor.c`: the notification,
+/// one lookup, one line) and `ip monitor` alone: the floor's CPU per change is what a watcher
+/// that asks the kernel cannot go below.
 struct ScaleRun {
   let backgrounder: String
+  let floor: String?
   let routes: Int
   let churn: Int
   let defaultChanges: Int
@@ -30,6 +34,7 @@ struct ScaleRun {
         + "\(median(loaded.map(\.1))) kB (difference "
         + "\(median(loaded.map(\.1)) - median(bare.map(\.1))) kB)")
 
+    if let floor { report.append(try floorChanges(full, floor: floor)) }
     let watch = try WatchProcess(executable: backgrounder, namespace: full.name)
     defer { watch.stop() }
     let monitor = try WatchProcess(arguments: ["-n", full.name, "monitor", "route"])
@@ -120,6 +125,33 @@ struct ScaleRun {
         + "\(perChange(monitor.cpuNanoseconds, cpuBefore.1))",
       "  latency change -> line: backgrounder \(percentiles(ours)); ip monitor \(percentiles(theirs))",
     ]
+  }
+
+  /// The floor's and `ip monitor`'s CPU per default-route change, nothing else watching.
+  private func floorChanges(_ namespace: BenchmarkNamespace, floor path: String) throws -> String {
+    let floor = try WatchProcess(arguments: ["netns", "exec", namespace.name, path])
+    defer { floor.stop() }
+    let monitor = try WatchProcess(arguments: ["-n", namespace.name, "monitor", "route"])
+    defer { monitor.stop() }
+    usleep(300_000)
+    let changer = try RouteChanger(namespacePath: namespace.path)
+    let index = try namespace.interfaceIndex("veth2")
+    let before = (floor.cpuNanoseconds, monitor.cpuNanoseconds)
+    for step in 0..<defaultChanges {
+      let (seenFloor, seenMonitor) = (floor.count, monitor.count)
+      try changer.defaultRoute(
+        add: step % 2 == 0, gateway: [198, 51, 100, 254], interfaceIndex: index, metric: 50)
+      guard floor.waitForLine(after: seenFloor, containing: "egress") != nil,
+        monitor.waitForLine(after: seenMonitor, containing: "198.51.100.254") != nil
+      else { throw BenchmarkError("no floor or ip monitor line after change \(step + 1)") }
+      usleep(2000)
+    }
+    let perChange = { (now: UInt64, then: UInt64) in
+      us(Double(now - then) / Double(defaultChanges))
+    }
+    return "egress-lookup floor alone (\(defaultChanges) default-route changes), CPU per change: "
+      + "floor \(perChange(floor.cpuNanoseconds, before.0)), ip monitor "
+      + "\(perChange(monitor.cpuNanoseconds, before.1))"
   }
 
   private func nonPrimaryLinkDowns(_ namespace: BenchmarkNamespace, _ watch: WatchProcess) throws

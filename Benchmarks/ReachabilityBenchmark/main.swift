@@ -8,6 +8,8 @@ import Foundation
 //                          S seconds each (default 60; 0 = skip)
 //   --scale ROUTES         instead: the FIB-scale run (see ScaleRun.swift) with ROUTES
 //                          non-default routes (e.g. 100000)
+//   --floor PATH           with --scale: also watch the default-route changes with PATH, the
+//                          compiled Benchmarks/Peers/egress-lookup-floor.c, and report its CPU
 // Latency: from just before the rtnetlink request (sent on our own socket, ACK awaited) that makes
 // the change, to the moment the matching `status --watch --json` line reaches this process.
 
@@ -15,6 +17,7 @@ var changes = 240
 var backgrounder = ".build/release/backgrounder"
 var idleSeconds = 60
 var scaleRoutes: Int?
+var floorProgram: String?
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
   switch argument {
@@ -22,6 +25,7 @@ while let argument = arguments.next() {
   case "--backgrounder": backgrounder = arguments.next() ?? backgrounder
   case "--idle-seconds": idleSeconds = Int(arguments.next() ?? "") ?? idleSeconds
   case "--scale": scaleRoutes = Int(arguments.next() ?? "")
+  case "--floor": floorProgram = arguments.next()
   default:
     FileHandle.standardError.write(Data("unknown option \(argument)\n".utf8))
     exit(2)
@@ -36,7 +40,8 @@ if let scaleRoutes {
   do {
     print(
       try ScaleRun(
-        backgrounder: backgrounder, routes: scaleRoutes, churn: 10_000, defaultChanges: 400,
+        backgrounder: backgrounder, floor: floorProgram, routes: scaleRoutes, churn: 10_000,
+        defaultChanges: 400,
         linkDowns: 50
       ).run())
     exit(0)
