@@ -48,7 +48,8 @@ public final class NetlinkEventLoop: Sendable {
 
   /// Ends the loop: the thread returns before it handles another reception. Safe to call from
   /// any thread, more than once. The acknowledgement that wakes the thread is never handed to
-  /// the handler. A socket already closed needs no waking: the loop has ended.
+  /// the handler. The socket must still be open: close it once the loop has ended (in
+  /// `onExit`).
   public func stop() {
     stopping.store(true, ordering: .sequentiallyConsistent)
     try? socket.wakeReceiver()

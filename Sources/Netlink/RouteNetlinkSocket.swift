@@ -9,7 +9,7 @@ import Locking
 /// with ``NetlinkEventLoop``, which waits in that receive. One receive buffer is reused for every
 /// datagram.
 public final class RouteNetlinkSocket: Sendable {
-  /// What one non-blocking receive produced.
+  /// What one receive produced.
   public enum Reception: Sendable, Equatable {
     /// A datagram from the kernel. `truncated` when it was longer than the receive buffer.
     case datagram([UInt8], truncated: Bool)
