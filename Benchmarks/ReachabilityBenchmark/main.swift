@@ -8,8 +8,8 @@ import Foundation
 //                          S seconds each (default 60; 0 = skip)
 //   --scale ROUTES         instead: the FIB-scale run (see ScaleRun.swift) with ROUTES
 //                          non-default routes (e.g. 100000)
-//   --floor PATH           with --scale: also watch the default-route changes with PATH, the
-//                          compiled Benchmarks/Peers/egress-lookup-floor.c, and report its CPU
+//   --floor PATH           with --scale: first time PATH (Benchmarks/Peers/egress-lookup-floor.c,
+//                          compiled) alone with ip monitor over the default-route changes
 // Latency: from just before the rtnetlink request (sent on our own socket, ACK awaited) that makes
 // the change, to the moment the matching `status --watch --json` line reaches this process.
 
@@ -41,8 +41,7 @@ if let scaleRoutes {
     print(
       try ScaleRun(
         backgrounder: backgrounder, floor: floorProgram, routes: scaleRoutes, churn: 10_000,
-        defaultChanges: 400,
-        linkDowns: 50
+        defaultChanges: 400, linkDowns: 50
       ).run())
     exit(0)
   } catch {

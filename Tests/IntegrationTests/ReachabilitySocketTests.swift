@@ -91,8 +91,8 @@ struct ReachabilitySocketTests {
   }
 
   /// A loop whose thread waits in its receive (seen in `/proc`: the thread is inside
-  /// `recvfrom`, not `poll`) ends on ``NetlinkEventLoop/stop()``: the kernel's acknowledgement wakes it, and
-  /// the handler never sees that acknowledgement.
+  /// `recvfrom`, not `poll`) ends on ``NetlinkEventLoop/stop()``: the kernel's acknowledgement
+  /// wakes it, and the handler never sees that acknowledgement.
   @Test func stopEndsALoopWaitingInItsReceive() async throws {
     let sandbox = try NamespaceSandbox.create()
     defer { sandbox.remove() }
