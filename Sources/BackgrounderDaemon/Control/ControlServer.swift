@@ -96,13 +96,16 @@ public final class ControlServer: Sendable {
     let socketPath = ControlSocketPath(path: path)
     let address = try socketPath.address()
     try socketPath.prepareDirectory()
-    let stale = try socketPath.socketExists()
-    if stale || socketPath.isAbstract,
+    let socketFileExists = try socketPath.socketExists()
+    // A socket file with a listener behind it is served, however slowly its daemon would answer
+    // a ping on a loaded machine: the kernel queues the connection. Only a refused one is stale.
+    if socketFileExists, Self.hasListener(at: address) { throw .alreadyServed(path: path) }
+    if socketPath.isAbstract,
       (try? ControlClient(path: path, timeout: .seconds(1)).sendBlocking(.ping)) != nil
     {
       throw .alreadyServed(path: path)
     }
-    if stale { unlink(path) }
+    if socketFileExists { unlink(path) }
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else {
       throw .system(operation: "socket", path: path, errno: Errno(rawValue: errno))
@@ -117,6 +120,17 @@ public final class ControlServer: Sendable {
       throw .system(operation: "bind", path: path, errno: failure)
     }
     return fd
+  }
+
+  /// Whether a process listens on `address`: a non-blocking connection is accepted into its
+  /// backlog (or finds the backlog full) instead of being refused.
+  private static func hasListener(at address: UnixSocketAddress) -> Bool {
+    let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+    let fd = socket(AF_UNIX, flags | Int32(SOCK_NONBLOCK.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    let connected = address.withSocketAddress { Glibc.connect(fd, $0, $1) }
+    return connected == 0 || errno == EAGAIN || errno == EINPROGRESS
   }
 
   private func acceptLoop(listener: Int32, wake: Int32) {
