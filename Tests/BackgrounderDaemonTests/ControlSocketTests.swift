@@ -89,6 +89,45 @@ import Testing
     }
   }
 
+  /// A listener that does not answer (a daemon too busy to reply to a ping in time) still owns
+  /// its socket: a second server refuses to start instead of removing the socket and serving in
+  /// its place (it did, and its `run()` then never returned; cancelled after 10 s here).
+  @Test func aSocketWhoseListenerDoesNotAnswerIsNotTakenOver() async throws {
+    let path = socketPath()
+    let directory = (path as NSString).deletingLastPathComponent
+    #expect(mkdir(directory, 0o700) == 0)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let listener = Self.silentListener(at: path)
+    defer { close(listener) }
+    let second = ControlServer(path: path, logger: Logger(label: "test.control")) { _ in
+      ControlResponse(ok: true, message: "second")
+    }
+    let running = Task { try await second.run() }
+    let watchdog = Task {
+      try await Task.sleep(for: .seconds(10))
+      running.cancel()
+    }
+    defer { watchdog.cancel() }
+    await #expect(throws: ControlSocketError.alreadyServed(path: path)) {
+      try await running.value
+    }
+  }
+
+  /// A socket listening on `path` that never accepts.
+  private static func silentListener(at path: String) -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    #expect(fd >= 0 && bound == 0 && listen(fd, 4) == 0)
+    return fd
+  }
+
   @Test func noDaemonIsReportedAsSuch() async {
     let path = socketPath()
     await #expect(throws: ControlSocketError.noDaemon(path: path)) {
