@@ -11,12 +11,7 @@ extension JSONLineWriter {
     }
   }
 
-  /// ``network(_:)`` with the `links` array taken from `links` when it holds it.
-  mutating func network(_ status: NetworkStatus, links: inout LinkJSONCache) {
-    network(status) { writer in writer.raw(links.json(of: status.links)) }
-  }
-
-  private mutating func network(
+  fileprivate mutating func network(
     _ status: NetworkStatus, writeLinks: (inout JSONLineWriter) -> Void
   ) {
     beginObject()
@@ -66,29 +61,36 @@ extension JSONLineWriter {
   }
 }
 
-/// The JSON `links` arrays of the last two `--watch` lines: a change often goes back and
-/// forth between two states (a default route added and removed, a link down and up), and the
-/// links themselves change far less often than the rest of the line.
-struct LinkJSONCache {
-  /// Newest first.
-  private var recent: [(links: [LinkStatus], json: [UInt8])] = []
+/// The JSON `network` objects of the last two `--watch` lines, and of their `links` arrays: a
+/// change often goes back and forth between two states (a default route added and removed, a
+/// link down and up), and the links themselves change far less often than the rest of the line.
+struct NetworkJSONCache {
+  private var networks = RecentValues<NetworkStatus, [UInt8]>()
+  private var links = RecentValues<[LinkStatus], [UInt8]>()
 
-  /// The JSON array of `links`.
-  mutating func json(of links: [LinkStatus]) -> [UInt8] {
-    // The model hands out the very same array for a link list it made before: look for that
-    // first, it needs no element compared.
-    if let hit = recent.firstIndex(where: { $0.links.sharesStorage(with: links) })
-      ?? recent.firstIndex(where: { $0.links == links })
+  /// The JSON object of `status`.
+  mutating func json(of status: NetworkStatus) -> [UInt8] {
+    // The model hands out the very same status, and the very same links array, for a state it
+    // met before: comparing those needs no element compared.
+    if let known = networks.value(for: status) { return known }
+    let linksJSON = linksJSON(of: status.links)
+    var writer = JSONLineWriter()
+    writer.network(status) { writer in writer.raw(linksJSON) }
+    networks.insert(writer.bytes, for: status)
+    return writer.bytes
+  }
+
+  private mutating func linksJSON(of list: [LinkStatus]) -> [UInt8] {
+    if let known = links.value(where: { $0.sharesStorage(with: list) })
+      ?? links.value(for: list)
     {
-      if hit != 0 { recent.swapAt(0, hit) }
-      return recent[0].json
+      return known
     }
     var writer = JSONLineWriter()
     writer.beginArray()
-    for link in links { writer.link(link) }
+    for link in list { writer.link(link) }
     writer.endArray()
-    recent.insert((links, writer.bytes), at: 0)
-    if recent.count > 2 { recent.removeLast() }
+    links.insert(writer.bytes, for: list)
     return writer.bytes
   }
 }

@@ -53,11 +53,23 @@ enum NetworkTimestamp {
       return bytes
     }
 
-    /// `value` in decimal, left-padded with zeros to `width` digits.
+    /// `value` (not negative) in decimal, left-padded with zeros to `width` digits; more digits
+    /// when it needs more.
     private static func appendDigits(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
-      let text = Array(String(value).utf8)
-      bytes += repeatElement(UInt8(ascii: "0"), count: max(0, width - text.count))
-      bytes += text
+      var digits = 1
+      var shifted = value / 10
+      while shifted > 0 {
+        digits += 1
+        shifted /= 10
+      }
+      let start = bytes.count
+      let count = max(width, digits)
+      bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
+      var rest = value
+      for position in stride(from: start + count - 1, through: start, by: -1) where rest > 0 {
+        bytes[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+        rest /= 10
+      }
     }
   }
 }

@@ -14,13 +14,13 @@ struct StatusLineEncoder {
   private var health = EncodedSection<HealthReport>()
   private var power = EncodedSection<PowerStatus>()
   private var tasks = EncodedSection<[TaskStatus]>()
-  private var links = LinkJSONCache()
+  private var networks = NetworkJSONCache()
 
   /// The text line's parts that change only with the links or the power, and their sources.
   private var linksText: (links: [LinkStatus], text: String)?
   private var powerText: (power: PowerStatus, text: String)?
   /// The verdicts of the last two text lines (newest first), by what they depend on.
-  private var verdicts: [(key: VerdictKey, text: String)] = []
+  private var verdicts = RecentValues<VerdictKey, String>()
 
   private struct VerdictKey: Equatable {
     var primary: LinkStatus?
@@ -52,15 +52,9 @@ struct StatusLineEncoder {
   /// ``NetworkStatusText/verdict(_:)``, rendered again only for a primary link or connectivity
   /// not among the last two lines'.
   private mutating func verdict(_ network: NetworkStatus) -> String {
-    let key = VerdictKey(primary: network.primaryLink, connectivity: network.connectivity)
-    if let hit = verdicts.firstIndex(where: { $0.key == key }) {
-      if hit != 0 { verdicts.swapAt(0, hit) }
-      return verdicts[0].text
-    }
-    let text = NetworkStatusText.verdict(network)
-    verdicts.insert((key, text), at: 0)
-    if verdicts.count > 2 { verdicts.removeLast() }
-    return text
+    verdicts.value(
+      for: VerdictKey(primary: network.primaryLink, connectivity: network.connectivity)
+    ) { NetworkStatusText.verdict(network) }
   }
 
   /// Whether the links part of the text line is the same for both lists: names, up and carrier.
@@ -88,7 +82,7 @@ struct StatusLineEncoder {
     writer.key("health")
     writer.raw(try self.health.encoded(health))
     writer.key("network")
-    writer.network(network, links: &links)
+    writer.raw(networks.json(of: network))
     writer.key("observedAt")
     var timestamps = self.timestamps
     writer.unescapedString { timestamps.append(microseconds: microseconds, to: &$0) }

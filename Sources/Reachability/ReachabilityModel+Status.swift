@@ -28,9 +28,20 @@ extension ReachabilityModel {
   /// family's egress is the kernel's when its link is usable, none when the kernel has no
   /// route, and the model's (rules, tables, nexthops) otherwise. What depends only on the
   /// links, addresses, facts and hints is taken from `cache` when those did not change since
-  /// it was filled (most changes are a route or the kernel's answer).
+  /// it was filled (most changes are a route or the kernel's answer); a status computed from
+  /// the same inputs as one of the last two is handed out again.
   func status(kernelEgress: [UInt8: KernelEgress], cache: inout StatusCache) -> NetworkStatus {
     let linkState = cache.linkState(of: self)
+    let inputs = StatusCache.RouteInputs(model: self, kernelEgress: kernelEgress)
+    if let known = cache.knownStatus(for: inputs) { return known }
+    let status = status(kernelEgress: kernelEgress, linkState: linkState, cache: &cache)
+    cache.keep(status, for: inputs)
+    return status
+  }
+
+  private func status(
+    kernelEgress: [UInt8: KernelEgress], linkState: LinkState, cache: inout StatusCache
+  ) -> NetworkStatus {
     let usable = linkState.usable
     var egress: [Candidate] = []
     for family in [NetlinkConstant.familyIPv4, NetlinkConstant.familyIPv6] {
@@ -205,7 +216,45 @@ struct StatusCache: Sendable {
   /// The link lists of the last two statuses (newest first), for the same link state: a change
   /// often goes back and forth between two (a default route added and removed), and handing
   /// out the very same array makes comparing and encoding it cheap.
-  private var recentLinks: [(key: LinksKey, links: [LinkStatus])] = []
+  private var recentLinks = RecentValues<LinksKey, [LinkStatus]>()
+  /// The last two statuses for the same link state, by the rest of their inputs.
+  private var recentStatuses = RecentValues<RouteInputs, NetworkStatus>()
+
+  /// What a status depends on besides the link state: the routing objects, the kernel's
+  /// answers and the counters. Fields that differ most often between two statuses come first
+  /// (compared first); tables that were not written to since still share their storage.
+  struct RouteInputs: Sendable, Equatable {
+    var kernelEgress: [UInt8: ReachabilityModel.KernelEgress]
+    var malformedMessages: Int
+    var netlinkOverruns: Int
+    var knowsRules: Bool
+    var routes: [NetworkTables.RouteKey: RouteInfo]
+    var rules: [RuleInfo]
+    var nexthops: [UInt32: NexthopInfo]
+    var probeDestinations: EgressProbeDestinations
+
+    init(model: ReachabilityModel, kernelEgress: [UInt8: ReachabilityModel.KernelEgress]) {
+      self.kernelEgress = kernelEgress
+      malformedMessages = model.malformedMessages
+      netlinkOverruns = model.netlinkOverruns
+      knowsRules = model.knowsRules
+      routes = model.tables.routes
+      rules = model.tables.rules
+      nexthops = model.tables.nexthops
+      probeDestinations = model.probeDestinations
+    }
+  }
+
+  /// The status computed before from `inputs` with the current link state, if one of the last
+  /// two was.
+  func knownStatus(for inputs: RouteInputs) -> NetworkStatus? {
+    recentStatuses.value(for: inputs)
+  }
+
+  /// Keeps `status`, computed from `inputs` with the current link state.
+  mutating func keep(_ status: NetworkStatus, for inputs: RouteInputs) {
+    recentStatuses.insert(status, for: inputs)
+  }
 
   /// What a status's link list depends on besides the link state.
   struct LinksKey: Sendable, Equatable {
@@ -218,14 +267,7 @@ struct StatusCache: Sendable {
 
   /// The link list for `key`: the one handed out before for it, or `build()`'s.
   mutating func links(for key: LinksKey, build: () -> [LinkStatus]) -> [LinkStatus] {
-    if let hit = recentLinks.firstIndex(where: { $0.key == key }) {
-      if hit != 0 { recentLinks.swapAt(0, hit) }
-      return recentLinks[0].links
-    }
-    let links = build()
-    recentLinks.insert((key, links), at: 0)
-    if recentLinks.count > 2 { recentLinks.removeLast() }
-    return links
+    recentLinks.value(for: key, compute: build)
   }
 
   /// `model`'s link state, computed again only when its inputs changed.
@@ -236,7 +278,8 @@ struct StatusCache: Sendable {
       return state
     }
     let fresh = model.linkState()
-    recentLinks = []
+    recentLinks.removeAll()
+    recentStatuses.removeAll()
     links = model.tables.links
     addresses = model.tables.addresses
     facts = model.linkFacts
