@@ -39,7 +39,9 @@ extension RecentValues where Key: Equatable {
   }
 
   /// The value kept for `key`, or `compute()`'s, kept as the newest.
-  @inlinable package mutating func value(for key: Key, compute: () throws -> Value) rethrows -> Value {
+  @inlinable package mutating func value(for key: Key, compute: () throws -> Value) rethrows
+    -> Value
+  {
     if let known = value(for: key) { return known }
     let value = try compute()
     insert(value, for: key)
