@@ -13,16 +13,7 @@ final class DatagramReceiver {
   init(path: String, timeout: Duration = .seconds(2)) throws {
     self.path = path
     fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    var bytes = Array(path.utf8)
-    if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
-    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-    let length = socklen_t(
-      MemoryLayout<sa_family_t>.size + bytes.count + (bytes[0] == 0 ? 0 : 1))
-    let result = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-    }
+    let result = withUnixSocketAddress(path) { bind(fd, $0, $1) }
     guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EINVAL) }
     let (seconds, attoseconds) = timeout.components
     var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))

@@ -11,14 +11,7 @@ struct RawControlConnection {
   func exchange(_ text: String) throws -> String {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
+    let connected = withUnixSocketAddress(path) { connect(fd, $0, $1) }
     guard connected == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     _ = text.withCString { send(fd, $0, strlen($0), 0) }
     var buffer = [UInt8](repeating: 0, count: 4096)
