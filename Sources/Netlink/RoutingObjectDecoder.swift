@@ -24,7 +24,7 @@ enum RoutingObjectDecoder {
       default: break
       }
     }
-    route.interfaceIndices = (outputInterface > 0 ? [outputInterface] : hops).filter { $0 > 0 }
+    route.interfaceIndices = outputInterface > 0 ? [outputInterface] : hops.filter { $0 > 0 }
     return route
   }
 

@@ -44,7 +44,7 @@ struct ReachabilityEngine: Sendable {
   private var askedFamilies: [UInt8] = []
   /// The last lookup in flight was answered (see ``takeAnsweredLookups()``).
   private var answeredLookups = false
-  private var kernelEgress: [UInt8: ReachabilityModel.KernelEgress] = [:]
+  private var kernelEgress = ReachabilityModel.KernelAnswers()
   /// What the last status computed that only links, addresses, facts and hints change.
   private var statusCache = StatusCache()
 

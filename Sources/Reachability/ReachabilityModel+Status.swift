@@ -9,6 +9,20 @@ extension ReachabilityModel {
     case unreachable
   }
 
+  /// The kernel's answers for the probe destinations of both families (`nil`: none yet).
+  struct KernelAnswers: Sendable, Equatable {
+    var ipv4: KernelEgress?
+    var ipv6: KernelEgress?
+
+    /// The answer for `family` (IPv4 or IPv6).
+    subscript(family: UInt8) -> KernelEgress? {
+      get { family == NetlinkConstant.familyIPv6 ? ipv6 : ipv4 }
+      set {
+        if family == NetlinkConstant.familyIPv6 { ipv6 = newValue } else { ipv4 = newValue }
+      }
+    }
+  }
+
   struct Candidate {
     var metric: UInt32
     var family: UInt8
@@ -16,10 +30,10 @@ extension ReachabilityModel {
   }
 
   /// The model's own conclusion: reachable, metered, primary and every link's state.
-  public func status() -> NetworkStatus { status(kernelEgress: [:]) }
+  public func status() -> NetworkStatus { status(kernelEgress: KernelAnswers()) }
 
   /// ``status(kernelEgress:cache:)`` with nothing kept from an earlier call.
-  func status(kernelEgress: [UInt8: KernelEgress]) -> NetworkStatus {
+  func status(kernelEgress: KernelAnswers) -> NetworkStatus {
     var cache = StatusCache()
     return status(kernelEgress: kernelEgress, cache: &cache)
   }
@@ -30,7 +44,7 @@ extension ReachabilityModel {
   /// links, addresses, facts and hints is taken from `cache` when those did not change since
   /// it was filled (most changes are a route or the kernel's answer); a status computed from
   /// the same inputs as one of the last two is handed out again.
-  func status(kernelEgress: [UInt8: KernelEgress], cache: inout StatusCache) -> NetworkStatus {
+  func status(kernelEgress: KernelAnswers, cache: inout StatusCache) -> NetworkStatus {
     let linkState = cache.linkState(of: self)
     let inputs = StatusCache.RouteInputs(model: self, kernelEgress: kernelEgress)
     if let known = cache.knownStatus(for: inputs) { return known }
@@ -40,7 +54,7 @@ extension ReachabilityModel {
   }
 
   private func status(
-    kernelEgress: [UInt8: KernelEgress], linkState: LinkState, cache: inout StatusCache
+    kernelEgress: KernelAnswers, linkState: LinkState, cache: inout StatusCache
   ) -> NetworkStatus {
     let usable = linkState.usable
     var egress: [Candidate] = []
@@ -224,7 +238,7 @@ struct StatusCache: Sendable {
   /// answers and the counters. Fields that differ most often between two statuses come first
   /// (compared first); tables that were not written to since still share their storage.
   struct RouteInputs: Sendable, Equatable {
-    var kernelEgress: [UInt8: ReachabilityModel.KernelEgress]
+    var kernelEgress: ReachabilityModel.KernelAnswers
     var malformedMessages: Int
     var netlinkOverruns: Int
     var knowsRules: Bool
@@ -233,7 +247,7 @@ struct StatusCache: Sendable {
     var nexthops: [UInt32: NexthopInfo]
     var probeDestinations: EgressProbeDestinations
 
-    init(model: ReachabilityModel, kernelEgress: [UInt8: ReachabilityModel.KernelEgress]) {
+    init(model: ReachabilityModel, kernelEgress: ReachabilityModel.KernelAnswers) {
       self.kernelEgress = kernelEgress
       malformedMessages = model.malformedMessages
       netlinkOverruns = model.netlinkOverruns

@@ -53,7 +53,7 @@ import Testing
           for payload in changes { Self.apply(payload, to: &model) }
           current = next
         }
-        var egress: [UInt8: ReachabilityModel.KernelEgress] = [:]
+        var egress = ReachabilityModel.KernelAnswers()
         egress[NetlinkConstant.familyIPv4] = Self.answers[answers[2 * step]]
         egress[NetlinkConstant.familyIPv6] = Self.answers[answers[2 * step + 1]]
         let cached = model.status(kernelEgress: egress, cache: &cache)
