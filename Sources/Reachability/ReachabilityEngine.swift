@@ -5,10 +5,11 @@ import Netlink
 /// traffic leaves (live only), and decides which statuses to publish (only once synchronized,
 /// only when changed).
 ///
-/// Live, as soon as a datagram changed something the answer depends on (and no lookup is in
-/// flight that already answers for it), the engine sends one `RTM_GETROUTE` lookup per family
-/// that has a usable link for the probe destinations (a routing-table lookup, no packet) and
-/// publishes once the replies are in, so the primary link is the one the kernel really uses.
+/// Live, as soon as a datagram changed something the answer depends on (after the replies to
+/// the lookups in flight, if any: they may have been computed before that change), the engine
+/// sends one `RTM_GETROUTE` lookup per family that has a usable link for the probe destinations
+/// (a routing-table lookup, no packet) and publishes once the replies to lookups asked after the
+/// last change are in, so the primary link is the one the kernel really uses.
 /// In replay the model answers; the recorded answers (routes to one address) do not change it.
 struct ReachabilityEngine: Sendable {
   /// Where sysfs facts of a new interface come from.
@@ -40,8 +41,6 @@ struct ReachabilityEngine: Sendable {
   private var isDirty = true
   private var needsLookup = false
   private var lookupsInFlight: [UInt32: UInt8] = [:]
-  /// The families the lookups in flight ask about.
-  private var askedFamilies: [UInt8] = []
   /// The last lookup in flight was answered (see ``takeAnsweredLookups()``).
   private var answeredLookups = false
   private var kernelEgress = ReachabilityModel.KernelAnswers()
@@ -93,19 +92,14 @@ struct ReachabilityEngine: Sendable {
       if asksKernel { requestDumps(effects.resync) }  // a replay holds the dumps that were made
       if effects.changed {
         isDirty = true
-        needsLookup = needsLookup || (asksKernel && !isCoveredByLookupsInFlight())
+        // Even a change read before the replies to the lookups in flight is asked about again:
+        // the kernel answers a lookup without the routing lock (RTM_GETROUTE is
+        // RTNL_FLAG_DOIT_UNLOCKED), so another CPU may change a route after the answer was
+        // computed yet queue its notification before the reply.
+        needsLookup = asksKernel
       }
     }
     return result
-  }
-
-  /// Whether a change just read is already in the answers to the lookups in flight: the
-  /// kernel queues a notification when it makes the change, and the reply to a lookup when it
-  /// answers it, both on this socket, in order; so a notification read before the replies
-  /// came before the lookup, and the kernel's answer already reflects it. Only when the same
-  /// families would be asked now.
-  private func isCoveredByLookupsInFlight() -> Bool {
-    !lookupsInFlight.isEmpty && askedFamilies == familiesToAsk()
   }
 
   /// The families with a usable link: one without has no egress whatever the kernel says.
@@ -204,7 +198,6 @@ struct ReachabilityEngine: Sendable {
     needsLookup = false
     let families = familiesToAsk()
     guard !families.isEmpty else { return nil }
-    askedFamilies = families
     var datagram: [UInt8] = []
     for family in families {
       let sequence = (nextSequence & ~RouteLookupRequest.sequenceMarker)

@@ -129,6 +129,48 @@ struct PolicyRoutingLiveTests {
     }
   }
 
+  /// Bursts of default-route changes (`ip -batch`, on another CPU) while the monitor's lookups
+  /// are in flight: after every burst the monitor must end where the kernel is. The kernel
+  /// answers lookups without the routing lock, so an answer can predate a change whose
+  /// notification is read first; that window is too narrow to hit on demand here (the rule is
+  /// checked by `EgressLookupBatchTests`), the test checks that bursts settle right.
+  @Test func everyBurstOfDefaultRouteChangesEndsWithTheKernelsAnswer() async throws {
+    let sandbox = try twoUplinks()
+    defer { sandbox.remove() }
+    let add = "route add default via 198.51.100.254 dev veth2 metric 50"
+    let delete = "route del default via 198.51.100.254 dev veth2 metric 50"
+    _ = try await withCapturedMonitor(in: sandbox) { monitor in
+      _ = try await monitor.firstStatus("main table via veth0") { $0.primary == "veth0" }
+      var added = false
+      for round in 1...12 {
+        // 201 changes: the route's presence flips.
+        let commands = (0..<201).map { ($0 % 2 == 0) != added ? add : delete }
+        try ipBatch(sandbox, commands.joined(separator: "\n"))
+        added.toggle()
+        let expected = added ? "veth2" : "veth0"
+        #expect(try routeGet(sandbox, "8.8.8.8") == expected)
+        try await settle(monitor, on: expected, after: "burst \(round)")
+      }
+    }
+  }
+
+  /// Waits until the monitor's primary is `primary`, and checks that it stays there.
+  private func settle(_ monitor: ReachabilityMonitor, on primary: String, after what: String)
+    async throws
+  {
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(10)
+    while monitor.status.primary != primary {
+      guard clock.now < deadline else {
+        Issue.record("\(what): primary still \(monitor.status.primary ?? "none"), not \(primary)")
+        return
+      }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(monitor.status.primary == primary, "\(what): the primary moved away again")
+  }
+
   /// The `dev` of `ip route get ADDRESS` in the sandbox.
   private func routeGet(_ sandbox: NamespaceSandbox, _ address: String) throws -> String? {
     let words = try ip(["-n", sandbox.name, "route", "get", address], input: nil)
