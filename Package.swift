@@ -30,6 +30,8 @@ let package = Package(
     .target(name: "CThreadSanitizer"),
     // `Lock`: `Synchronization.Mutex` with its acquire and release visible to ThreadSanitizer.
     .target(name: "Locking", dependencies: ["CThreadSanitizer"]),
+    // `RecentValues`: what was computed for the last few keys (statuses, their JSON).
+    .target(name: "Memo"),
     // libnl-3 / libnl-route-3, seen by the Netlink module only.
     .systemLibrary(
       name: "CNetlink",
@@ -51,6 +53,7 @@ let package = Package(
       name: "Reachability",
       dependencies: [
         "Locking",
+        "Memo",
         "Netlink",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -161,6 +164,7 @@ let package = Package(
         "Backgrounder",
         "BackgrounderDaemon",
         "Locking",
+        "Memo",
         "NetworkHints",
         "PowerSource",
         "Reachability",
@@ -200,6 +204,7 @@ let package = Package(
       dependencies: ["Backgrounder", "BackgrounderTesting"],
       path: "Benchmarks/StoreBenchmark"
     ),
+    .testTarget(name: "MemoTests", dependencies: ["Memo"]),
     .testTarget(name: "NetlinkTests", dependencies: ["Netlink"]),
     .testTarget(
       name: "ReachabilityTests",

@@ -1,3 +1,4 @@
+import Memo
 import Reachability
 
 extension JSONLineWriter {

@@ -1,5 +1,6 @@
 import Backgrounder
 import Foundation
+import Memo
 import PowerSource
 import Reachability
 
@@ -52,9 +53,11 @@ struct StatusLineEncoder {
   /// ``NetworkStatusText/verdict(_:)``, rendered again only for a primary link or connectivity
   /// not among the last two lines'.
   private mutating func verdict(_ network: NetworkStatus) -> String {
-    verdicts.value(
-      for: VerdictKey(primary: network.primaryLink, connectivity: network.connectivity)
-    ) { NetworkStatusText.verdict(network) }
+    let key = VerdictKey(primary: network.primaryLink, connectivity: network.connectivity)
+    if let known = verdicts.value(for: key) { return known }
+    let text = NetworkStatusText.verdict(network)
+    verdicts.insert(text, for: key)
+    return text
   }
 
   /// Whether the links part of the text line is the same for both lists: names, up and carrier.

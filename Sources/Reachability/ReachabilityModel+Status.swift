@@ -1,3 +1,4 @@
+import Memo
 import Netlink
 
 extension ReachabilityModel {
@@ -281,7 +282,10 @@ struct StatusCache: Sendable {
 
   /// The link list for `key`: the one handed out before for it, or `build()`'s.
   mutating func links(for key: LinksKey, build: () -> [LinkStatus]) -> [LinkStatus] {
-    recentLinks.value(for: key, compute: build)
+    if let known = recentLinks.value(for: key) { return known }
+    let links = build()
+    recentLinks.insert(links, for: key)
+    return links
   }
 
   /// `model`'s link state, computed again only when its inputs changed.

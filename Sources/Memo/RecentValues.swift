@@ -1,51 +1,41 @@
 /// A memo of the values computed for the last few keys. Network states often go
 /// back and forth between a few (a default route added and removed, a link down and up): what
 /// was computed for one of them is handed out again, the very same storage, so that comparing
-/// and encoding it later is cheap too. Inlinable: the encoders of other modules use it on hot
+/// and encoding it later is cheap too. Inlinable: the model and the encoders use it on hot
 /// paths, where an unspecialized generic would cost more than it saves.
-package struct RecentValues<Key, Value> {
+public struct RecentValues<Key, Value> {
   @usableFromInline var entries: [(key: Key, value: Value)] = []
   @usableFromInline let capacity: Int
 
   /// Keeps up to `capacity` values.
-  @inlinable package init(capacity: Int = 2) {
+  @inlinable public init(capacity: Int = 2) {
     precondition(capacity > 0, "RecentValues needs room for one value")
     self.capacity = capacity
   }
 
   /// The value of the newest key that `matches`; `nil` when none does.
-  @inlinable package func value(where matches: (Key) -> Bool) -> Value? {
+  @inlinable public func value(where matches: (Key) -> Bool) -> Value? {
     for entry in entries where matches(entry.key) { return entry.value }
     return nil
   }
 
   /// Keeps `value` for `key` as the newest, dropping the oldest kept beyond the capacity.
-  @inlinable package mutating func insert(_ value: Value, for key: Key) {
+  @inlinable public mutating func insert(_ value: Value, for key: Key) {
     entries.insert((key, value), at: 0)
     if entries.count > capacity { entries.removeLast() }
   }
 
   /// Forgets every value.
-  @inlinable package mutating func removeAll() {
+  @inlinable public mutating func removeAll() {
     entries.removeAll()
   }
 }
 
 extension RecentValues where Key: Equatable {
   /// The value kept for `key`; `nil` when there is none.
-  @inlinable package func value(for key: Key) -> Value? {
+  @inlinable public func value(for key: Key) -> Value? {
     for entry in entries where entry.key == key { return entry.value }
     return nil
-  }
-
-  /// The value kept for `key`, or `compute()`'s, kept as the newest.
-  @inlinable package mutating func value(for key: Key, compute: () throws -> Value) rethrows
-    -> Value
-  {
-    if let known = value(for: key) { return known }
-    let value = try compute()
-    insert(value, for: key)
-    return value
   }
 }
 

@@ -1,6 +1,5 @@
+import Memo
 import Testing
-
-@testable import Reachability
 
 @Suite struct RecentValuesTests {
   @Test func keepsTheValuesOfTheLastKeysUpToItsCapacity() {
@@ -15,19 +14,15 @@ import Testing
     #expect(recent.value(for: "c") == 3)
   }
 
-  @Test func computesOnlyForAKeyItDoesNotHold() {
+  @Test func forgetsEverythingOnRemoveAll() {
     var recent = RecentValues<String, Int>()
-    var computations = 0
-    let compute = {
-      computations += 1
-      return computations
-    }
-    #expect(recent.value(for: "a", compute: compute) == 1)
-    #expect(recent.value(for: "b", compute: compute) == 2)
-    #expect(recent.value(for: "a", compute: compute) == 1)
-    #expect(computations == 2)
+    recent.insert(1, for: "a")
+    recent.insert(2, for: "b")
     recent.removeAll()
-    #expect(recent.value(for: "a", compute: compute) == 3)
+    #expect(recent.value(for: "a") == nil)
+    #expect(recent.value(for: "b") == nil)
+    recent.insert(3, for: "a")
+    #expect(recent.value(for: "a") == 3)
   }
 
   @Test func findsTheNewestKeyThatMatches() {
