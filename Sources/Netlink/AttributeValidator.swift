@@ -1,10 +1,10 @@
-/// Checks the attribute (TLV) layout of rtnetlink messages before libnl sees them: libnl trusts
-/// some lengths (e.g. it loops forever on an `RTA_MULTIPATH` hop with `rtnh_len` 0).
+/// Checks the attribute (TLV) layout of rtnetlink messages: of links and addresses before libnl
+/// sees them (libnl trusts some lengths), of routes, rules and nexthops as our decoders walk
+/// them.
 enum AttributeValidator {
   /// Attribute types whose payload is itself a list of attributes, per message family.
   private static let linkNested: Set<UInt16> = [18, 26]  // IFLA_LINKINFO, IFLA_AF_SPEC
   private static let linkInfoNested: Set<UInt16> = [2, 5]  // IFLA_INFO_DATA, IFLA_INFO_SLAVE_DATA
-  private static let routeMultipath: UInt16 = 9  // RTA_MULTIPATH
 
   /// Validates the attributes of a message of `kind` starting at `start` within `message`.
   static func validate(_ message: ArraySlice<UInt8>, from start: Int, kind: ObjectKind)
@@ -29,16 +29,15 @@ enum AttributeValidator {
             ) { _, _ in }
           }
         }
-      case .route where type & 0x3FFF == routeMultipath:
-        try validateMultipath(payload)
       default:
         break
       }
     }
   }
 
-  /// Walks `struct rtnexthop` records (8-byte header, then attributes).
-  private static func validateMultipath(_ payload: ArraySlice<UInt8>) throws(MalformedMessage) {
+  /// Walks the `struct rtnexthop` records (8-byte header, then attributes) of an
+  /// `RTA_MULTIPATH` payload.
+  static func validateMultipath(_ payload: ArraySlice<UInt8>) throws(MalformedMessage) {
     var offset = payload.startIndex
     while offset < payload.endIndex {
       let remaining = payload.endIndex - offset

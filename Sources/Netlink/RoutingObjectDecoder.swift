@@ -18,7 +18,9 @@ enum RoutingObjectDecoder {
       case 4: outputInterface = Int32(bitPattern: try u32(payload, "RTA_OIF"))
       case 6: route.metric = try u32(payload, "RTA_PRIORITY")
       case 7: route.preferredSource = Array(payload)  // RTA_PREFSRC
-      case 9: hops = multipathInterfaces(payload)  // RTA_MULTIPATH, validated before
+      case 9:  // RTA_MULTIPATH
+        try AttributeValidator.validateMultipath(payload)
+        hops = multipathInterfaces(payload)
       case 15: route.table = try u32(payload, "RTA_TABLE")
       case 30: route.nexthopID = try u32(payload, "RTA_NH_ID")
       default: break

@@ -90,20 +90,18 @@ public enum RtnetlinkParser {
     if kind == .route, message[bodyStart + 1] != 0, !RouteLookupRequest.isLookup(header) {
       return .nonDefaultRoute
     }
-    do {
-      try AttributeValidator.validate(
-        message, from: message.startIndex + NetlinkHeader.size + fixedSize, kind: kind)
-    } catch {
-      throw MalformedMessage(error.reason, messageType: header.type)
-    }
     let action: MessageAction = header.type & 1 == 0 ? .new : .delete
     let body = message[bodyStart...]
     do {
+      // Routes, rules and nexthops are decoded here, checking each attribute as it is read;
+      // links and addresses go to libnl, which must only see attributes checked before.
       switch kind {
       case .route: return .route(try RoutingObjectDecoder.route(body), action)
       case .rule: return .rule(try RoutingObjectDecoder.rule(body), action)
       case .nexthop: return .nexthop(try RoutingObjectDecoder.nexthop(body), action)
-      case .link, .address: break
+      case .link, .address:
+        try AttributeValidator.validate(
+          message, from: message.startIndex + NetlinkHeader.size + fixedSize, kind: kind)
       }
     } catch {
       throw MalformedMessage(error.reason, messageType: header.type)
