@@ -135,19 +135,43 @@ import Testing
     let receiver = try DatagramReceiver(path: path, timeout: .milliseconds(1))
     let notifier = SystemdNotifier(
       environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "20000"])
-    let healthy = Lock(true)
+    // Whether the pinger sees a healthy loop, and how often it asked while it was not.
+    let health = Lock((healthy: true, unhealthyChecks: 0))
     let pinger = Task {
-      await notifier.runWatchdog(logger: logger) { healthy.withLock { $0 } }
+      await notifier.runWatchdog(logger: logger) {
+        health.withLock { state in
+          if !state.healthy { state.unhealthyChecks += 1 }
+          return state.healthy
+        }
+      }
     }
     defer { pinger.cancel() }
     #expect(try await next(receiver, within: .seconds(5)) == "WATCHDOG=1")
-    healthy.withLock { $0 = false }
-    try await Task.sleep(for: .milliseconds(50))  // a ping already on its way may still arrive
+    health.withLock { $0 = (false, 0) }
+    // The pinger checks, pings, sleeps, checks again: once it has asked while unhealthy, the
+    // ping of its last healthy check was sent. No wall-clock guess, so a loaded machine that
+    // delays the pinger cannot leave that ping for the assertion below.
+    try await waitUntil("the pinger asks while unhealthy") {
+      health.withLock { $0.unhealthyChecks >= 1 }
+    }
     while (try? receiver.receive()) != nil {}
-    try await Task.sleep(for: .milliseconds(200))  // 20 watchdog periods
+    try await waitUntil("ten more checks") { health.withLock { $0.unhealthyChecks >= 11 } }
     #expect((try? receiver.receive()) == nil, "no WATCHDOG=1 while unhealthy")
-    healthy.withLock { $0 = true }
+    health.withLock { $0.healthy = true }
     #expect(try await next(receiver, within: .seconds(5)) == "WATCHDOG=1", "pings resume")
+  }
+
+  /// Waits, trying every 5 ms for up to 10 s, until `condition` holds; records an issue if it
+  /// never does.
+  private func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !condition() {
+      guard ContinuousClock.now < deadline else {
+        Issue.record("timed out waiting until \(what)")
+        return
+      }
+      try await Task.sleep(for: .milliseconds(5))
+    }
   }
 
   /// The next datagram, trying every 10 ms until `limit`.
