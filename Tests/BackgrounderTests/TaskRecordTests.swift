@@ -71,6 +71,12 @@ struct TaskRecordTests {
     #expect(try taskRows(path) == before)
   }
 
+  @Test func everyColumnsOrdinalIsItsPlaceInAllCases() {
+    for (place, column) in TaskRow.Columns.allCases.enumerated() {
+      #expect(column.ordinal == place, "\(column)")
+    }
+  }
+
   @Test("every column of the task table is written and read back by name")
   func roundTrip() async throws {
     let (directory, path) = try await storeWithTasks()

@@ -12,6 +12,40 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case requiresCharging, requiresBatteryNotLow, interval, flexWindow, initialDelay
     case expedited, budget, backoffKind, backoffInitial, backoffMaxAttempts, backoffJitter
     case input, scheduledAt, updatedAt
+
+    /// The column's place in ``allCases`` (a jump table: positions are looked up for every
+    /// column of every row read, and a dictionary keyed by the case hashed its name each time).
+    var ordinal: Int {
+      switch self {
+      case .id: 0
+      case .kind: 1
+      case .state: 2
+      case .nextRun: 3
+      case .attempt: 4
+      case .deferrals: 5
+      case .lastResult: 6
+      case .lastReason: 7
+      case .lastRunStartedAt: 8
+      case .lastRunEndedAt: 9
+      case .blockedOn: 10
+      case .ephemeral: 11
+      case .network: 12
+      case .requiresCharging: 13
+      case .requiresBatteryNotLow: 14
+      case .interval: 15
+      case .flexWindow: 16
+      case .initialDelay: 17
+      case .expedited: 18
+      case .budget: 19
+      case .backoffKind: 20
+      case .backoffInitial: 21
+      case .backoffMaxAttempts: 22
+      case .backoffJitter: 23
+      case .input: 24
+      case .scheduledAt: 25
+      case .updatedAt: 26
+      }
+    }
   }
 
   /// Decodes a `task` row. A missing column, a NULL where a value is required, or a value of
@@ -175,21 +209,22 @@ extension TaskRow: FetchableRecord, PersistableRecord {
 /// Where each ``TaskRow/Columns`` case stands in the rows of one statement, found by name
 /// (case-insensitively, as SQLite matches names) once per statement.
 private struct TaskColumnPositions {
-  private let positions: [TaskRow.Columns: Int]
+  /// By ``TaskRow/Columns/ordinal``.
+  private let positions: [Int?]
 
   init(columnNames: some Sequence<String>) {
-    var positions: [TaskRow.Columns: Int] = [:]
+    var positions = [Int?](repeating: nil, count: TaskRow.Columns.allCases.count)
     for (position, name) in columnNames.enumerated() {
       if let column = TaskRow.Columns(rawValue: name) ?? Self.caseInsensitive[name.lowercased()],
-        positions[column] == nil
+        positions[column.ordinal] == nil
       {
-        positions[column] = position
+        positions[column.ordinal] = position
       }
     }
     self.positions = positions
   }
 
-  subscript(column: TaskRow.Columns) -> Int? { positions[column] }
+  subscript(column: TaskRow.Columns) -> Int? { positions[column.ordinal] }
 
   private static let caseInsensitive = Dictionary(
     uniqueKeysWithValues: TaskRow.Columns.allCases.map { ($0.rawValue.lowercased(), $0) })
