@@ -86,33 +86,51 @@ struct DaemonLifecycleTests {
     defer { harness.cleanUp() }
     try workspace.writeConfig(jobs: "")
 
-    func pingsAfterReady(hook: String?) async throws -> (early: Int, late: Int) {
+    /// The pings of an idle daemon from 600 ms after `READY=1` on, 1.2 s long.
+    func idlePings() async throws -> Int {
       let notify = try NotifySocketListener(directory: workspace.directory)
       defer { notify.stop() }
-      var environment = ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"]
-      if let hook { environment["BACKGROUNDER_TEST_HOOK"] = hook }
-      let daemon = try harness.startDaemon(environment: environment)
+      let daemon = try harness.startDaemon(
+        environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"])
       defer { daemon.terminate() }
       let ready = try await daemonEventually("READY=1", describe: harness.describe()) {
         notify.received("READY=1").first
       }
       try await Task.sleep(for: .milliseconds(1800))
-      // Pings that stop because the daemon died, or never stalled, would prove nothing.
       #expect(daemon.isRunning, "the daemon exited: \(daemon.output)")
-      if hook != nil {
-        #expect(daemon.output.contains("the dispatch loop is blocked"), "\(daemon.output)")
+      return notify.received("WATCHDOG=1").count {
+        ready.receivedAt.duration(to: $0.receivedAt) > .milliseconds(600)
       }
-      let pings = notify.received("WATCHDOG=1").map { ready.receivedAt.duration(to: $0.receivedAt) }
-      return (
-        pings.filter { $0 > .zero && $0 <= .milliseconds(600) }.count,
-        pings.filter { $0 > .milliseconds(600) }.count
-      )
     }
 
-    let idle = try await pingsAfterReady(hook: nil)
-    #expect(idle.late >= 5, "an idle daemon pings every 100 ms: \(idle)")
-    let stalled = try await pingsAfterReady(hook: "stall-dispatch")
-    #expect(stalled.late == 0, "no ping once the stalled loop is noticed: \(stalled)")
+    /// The pings of a daemon whose dispatch loop blocks right after `READY=1`, from 400 ms (two
+    /// watchdog periods) after the test saw the stall logged on, 1.2 s long. Anchored on the
+    /// stall, not on `READY=1`, so that a daemon slow to reach the stall on a busy machine does
+    /// not count as one that kept pinging.
+    func pingsAfterStall() async throws -> Int {
+      let notify = try NotifySocketListener(directory: workspace.directory)
+      defer { notify.stop() }
+      let daemon = try harness.startDaemon(
+        environment: [
+          "NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000",
+          "BACKGROUNDER_TEST_HOOK": "stall-dispatch",
+        ])
+      defer { daemon.terminate() }
+      let stalledAt = try await daemonEventually(
+        "the stall", interval: .milliseconds(20), describe: harness.describe()
+      ) { daemon.output.contains("the dispatch loop is blocked") ? ContinuousClock.now : nil }
+      try await Task.sleep(for: .milliseconds(1600))
+      // Pings that stop because the daemon died would prove nothing.
+      #expect(daemon.isRunning, "the daemon exited: \(daemon.output)")
+      return notify.received("WATCHDOG=1").count {
+        stalledAt.duration(to: $0.receivedAt) > .milliseconds(400)
+      }
+    }
+
+    let idle = try await idlePings()
+    #expect(idle >= 5, "an idle daemon pings every 100 ms: \(idle) pings in 1.2 s")
+    let stalled = try await pingsAfterStall()
+    #expect(stalled == 0, "no ping once the stalled loop is noticed: \(stalled) pings in 1.2 s")
   }
 
   @Test("trigger runs a finished one-time job once more")
