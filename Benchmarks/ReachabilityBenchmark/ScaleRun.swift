@@ -35,18 +35,22 @@ struct ScaleRun {
         + "\(median(loaded.map(\.1)) - median(bare.map(\.1))) kB)")
 
     if let floor { report.append(try floorChanges(full, floor: floor)) }
-    let watch = try WatchProcess(executable: backgrounder, namespace: full.name)
-    defer { watch.stop() }
     let monitor = try WatchProcess(arguments: ["-n", full.name, "monitor", "route"])
     defer { monitor.stop() }
-    guard
-      watch.waitForLine(after: 0, containing: "\"primary\":\"veth0\"", timeoutSeconds: 30)
-        != nil
-    else { throw BenchmarkError("no first line with primary veth0") }
-    usleep(300_000)
-    report.append(try routeChurn(full, watch))
-    report.append(contentsOf: try defaultRouteChanges(full, watch, monitor, json: true))
-    report.append(try nonPrimaryLinkDowns(full, watch))
+    // The JSON watcher is stopped before the text one starts: two watchers would share the
+    // machine's cores with `ip monitor` and the changer, and each would slow the other's lines.
+    do {
+      let watch = try WatchProcess(executable: backgrounder, namespace: full.name)
+      defer { watch.stop() }
+      guard
+        watch.waitForLine(after: 0, containing: "\"primary\":\"veth0\"", timeoutSeconds: 30)
+          != nil
+      else { throw BenchmarkError("no first line with primary veth0") }
+      usleep(300_000)
+      report.append(try routeChurn(full, watch))
+      report.append(contentsOf: try defaultRouteChanges(full, watch, monitor, json: true))
+      report.append(try nonPrimaryLinkDowns(full, watch))
+    }
     let text = try WatchProcess(executable: backgrounder, namespace: full.name, json: false)
     defer { text.stop() }
     guard text.waitForLine(after: 0, containing: "reachable via veth0", timeoutSeconds: 30) != nil
