@@ -32,6 +32,8 @@ let package = Package(
     .target(name: "Locking", dependencies: ["CThreadSanitizer"]),
     // `RecentValues`: what was computed for the last few keys (statuses, their JSON).
     .target(name: "Memo"),
+    // `Broadcaster`: one value stream fanned out to subscribers (network, power, clock changes).
+    .target(name: "Broadcasting"),
     // libnl-3 / libnl-route-3, seen by the Netlink module only.
     .systemLibrary(
       name: "CNetlink",
@@ -52,6 +54,7 @@ let package = Package(
     .target(
       name: "Reachability",
       dependencies: [
+        "Broadcasting",
         "Locking",
         "Memo",
         "Netlink",
@@ -93,6 +96,7 @@ let package = Package(
     .target(
       name: "PowerSource",
       dependencies: [
+        "Broadcasting",
         "Locking",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -142,6 +146,7 @@ let package = Package(
       dependencies: [
         "Backgrounder",
         "BackgrounderLinux",
+        "Broadcasting",
         "CTimerFD",
         "CSystemShims",
         "Locking",
@@ -205,6 +210,7 @@ let package = Package(
       path: "Benchmarks/StoreBenchmark"
     ),
     .testTarget(name: "MemoTests", dependencies: ["Memo"]),
+    .testTarget(name: "BroadcastingTests", dependencies: ["Broadcasting", "Locking"]),
     .testTarget(name: "NetlinkTests", dependencies: ["Netlink"]),
     .testTarget(
       name: "ReachabilityTests",

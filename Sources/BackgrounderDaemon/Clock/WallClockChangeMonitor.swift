@@ -1,4 +1,5 @@
 import Backgrounder
+import Broadcasting
 import CTimerFD
 import Foundation
 import Locking
@@ -14,47 +15,26 @@ import ServiceLifecycle
 /// wake-ups while the clock is left alone. Runs as a `Service` until cancelled or a graceful
 /// shutdown; subscribers' streams end with it.
 public final class WallClockChangeMonitor: ClockChangeSource, Service, Sendable {
-  private struct State {
-    var subscribers: [Int: AsyncStream<Void>.Continuation] = [:]
-    var nextId = 0
-    var finished = false
-  }
-
   private let logger: Logger
-  private let state = Lock(State())
+  /// Changes are events, not a value: a new subscriber hears of the later ones only, and a
+  /// consumer behind by several needs to hear of one.
+  private let changes = Lock(Broadcaster<Void>(replaysLatest: false, bufferLimit: 1))
 
   public init(logger: Logger) {
     self.logger = logger
   }
 
   public func clockChanges() -> AsyncStream<Void> {
-    let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-    let id = state.withLock { state -> Int? in
-      guard !state.finished else { return nil }
-      state.nextId += 1
-      state.subscribers[state.nextId] = continuation
-      return state.nextId
+    changes.withLock { changes in
+      changes.subscribe { [weak self] id in self?.changes.withLock { $0.unsubscribe(id) } }
     }
-    guard let id else {
-      continuation.finish()
-      return stream
-    }
-    continuation.onTermination = { [weak self] _ in
-      _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
-    }
-    return stream
   }
 
   /// Watches the clock until cancelled or a graceful shutdown. Throws when the timer cannot be
   /// created or read.
   public func run() async throws {
     defer {
-      let subscribers = state.withLock { state in
-        state.finished = true
-        defer { state.subscribers = [:] }
-        return Array(state.subscribers.values)
-      }
-      for subscriber in subscribers { subscriber.finish() }
+      for stream in changes.withLock({ $0.finish() }) { stream.finish() }
     }
     let timer = try CancelOnSetTimer()
     let stop = eventfd(0, Int32(EFD_CLOEXEC))
@@ -110,6 +90,6 @@ public final class WallClockChangeMonitor: ClockChangeSource, Service, Sendable 
   }
 
   private func publish() {
-    for subscriber in state.withLock({ Array($0.subscribers.values) }) { subscriber.yield() }
+    for recipient in changes.withLock({ $0.publish(()) }) { recipient.deliver(()) }
   }
 }

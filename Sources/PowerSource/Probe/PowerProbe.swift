@@ -1,3 +1,4 @@
+import Broadcasting
 import Locking
 import Logging
 import ServiceLifecycle
@@ -20,9 +21,9 @@ public final class PowerProbe: Service, Sendable {
     var model = PowerModel()
     var status: PowerStatus
     var counters = PowerProbeCounters()
-    var subscribers: [Int: AsyncStream<PowerStatus>.Continuation] = [:]
-    var nextSubscriber = 0
-    var finished = false
+    /// Replays the last *published* status: one read but not yet published is not handed to a
+    /// new subscriber ahead of its publication (which would give that subscriber it twice).
+    var broadcaster: Broadcaster<PowerStatus>
   }
 
   private enum Trigger {
@@ -53,7 +54,7 @@ public final class PowerProbe: Service, Sendable {
     self.uevents = uevents
     var model = PowerModel()
     let status = Self.evaluate(reader, &model)
-    self.state = Lock(State(model: model, status: status))
+    self.state = Lock(State(model: model, status: status, broadcaster: Broadcaster(latest: status)))
     if !status.problems.isEmpty {
       logger.warning(
         "power supply attributes unreadable or unparseable",
@@ -67,37 +68,21 @@ public final class PowerProbe: Service, Sendable {
   /// What the probe has done so far.
   public var counters: PowerProbeCounters { state.withLock { $0.counters } }
 
-  /// A new, independent subscription: first the current status, then each change (equal
-  /// statuses are not repeated). Ends when ``run()`` returns or the consumer stops.
+  /// A new, independent subscription: first the status last published (the one read at
+  /// creation until a change is), then each change (equal statuses are not repeated). Ends when
+  /// ``run()`` returns or the consumer stops.
   public func statusUpdates() -> AsyncStream<PowerStatus> {
-    let (stream, continuation) = AsyncStream<PowerStatus>.makeStream()
-    let id: Int? = state.withLock { state in
-      continuation.yield(state.status)
-      guard !state.finished else { return nil }
-      let id = state.nextSubscriber
-      state.nextSubscriber += 1
-      state.subscribers[id] = continuation
-      return id
+    state.withLock { state in
+      state.broadcaster.subscribe { [weak self] id in
+        self?.state.withLock { $0.broadcaster.unsubscribe(id) }
+      }
     }
-    guard let id else {
-      continuation.finish()
-      return stream
-    }
-    continuation.onTermination = { [weak self] _ in
-      _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
-    }
-    return stream
   }
 
   /// Watches until cancelled or a graceful shutdown; then ends every ``statusUpdates()`` stream.
   public func run() async throws {
     defer {
-      let subscribers = state.withLock { state in
-        state.finished = true
-        defer { state.subscribers = [:] }
-        return Array(state.subscribers.values)
-      }
-      for subscriber in subscribers { subscriber.finish() }
+      for stream in state.withLock({ $0.broadcaster.finish() }) { stream.finish() }
     }
     await cancelWhenGracefulShutdown { await self.monitor() }
   }
@@ -214,11 +199,11 @@ public final class PowerProbe: Service, Sendable {
   private func publish(_ status: PowerStatus) {
     // Yield after releasing the lock: a subscriber's termination handler takes it from inside
     // that subscriber task's own lock, which resuming the subscriber needs too.
-    let subscribers = state.withLock { state in
+    let recipients = state.withLock { state in
       state.counters.published += 1
-      return Array(state.subscribers.values)
+      return state.broadcaster.publish(status)
     }
-    for subscriber in subscribers { subscriber.yield(status) }
+    for recipient in recipients { recipient.deliver(status) }
     logger.debug(
       "power status changed",
       metadata: [

@@ -1,3 +1,4 @@
+import Broadcasting
 import Locking
 import Logging
 import Netlink
@@ -16,7 +17,7 @@ import ServiceLifecycle
 public final class ReachabilityMonitor: Service, Sendable {
   private struct State: Sendable {
     var engine: ReachabilityEngine
-    var broadcaster = CurrentValueBroadcaster<NetworkStatus>()
+    var broadcaster = Broadcaster<NetworkStatus>()
     var hasStarted = false
   }
 
@@ -62,7 +63,7 @@ public final class ReachabilityMonitor: Service, Sendable {
     delivery.withLock { _ in
       let current = state.withLock { state in
         state.broadcaster.observe(observer)
-        return state.broadcaster.current
+        return state.broadcaster.latest
       }
       if let current { observer(current) }
     }
@@ -181,7 +182,7 @@ public final class ReachabilityMonitor: Service, Sendable {
   /// A status decided under the state lock, delivered after it.
   private struct Publication {
     var status: NetworkStatus
-    var recipients: [CurrentValueBroadcaster<NetworkStatus>.Recipient]
+    var recipients: [Broadcaster<NetworkStatus>.Recipient]
 
     func deliver() {
       for recipient in recipients { recipient.deliver(status) }
