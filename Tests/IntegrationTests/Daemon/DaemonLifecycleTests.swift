@@ -86,50 +86,40 @@ struct DaemonLifecycleTests {
     defer { harness.cleanUp() }
     try workspace.writeConfig(jobs: "")
 
-    /// The pings of an idle daemon from 600 ms after `READY=1` on, 1.2 s long.
-    func idlePings() async throws -> Int {
+    /// The daemon's pings in the 1.2 s that start `skip` after `anchor` (a moment `anchor` finds
+    /// in the running daemon), with `hook` set.
+    func pings(
+      hook: String? = nil, skip: Duration,
+      after anchor: (NotifySocketListener, DaemonChild) async throws -> ContinuousClock.Instant
+    ) async throws -> Int {
       let notify = try NotifySocketListener(directory: workspace.directory)
       defer { notify.stop() }
-      let daemon = try harness.startDaemon(
-        environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"])
+      var environment = ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"]
+      if let hook { environment["BACKGROUNDER_TEST_HOOK"] = hook }
+      let daemon = try harness.startDaemon(environment: environment)
       defer { daemon.terminate() }
-      let ready = try await daemonEventually("READY=1", describe: harness.describe()) {
-        notify.received("READY=1").first
-      }
-      try await Task.sleep(for: .milliseconds(1800))
-      #expect(daemon.isRunning, "the daemon exited: \(daemon.output)")
-      return notify.received("WATCHDOG=1").count {
-        ready.receivedAt.duration(to: $0.receivedAt) > .milliseconds(600)
-      }
-    }
-
-    /// The pings of a daemon whose dispatch loop blocks right after `READY=1`, from 400 ms (two
-    /// watchdog periods) after the test saw the stall logged on, 1.2 s long. Anchored on the
-    /// stall, not on `READY=1`, so that a daemon slow to reach the stall on a busy machine does
-    /// not count as one that kept pinging.
-    func pingsAfterStall() async throws -> Int {
-      let notify = try NotifySocketListener(directory: workspace.directory)
-      defer { notify.stop() }
-      let daemon = try harness.startDaemon(
-        environment: [
-          "NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000",
-          "BACKGROUNDER_TEST_HOOK": "stall-dispatch",
-        ])
-      defer { daemon.terminate() }
-      let stalledAt = try await daemonEventually(
-        "the stall", interval: .milliseconds(20), describe: harness.describe()
-      ) { daemon.output.contains("the dispatch loop is blocked") ? ContinuousClock.now : nil }
-      try await Task.sleep(for: .milliseconds(1600))
+      let start = try await anchor(notify, daemon)
+      try await Task.sleep(until: start.advanced(by: skip + .milliseconds(1200)))
       // Pings that stop because the daemon died would prove nothing.
       #expect(daemon.isRunning, "the daemon exited: \(daemon.output)")
-      return notify.received("WATCHDOG=1").count {
-        stalledAt.duration(to: $0.receivedAt) > .milliseconds(400)
-      }
+      return notify.received("WATCHDOG=1").count { start.duration(to: $0.receivedAt) > skip }
     }
 
-    let idle = try await idlePings()
+    // Idle: from 600 ms after `READY=1`.
+    let idle = try await pings(skip: .milliseconds(600)) { notify, _ in
+      try await daemonEventually("READY=1", describe: harness.describe()) {
+        notify.received("READY=1").first
+      }.receivedAt
+    }
     #expect(idle >= 5, "an idle daemon pings every 100 ms: \(idle) pings in 1.2 s")
-    let stalled = try await pingsAfterStall()
+    // Stalled right after `READY=1`: from 400 ms (two watchdog periods) after the test saw the
+    // stall logged. Anchored on the stall, not on `READY=1`, so that a daemon slow to reach the
+    // stall on a busy machine does not count as one that kept pinging.
+    let stalled = try await pings(hook: "stall-dispatch", skip: .milliseconds(400)) { _, daemon in
+      try await daemonEventually(
+        "the stall", interval: .milliseconds(20), describe: harness.describe()
+      ) { daemon.output.contains("the dispatch loop is blocked") ? ContinuousClock.now : nil }
+    }
     #expect(stalled == 0, "no ping once the stalled loop is noticed: \(stalled) pings in 1.2 s")
   }
 
