@@ -10,6 +10,10 @@ let package = Package(
     .library(name: "Reachability", targets: ["Reachability"]),
     .library(name: "PowerSource", targets: ["PowerSource"]),
     .executable(name: "backgrounder", targets: ["BackgrounderCLI"]),
+    // Not API: modules that are no product of their own, for the packages in Benchmarks/ and
+    // Fuzz/ (which depend on this one by path) only.
+    .library(name: "_Netlink", targets: ["Netlink"]),
+    .library(name: "_BackgrounderDaemon", targets: ["BackgrounderDaemon"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -178,37 +182,6 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
-    // Benchmarks: run with `swift run -c release NAME`; see README "Measurements".
-    // What the `status --watch` benchmarks share: the watched child, namespaces, strace counts.
-    .target(
-      name: "BenchmarkSupport",
-      path: "Benchmarks/BenchmarkSupport"
-    ),
-    .executableTarget(
-      name: "ReachabilityBenchmark",
-      dependencies: ["BenchmarkSupport", "Reachability"],
-      path: "Benchmarks/ReachabilityBenchmark"
-    ),
-    .executableTarget(
-      name: "NetworkManagerBenchmark",
-      dependencies: ["BenchmarkSupport"],
-      path: "Benchmarks/NetworkManagerBenchmark"
-    ),
-    .executableTarget(
-      name: "PowerBenchmark",
-      dependencies: ["PowerSource"],
-      path: "Benchmarks/PowerBenchmark"
-    ),
-    .executableTarget(
-      name: "ConfigBenchmark",
-      dependencies: ["BackgrounderDaemon"],
-      path: "Benchmarks/ConfigBenchmark"
-    ),
-    .executableTarget(
-      name: "StoreBenchmark",
-      dependencies: ["Backgrounder", "BackgrounderTesting"],
-      path: "Benchmarks/StoreBenchmark"
-    ),
     .testTarget(name: "MemoTests", dependencies: ["Memo"]),
     .testTarget(name: "BroadcastingTests", dependencies: ["Broadcasting", "Locking"]),
     .testTarget(name: "NetlinkTests", dependencies: ["Netlink"]),
@@ -252,28 +225,9 @@ let package = Package(
 )
 
 // The shipped binary (`Scripts/package` sets BACKGROUNDER_PACKAGE=1) is linked with the
-// toolchain's lld, for the layout flags that script passes (see README "Measurements").
+// toolchain's lld, for the layout flags that script passes (see the script).
 if Context.environment["BACKGROUNDER_PACKAGE"] == "1",
   let executable = package.targets.first(where: { $0.name == "BackgrounderCLI" })
 {
   executable.linkerSettings = [.unsafeFlags(["-use-ld=lld"])]
-}
-
-// libFuzzer targets (Fuzz/), declared only when Fuzz/run asks for them: they are built with
-// `-sanitize=fuzzer,address`, which a normal `swift build` does not pass.
-if Context.environment["BACKGROUNDER_FUZZ"] == "1" {
-  let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
-    ("FuzzRtnetlink", ["Netlink", "Reachability"]),
-    ("FuzzCapture", ["Netlink", "Reachability"]),
-    ("FuzzUevent", ["PowerSource"]),
-    ("FuzzConfig", ["BackgrounderDaemon"]),
-    ("FuzzControl", ["Backgrounder", "BackgrounderDaemon"]),
-  ]
-  package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
-  for target in fuzzTargets {
-    package.targets.append(
-      .executableTarget(
-        name: target.name, dependencies: target.dependencies + ["FuzzSupport"],
-        path: "Fuzz/\(target.name)", swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
-  }
 }

@@ -3,9 +3,9 @@ import Glibc
 
 /// Times `ConfigurationLoader.parse` on a generated config with 1,000 jobs (what `status`,
 /// `doctor` and the daemon's start and reload read). Run with
-/// `swift run -c release ConfigBenchmark [JOBS] [ROUNDS]`; prints the median and spread of the
-/// wall time, and the median of the thread's CPU time (which other processes on a busy machine
-/// disturb less).
+/// `swift run --package-path Benchmarks -c release ConfigBenchmark [JOBS] [ROUNDS]`; prints the
+/// median and spread of the wall time, and the median of the thread's CPU time (which other
+/// processes on a busy machine disturb less).
 @main
 enum ConfigBenchmark {
   static func main() throws {

@@ -3,7 +3,8 @@ import Foundation
 
 // NetworkManager hints benchmark. Run as root with dbus-daemon and python3-dbusmock installed:
 //   swift build -c release --product backgrounder
-//   swift run -c release NetworkManagerBenchmark [--changes N] [--idle-seconds S]
+//   swift run --package-path Benchmarks -c release NetworkManagerBenchmark \
+//     [--changes N] [--idle-seconds S]
 // A private dbus-daemon runs python-dbusmock's NetworkManager template; a real
 // `backgrounder status --watch --json` child (DBUS_SYSTEM_BUS_ADDRESS pointing at that bus) watches
 // a network namespace whose veth0 is the primary link and NetworkManager's Wi-Fi device.

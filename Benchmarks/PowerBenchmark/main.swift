@@ -2,7 +2,7 @@
 // arriving at a statusUpdates() subscriber. The sysfs tree is a temp copy of
 // Fixtures/power_supply/laptop-discharging whose AC/online (and BAT0/status) flips each round.
 //
-//   swift run -c release PowerBenchmark [iterations]
+//   swift run --package-path Benchmarks -c release PowerBenchmark [iterations]
 //
 // Mode "injected": datagrams through an in-process UeventSource (parser + probe + sysfs read).
 // Mode "netlink" (root only): datagrams sent by a user-space socket to group 1 of a real

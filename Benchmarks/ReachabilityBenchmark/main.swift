@@ -1,7 +1,8 @@
 import BenchmarkSupport
 import Foundation
 
-// Reachability benchmark. Run as root: `swift run -c release ReachabilityBenchmark [options]`
+// Reachability benchmark. Run as root, from the repository root:
+//   swift run --package-path Benchmarks -c release ReachabilityBenchmark [options]
 //   --changes N            measured changes (default 240)
 //   --backgrounder PATH    binary to watch (default .build/release/backgrounder)
 //   --idle-seconds S       then strace an idle `status --watch` and `status --watch --json` for

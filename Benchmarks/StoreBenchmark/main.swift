@@ -1,4 +1,4 @@
-// StoreBenchmark: `swift run -c release StoreBenchmark [jobs] [options]`
+// StoreBenchmark: `swift run --package-path Benchmarks -c release StoreBenchmark [jobs] [options]`
 //   jobs                     one-time no-op jobs (default 10,000)
 //   --concurrency N[,N...]   concurrency limits of the throughput runs (default 4,256)
 //   --durability D           full, normal or both (default both)
