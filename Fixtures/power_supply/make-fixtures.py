@@ -4,7 +4,7 @@
 Run from anywhere: python3 Fixtures/power_supply/make-fixtures.py
 Trees: <scenario>/class/power_supply/<supply>/<attribute>, each file as the kernel writes it
 (value + newline). Uevents: uevents/*.bin, one datagram per file, in the kernel's
-`ACTION@DEVPATH\\0KEY=VALUE\\0...` format (kernel-net-add-veth.bin is a real capture, see README).
+`ACTION@DEVPATH\\0KEY=VALUE\\0...` format (kernel-net-add-veth.bin is a real capture).
 """
 import os, shutil, struct
 

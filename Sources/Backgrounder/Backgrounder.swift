@@ -6,7 +6,7 @@ import Logging
 ///
 /// Work is described by ``WorkRequest``s, kept in a durable SQLite store (WAL) and dispatched
 /// by one in-process loop that sleeps until the soonest due time or a network / power change.
-/// See the package README for the semantics (network gate, backoff, coalescing, resurrection).
+/// See docs/library.md for the semantics (network gate, backoff, coalescing, resurrection).
 public final class Backgrounder: Sendable {
   /// A factory creating the worker for one run; `nil` declines (event `skipped(factoryDeclined)`).
   public typealias WorkerFactory = @Sendable (TaskId) throws -> (any Worker)?

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak and fault tests against a real `backgrounder` binary (see README, "Soak and fault tests").
+# Soak and fault tests against a real `backgrounder` binary (see CONTRIBUTING.md, "Soak and fault tests").
 #
 #   Tests/soak/run.sh [--short | --long] [--binary PATH] [--only kill,flood,store]
 #

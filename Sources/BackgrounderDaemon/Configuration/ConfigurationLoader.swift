@@ -1,8 +1,8 @@
 import Foundation
 import TOML
 
-/// Reads and validates a TOML config file (see `Fixtures/config/example.toml` and the README's
-/// config reference). Every problem is reported with file, line and key.
+/// Reads and validates a TOML config file (see `Fixtures/config/example.toml` and the config
+/// reference in docs/daemon.md). Every problem is reported with file, line and key.
 public enum ConfigurationLoader {
   /// Reads the file at `path`. With `decodingJobs` false the `[[job]]` tables are parsed (a
   /// TOML error in them is still an error) but not decoded: `jobs` stays empty and a job's bad
