@@ -124,19 +124,25 @@ let package = Package(
       name: "BackgrounderTesting",
       dependencies: ["Backgrounder", "Locking"]
     ),
-    // timerfd/eventfd headers for the daemon's wall-clock change monitor (no library).
-    .systemLibrary(name: "CTimerFD"),
     // The live Linux condition sources: Reachability and PowerSource as the runtime's inputs.
     .target(
       name: "BackgrounderLinux",
       dependencies: ["Backgrounder", "PowerSource", "Reachability"]
     ),
-    // prctl, pidfd_open, waitid(WNOWAIT) and mallopt wrappers Swift cannot import; seen by the
-    // daemon and the CLI's entry point.
+    // The plain system-call shims: prctl, pidfd_open, waitid(WNOWAIT), mallopt, accept4, thread
+    // names, and the epoll/eventfd/timerfd headers Swift's Glibc module lacks.
     .target(
       name: "CSystemShims",
       cSettings: [.define("_GNU_SOURCE")]
     ),
+    // The one system-call layer: `systemCall` (EINTR retried, errno -> `SystemCallError`) and the
+    // one thread starter.
+    .target(
+      name: "SystemCalls",
+      dependencies: ["CSystemShims", .product(name: "SystemPackage", package: "swift-system")]
+    ),
+    // One epoll loop for low-traffic descriptors: the control socket, the clock-change timer.
+    .target(name: "EventLoops", dependencies: ["CSystemShims", "Locking", "SystemCalls"]),
     // TOML 1.0 parser for the config file: a document model with the line and column of every
     // key and value; an error, never a crash, on any input (Fuzz/FuzzConfig, tomllib-checked).
     .target(name: "TOML"),
@@ -147,12 +153,13 @@ let package = Package(
         "Backgrounder",
         "BackgrounderLinux",
         "Broadcasting",
-        "CTimerFD",
         "CSystemShims",
+        "EventLoops",
         "Locking",
         "NetworkHints",
         "PowerSource",
         "Reachability",
+        "SystemCalls",
         "TOML",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Prometheus", package: "swift-prometheus"),
@@ -230,6 +237,7 @@ let package = Package(
       ]
     ),
     .testTarget(name: "TOMLTests", dependencies: ["TOML"]),
+    .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops", "Locking", "SystemCalls"]),
     .testTarget(name: "BackgrounderDaemonTests", dependencies: ["BackgrounderDaemon", "Locking"]),
     // The executable's own parts: its executors and `status` output encoding (one-shot and
     // `--watch --json` lines).

@@ -1,5 +1,6 @@
 import Backgrounder
 import BackgrounderLinux
+import EventLoops
 import Foundation
 import Logging
 import PowerSource
@@ -57,7 +58,10 @@ public final class Daemon: Service {
       configuration: configuration.reachabilityConfiguration(sysfsRoot: options.sysfsRoot),
       logger: logger)
     let probe = PowerProbe(sysfsRoot: options.sysfsRoot, logger: logger)
-    let clock = WallClockChangeMonitor(logger: logger)
+    // The one thread for the low-traffic descriptors: the control socket, the clock timer.
+    let eventLoop = try EventLoop(name: "bg-events")
+    defer { eventLoop.stop() }
+    let clock = WallClockChangeMonitor(logger: logger, eventLoop: eventLoop)
     let network = MonitoredNetwork(monitor)
     var runtimeConfiguration = Backgrounder.Configuration(
       storePath: configuration.storePath, logger: logger, network: network,
@@ -90,7 +94,7 @@ public final class Daemon: Service {
     let reporter = EventReporter(logger: logger, metrics: metrics)
     let (listening, listened) = AsyncStream<Void>.makeStream()
     let control = ControlServer(
-      path: configuration.controlSocketPath, logger: logger,
+      path: configuration.controlSocketPath, logger: logger, eventLoop: eventLoop,
       onListening: {
         listened.yield()
         listened.finish()
