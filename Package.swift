@@ -143,6 +143,9 @@ let package = Package(
     ),
     // One epoll loop for low-traffic descriptors: the control socket, the clock-change timer.
     .target(name: "EventLoops", dependencies: ["CSystemShims", "Locking", "SystemCalls"]),
+    // The quiet Swift concurrency executors of `status` and the daemon: no Dispatch, no idle
+    // wake-ups (custom-executor SPI, Swift 6.3).
+    .target(name: "QuietExecutor", dependencies: ["Locking", "SystemCalls"]),
     // TOML 1.0 parser for the config file: a document model with the line and column of every
     // key and value; an error, never a crash, on any input (Fuzz/FuzzConfig, tomllib-checked).
     .target(name: "TOML"),
@@ -179,6 +182,7 @@ let package = Package(
         "Memo",
         "NetworkHints",
         "PowerSource",
+        "QuietExecutor",
         "Reachability",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
@@ -237,9 +241,10 @@ let package = Package(
       ]
     ),
     .testTarget(name: "TOMLTests", dependencies: ["TOML"]),
+    .testTarget(name: "QuietExecutorTests", dependencies: ["QuietExecutor", "SystemCalls"]),
     .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops", "Locking", "SystemCalls"]),
     .testTarget(name: "BackgrounderDaemonTests", dependencies: ["BackgrounderDaemon", "Locking"]),
-    // The executable's own parts: its executors and `status` output encoding (one-shot and
+    // The executable's own parts: `status` output encoding (one-shot and
     // `--watch --json` lines).
     .testTarget(name: "BackgrounderCLITests", dependencies: ["BackgrounderCLI"]),
     // Real network namespaces, real child processes, the real `backgrounder` binary.

@@ -37,4 +37,18 @@ public enum SystemThread {
     }
     pthread_detach(thread)
   }
+
+  /// Runs `body`, which blocks (`flock`, a `usleep` loop), on a thread of its own and returns
+  /// its result: a caller on the Swift concurrency pool never holds one of its fixed threads.
+  public static func runBlocking<Result: Sendable>(
+    name: String, _ body: @escaping @Sendable () throws -> Result
+  ) async throws -> Result {
+    try await withCheckedThrowingContinuation { continuation in
+      do {
+        try detach(name: name) { continuation.resume(with: Swift.Result { try body() }) }
+      } catch {
+        continuation.resume(throwing: error)
+      }
+    }
+  }
 }

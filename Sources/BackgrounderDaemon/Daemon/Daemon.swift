@@ -6,6 +6,7 @@ import Logging
 import PowerSource
 import Reachability
 import ServiceLifecycle
+import SystemCalls
 import UnixSignals
 
 /// `backgrounder run`: the daemon. Watches the network, power and the wall clock, runs the
@@ -51,7 +52,12 @@ public final class Daemon: Service {
   /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   public func run() async throws {
     let configuration = try ConfigurationLoader.load(path: options.configPath)
-    guard let storeLock = try StoreLock(storePath: configuration.storePath) else {
+    // Waits in `flock` while another daemon is starting: on a thread meant for blocking calls.
+    let lockPath = configuration.storePath
+    guard
+      let storeLock = try await SystemThread.runBlocking(
+        name: "bg-store-lock", { try StoreLock(storePath: lockPath) })
+    else {
       throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
     }
     let monitor = ReachabilityMonitor(
