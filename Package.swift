@@ -184,6 +184,7 @@ let package = Package(
         "PowerSource",
         "QuietExecutor",
         "Reachability",
+        "SystemCalls",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
