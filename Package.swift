@@ -128,19 +128,28 @@ let package = Package(
       name: "BackgrounderTesting",
       dependencies: ["Backgrounder", "Locking"]
     ),
-    // timerfd/eventfd headers for the daemon's wall-clock change monitor (no library).
-    .systemLibrary(name: "CTimerFD"),
     // The live Linux condition sources: Reachability and PowerSource as the runtime's inputs.
     .target(
       name: "BackgrounderLinux",
       dependencies: ["Backgrounder", "PowerSource", "Reachability"]
     ),
-    // prctl, pidfd_open, waitid(WNOWAIT) and mallopt wrappers Swift cannot import; seen by the
-    // daemon and the CLI's entry point.
+    // The plain system-call shims: prctl, pidfd_open, waitid(WNOWAIT), mallopt, accept4, thread
+    // names, and the epoll/eventfd/timerfd headers Swift's Glibc module lacks.
     .target(
       name: "CSystemShims",
       cSettings: [.define("_GNU_SOURCE")]
     ),
+    // The one system-call layer: `systemCall` (EINTR retried, errno -> `SystemCallError`) and the
+    // one thread starter.
+    .target(
+      name: "SystemCalls",
+      dependencies: ["CSystemShims", .product(name: "SystemPackage", package: "swift-system")]
+    ),
+    // One epoll loop for low-traffic descriptors: the control socket, the clock-change timer.
+    .target(name: "EventLoops", dependencies: ["CSystemShims", "Locking", "SystemCalls"]),
+    // The quiet Swift concurrency executors of `status` and the daemon: no Dispatch, no idle
+    // wake-ups (custom-executor SPI, Swift 6.3).
+    .target(name: "QuietExecutor", dependencies: ["Locking", "SystemCalls"]),
     // TOML 1.0 parser for the config file: a document model with the line and column of every
     // key and value; an error, never a crash, on any input (Fuzz/FuzzConfig, tomllib-checked).
     .target(name: "TOML"),
@@ -151,12 +160,13 @@ let package = Package(
         "Backgrounder",
         "BackgrounderLinux",
         "Broadcasting",
-        "CTimerFD",
         "CSystemShims",
+        "EventLoops",
         "Locking",
         "NetworkHints",
         "PowerSource",
         "Reachability",
+        "SystemCalls",
         "TOML",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Prometheus", package: "swift-prometheus"),
@@ -176,7 +186,9 @@ let package = Package(
         "Memo",
         "NetworkHints",
         "PowerSource",
+        "QuietExecutor",
         "Reachability",
+        "SystemCalls",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -203,8 +215,10 @@ let package = Package(
       ]
     ),
     .testTarget(name: "TOMLTests", dependencies: ["TOML"]),
+    .testTarget(name: "QuietExecutorTests", dependencies: ["QuietExecutor", "SystemCalls"]),
+    .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops", "Locking", "SystemCalls"]),
     .testTarget(name: "BackgrounderDaemonTests", dependencies: ["BackgrounderDaemon", "Locking"]),
-    // The executable's own parts: its executors and `status` output encoding (one-shot and
+    // The executable's own parts: `status` output encoding (one-shot and
     // `--watch --json` lines).
     .testTarget(name: "BackgrounderCLITests", dependencies: ["BackgrounderCLI"]),
     // Real network namespaces, real child processes, the real `backgrounder` binary.

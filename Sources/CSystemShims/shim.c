@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <link.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -77,4 +79,15 @@ unsigned long csystem_release_file_pages(void) {
   unsigned long advised = 0;
   dl_iterate_phdr(release_object_file_pages, &advised);
   return advised;
+}
+
+int csystem_set_thread_name(const char *name) {
+  char truncated[16];
+  strncpy(truncated, name, sizeof truncated - 1);
+  truncated[sizeof truncated - 1] = 0;
+  return pthread_setname_np(pthread_self(), truncated);
+}
+
+int csystem_accept_nonblocking(int listener) {
+  return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }

@@ -1,13 +1,10 @@
 import BackgrounderDaemon
 import Dispatch
 import Glibc
-
-#if compiler(>=6.3)
-  @_spi(ExperimentalCustomExecutors) import _Concurrency
-#endif
+import QuietExecutor
 
 /// The process entry point. For `status` and `run` (the daemon) it installs
-/// ``QuietExecutorFactory``'s executors before any task exists, so that an idle process makes
+/// the `QuietExecutor` module's executors before any task exists, so that an idle process makes
 /// no system calls at all (libdispatch's global queues run a 1 s monitor timer once used). The
 /// other verbs, which end within seconds, keep Swift's standard Dispatch-based executors, and so
 /// does every verb when built with a compiler older than Swift 6.3 (the custom-executor SPI is
@@ -26,7 +23,7 @@ enum ExecutorEntryPoint {
     HeapTuning.useSingleArena()
     #if compiler(>=6.3)
       let quiet = verb.map(quietVerbs.contains) ?? false
-      if quiet { _createExecutors(factory: QuietExecutorFactory.self) }
+      if quiet { QuietExecutors.install() }
     #endif
     Task.detached {
       if let status = StatusFastStart.command(CommandLine.arguments) {
@@ -37,7 +34,7 @@ enum ExecutorEntryPoint {
       exit(0)
     }
     #if compiler(>=6.3)
-      if quiet { try MainActor.executor.run() }
+      if quiet { try QuietExecutors.runMainLoop() }
     #endif
     dispatchMain()
   }

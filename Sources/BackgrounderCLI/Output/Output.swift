@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemCalls
 
 /// Writes whole lines straight to stdout/stderr with write(2): nothing is buffered, so each
 /// `--watch` line reaches its reader at once.
@@ -29,11 +30,10 @@ enum Output {
     bytes.withUnsafeBytes { buffer in
       var offset = 0
       while offset < buffer.count {
-        let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-        if written < 0 {
-          if errno == EINTR { continue }
-          return
+        let written = try? systemCall("write") {
+          Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
         }
+        guard let written else { return }
         offset += written
       }
     }

@@ -1,4 +1,5 @@
-import CTimerFD
+import CSystemShims
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -25,9 +26,10 @@ package final class CancelOnSetTimer: Sendable {
   package let descriptor: Int32
 
   /// Creates and arms the timer.
-  package init() throws(ClockChangeError) {
-    let fd = timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
-    guard fd >= 0 else { throw ClockChangeError(operation: "timerfd_create", errno: errno) }
+  package init() throws(SystemCallError) {
+    let fd = try systemCall("timerfd_create") {
+      timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
+    }
     descriptor = fd
     do {
       try arm()
@@ -42,12 +44,12 @@ package final class CancelOnSetTimer: Sendable {
   }
 
   /// (Re-)arms the timer; needed after every `clockChanged`.
-  package func arm() throws(ClockChangeError) {
+  package func arm() throws(SystemCallError) {
     var specification = itimerspec()
     specification.it_value.tv_sec = time_t.max
     let flags = Int32(TFD_TIMER_ABSTIME) | Int32(TFD_TIMER_CANCEL_ON_SET)
-    guard timerfd_settime(descriptor, flags, &specification, nil) == 0 else {
-      throw ClockChangeError(operation: "timerfd_settime", errno: errno)
+    _ = try systemCall("timerfd_settime") {
+      timerfd_settime(descriptor, flags, &specification, nil)
     }
   }
 
@@ -59,35 +61,21 @@ package final class CancelOnSetTimer: Sendable {
   }
 
   /// Reads the timer without blocking.
-  package func read() throws(ClockChangeError) -> Reading {
+  package func read() throws(SystemCallError) -> Reading {
     var expirations: UInt64 = 0
-    let count = Glibc.read(descriptor, &expirations, MemoryLayout<UInt64>.size)
-    return try Self.interpret(count: count, errno: count < 0 ? errno : 0)
-  }
-
-  /// What a `read` of `count` bytes (or `-1` with `errno`) means.
-  package static func interpret(count: Int, errno: Int32) throws(ClockChangeError) -> Reading {
-    if count == MemoryLayout<UInt64>.size { return .expired }
-    if count >= 0 { return .nothing }
-    switch errno {
-    case ECANCELED: return .clockChanged
-    case EAGAIN, EINTR: return .nothing
-    default: throw ClockChangeError(operation: "read(timerfd)", errno: errno)
+    do {
+      let count = try nonBlockingSystemCall("read(timerfd)") {
+        Glibc.read(descriptor, &expirations, MemoryLayout<UInt64>.size)
+      }
+      return Self.interpret(count: count)
+    } catch {
+      if error.errno == .canceled { return .clockChanged }
+      throw error
     }
   }
-}
 
-/// A failure of the wall-clock change monitor.
-public struct ClockChangeError: Error, CustomStringConvertible, Equatable {
-  /// The system call that failed.
-  public var operation: String
-  /// Its errno.
-  public var errno: Errno
-
-  init(operation: String, errno: Int32) {
-    self.operation = operation
-    self.errno = Errno(rawValue: errno)
+  /// What a `read` of `count` bytes (nil: it would block) means.
+  package static func interpret(count: Int?) -> Reading {
+    count == MemoryLayout<UInt64>.size ? .expired : .nothing
   }
-
-  public var description: String { "\(operation): \(errno)" }
 }

@@ -117,7 +117,12 @@ public struct ControlClient: Sendable {
       throw .badMessage("cannot encode \(request)")
     }
     line.append(UInt8(ascii: "\n"))
-    try ControlFraming.writeAll(fd, line, path: path)
+    do {
+      try ControlFraming.writeAll(fd, line, path: path)
+    } catch .system(_, _, let errno) where errno == .brokenPipe {
+      // A daemon refusing the connection (too many of ours open) answers and closes at once:
+      // its answer is still there to read.
+    }
     guard let reply = try reader.next(fd) else {
       throw .badMessage("connection closed before a complete line")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -20,33 +21,17 @@ enum ControlFraming {
     var offset = 0
     while offset < data.count {
       let written = data.withUnsafeBytes { buffer in
-        send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+        Result { () throws(SystemCallError) in
+          try systemCall("write") {
+            send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+          }
+        }
       }
-      if written < 0 {
-        if errno == EINTR { continue }
-        throw .system(operation: "write", path: path, errno: Errno(rawValue: errno))
+      do {
+        offset += try written.get()
+      } catch {
+        throw .system(operation: error.operation, path: path, errno: error.errno)
       }
-      offset += written
-    }
-  }
-
-  /// Reads up to the first newline (excluded); throws on EOF before one, timeout or oversize.
-  static func readLine(_ fd: Int32, path: String) throws(ControlSocketError) -> Data {
-    var message = Data()
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-      let count = recv(fd, &chunk, chunk.count, 0)
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .system(operation: "read", path: path, errno: Errno(rawValue: errno))
-      }
-      if count == 0 { throw .badMessage("connection closed before a complete line") }
-      if let newline = chunk[..<count].firstIndex(of: UInt8(ascii: "\n")) {
-        message.append(contentsOf: chunk[..<newline])
-        return message
-      }
-      message.append(contentsOf: chunk[..<count])
-      if message.count > maximumMessageSize { throw .badMessage("message over 256 KiB") }
     }
   }
 }

@@ -1,6 +1,8 @@
+import EventLoops
 import Foundation
 import Locking
 import Logging
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -9,15 +11,34 @@ import SystemPackage
 
 /// The daemon's end of the control socket: a Unix stream socket, mode 0600, answering one JSON
 /// request per connection. Peers are checked with `SO_PEERCRED`: only the daemon's own user and
-/// root are served. I/O happens on a dedicated thread blocked in `poll` (no wakeups while idle).
+/// root are served. Every connection is served on its own, non-blocking, on an ``EventLoop``
+/// (``ControlConnections``): a silent, slow or stopped client never delays another one.
 public final class ControlServer: Sendable {
   /// Handles one request; runs on the Swift concurrency pool.
   public typealias Handler = @Sendable (ControlRequest) async -> ControlResponse
   /// A new subscription to task changes, for `watch` requests.
   public typealias Changes = @Sendable () -> AsyncStream<TaskChange>
 
+  /// What one client may hold of the daemon.
+  public struct Limits: Sendable {
+    /// From accepting a connection to its complete request line; then it is answered with an
+    /// error and closed, and the request (never complete) is not run.
+    public var requestDeadline: Duration = .seconds(5)
+    /// For writing an answer, or the last lines to a watcher being dropped.
+    public var answerDeadline: Duration = .seconds(5)
+    /// Connections open at once per peer uid; more are refused.
+    public var connectionsPerUser = 128
+    /// Bytes of changes queued for a watcher that does not read; beyond it, the watcher is
+    /// told and dropped.
+    public var watcherBacklog = 256 * 1024
+
+    public init() {}
+  }
+
   private let path: String
   private let logger: Logger
+  private let eventLoop: EventLoop?
+  private let limits: Limits
   private let handler: Handler
   private let onListening: @Sendable () -> Void
   private let changes: Changes?
@@ -27,14 +48,18 @@ public final class ControlServer: Sendable {
 
   /// `onListening` is called once the socket is bound and listening (the daemon's readiness);
   /// `changes` serves `watch` requests; without it they are refused. `onAnswered` is called on
-  /// the control thread after each request's answer was written.
+  /// the event loop after each request's answer was written. Without `eventLoop`, the server
+  /// runs one of its own while it serves.
   public init(
-    path: String, logger: Logger, onListening: @escaping @Sendable () -> Void = {},
+    path: String, logger: Logger, eventLoop: EventLoop? = nil, limits: Limits = Limits(),
+    onListening: @escaping @Sendable () -> Void = {},
     changes: Changes? = nil, onAnswered: (@Sendable () -> Void)? = nil,
     handler: @escaping Handler
   ) {
     self.path = path
     self.logger = logger
+    self.eventLoop = eventLoop
+    self.limits = limits
     self.onListening = onListening
     self.changes = changes
     self.onAnswered = onAnswered
@@ -45,42 +70,42 @@ public final class ControlServer: Sendable {
     if let listener = boundListener.withLock({ $0 }) { close(listener) }
   }
 
-  /// Binds the socket and serves until the calling task is cancelled; removes the socket file
-  /// on the way out. Throws `alreadyServed` when another daemon answers on the path.
+  /// Binds the socket and serves until the calling task is cancelled; closes every connection
+  /// and removes the socket file on the way out. Throws `alreadyServed` when another daemon
+  /// answers on the path.
   public func run() async throws {
     let bound = boundListener.withLock { listener -> Int32? in
       defer { listener = nil }
       return listener
     }
     let listener = try bound ?? bind()
-    var wakePipe: [Int32] = [-1, -1]
-    guard pipe(&wakePipe) == 0 else {
-      close(listener)
-      throw ControlSocketError.system(operation: "pipe", path: path, errno: Errno(rawValue: errno))
-    }
-    let (wake, wakeWriter) = (wakePipe[0], wakePipe[1])
-    for fd in wakePipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
     defer {
       close(listener)
-      close(wake)
-      close(wakeWriter)
       unlink(path)
+    }
+    let loop: EventLoop
+    do throws(SystemCallError) {
+      if let eventLoop { loop = eventLoop } else { loop = try EventLoop(name: "bg-control") }
+    } catch {
+      throw ControlSocketError.system(operation: error.operation, path: path, errno: error.errno)
+    }
+    defer { if eventLoop == nil { loop.stop() } }
+    let connections = ControlConnections(
+      listener: listener, loop: loop, path: path, logger: logger, limits: limits,
+      changes: changes, onAnswered: onAnswered, handler: handler)
+    if let failure = await loop.submit({ connections.start() }) {
+      throw ControlSocketError.system(
+        operation: failure.operation, path: path, errno: failure.errno)
     }
     logger.info("control socket ready", metadata: ["path": "\(path)"])
     onListening()
+    let (cancelled, cancel) = AsyncStream<Never>.makeStream()
     await withTaskCancellationHandler {
-      await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-        let thread = Thread { [self] in
-          acceptLoop(listener: listener, wake: wake)
-          done.resume()
-        }
-        thread.name = "backgrounder-control"
-        thread.start()
-      }
+      for await _ in cancelled {}
     } onCancel: {
-      var one: UInt8 = 1
-      _ = write(wakeWriter, &one, 1)
+      cancel.finish()
     }
+    await loop.submit { connections.stop() }
   }
 
   /// Checks and binds the socket now, so that a socket that cannot be used stops the daemon
@@ -91,7 +116,8 @@ public final class ControlServer: Sendable {
   }
 
   /// Checks the path (length, a private directory of ours, nothing but a stale socket in the
-  /// way), then binds. A stale socket is removed; any other file is left untouched.
+  /// way), then binds a non-blocking listener. A stale socket is removed; any other file is left
+  /// untouched.
   private func bind() throws(ControlSocketError) -> Int32 {
     let socketPath = ControlSocketPath(path: path)
     let address = try socketPath.address()
@@ -106,14 +132,15 @@ public final class ControlServer: Sendable {
       throw .alreadyServed(path: path)
     }
     if socketFileExists { unlink(path) }
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    let flags = SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue | SOCK_NONBLOCK.rawValue
+    let fd = socket(AF_UNIX, Int32(flags), 0)
     guard fd >= 0 else {
       throw .system(operation: "socket", path: path, errno: Errno(rawValue: errno))
     }
     let previousMask = umask(0o177)
     let bound = address.withSocketAddress { Glibc.bind(fd, $0, $1) }
     umask(previousMask)
-    guard bound == 0, socketPath.isAbstract || chmod(path, 0o600) == 0, listen(fd, 16) == 0
+    guard bound == 0, socketPath.isAbstract || chmod(path, 0o600) == 0, listen(fd, SOMAXCONN) == 0
     else {
       let failure = Errno(rawValue: errno)
       close(fd)
@@ -131,86 +158,5 @@ public final class ControlServer: Sendable {
     defer { close(fd) }
     let connected = address.withSocketAddress { Glibc.connect(fd, $0, $1) }
     return connected == 0 || errno == EAGAIN || errno == EINPROGRESS
-  }
-
-  private func acceptLoop(listener: Int32, wake: Int32) {
-    var fds = [
-      pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
-      pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
-    ]
-    while true {
-      let ready = poll(&fds, 2, -1)
-      if ready < 0 && errno == EINTR { continue }
-      if ready < 0 || fds[1].revents != 0 { return }
-      let connection = accept(listener, nil, nil)
-      guard connection >= 0 else { continue }
-      _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-      if !serve(connection) { close(connection) }
-      onAnswered?()
-    }
-  }
-
-  /// Answers one request; returns true when the connection was handed to a `watch` stream.
-  private func serve(_ connection: Int32) -> Bool {
-    let response: ControlResponse
-    var stream: AsyncStream<TaskChange>?
-    if let refusal = PeerCredentials.refusal(for: connection) {
-      logger.warning("control request refused", metadata: ["reason": "\(refusal)"])
-      response = ControlResponse(ok: false, message: refusal)
-    } else {
-      ControlFraming.setReceiveTimeout(connection, .seconds(2))
-      do {
-        let line = try ControlFraming.readLine(connection, path: path)
-        let request = try JSONDecoder().decode(ControlRequest.self, from: line)
-        if request == .watch {
-          stream = changes?()
-          response =
-            stream == nil
-            ? ControlResponse(ok: false, message: "this daemon does not stream task changes")
-            : ControlResponse(ok: true, message: "watching")
-        } else {
-          response = waitFor(request)
-        }
-      } catch {
-        response = ControlResponse(ok: false, message: "bad request: \(error)")
-      }
-    }
-    guard var data = try? JSONEncoder().encode(response) else { return false }
-    data.append(UInt8(ascii: "\n"))
-    guard (try? ControlFraming.writeAll(connection, data, path: path)) != nil, let stream else {
-      return false
-    }
-    startStreaming(stream, to: connection)
-    return true
-  }
-
-  /// Writes each change as one JSON line until the stream ends (the daemon stops) or the
-  /// client goes away (a write fails; a client stuck for 5 s counts as gone).
-  private func startStreaming(_ changes: AsyncStream<TaskChange>, to connection: Int32) {
-    var timeout = timeval(tv_sec: 5, tv_usec: 0)
-    _ = setsockopt(
-      connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    let path = path
-    Task {
-      let encoder = JSONEncoder()
-      for await change in changes {
-        guard var line = try? encoder.encode(change) else { continue }
-        line.append(UInt8(ascii: "\n"))
-        if (try? ControlFraming.writeAll(connection, line, path: path)) == nil { break }
-      }
-      close(connection)
-    }
-  }
-
-  /// Runs the async handler from the control thread and waits for its answer.
-  private func waitFor(_ request: ControlRequest) -> ControlResponse {
-    let box = ResponseBox()
-    let finished = DispatchSemaphore(value: 0)
-    Task { [handler] in
-      box.set(await handler(request))
-      finished.signal()
-    }
-    finished.wait()
-    return box.get()
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -27,10 +28,11 @@ struct LineReader {
       if buffer.count > ControlFraming.maximumMessageSize {
         throw .badMessage("message over 256 KiB")
       }
-      let count = recv(fd, &chunk, chunk.count, 0)
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .system(operation: "read", path: path, errno: Errno(rawValue: errno))
+      let count: Int
+      do {
+        count = try systemCall("read") { recv(fd, &chunk, chunk.count, 0) }
+      } catch {
+        throw .system(operation: error.operation, path: path, errno: error.errno)
       }
       if count == 0 { return nil }
       buffer.append(contentsOf: chunk[..<count])

@@ -1,10 +1,12 @@
 import Backgrounder
 import BackgrounderLinux
+import EventLoops
 import Foundation
 import Logging
 import PowerSource
 import Reachability
 import ServiceLifecycle
+import SystemCalls
 import UnixSignals
 
 /// `backgrounder run`: the daemon. Watches the network, power and the wall clock, runs the
@@ -50,14 +52,22 @@ public final class Daemon: Service {
   /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   public func run() async throws {
     let configuration = try ConfigurationLoader.load(path: options.configPath)
-    guard let storeLock = try StoreLock(storePath: configuration.storePath) else {
+    // Waits in `flock` while another daemon is starting: on a thread meant for blocking calls.
+    let lockPath = configuration.storePath
+    guard
+      let storeLock = try await SystemThread.runBlocking(
+        name: "bg-store-lock", { try StoreLock(storePath: lockPath) })
+    else {
       throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
     }
     let monitor = ReachabilityMonitor(
       configuration: configuration.reachabilityConfiguration(sysfsRoot: options.sysfsRoot),
       logger: logger)
     let probe = PowerProbe(sysfsRoot: options.sysfsRoot, logger: logger)
-    let clock = WallClockChangeMonitor(logger: logger)
+    // The one thread for the low-traffic descriptors: the control socket, the clock timer.
+    let eventLoop = try EventLoop(name: "bg-events")
+    defer { eventLoop.stop() }
+    let clock = WallClockChangeMonitor(logger: logger, eventLoop: eventLoop)
     let network = MonitoredNetwork(monitor)
     var runtimeConfiguration = Backgrounder.Configuration(
       storePath: configuration.storePath, logger: logger, network: network,
@@ -90,7 +100,7 @@ public final class Daemon: Service {
     let reporter = EventReporter(logger: logger, metrics: metrics)
     let (listening, listened) = AsyncStream<Void>.makeStream()
     let control = ControlServer(
-      path: configuration.controlSocketPath, logger: logger,
+      path: configuration.controlSocketPath, logger: logger, eventLoop: eventLoop,
       onListening: {
         listened.yield()
         listened.finish()

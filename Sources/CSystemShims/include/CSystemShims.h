@@ -1,6 +1,9 @@
 #ifndef C_SYSTEM_SHIMS_H
 #define C_SYSTEM_SHIMS_H
 
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <sys/types.h>
 
 
@@ -42,5 +45,12 @@ int csystem_use_single_malloc_arena(void);
 /// a later access maps them again. Segments that were ever writable (data, RELRO) are left
 /// alone. Returns the number of bytes of address space advised.
 unsigned long csystem_release_file_pages(void);
+
+/// Names the calling thread (`pthread_setname_np`; at most 15 bytes are kept). Returns 0 or an
+/// error number.
+int csystem_set_thread_name(const char *name);
+
+/// `accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)`: -1 with errno.
+int csystem_accept_nonblocking(int listener);
 
 #endif

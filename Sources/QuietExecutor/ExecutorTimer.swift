@@ -98,7 +98,7 @@ final class ExecutorTimer: Sendable {
       return (!state.started, state.needsWakeup(toWakeBy: wakesAt))
     }
     if wake { wakeup.signal() }
-    if start { ExecutorThread.start(name: "bg-exec-timer") { self.run() } }
+    if start { ExecutorThreads.start(name: "bg-exec-timer") { self.run() } }
   }
 
   /// Called with every job about to be enqueued for running: if it is a task whose sleep is

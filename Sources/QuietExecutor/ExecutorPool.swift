@@ -1,5 +1,6 @@
 #if compiler(>=6.3)  // the custom-executor SPI is new in Swift 6.3
   import Glibc
+  import SystemCalls
   @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
 
   /// The global executor: a fixed set of worker threads sharing one ``ExecutorJobQueue``, plus
@@ -23,7 +24,7 @@
     init() {
       timer = ExecutorTimer(target: queue)
       for index in 0..<Self.workerCount {
-        ExecutorThread.start(name: "bg-exec-\(index)") { [queue] in
+        ExecutorThreads.start(name: "bg-exec-\(index)") { [queue] in
           while true { queue.next().runSynchronously(on: Self.generic) }
         }
       }

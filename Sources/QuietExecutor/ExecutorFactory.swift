@@ -3,7 +3,7 @@
 
   /// The process's Swift concurrency executors, without Dispatch: ``ExecutorPool`` for the global
   /// executor and ``ExecutorMainLoop`` (the main thread) for the main actor. Installed by
-  /// ``ExecutorEntryPoint`` with the toolchain's custom-executor support (Swift 6.3, SPI).
+  /// the `backgrounder` executable's entry point with the toolchain's custom-executor support (Swift 6.3, SPI).
   ///
   /// Why: on Linux the default executors are libdispatch's global queues, and the first worker
   /// thread starts libdispatch's workqueue monitor, a 1 s timer that never stops (about four
@@ -13,5 +13,19 @@
     private static let pool = ExecutorPool()
     static let mainExecutor: any MainExecutor = ExecutorMainLoop(timer: pool.timer)
     static let defaultExecutor: any TaskExecutor = pool
+  }
+
+  /// Installs and runs the quiet executors (``QuietExecutorFactory``).
+  public enum QuietExecutors {
+    /// Makes ``QuietExecutorFactory``'s executors the process's global and main executors.
+    /// Call it on the main thread before any task exists.
+    public static func install() {
+      _createExecutors(factory: QuietExecutorFactory.self)
+    }
+
+    /// Runs the main actor's jobs on the calling (main) thread; never returns.
+    public static func runMainLoop() throws {
+      try MainActor.executor.run()
+    }
   }
 #endif

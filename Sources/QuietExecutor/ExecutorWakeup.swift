@@ -1,4 +1,5 @@
 import Glibc
+import SystemCalls
 
 /// A counting wakeup over a pipe: each ``signal()`` writes one byte, each ``wait()`` blocks in
 /// `read` until it takes one. A thread blocked in ``wait()`` makes no system calls until then.
@@ -23,18 +24,18 @@ final class ExecutorWakeup: Sendable {
   /// Makes one ``wait()`` return (now or the next time one is called).
   func signal() {
     var byte: UInt8 = 1
-    while write(writeDescriptor, &byte, 1) < 0 && errno == EINTR {}
+    _ = try? systemCall("write(wakeup)") { write(writeDescriptor, &byte, 1) }
   }
 
   /// Blocks until a ``signal()`` is available and consumes it.
   func wait() {
     var byte: UInt8 = 0
-    while read(readDescriptor, &byte, 1) < 0 && errno == EINTR {}
+    _ = try? systemCall("read(wakeup)") { read(readDescriptor, &byte, 1) }
   }
 
   /// Consumes up to `count` pending signals; for a reader woken by `poll`.
   func consume(upTo count: Int) {
     var bytes = [UInt8](repeating: 0, count: count)
-    while read(readDescriptor, &bytes, count) < 0 && errno == EINTR {}
+    _ = try? systemCall("read(wakeup)") { read(readDescriptor, &bytes, count) }
   }
 }

@@ -2,7 +2,7 @@
   import Glibc
   import Testing
 
-  @testable import BackgrounderCLI
+  @testable import QuietExecutor
 
   /// The quiet executor's timer: sleeps of tasks that prefer an ``ExecutorPool`` go through it,
   /// as every sleep of `status` and the daemon does once the pool is the global executor.

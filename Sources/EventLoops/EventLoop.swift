@@ -1,0 +1,254 @@
+import CSystemShims
+import Locking
+import SystemCalls
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// One thread, one epoll instance, many low-traffic descriptors (swift-nio's
+/// `SelectableEventLoop`, cut down): a source registers its descriptor with a readiness
+/// handler, and the loop calls the handler on its thread when the descriptor is ready. Timers
+/// and submitted closures run on the same thread. While nothing is ready and no timer is due,
+/// the thread sleeps in `epoll_wait` without a timeout: no wake-ups.
+///
+/// Handlers, timers and closures run one at a time on the loop's thread: they must not block.
+/// State that only they touch needs no lock (``isInLoop`` checks it). ``stop()`` is the one
+/// way to stop the loop; sources close their own descriptors.
+public final class EventLoop: Sendable {
+  /// Called on the loop's thread when a registered descriptor is ready.
+  public typealias Handler = @Sendable (Readiness) -> Void
+
+  private struct State {
+    var handlers: [UInt64: Handler] = [:]
+    var timers: [UInt64: (deadline: ContinuousClock.Instant, body: @Sendable () -> Void)] = [:]
+    var closures: [@Sendable () -> Void] = []
+    var nextID: UInt64 = 1
+    /// The wake-up event was written and the loop has not taken the closures since.
+    var wakeUpPending = false
+    var stopping = false
+    var thread: pthread_t?
+  }
+
+  /// The name of the loop's thread.
+  public let name: String
+  private let epoll: Int32
+  private let wakeUp: Int32
+  private let state = Lock(State())
+  /// The event whose data is this id is the wake-up event; registrations start at 1.
+  private static let wakeUpID: UInt64 = 0
+
+  /// Creates the epoll instance and starts the loop's thread, named `name`.
+  public init(name: String) throws(SystemCallError) {
+    self.name = name
+    epoll = try systemCall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+    do {
+      wakeUp = try systemCall("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
+    } catch {
+      close(epoll)
+      throw error
+    }
+    do {
+      var event = epoll_event()
+      event.events = EPOLLIN.rawValue
+      event.data.u64 = Self.wakeUpID
+      _ = try systemCall("epoll_ctl(ADD eventfd)") {
+        epoll_ctl(epoll, EPOLL_CTL_ADD, wakeUp, &event)
+      }
+      try SystemThread.detach(name: name) { [self] in run() }
+    } catch {
+      close(wakeUp)
+      close(epoll)
+      throw error
+    }
+  }
+
+  /// Whether the caller runs on the loop's thread.
+  public var isInLoop: Bool {
+    state.withLock { state in state.thread.map { pthread_equal($0, pthread_self()) != 0 } }
+      ?? false
+  }
+
+  // MARK: Descriptors
+
+  /// Watches `descriptor` for `interest`; `handler` runs on the loop's thread while it is ready
+  /// (level-triggered: a handler that leaves data unread is called again). Hang-ups and errors
+  /// are reported whatever the interest. The caller keeps the descriptor open until it
+  /// ``deregister(_:)``s it.
+  public func register(
+    _ descriptor: Int32, interest: Interest, _ handler: @escaping Handler
+  ) throws(SystemCallError) -> Registration {
+    let id = state.withLock { state in
+      defer { state.nextID += 1 }
+      state.handlers[state.nextID] = handler
+      return state.nextID
+    }
+    let registration = Registration(id: id, descriptor: descriptor)
+    do {
+      try control(EPOLL_CTL_ADD, registration, interest: interest)
+    } catch {
+      _ = state.withLock { $0.handlers.removeValue(forKey: id) }
+      throw error
+    }
+    return registration
+  }
+
+  /// Changes what `registration` waits for.
+  public func setInterest(_ registration: Registration, _ interest: Interest)
+    throws(SystemCallError)
+  {
+    try control(EPOLL_CTL_MOD, registration, interest: interest)
+  }
+
+  /// Stops watching the descriptor; its handler is not called again once this returns on the
+  /// loop's thread (off it, a call already under way may still finish: deregister from the
+  /// loop, with ``submit(_:)``, before closing a descriptor a handler reads).
+  public func deregister(_ registration: Registration) {
+    _ = state.withLock { $0.handlers.removeValue(forKey: registration.id) }
+    _ = epoll_ctl(epoll, EPOLL_CTL_DEL, registration.descriptor, nil)
+  }
+
+  private func control(_ operation: Int32, _ registration: Registration, interest: Interest)
+    throws(SystemCallError)
+  {
+    var event = epoll_event()
+    event.events = interest.epollEvents
+    event.data.u64 = registration.id
+    _ = try systemCall("epoll_ctl") {
+      epoll_ctl(epoll, operation, registration.descriptor, &event)
+    }
+  }
+
+  // MARK: Closures and timers
+
+  /// Runs `body` on the loop's thread, soon (after the handlers of the current round).
+  public func execute(_ body: @escaping @Sendable () -> Void) {
+    let wake = state.withLock { state in
+      state.closures.append(body)
+      return takeWakeUp(&state)
+    }
+    if wake { signalWakeUp() }
+  }
+
+  /// Runs `body` on the loop's thread and returns its result.
+  public func submit<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+    await withCheckedContinuation { continuation in
+      execute { continuation.resume(returning: body()) }
+    }
+  }
+
+  /// Runs `body` on the loop's thread at `deadline`, unless ``cancel(_:)`` comes first.
+  @discardableResult
+  public func schedule(
+    at deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () -> Void
+  ) -> Timer {
+    let (id, wake) = state.withLock { state in
+      defer { state.nextID += 1 }
+      state.timers[state.nextID] = (deadline, body)
+      return (state.nextID, takeWakeUp(&state))
+    }
+    if wake { signalWakeUp() }
+    return Timer(id: id)
+  }
+
+  /// Runs `body` on the loop's thread after `delay`.
+  @discardableResult
+  public func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> Timer {
+    schedule(at: .now + delay, body)
+  }
+
+  /// Cancels `timer`; nothing happens when it already ran.
+  public func cancel(_ timer: Timer) {
+    _ = state.withLock { $0.timers.removeValue(forKey: timer.id) }
+  }
+
+  /// Stops the loop: closures already submitted run, then the thread ends and the epoll
+  /// instance is closed. Handlers and timers are dropped; registered descriptors stay open.
+  public func stop() {
+    let wake = state.withLock { state in
+      state.stopping = true
+      return takeWakeUp(&state)
+    }
+    if wake { signalWakeUp() }
+  }
+
+  /// Whether a caller that changed the state must write the wake-up event: not from the loop's
+  /// thread (it looks again before sleeping), and once until the loop takes the closures.
+  private func takeWakeUp(_ state: inout State) -> Bool {
+    if let thread = state.thread, pthread_equal(thread, pthread_self()) != 0 { return false }
+    if state.wakeUpPending { return false }
+    state.wakeUpPending = true
+    return true
+  }
+
+  private func signalWakeUp() {
+    _ = try? systemCall("eventfd_write") { eventfd_write(wakeUp, 1) }
+  }
+
+  // MARK: The loop's thread
+
+  private func run() {
+    state.withLock { $0.thread = pthread_self() }
+    var events = [epoll_event](repeating: epoll_event(), count: 64)
+    while true {
+      let timeout = state.withLock { Self.timeout(for: $0) }
+      let count: Int32
+      do {
+        count = try systemCall("epoll_wait") {
+          epoll_wait(epoll, &events, Int32(events.count), timeout)
+        }
+      } catch {
+        preconditionFailure("\(name): \(error)")  // EBADF/EFAULT/EINVAL: a bug of ours
+      }
+      for event in events.prefix(Int(count)) {
+        if event.data.u64 == Self.wakeUpID {
+          var value: eventfd_t = 0
+          _ = eventfd_read(wakeUp, &value)
+          continue
+        }
+        let handler = state.withLock { $0.handlers[event.data.u64] }
+        handler?(Readiness(epollEvents: event.events))
+      }
+      runDueTimers()
+      let (closures, stopping) = state.withLock { state in
+        defer {
+          state.closures = []
+          state.wakeUpPending = false
+        }
+        return (state.closures, state.stopping)
+      }
+      for closure in closures { closure() }
+      if stopping, state.withLock({ $0.closures.isEmpty }) { break }
+    }
+    state.withLock { state in
+      state.handlers = [:]
+      state.timers = [:]
+      state.thread = nil
+    }
+    close(wakeUp)
+    close(epoll)
+  }
+
+  private func runDueTimers() {
+    let now = ContinuousClock.now
+    let due = state.withLock { state in
+      let due = state.timers.filter { $0.value.deadline <= now }
+      for id in due.keys { state.timers.removeValue(forKey: id) }
+      return due.values.sorted { $0.deadline < $1.deadline }
+    }
+    for timer in due { timer.body() }
+  }
+
+  /// The `epoll_wait` timeout in milliseconds: 0 with closures waiting or stopping, up to the
+  /// next timer (rounded up), else -1 (sleep until a descriptor is ready).
+  private static func timeout(for state: State) -> Int32 {
+    if !state.closures.isEmpty || state.stopping { return 0 }
+    guard let next = state.timers.values.lazy.map(\.deadline).min() else { return -1 }
+    let remaining = ContinuousClock.now.duration(to: next)
+    guard remaining > .zero else { return 0 }
+    let (seconds, attoseconds) = remaining.components
+    let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+    return Int32(clamping: milliseconds)
+  }
+}

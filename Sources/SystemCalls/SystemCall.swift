@@ -1,0 +1,36 @@
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Runs `body`, a system call returning -1 with `errno` on failure, until it is not interrupted
+/// (`EINTR`); throws any other failure as a ``SystemCallError`` naming `operation`. The one
+/// place that retries `EINTR` (swift-nio's `syscall(blocking:)`, swift-system's
+/// `valueOrErrno(retryOnInterrupt:)`).
+@inlinable
+public func systemCall<Result: FixedWidthInteger>(
+  _ operation: @autoclosure () -> String, _ body: () -> Result
+) throws(SystemCallError) -> Result {
+  while true {
+    let result = body()
+    if result != -1 { return result }
+    let failure = Glibc.errno
+    if failure == EINTR { continue }
+    throw SystemCallError(operation(), errno: Errno(rawValue: failure))
+  }
+}
+
+/// ``systemCall(_:_:)`` on a non-blocking descriptor: nil when the call would block
+/// (`EAGAIN`/`EWOULDBLOCK`).
+@inlinable
+public func nonBlockingSystemCall<Result: FixedWidthInteger>(
+  _ operation: @autoclosure () -> String, _ body: () -> Result
+) throws(SystemCallError) -> Result? {
+  do {
+    return try systemCall(operation(), body)
+  } catch {
+    if error.errno == .wouldBlock || error.errno == .resourceTemporarilyUnavailable { return nil }
+    throw error
+  }
+}

@@ -1,0 +1,54 @@
+import CSystemShims
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The one way to start a thread of our own: a named, detached POSIX thread, for the
+/// ``EventLoop`` and the few sources measured to be better on a thread of their own.
+public enum SystemThread {
+  private final class Body: Sendable {
+    let name: String
+    let run: @Sendable () -> Void
+    init(name: String, run: @escaping @Sendable () -> Void) {
+      self.name = name
+      self.run = run
+    }
+  }
+
+  /// Starts `body` on a new detached thread named `name` (at most 15 bytes are shown).
+  public static func detach(name: String, _ body: @escaping @Sendable () -> Void)
+    throws(SystemCallError)
+  {
+    var thread = pthread_t()
+    let context = Unmanaged.passRetained(Body(name: name, run: body)).toOpaque()
+    let status = pthread_create(
+      &thread, nil,
+      { context in
+        let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
+        _ = csystem_set_thread_name(body.name)
+        body.run()
+        return nil
+      }, context)
+    guard status == 0 else {
+      Unmanaged<Body>.fromOpaque(context).release()
+      throw SystemCallError("pthread_create", errno: Errno(rawValue: status))
+    }
+    pthread_detach(thread)
+  }
+
+  /// Runs `body`, which blocks (`flock`, a `usleep` loop), on a thread of its own and returns
+  /// its result: a caller on the Swift concurrency pool never holds one of its fixed threads.
+  public static func runBlocking<Result: Sendable>(
+    name: String, _ body: @escaping @Sendable () throws -> Result
+  ) async throws -> Result {
+    try await withCheckedThrowingContinuation { continuation in
+      do {
+        try detach(name: name) { continuation.resume(with: Swift.Result { try body() }) }
+      } catch {
+        continuation.resume(throwing: error)
+      }
+    }
+  }
+}

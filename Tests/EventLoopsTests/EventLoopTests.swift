@@ -1,0 +1,116 @@
+import EventLoops
+import Foundation
+import Locking
+import SystemCalls
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+@Suite struct EventLoopTests {
+  /// Waits (polling every millisecond, up to 10 s) until `condition` holds.
+  private func eventually(_ condition: () -> Bool) async throws -> Bool {
+    for _ in 0..<10_000 {
+      if condition() { return true }
+      try await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
+  }
+
+  @Test func aReadableDescriptorCallsItsHandlerOnTheLoopUntilDeregistered() async throws {
+    let loop = try EventLoop(name: "test-readable")
+    defer { loop.stop() }
+    var ends: [Int32] = [-1, -1]
+    #expect(pipe(&ends) == 0)
+    defer { for end in ends { close(end) } }
+    let readEnd = ends[0]
+    let reads = Lock<[UInt8]>([])
+    let onLoop = Lock(true)
+    let registration = try loop.register(readEnd, interest: .readable) { readiness in
+      onLoop.withLock { $0 = $0 && loop.isInLoop }
+      var byte: UInt8 = 0
+      if readiness.isReadable, read(readEnd, &byte, 1) == 1 { reads.withLock { $0.append(byte) } }
+    }
+    for byte: UInt8 in [1, 2, 3] {
+      var value = byte
+      #expect(write(ends[1], &value, 1) == 1)
+    }
+    #expect(try await eventually { reads.withLock { $0 } == [1, 2, 3] })
+    #expect(onLoop.withLock { $0 }, "handlers run on the loop's thread")
+    await loop.submit { loop.deregister(registration) }
+    var four: UInt8 = 4
+    #expect(write(ends[1], &four, 1) == 1)
+    await loop.submit {}  // a full round of the loop after the write
+    #expect(reads.withLock { $0 } == [1, 2, 3], "no handler after deregistering")
+  }
+
+  /// Closures submitted from many threads at once all run, once each: none is lost between the
+  /// loop's last look and its sleep.
+  @Test func closuresFromManyThreadsAllRunOnce() async throws {
+    let loop = try EventLoop(name: "test-wakeups")
+    defer { loop.stop() }
+    let count = Lock(0)
+    let threads = 8
+    let perThread = 2_000
+    let done = Lock(0)
+    for _ in 0..<threads {
+      try SystemThread.detach(name: "test-submitter") {
+        for _ in 0..<perThread { loop.execute { count.withLock { $0 += 1 } } }
+        done.withLock { $0 += 1 }
+      }
+    }
+    #expect(try await eventually { done.withLock { $0 } == threads })
+    #expect(try await eventually { count.withLock { $0 } == threads * perThread })
+    try await Task.sleep(for: .milliseconds(20))
+    #expect(count.withLock { $0 } == threads * perThread, "each ran once")
+  }
+
+  @Test func timersRunInDeadlineOrderAndCancelledOnesDoNot() async throws {
+    let loop = try EventLoop(name: "test-timers")
+    defer { loop.stop() }
+    let fired = Lock<[Int]>([])
+    let start = ContinuousClock.now
+    loop.schedule(at: start + .milliseconds(30)) { fired.withLock { $0.append(3) } }
+    loop.schedule(at: start + .milliseconds(10)) { fired.withLock { $0.append(1) } }
+    let cancelled = loop.schedule(at: start + .milliseconds(20)) {
+      fired.withLock { $0.append(2) }
+    }
+    loop.cancel(cancelled)
+    loop.schedule(at: start + .milliseconds(40)) { fired.withLock { $0.append(4) } }
+    #expect(try await eventually { fired.withLock { $0.count } == 3 })
+    #expect(fired.withLock { $0 } == [1, 3, 4])
+  }
+
+  /// A timer scheduled from another thread while the loop sleeps without a timeout wakes it.
+  @Test func aTimerScheduledWhileTheLoopSleepsRuns() async throws {
+    let loop = try EventLoop(name: "test-sleeping")
+    defer { loop.stop() }
+    await loop.submit {}
+    try await Task.sleep(for: .milliseconds(20))  // the loop is in epoll_wait(-1) now
+    let fired = Lock(false)
+    loop.schedule(after: .milliseconds(5)) { fired.withLock { $0 = true } }
+    #expect(try await eventually { fired.withLock { $0 } })
+  }
+
+  @Test func stopRunsSubmittedClosuresThenEndsTheThread() async throws {
+    let name = "test-stop-\(getpid() % 1000)"
+    let loop = try EventLoop(name: name)
+    await loop.submit {}
+    #expect(Self.threads(named: name) == 1)
+    let ran = Lock(false)
+    loop.execute { ran.withLock { $0 = true } }
+    loop.stop()
+    #expect(try await eventually { Self.threads(named: name) == 0 })
+    #expect(ran.withLock { $0 })
+  }
+
+  /// The threads of this process named `name` (`/proc/self/task/*/comm`).
+  private static func threads(named name: String) -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.count { task in
+      let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+      return comm?.trimmingCharacters(in: .newlines) == name
+    }
+  }
+}

@@ -1,0 +1,49 @@
+#if compiler(>=6.3)  // the executors exist only with the Swift 6.3 custom-executor SPI
+  import Locking
+  import SystemCalls
+  import Testing
+
+  @testable import QuietExecutor
+
+  /// The quiet executor's pool and queue: every job runs once, however it was enqueued.
+  @Suite("Quiet executor pool")
+  struct ExecutorPoolTests {
+    /// A pool of its own, apart from the timer suite's (which counts its pending sleeps).
+    static let pool = ExecutorPool()
+
+    /// Tasks started from many threads at once all run: no wake-up is lost between a worker
+    /// finding the queue empty and going to sleep.
+    @Test("jobs enqueued from many threads at once all run once")
+    func noLostWakeups() async throws {
+      let pool = Self.pool
+      let ran = Lock(0)
+      let threads = 8
+      let perThread = 500
+      for _ in 0..<threads {
+        try SystemThread.detach(name: "test-enqueuer") {
+          for _ in 0..<perThread {
+            Task(executorPreference: pool) { @Sendable in ran.withLock { $0 += 1 } }
+          }
+        }
+      }
+      #expect(await ExecutorTimerTests.eventually { ran.withLock { $0 } == threads * perThread })
+      try await Task.sleep(for: .milliseconds(20))
+      #expect(ran.withLock { $0 } == threads * perThread, "none ran twice")
+    }
+
+    @Test("sleeps of different lengths wake in deadline order")
+    func sleepsWakeInOrder() async throws {
+      let pool = Self.pool
+      let order = Lock<[Int]>([])
+      await withTaskGroup(of: Void.self) { group in
+        for delay in [150, 50, 100] {
+          group.addTask(executorPreference: pool) { @Sendable in
+            try? await Task.sleep(for: .milliseconds(delay))
+            order.withLock { $0.append(delay) }
+          }
+        }
+      }
+      #expect(order.withLock { $0 } == [50, 100, 150])
+    }
+  }
+#endif
