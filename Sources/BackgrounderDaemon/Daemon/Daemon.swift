@@ -64,6 +64,7 @@ public final class Daemon: Service {
       power: MonitoredPower(probe), concurrencyLimit: configuration.maxConcurrentJobs,
       finishedRetention: Self.finishedRetention)
     runtimeConfiguration.clockChanges = clock
+    runtimeConfiguration.storeOpenPath = storeLock.storeOpenPath
     // A store deleted or replaced under the daemon: its writes are refused from the first one
     // after the change, and the daemon stops (exit ≠ 0) so that systemd starts it on the file
     // the path names now.
