@@ -135,6 +135,38 @@ extension DaemonHardeningTests {
     }
 
     @Test(
+      "a store of another user is refused; one of ours left 0666 is made 0600 before SQLite opens it",
+      .enabled(if: canSwitchUser, "needs root and setpriv to act as a second user"))
+    func aForeignOrWideOpenStoreIsNeverUsedAsIs() async throws {
+      let workspace = try DaemonWorkspace()
+      defer { workspace.remove() }
+      let harness = try DaemonHarness(workspace: workspace)
+      try workspace.writeRawConfig(
+        """
+        [store]
+        path = "\(workspace.storePath)"
+        [control]
+        socket = "\(workspace.socketPath)"
+        """)
+      let arguments = [
+        "schedule", "dev.e2e.wide", "--once", "--config", workspace.configPath, "--command",
+        "/bin/true",
+      ]
+      #expect(FileManager.default.createFile(atPath: workspace.storePath, contents: nil))
+      #expect(chmod(workspace.storePath, 0o666) == 0)
+      #expect(chown(workspace.storePath, 65534, 65534) == 0)
+      let foreign = try await harness.cli(arguments)
+      #expect(foreign.status != 0, "\(foreign)")
+      #expect(foreign.stderr.contains("owned by uid 65534 (mode 0666)"), "\(foreign)")
+      #expect(!FileManager.default.fileExists(atPath: workspace.storePath + "-wal"))
+
+      #expect(chown(workspace.storePath, 0, 0) == 0)
+      let edit = try await harness.cli(arguments)
+      #expect(edit.status == 0, "\(edit)")
+      #expect(Security.mode(workspace.storePath) == 0o600)
+    }
+
+    @Test(
       "a metrics directory swapped for a symlink by its parent's owner is refused; doctor says so",
       .enabled(if: canSwitchUser, "needs root and setpriv to act as a second user"))
     func metricsDirectorySwappedByItsParentsOwnerIsRefused() async throws {
