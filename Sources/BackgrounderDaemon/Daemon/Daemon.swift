@@ -50,7 +50,14 @@ public final class Daemon: Service {
   /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   public func run() async throws {
     let configuration = try ConfigurationLoader.load(path: options.configPath)
-    guard let storeLock = try StoreLock(storePath: configuration.storePath) else {
+    let lock: StoreLock?
+    do {
+      lock = try StoreLock(storePath: configuration.storePath)
+    } catch {
+      // A store path refused by the whole-path rule (or a store that is not a regular file).
+      throw DaemonPartFailure(part: "store", reason: "\(error)")
+    }
+    guard let storeLock = lock else {
       throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
     }
     let monitor = ReachabilityMonitor(

@@ -201,10 +201,14 @@ public final class TrustedDirectory: Sendable {
         Glibc.open("/", SystemCall.openPath | O_DIRECTORY | O_CLOEXEC)
       }
       stack.append(Entry(descriptor: fd, status: FileStatus(owner: 0, mode: 0), path: "/"))
-      let status = try SystemCall.status(at: fd, "", path: "/")
-      stack[0].status = status
-      if let problem = rule.problem(entering: status, at: "/", from: nil, at: "") {
-        throw problem
+      do throws(PrivateDirectoryError) {
+        stack[0].status = try SystemCall.status(at: fd, "", path: "/")
+        if let problem = rule.problem(entering: stack[0].status, at: "/", from: nil, at: "") {
+          throw problem
+        }
+      } catch {
+        closeAll()
+        throw error
       }
     }
 
