@@ -51,6 +51,11 @@ public final class Backgrounder: Sendable {
     /// ``StoreError/Code/replaced``). The runtime keeps refusing writes; a daemon should stop
     /// and start again on the new file.
     public var onStoreReplaced: (@Sendable (StoreError) -> Void)?
+    /// The path SQLite opens when it is not ``storePath`` itself: for example
+    /// `/proc/self/fd/N/state.sqlite` through a directory descriptor the caller holds open, so
+    /// that renaming a directory of ``storePath`` after the caller checked it changes nothing.
+    /// ``storePath`` is still the one messages and status name.
+    public var storeOpenPath: String?
 
     /// Creates a configuration; only the store path is required.
     public init(
@@ -218,7 +223,8 @@ public final class Backgrounder: Sendable {
   ) throws -> Runtime {
     let clock = configuration.clock
     let store = try TaskStore.open(
-      path: configuration.storePath, durability: configuration.durability,
+      path: configuration.storeOpenPath ?? configuration.storePath,
+      displayPath: configuration.storePath, durability: configuration.durability,
       historyLimit: configuration.historyLimit, onReplaced: configuration.onStoreReplaced)
     let now = clock.now
     let (swept, rows) = try store.sweepAndLoad(

@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -24,6 +25,14 @@
 int csystem_set_child_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
 
 int csystem_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+int csystem_pidfd_send_signal(int pidfd, int signal) {
+  return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, 0);
+}
 
 static pid_t peek(idtype_t type, id_t id) {
   siginfo_t info = {0};
@@ -46,6 +55,15 @@ int csystem_reap(pid_t pid) {
     result = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG);
   } while (result == -1 && errno == EINTR);
   return result;
+}
+
+long csystem_filesystem_type(int fd) {
+  struct statfs info;
+  int result;
+  do {
+    result = fstatfs(fd, &info);
+  } while (result == -1 && errno == EINTR);
+  return result == -1 ? -1 : (long)info.f_type;
 }
 
 long csystem_getxattr(const char *path, const char *name, void *value, unsigned long size) {

@@ -4,6 +4,10 @@ import Reachability
 /// One blocking HTTP/1.1 GET for the connectivity probe, bound to an interface
 /// (`SO_BINDTODEVICE`). Its answer decides connectivity: the expected body → `full`; a
 /// redirect, another status or a wrong body → `portal`; no answer → `limited`.
+///
+/// The whole exchange — resolving aside: connect, request and answer, over every address
+/// tried — has one deadline, `timeoutMilliseconds` after the start: an answer not complete by
+/// then (a server dripping a byte now and then) is `limited`.
 enum HTTPProbe {
   /// The largest answer read; portals' login pages are small, and only a prefix matters.
   static let maximumResponseBytes = 65_536
@@ -12,7 +16,8 @@ enum HTTPProbe {
   static func run(_ check: ConnectivityCheck, interface: String?, timeoutMilliseconds: Int32)
     -> Connectivity
   {
-    guard let response = fetch(check, interface: interface, timeout: timeoutMilliseconds) else {
+    let deadline = Deadline(afterMilliseconds: timeoutMilliseconds)
+    guard let response = fetch(check, interface: interface, deadline: deadline) else {
       return .limited
     }
     return classify(response, expect: check.expect)
@@ -37,7 +42,7 @@ enum HTTPProbe {
     return find(Array(expect.utf8), in: body) != nil ? .full : .portal
   }
 
-  private static func fetch(_ check: ConnectivityCheck, interface: String?, timeout: Int32)
+  private static func fetch(_ check: ConnectivityCheck, interface: String?, deadline: Deadline)
     -> [UInt8]?
   {
     for address in resolve(check.host, port: check.port) {
@@ -54,15 +59,15 @@ enum HTTPProbe {
         // Binding needs CAP_NET_RAW on older kernels: unprivileged, follow the routes instead.
         guard bound == 0 || errno == EPERM else { continue }
       }
-      guard connectWaiting(descriptor, address.bytes, timeout: timeout) else { continue }
+      guard connectWaiting(descriptor, address.bytes, deadline: deadline) else { continue }
       let hostHeader = check.host.contains(":") ? "[\(check.host)]" : check.host
       let portSuffix = check.port == 80 ? "" : ":\(check.port)"
       let request = Array(
         ("GET \(check.path) HTTP/1.1\r\nHost: \(hostHeader)\(portSuffix)\r\n"
           + "User-Agent: backgrounder-connectivity-check\r\nAccept: */*\r\n"
           + "Cache-Control: no-cache\r\nConnection: close\r\n\r\n").utf8)
-      guard sendAll(descriptor, request, timeout: timeout) else { continue }
-      return receiveAll(descriptor, timeout: timeout)
+      guard sendAll(descriptor, request, deadline: deadline) else { continue }
+      return receiveAll(descriptor, deadline: deadline)
     }
     return nil
   }
@@ -91,15 +96,15 @@ enum HTTPProbe {
     return addresses
   }
 
-  private static func connectWaiting(_ descriptor: Int32, _ address: [UInt8], timeout: Int32)
-    -> Bool
-  {
+  private static func connectWaiting(
+    _ descriptor: Int32, _ address: [UInt8], deadline: Deadline
+  ) -> Bool {
     let result = address.withUnsafeBytes {
       connect(
         descriptor, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count))
     }
     if result == 0 { return true }
-    guard errno == EINPROGRESS, wait(descriptor, events: POLLOUT, timeout: timeout) else {
+    guard errno == EINPROGRESS, wait(descriptor, events: POLLOUT, deadline: deadline) else {
       return false
     }
     var failure: Int32 = 0
@@ -108,7 +113,7 @@ enum HTTPProbe {
     return failure == 0
   }
 
-  private static func sendAll(_ descriptor: Int32, _ bytes: [UInt8], timeout: Int32) -> Bool {
+  private static func sendAll(_ descriptor: Int32, _ bytes: [UInt8], deadline: Deadline) -> Bool {
     var offset = 0
     while offset < bytes.count {
       let sent = bytes[offset...].withUnsafeBytes {
@@ -117,7 +122,7 @@ enum HTTPProbe {
       if sent > 0 {
         offset += sent
       } else if sent < 0 && (errno == EAGAIN || errno == EINTR) {
-        guard wait(descriptor, events: POLLOUT, timeout: timeout) else { return false }
+        guard wait(descriptor, events: POLLOUT, deadline: deadline) else { return false }
       } else {
         return false
       }
@@ -125,9 +130,9 @@ enum HTTPProbe {
     return true
   }
 
-  /// Reads until the peer closes, the limit, or `timeout` without data; `nil` when nothing
-  /// came.
-  private static func receiveAll(_ descriptor: Int32, timeout: Int32) -> [UInt8]? {
+  /// Reads until the peer closes or the limit; `nil` when nothing came or the deadline passed
+  /// first.
+  private static func receiveAll(_ descriptor: Int32, deadline: Deadline) -> [UInt8]? {
     var response: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 16_384)
     while response.count < maximumResponseBytes {
@@ -137,7 +142,7 @@ enum HTTPProbe {
       } else if count == 0 {
         break
       } else if errno == EAGAIN || errno == EINTR {
-        guard wait(descriptor, events: POLLIN, timeout: timeout) else { break }
+        guard wait(descriptor, events: POLLIN, deadline: deadline) else { return nil }
       } else {
         break
       }
@@ -145,12 +150,33 @@ enum HTTPProbe {
     return response.isEmpty ? nil : response
   }
 
-  private static func wait(_ descriptor: Int32, events: Int32, timeout: Int32) -> Bool {
+  /// Waits for `events` until the deadline; false when it passed first.
+  private static func wait(_ descriptor: Int32, events: Int32, deadline: Deadline) -> Bool {
     var entry = pollfd(fd: descriptor, events: Int16(events), revents: 0)
     while true {
-      let ready = poll(&entry, 1, timeout)
+      let remaining = deadline.remainingMilliseconds
+      guard remaining > 0 else { return false }
+      let ready = poll(&entry, 1, remaining)
       if ready < 0 && errno == EINTR { continue }
       return ready > 0
+    }
+  }
+
+  /// A point on the monotonic clock.
+  struct Deadline {
+    let instant: ContinuousClock.Instant
+
+    init(afterMilliseconds milliseconds: Int32) {
+      instant = .now.advanced(by: .milliseconds(milliseconds))
+    }
+
+    /// Milliseconds left, rounded up (0 once passed).
+    var remainingMilliseconds: Int32 {
+      let left = ContinuousClock.now.duration(to: instant)
+      guard left > .zero else { return 0 }
+      let (seconds, attoseconds) = left.components
+      return Int32(
+        clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
   }
 

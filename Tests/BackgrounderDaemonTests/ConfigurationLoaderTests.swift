@@ -66,6 +66,16 @@ import Testing
     #expect(problem?.description.hasPrefix("test.toml:5: job[0].netwrok: unknown key") == true)
   }
 
+  @Test func anAbstractControlSocketNameIsRefused() {
+    let problem = error(
+      """
+      [control]
+      socket = "@backgrounder"
+      """)
+    #expect(problem?.key == "control.socket")
+    #expect(problem?.description.contains("abstract socket names") == true)
+  }
+
   @Test func badDurationNamesLineAndKey() {
     let problem = error(
       """

@@ -4,9 +4,14 @@ import Testing
 
 @Suite struct MetricsFileTests {
   @Test func writesPrometheusTextFormat() throws {
-    let path = FileManager.default.temporaryDirectory
-      .appendingPathComponent("metrics-\(UUID().uuidString).prom").path
-    defer { try? FileManager.default.removeItem(atPath: path) }
+    // A directory of our own: a directory others may write (such as /tmp itself) is refused.
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("metrics-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(
+      atPath: directory, withIntermediateDirectories: false,
+      attributes: [.posixPermissions: 0o755])
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let path = directory + "/backgrounder.prom"
     let metrics = MetricsFile(path: path)
     metrics.recordRunStarted(job: "dev.example.a")
     metrics.recordRunStarted(job: "dev.example.a")

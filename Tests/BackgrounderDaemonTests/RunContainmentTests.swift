@@ -52,6 +52,29 @@ struct RunContainmentTests {
     #expect(!processExists(leftover), "the background process (\(leftover)) survived the run")
   }
 
+  @Test func childInItsOwnProcessGroupIsGoneAfterTheRunWithoutACgroup() async throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let pidFile = scratch.path("own-group")
+    let runner = CommandRunner(gracePeriod: .milliseconds(300), logger: logger)
+    // `setpgid(0, 0)` takes it out of the run's process group, not out of its session; it
+    // ignores SIGTERM, so only the SIGKILL after the grace period ends it.
+    let outcome = await runner.run(
+      argv: [
+        "/bin/sh", "-c",
+        "perl -e '$SIG{TERM} = \"IGNORE\"; setpgrp(0, 0); exec \"sleep\", \"1000\"' "
+          + "</dev/null >/dev/null 2>&1 & echo $! > \(pidFile); "
+          + "while [ \"$(cut -d' ' -f5 /proc/$!/stat)\" != $! ]; do sleep 0.01; done; exit 0",
+      ],
+      environment: ["PATH": "/usr/bin:/bin"], workingDirectory: nil, jobID: "a.b")
+    #expect(outcome.termination == .exited(0), "\(outcome)")
+    let child = try await scratch.waitForPid(in: pidFile)
+    if let stat = ProcStat.read(pid: child) {
+      #expect(stat.processGroup == child, "it left the run's process group")
+    }
+    #expect(!processExists(child), "the child in its own process group (\(child)) survived")
+  }
+
   @Test func setsidEscapeIsKilledThroughTheRunCgroup() async throws {
     guard let hierarchy = try CgroupMount.make() else { return }
     defer { hierarchy.remove() }

@@ -16,7 +16,10 @@ public enum StoreDurability: String, Hashable, Sendable, Codable {
 
 /// The read/write store: one `DatabasePool` (WAL) per file, owned by one `Backgrounder`.
 final class TaskStore: Sendable {
+  /// The path the file is opened and checked through.
   let path: String
+  /// The path messages name (the configured one when `path` goes through a descriptor).
+  let displayPath: String
   let pool: DatabasePool
   private let historyLimit: Int
   /// The file opened (device, inode); every write checks that `path` still names it.
@@ -24,10 +27,11 @@ final class TaskStore: Sendable {
   private let onReplaced: (@Sendable (StoreError) -> Void)?
 
   private init(
-    path: String, pool: DatabasePool, historyLimit: Int, identity: FileIdentity?,
-    onReplaced: (@Sendable (StoreError) -> Void)?
+    path: String, displayPath: String, pool: DatabasePool, historyLimit: Int,
+    identity: FileIdentity?, onReplaced: (@Sendable (StoreError) -> Void)?
   ) {
     self.path = path
+    self.displayPath = displayPath
     self.pool = pool
     self.historyLimit = historyLimit
     self.identity = identity
@@ -42,12 +46,17 @@ final class TaskStore: Sendable {
 
   /// Opens (creating if needed, mode `0600`) and migrates the store at `path`. `onReplaced` is
   /// called (on the writing thread) each time a write is refused because `path` no longer
-  /// names the opened file.
+  /// names the opened file. Messages name `displayPath` (default: `path`).
   static func open(
-    path: String, durability: StoreDurability, historyLimit: Int,
+    path: String, displayPath: String? = nil, durability: StoreDurability, historyLimit: Int,
     onReplaced: (@Sendable (StoreError) -> Void)? = nil
   ) throws -> TaskStore {
-    try PrivateStoreFile.create(path)
+    let displayPath = displayPath ?? path
+    do {
+      try PrivateStoreFile.create(path)
+    } catch {
+      throw StoreError.openFailed(path: displayPath, detail: error.detail)
+    }
     do {
       // Check an existing file read-only first: opening a pool writes to the file (GRDB makes
       // sure a WAL file exists), and a file we do not understand must stay untouched.
@@ -59,7 +68,7 @@ final class TaskStore: Sendable {
         readOnly.busyMode = .timeout(5)
         let queue = try DatabaseQueue(path: path, configuration: readOnly)
         defer { try? queue.close() }
-        try queue.read { db in try Schema.check(db, path: path) }
+        try queue.read { db in try Schema.check(db, path: displayPath) }
       }
       var configuration = Configuration()
       configuration.busyMode = .timeout(5)
@@ -73,13 +82,13 @@ final class TaskStore: Sendable {
       try pool.writeWithoutTransaction { db in
         try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
       }
-      try pool.read { db in try Schema.check(db, path: path) }
+      try pool.read { db in try Schema.check(db, path: displayPath) }
       try Schema.migrator.migrate(pool)
       return TaskStore(
-        path: path, pool: pool, historyLimit: historyLimit, identity: FileIdentity(path),
-        onReplaced: onReplaced)
+        path: path, displayPath: displayPath, pool: pool, historyLimit: historyLimit,
+        identity: FileIdentity(path), onReplaced: onReplaced)
     } catch {
-      throw Schema.storeError(error, path: path)
+      throw Schema.storeError(error, path: displayPath)
     }
   }
 
@@ -99,7 +108,7 @@ final class TaskStore: Sendable {
         return (swept, active)
       }
     } catch {
-      throw Schema.storeError(error, path: path)
+      throw Schema.storeError(error, path: displayPath)
     }
   }
 
@@ -135,7 +144,7 @@ final class TaskStore: Sendable {
     let current = FileIdentity(path)
     guard current != identity else { return }
     let error = StoreError.replaced(
-      path: path, detail: current == nil ? "deleted" : "replaced by another file")
+      path: displayPath, detail: current == nil ? "deleted" : "replaced by another file")
     onReplaced?(error)
     throw error
   }

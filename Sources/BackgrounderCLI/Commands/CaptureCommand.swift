@@ -14,10 +14,17 @@ struct CaptureCommand: AsyncParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "The pcapng file to write (mode 0600; LINKTYPE_NETLINK, readable by tshark), with the "
+      "The pcapng file to create (mode 0600; LINKTYPE_NETLINK, readable by tshark), with the "
         + "sysfs facts of each link as packet comments, so `status --replay` gives this "
-        + "machine's answer anywhere.", valueName: "file.pcapng"))
+        + "machine's answer anywhere. An existing file is refused unless --force.",
+      valueName: "file.pcapng"))
   var output: String
+
+  @Flag(
+    help: ArgumentHelp(
+      "Replace an existing --output file (it must be a regular file of yours; it is made "
+        + "0600)."))
+  var force = false
 
   @Option(
     help: ArgumentHelp("Stop after this long, e.g. 30s or 5m.", valueName: "duration"),
@@ -36,7 +43,7 @@ struct CaptureCommand: AsyncParsableCommand {
     }
     let capture: NetlinkCapture
     do {
-      capture = try NetlinkCapture(path: output)
+      capture = try NetlinkCapture(path: output, replacingExisting: force)
     } catch {
       throw OperatorError("cannot write \(output): \(error)")
     }

@@ -2,8 +2,12 @@ import Foundation
 import SystemPackage
 
 /// Reads a config file whole. It must be a regular file (a directory, a FIFO or a device is
-/// refused with that reason, not read or waited on); errors name the system's reason.
+/// refused with that reason, not read or waited on) of at most ``maximumBytes``; errors name
+/// the system's reason.
 enum ConfigFileReader {
+  /// The largest config read (16 MiB: tens of thousands of jobs).
+  static let maximumBytes = 16 << 20
+
   /// Why the file could not be read, in the words `backgrounder` prints after its path.
   struct Failure: Error, CustomStringConvertible {
     let description: String
@@ -27,6 +31,9 @@ enum ConfigFileReader {
     guard info.st_mode & S_IFMT == S_IFREG else {
       throw Failure(description: "is not a regular file")
     }
+    guard info.st_size <= maximumBytes else {
+      throw Failure(description: "is larger than \(maximumBytes) bytes")
+    }
     var contents: [UInt8] = []
     contents.reserveCapacity(Int(info.st_size))
     var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -38,6 +45,9 @@ enum ConfigFileReader {
         throw Failure(description: "cannot read: \(error)")
       }
       if count == 0 { return contents }
+      guard contents.count + count <= maximumBytes else {
+        throw Failure(description: "is larger than \(maximumBytes) bytes")
+      }
       contents.append(contentsOf: chunk[..<count])
     }
   }

@@ -57,7 +57,16 @@ public enum ConfigurationLoader {
     }
     if let control = try root.table("control") {
       try control.rejectUnknownKeys(["socket"])
-      if let socket = try control.string("socket") { configuration.controlSocketPath = socket }
+      if let socket = try control.string("socket") {
+        // An abstract name has no owner and no mode: any user can bind it first.
+        guard !socket.hasPrefix("@") else {
+          throw control.error(
+            "socket",
+            "abstract socket names (\"\(socket)\") are refused: any user could bind one first; "
+              + "use a path in a private directory")
+        }
+        configuration.controlSocketPath = socket
+      }
     }
     if let metrics = try root.table("metrics") {
       try metrics.rejectUnknownKeys(["file"])

@@ -1,8 +1,11 @@
+import CSystemShims
 import Foundation
 import Locking
 
-/// The processes left of one run: the members of its process group and of its cgroup. Signals
-/// them, waits for them to be gone, and reaps those reparented to the daemon.
+/// The processes left of one run: the members of its session (its process group and any group
+/// a member made with `setpgid`) and of its cgroup. Signals them, waits for them to be gone,
+/// and reaps those reparented to the daemon. Only `setsid` leaves the session; the run's cgroup
+/// still holds such a process, when there is one.
 final class ProcessSweep: Sendable {
   private let group: pid_t?
   /// The start time of the group's leader: a live process with the group's pid and another
@@ -30,7 +33,10 @@ final class ProcessSweep: Sendable {
     var empty = true
     if let group = ownGroup {
       Subreaper.reapGroup(group)
-      if kill(-group, 0) == 0 && Self.hasLiveMember(group) { empty = false }
+      for member in Self.othersInSession(group) where member.state == "Z" {
+        _ = Subreaper.reap(member)
+      }
+      if Self.hasLiveMember(group) { empty = false }
     }
     if let cgroup {
       let members = RunCgroups.processes(in: cgroup)
@@ -49,24 +55,49 @@ final class ProcessSweep: Sendable {
     return empty
   }
 
-  /// Whether a member of `group` has not exited yet or waits to be reaped by the daemon
-  /// (zombies with another parent count as gone: their parent reaps them).
+  /// Whether a member of `group` (the run's session: its leader's session id is its group id)
+  /// has not exited yet or waits to be reaped by the daemon (zombies with another parent count
+  /// as gone: their parent reaps them).
   private static func hasLiveMember(_ group: pid_t) -> Bool {
     let daemon = getpid()
     return ProcStat.all().contains {
-      $0.processGroup == group && ($0.state != "Z" || ($0.parent == daemon && $0.pid != group))
+      ($0.processGroup == group || $0.session == group)
+        && ($0.state != "Z" || ($0.parent == daemon && $0.pid != group))
     }
   }
 
-  /// Sends `signal` to the process group and every cgroup member (`cgroup.kill` for SIGKILL).
+  /// The members of session `session` outside its first process group (they called
+  /// `setpgid`), so that `kill(-group)` does not reach them.
+  private static func othersInSession(_ session: pid_t) -> [ProcStat] {
+    ProcStat.all().filter { $0.session == session && $0.processGroup != session }
+  }
+
+  /// Sends `signal` to the run's process group, to the other members of its session and to
+  /// every cgroup member (`cgroup.kill` for SIGKILL). A session member is signalled through a
+  /// pidfd opened before its stat is read again: a pid reused meanwhile is never hit.
   func signal(_ signal: Int32) {
-    if let group = ownGroup { kill(-group, signal) }
+    if let group = ownGroup {
+      kill(-group, signal)
+      for member in Self.othersInSession(group) where member.state != "Z" {
+        Self.signal(member, signal, session: group)
+      }
+    }
     guard let cgroup else { return }
     if signal == SIGKILL {
       RunCgroups.kill(cgroup)
     } else {
       for pid in RunCgroups.processes(in: cgroup) { kill(pid, signal) }
     }
+  }
+
+  private static func signal(_ process: ProcStat, _ signal: Int32, session: pid_t) {
+    let pidfd = csystem_pidfd_open(process.pid)
+    guard pidfd >= 0 else { return }
+    defer { close(pidfd) }
+    guard let now = ProcStat.read(pid: process.pid), now.startTime == process.startTime,
+      now.session == session
+    else { return }
+    _ = csystem_pidfd_send_signal(pidfd, signal)
   }
 
   /// Polls (every 5 ms at first, backing off to 200 ms) until nothing is left or `timeout`

@@ -5,16 +5,44 @@ import Logging
 /// A writable cgroup v2 subtree in which every run gets its own cgroup (`<root>/runs/<run id>`),
 /// ended with `cgroup.kill` — which also reaches processes that left the run's session with
 /// `setsid`.
+///
+/// The root is verified before anything is created or signalled in it: reached under the
+/// whole-path rule (``TrustedDirectory``), owned by the daemon's user (delegated to it), and on
+/// a cgroup2 file system (`fstatfs` magic) — so `cgroup.procs` is the kernel's list, never a
+/// file someone else wrote. `runs` and each run's cgroup are created with `mkdirat` under the
+/// pinned descriptor.
 public struct RunCgroups: Sendable {
+  /// `CGROUP2_SUPER_MAGIC` from `<linux/magic.h>`.
+  static let cgroup2Magic = 0x6367_7270
+
   /// The directory holding one cgroup per run.
   public let runsDirectory: String
+  private let runs: TrustedDirectory
 
   /// Uses `root` (a cgroup v2 directory this process may write) for run cgroups; creates
   /// `root/runs`. When `root` is the daemon's own cgroup, call `adopt(root:)` instead so the
-  /// daemon leaves it first (the "no internal processes" rule).
+  /// daemon leaves it first (the "no internal processes" rule). Throws when `root` is not a
+  /// cgroup2 directory of the daemon's user reached through trusted directories only.
   public init(root: String) throws {
-    runsDirectory = root + "/runs"
-    try Self.makeDirectory(runsDirectory)
+    try self.init(verified: try Self.verify(root))
+  }
+
+  private init(verified root: TrustedDirectory) throws {
+    runs = try root.subdirectory("runs", mode: 0o755)
+    runsDirectory = runs.path
+  }
+
+  /// `root` pinned, once it passed the whole-path rule and is on cgroup2.
+  static func verify(_ root: String) throws -> TrustedDirectory {
+    let directory = try TrustedDirectory.open(root, creating: false, owners: .ownUser)
+    let type = csystem_filesystem_type(directory.descriptor)
+    guard type != -1 else { throw ContainmentError("cannot statfs \(root)", errno: errno) }
+    guard type == cgroup2Magic else {
+      throw ContainmentError(
+        "\(root) is not on a cgroup2 file system (file system magic 0x"
+          + String(type, radix: 16) + ")", errno: EINVAL)
+    }
+    return directory
   }
 
   /// The daemon's own cgroup when it was delegated to it (systemd `Delegate=yes` marks it with
@@ -51,18 +79,23 @@ public struct RunCgroups: Sendable {
 
   /// Moves this process into `root/daemon` when it lives in `root` itself, then uses `root`.
   static func adopt(root: String) throws -> RunCgroups {
+    let verified = try verify(root)
     if ownCgroupDirectory() == root {
-      try makeDirectory(root + "/daemon")
-      try write("\(getpid())", to: root + "/daemon/cgroup.procs")
+      let daemon = try verified.subdirectory("daemon", mode: 0o755)
+      let fd = try daemon.openFile("cgroup.procs", flags: O_WRONLY)
+      defer { close(fd) }
+      let text = "\(getpid())"
+      guard text.withCString({ Foundation.write(fd, $0, strlen($0)) }) >= 0 else {
+        throw ContainmentError("cannot move the daemon into \(daemon.path)", errno: errno)
+      }
     }
-    return try RunCgroups(root: root)
+    return try RunCgroups(verified: verified)
   }
 
-  /// Creates the cgroup of run `id` and returns its directory.
+  /// Creates the cgroup of run `id` (`mkdirat` under the pinned `runs` directory) and returns
+  /// its directory.
   func create(runID: String) throws -> String {
-    let directory = runsDirectory + "/" + runID
-    try Self.makeDirectory(directory)
-    return directory
+    try runs.subdirectory(runID, mode: 0o755).path
   }
 
   /// Run cgroups left behind (for example by a daemon killed with SIGKILL).
@@ -119,12 +152,6 @@ public struct RunCgroups: Sendable {
       var value = [UInt8](repeating: 0, count: 8)
       let length = csystem_getxattr(directory, name, &value, UInt(value.count))
       return length > 0 && value[0] == UInt8(ascii: "1")
-    }
-  }
-
-  private static func makeDirectory(_ path: String) throws {
-    if mkdir(path, 0o755) != 0 && errno != EEXIST {
-      throw ContainmentError("cannot create cgroup \(path)", errno: errno)
     }
   }
 

@@ -16,66 +16,62 @@ struct RunRecord: Sendable, Codable, Equatable {
 }
 
 /// The directory of run records next to the store: `<store path>.runs/<run id>.json` (for
-/// example `state.sqlite.runs/`), 0700 / 0600.
+/// example `state.sqlite.runs/`), 0700 / 0600, created and read relative to the pinned store
+/// directory (``TrustedDirectory``): a record is never read from, nor written to, a directory
+/// someone else could swap.
 struct RunRegistry: Sendable {
-  let directory: String
+  /// The largest record read; a record is a few hundred bytes.
+  static let maximumRecordBytes = 65_536
 
-  /// The registry of the store at `storePath`; creates the directory (0700).
+  let directory: TrustedDirectory
+
+  /// The registry of the store at `storePath`; creates the directory (0700) under the store's
+  /// trusted directory.
   init(storePath: String) throws {
-    directory = storePath + ".runs"
-    if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-      throw ContainmentError("cannot create \(directory)", errno: errno)
-    }
-    var info = stat()
-    guard lstat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
-      info.st_uid == geteuid(), info.st_mode & 0o022 == 0
-    else {
-      throw ContainmentError(
-        "\(directory) must be a directory owned by uid \(geteuid()) and not group/other-writable",
-        errno: EPERM)
-    }
+    let (store, name) = try TrustedDirectory.open(containing: storePath, creating: true)
+    directory = try store.subdirectory(name + ".runs")
   }
 
   func save(_ record: RunRecord, runID: String) throws {
     let data = try JSONEncoder().encode(record)
-    let path = self.path(runID)
-    let temporary = path + ".tmp"
-    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-    guard descriptor >= 0 else {
-      throw ContainmentError("cannot write \(temporary)", errno: errno)
-    }
+    let name = runID + ".json"
+    let temporary = name + ".tmp"
+    let descriptor = try directory.openFile(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC)
     let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     let code = errno
     close(descriptor)
-    guard written == data.count, rename(temporary, path) == 0 else {
-      unlink(temporary)
-      throw ContainmentError("cannot write \(path)", errno: written < 0 ? code : errno)
+    guard written == data.count,
+      renameat(directory.descriptor, temporary, directory.descriptor, name) == 0
+    else {
+      unlinkat(directory.descriptor, temporary, 0)
+      throw ContainmentError(
+        "cannot write \(directory.display(name))", errno: written < 0 ? code : errno)
     }
   }
 
   func remove(runID: String) {
-    unlink(path(runID))
+    unlinkat(directory.descriptor, runID + ".json", 0)
   }
 
   /// Every record left in the directory, with its run id; unreadable files are removed.
   func all() -> [(runID: String, record: RunRecord)] {
-    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    let names =
+      (try? FileManager.default.contentsOfDirectory(atPath: directory.pinnedPath(""))) ?? []
     return names.compactMap { name in
-      let path = directory + "/" + name
       guard name.hasSuffix(".json") else {
-        if name.hasSuffix(".tmp") { unlink(path) }
+        if name.hasSuffix(".tmp") { unlinkat(directory.descriptor, name, 0) }
         return nil
       }
       let runID = String(name.dropLast(5))
-      guard let data = FileManager.default.contents(atPath: path),
-        let record = try? JSONDecoder().decode(RunRecord.self, from: data)
+      guard
+        let data = try? BoundedFile.read(
+          name, in: directory, limit: Self.maximumRecordBytes),
+        let record = try? JSONDecoder().decode(RunRecord.self, from: Data(data))
       else {
-        unlink(path)
+        unlinkat(directory.descriptor, name, 0)
         return nil
       }
       return (runID, record)
     }
   }
-
-  private func path(_ runID: String) -> String { directory + "/" + runID + ".json" }
 }

@@ -9,7 +9,9 @@ struct RunScope: Sendable {
 
   /// The argv that starts `argv` inside the run's cgroup: `/bin/sh` writes its own pid into
   /// `cgroup.procs` and then execs the command, so the command is in the cgroup before it can
-  /// fork. Unchanged without a cgroup.
+  /// fork. The path is safe to write through: ``RunCgroups`` verified the cgroup root under the
+  /// whole-path rule (nobody else can rename anything on it) and created the run's cgroup
+  /// itself. Unchanged without a cgroup.
   func launchArguments(for argv: [String]) -> [String] {
     guard let cgroup else { return argv }
     let script =

@@ -54,10 +54,15 @@ public final class Daemon: Service {
     let configuration = try ConfigurationLoader.load(path: options.configPath)
     // Waits in `flock` while another daemon is starting: on a thread meant for blocking calls.
     let lockPath = configuration.storePath
-    guard
-      let storeLock = try await SystemThread.runBlocking(
+    let lock: StoreLock?
+    do {
+      lock = try await SystemThread.runBlocking(
         name: "bg-store-lock", { try StoreLock(storePath: lockPath) })
-    else {
+    } catch {
+      // A store path refused by the whole-path rule (or a store that is not a regular file).
+      throw DaemonPartFailure(part: "store", reason: "\(error)")
+    }
+    guard let storeLock = lock else {
       throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
     }
     let monitor = ReachabilityMonitor(
@@ -74,6 +79,7 @@ public final class Daemon: Service {
       power: MonitoredPower(probe), concurrencyLimit: configuration.maxConcurrentJobs,
       finishedRetention: Self.finishedRetention)
     runtimeConfiguration.clockChanges = clock
+    runtimeConfiguration.storeOpenPath = storeLock.storeOpenPath
     // A store deleted or replaced under the daemon: its writes are refused from the first one
     // after the change, and the daemon stops (exit ≠ 0) so that systemd starts it on the file
     // the path names now.

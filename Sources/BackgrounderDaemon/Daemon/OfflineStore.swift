@@ -16,6 +16,7 @@ public enum OfflineStore {
       storePath: configuration.storePath, logger: logger,
       finishedRetention: Daemon.finishedRetention)
     runtimeConfiguration.dispatchesWork = false
+    runtimeConfiguration.storeOpenPath = lock.storeOpenPath
     let runtime = Backgrounder(configuration: runtimeConfiguration)
     try await runtime.start()
     do {

@@ -14,12 +14,31 @@ import Foundation
 ///   stream of back-to-back edits cannot keep a starting daemon waiting: it waits for the one
 ///   edit in progress at most.
 ///
-/// The files are created `0600` (never through a symlink) in a ``PrivateDirectory``.
+/// The store's directory is walked and pinned (``TrustedDirectory``: every ancestor trusted,
+/// the directory private); the lock files are created `0600` relative to its descriptor (never
+/// through a symlink), and the store is opened through ``storeOpenPath``. The store file and
+/// its `-wal` / `-shm`, when they exist, must be regular files of ours (a symlink is refused)
+/// and are made `0600`, so that SQLite gives new `-wal` / `-shm` files that mode too.
 public final class StoreLock: Sendable {
   private let descriptors: [Int32]
+  private let directory: TrustedDirectory
+  private let name: String
 
-  private init(descriptors: [Int32]) {
+  private init(descriptors: [Int32], directory: TrustedDirectory, name: String) {
     self.descriptors = descriptors
+    self.directory = directory
+    self.name = name
+  }
+
+  /// The path to open the store through: its name under the pinned directory's descriptor,
+  /// valid as long as this lock lives.
+  public var storeOpenPath: String { directory.pinnedPath(name) }
+
+  /// Pins the store's directory and checks the store files (see ``StoreLock``).
+  private static func pin(_ storePath: String) throws -> (TrustedDirectory, String) {
+    let (directory, name) = try TrustedDirectory.open(containing: storePath, creating: true)
+    for file in [name, name + "-wal", name + "-shm"] { try directory.restrictFile(file) }
+    return (directory, name)
   }
 
   /// The daemon's lock: prepares the store's private directory (creating it `0700`), makes
@@ -27,9 +46,8 @@ public final class StoreLock: Sendable {
   /// another daemon starts) and takes `<store>.lock` exclusively, waiting up to `editWait` for
   /// the CLI edit in progress. Nil when another daemon holds it.
   public convenience init?(storePath: String, editWait: Duration = .seconds(10)) throws {
-    try PrivateDirectory.prepare(containing: storePath)
-    PrivateFiles.restrict([storePath, storePath + "-wal", storePath + "-shm"])
-    let starting = try Self.open(storePath + ".start.lock")
+    let (directory, name) = try Self.pin(storePath)
+    let starting = try Self.open(name + ".start.lock", in: directory)
     defer { close(starting) }  // released once this daemon holds the store or gives up
     while flock(starting, LOCK_EX) != 0 {
       guard errno == EINTR else {
@@ -37,7 +55,7 @@ public final class StoreLock: Sendable {
           "cannot lock \(storePath).start.lock: \(String(cString: strerror(errno)))")
       }
     }
-    let fd = try Self.open(storePath + ".lock")
+    let fd = try Self.open(name + ".lock", in: directory)
     let deadline = ContinuousClock.now.advanced(by: editWait)
     while flock(fd, LOCK_EX | LOCK_NB) != 0 {
       // Shared holders are CLI edits, which finish; an exclusive holder is another daemon.
@@ -49,7 +67,7 @@ public final class StoreLock: Sendable {
       }
       usleep(10_000)
     }
-    self.init(descriptors: [fd])
+    self.init(descriptors: [fd], directory: directory, name: name)
   }
 
   /// A CLI edit's locks when no daemon answers: `<store>.lock` shared (refused when a daemon
@@ -59,8 +77,8 @@ public final class StoreLock: Sendable {
   public static func editing(storePath: String, wait: Duration = .seconds(60)) async throws
     -> StoreLock
   {
-    try PrivateDirectory.prepare(containing: storePath)
-    let daemonLock = try open(storePath + ".lock")
+    let (directory, name) = try pin(storePath)
+    let daemonLock = try open(name + ".lock", in: directory)
     guard flock(daemonLock, LOCK_SH | LOCK_NB) == 0 else {
       close(daemonLock)
       throw DaemonHoldsStore(storePath: storePath)
@@ -68,19 +86,20 @@ public final class StoreLock: Sendable {
     let starting: Int32
     let editLock: Int32
     do {
-      starting = try open(storePath + ".start.lock")
+      starting = try open(name + ".start.lock", in: directory)
     } catch {
       close(daemonLock)
       throw error
     }
     do {
-      editLock = try open(storePath + ".edit.lock")
+      editLock = try open(name + ".edit.lock", in: directory)
     } catch {
       close(starting)
       close(daemonLock)
       throw error
     }
-    let lock = StoreLock(descriptors: [daemonLock, starting, editLock])
+    let lock = StoreLock(
+      descriptors: [daemonLock, starting, editLock], directory: directory, name: name)
     let deadline = ContinuousClock.now.advanced(by: wait)
     // Polls (a blocking flock could not give up at the deadline, nor see a daemon starting),
     // backing off so that many waiting commands do not keep the CPU busy.
@@ -112,12 +131,8 @@ public final class StoreLock: Sendable {
     for fd in descriptors.reversed() { close(fd) }
   }
 
-  private static func open(_ path: String) throws -> Int32 {
-    let fd = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-    guard fd >= 0 else {
-      throw OperatorError("cannot open \(path): \(String(cString: strerror(errno)))")
-    }
-    return fd
+  private static func open(_ name: String, in directory: TrustedDirectory) throws -> Int32 {
+    try directory.openFile(name, flags: O_RDWR | O_CREAT)
   }
 }
 

@@ -10,8 +10,8 @@ extension Doctor {
   /// The longest socket path `bind` accepts (`sun_path` is 108 bytes with the final NUL).
   static let maximumSocketPathBytes = 107
 
-  /// The socket path fits in `sun_path`; it is a socket if it exists; its directory (or the
-  /// nearest existing parent) belongs to us or root and is not writable by group or others.
+  /// The socket path fits in `sun_path`; it is a socket if it exists; its directory passes the
+  /// whole-path rule (or would be created under trusted directories only).
   func checkSocket(_ path: String) -> DoctorFinding {
     let subject = "control socket"
     let length = path.utf8.count
@@ -21,43 +21,39 @@ extension Doctor {
         "\(path) is \(length) bytes long; a Unix socket path can have at most "
           + "\(Self.maximumSocketPathBytes) (choose a shorter [control] socket)")
     }
+    guard !path.hasPrefix("@") else {
+      return .init(.problem, subject, "\(path) is an abstract name: any user could bind it first")
+    }
     var info = stat()
     if lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {
       return .init(.problem, subject, "\(path) exists and is not a socket")
     }
-    var directory = (path as NSString).deletingLastPathComponent
-    while lstat(directory, &info) != 0, directory != "/" {
-      directory = (directory as NSString).deletingLastPathComponent
-    }
-    guard info.st_mode & S_IFMT == S_IFDIR else {
-      return .init(.problem, subject, "cannot create \(path): \(directory) is not a directory")
-    }
-    if info.st_uid != getuid() && info.st_uid != 0 {
-      return .init(
-        .problem, subject, "\(directory) is owned by uid \(info.st_uid), not by \(getuid())")
-    }
-    if info.st_mode & 0o022 != 0 {
-      return .init(
-        .problem, subject,
-        "\(directory) is writable by group or others (mode "
-          + String(info.st_mode & 0o7777, radix: 8) + ")")
+    let directory = PrivateDirectory.parent(of: path)
+    do {
+      if case .missing(let missing) = try TrustedDirectory.inspect(directory) {
+        return .init(.ok, subject, "\(path) can be bound (\(missing) will be created)")
+      }
+    } catch {
+      return .init(.problem, subject, "\(error)")
     }
     guard access(directory, W_OK | X_OK) == 0 else {
-      return .init(.problem, subject, "\(directory) is not writable by uid \(getuid())")
+      return .init(.problem, subject, "\(directory) is not writable by uid \(geteuid())")
     }
     return .init(.ok, subject, "\(path) can be bound (\(length) bytes)")
   }
 
-  /// The metrics file's directory exists and is writable (the file is replaced by rename).
+  /// The metrics file's directory exists, passes the whole-path rule and is writable (the file
+  /// is replaced by rename).
   func checkMetrics(_ path: String) -> DoctorFinding {
-    let directory = (path as NSString).deletingLastPathComponent
-    let resolved = directory.isEmpty ? "." : directory
-    guard isDirectory(resolved) else {
-      return .init(.problem, "metrics", "cannot write \(path): \(resolved) is not a directory")
+    let directory = PrivateDirectory.parent(of: path)
+    do {
+      _ = try TrustedDirectory.open(directory, creating: false)
+    } catch {
+      return .init(.problem, "metrics", "cannot write \(path): \(error)")
     }
-    return access(resolved, W_OK | X_OK) == 0
+    return access(directory, W_OK | X_OK) == 0
       ? .init(.ok, "metrics", "\(path) can be written")
-      : .init(.problem, "metrics", "cannot write \(path): \(resolved) is not writable")
+      : .init(.problem, "metrics", "cannot write \(path): \(directory) is not writable")
   }
 
   /// Every `environment` name is a valid variable name and no value holds a NUL byte.

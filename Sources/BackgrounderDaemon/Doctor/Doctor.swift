@@ -96,28 +96,38 @@ public struct Doctor: Sendable {
     return findings
   }
 
+  /// The store's directory passes the whole-path rule (or would be created under trusted
+  /// directories only), and the store, if it exists, is a regular file of ours (a symlink is
+  /// refused), readable and writable. A relative path is taken from the working directory,
+  /// as `run` takes it.
   func checkStore(_ path: String) -> DoctorFinding {
-    let fileManager = FileManager.default
-    if fileManager.fileExists(atPath: path) {
-      var info = stat()
-      if stat(path, &info) == 0, info.st_uid != getuid() {
-        return .init(
-          .problem, "store", "\(path) is owned by uid \(info.st_uid), not by \(getuid())")
+    let directory = PrivateDirectory.parent(of: path)
+    do {
+      if case .missing(let missing) = try TrustedDirectory.inspect(directory) {
+        return .init(.ok, "store", "\(path) will be created (from \(missing))")
       }
-      return access(path, R_OK | W_OK) == 0
-        ? .init(.ok, "store", "\(path) is ours, readable and writable")
-        : .init(.problem, "store", "\(path) is not readable and writable by uid \(getuid())")
+    } catch {
+      return .init(.problem, "store", "\(path): \(error)")
     }
-    var directory = (path as NSString).deletingLastPathComponent
-    while !fileManager.fileExists(atPath: directory), directory != "/" {
-      directory = (directory as NSString).deletingLastPathComponent
+    var info = stat()
+    guard lstat(path, &info) == 0 else {
+      return access(directory, W_OK | X_OK) == 0
+        ? .init(.ok, "store", "\(path) will be created (in \(directory))")
+        : .init(.problem, "store", "cannot create \(path): \(directory) is not writable")
     }
-    guard isDirectory(directory) else {
-      return .init(.problem, "store", "cannot create \(path): \(directory) is not a directory")
+    guard info.st_mode & S_IFMT == S_IFREG else {
+      return .init(
+        .problem, "store",
+        "\(path) is not a regular file (mode \(PrivateDirectoryError.octal(info.st_mode))); "
+          + "a symlink is refused")
     }
-    return access(directory, W_OK) == 0
-      ? .init(.ok, "store", "\(path) will be created (in \(directory))")
-      : .init(.problem, "store", "cannot create \(path): \(directory) is not writable")
+    if info.st_uid != geteuid() {
+      return .init(
+        .problem, "store", "\(path) is owned by uid \(info.st_uid), not by \(geteuid())")
+    }
+    return access(path, R_OK | W_OK) == 0
+      ? .init(.ok, "store", "\(path) is ours, readable and writable")
+      : .init(.problem, "store", "\(path) is not readable and writable by uid \(geteuid())")
   }
 
   func environmentChecks() -> [DoctorFinding] {
@@ -149,7 +159,8 @@ public struct Doctor: Sendable {
   }
 
   func checkUnit(_ path: String) -> DoctorFinding? {
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+    guard let bytes = try? ConfigFileReader.contents(of: path) else { return nil }
+    let text = String(decoding: bytes, as: UTF8.self)
     let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
     guard lines.contains("Type=notify") else {
       return .init(.problem, "unit \(path)", "needs Type=notify (regenerate: backgrounder unit)")

@@ -51,43 +51,40 @@ public final class MetricsFile: Sendable {
     gauge("battery_percent", "Battery level; -1 when unknown.").set(to: batteryPercent ?? -1)
   }
 
-  /// Writes the current values to `path` atomically: into a new file with an unpredictable name
-  /// in the same directory (`mkstemp`: `O_CREAT | O_EXCL`, so a planted file or symlink is
-  /// never followed or reused), then renamed over `path` (a symlink at `path` is replaced, not
+  /// Writes the current values to `path` atomically, relative to its directory pinned under
+  /// the whole-path rule (``TrustedDirectory``: a directory someone else could swap for a
+  /// symlink is refused, naming its path, owner and mode): into a new file with an
+  /// unpredictable name (`O_CREAT | O_EXCL | O_NOFOLLOW`, so a planted file or symlink is never
+  /// followed or reused), then renamed over the name (a symlink there is replaced, not
   /// followed). Mode `0644`: the values are not secret and node_exporter usually runs as
-  /// another user. No fsync: the file is rewritten on every change and readers only ever see a
-  /// complete old or new version.
+  /// another user. No fsync: the file is rewritten on every change and readers only ever see
+  /// a complete old or new version.
   public func write() throws {
-    let directory = PrivateDirectory.parent(of: path)
-    let name = path.split(separator: "/").last.map(String.init) ?? path
-    var template = Array("\(directory)/.\(name).XXXXXX".utf8CString)
-    let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-    guard fd >= 0 else {
-      throw MetricsFileError(operation: "create a temporary file in", path: directory)
-    }
-    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-    let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    let (directory, name) = try TrustedDirectory.open(containing: path, creating: false)
+    let temporary = ".\(name).\(UInt64.random(in: 0 ... .max))"
+    let fd = try directory.openFile(temporary, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
     var closed = false
     defer {
       if !closed { close(fd) }
     }
+    let temporaryPath = directory.display(temporary)
     do {
       guard fchmod(fd, 0o644) == 0 else {
-        throw MetricsFileError(operation: "chmod", path: temporary)
+        throw MetricsFileError(operation: "chmod", path: temporaryPath)
       }
       do {
         _ = try FileDescriptor(rawValue: fd).writeAll(registry.emitToBuffer())
       } catch {
         throw MetricsFileError(
-          operation: "write", path: temporary, errno: error as? Errno ?? .ioError)
+          operation: "write", path: temporaryPath, errno: error as? Errno ?? .ioError)
       }
       closed = true
-      guard close(fd) == 0 else { throw MetricsFileError(operation: "write", path: temporary) }
-      guard rename(temporary, path) == 0 else {
-        throw MetricsFileError(operation: "rename \(temporary) to", path: path)
+      guard close(fd) == 0 else { throw MetricsFileError(operation: "write", path: temporaryPath) }
+      guard renameat(directory.descriptor, temporary, directory.descriptor, name) == 0 else {
+        throw MetricsFileError(operation: "rename \(temporaryPath) to", path: path)
       }
     } catch {
-      unlink(temporary)
+      unlinkat(directory.descriptor, temporary, 0)
       throw error
     }
   }

@@ -14,6 +14,9 @@ int csystem_set_child_subreaper(void);
 /// `pidfd_open(pid, 0)`: a descriptor that becomes readable when `pid` exits. -1 with errno.
 int csystem_pidfd_open(pid_t pid);
 
+/// `pidfd_send_signal(pidfd, signal, NULL, 0)`. Returns 0, or -1 with errno.
+int csystem_pidfd_send_signal(int pidfd, int signal);
+
 /// The pid of an exited (zombie) child in process group `pgid`, without reaping it
 /// (`waitid(P_PGID, …, WEXITED | WNOHANG | WNOWAIT)`); 0 when none has exited, -1 with errno
 /// (ECHILD: no child in that group).
@@ -26,6 +29,10 @@ pid_t csystem_peek_exited(pid_t pid);
 /// Reaps the exited child `pid` (`waitid(P_PID, …, WEXITED | WNOHANG)`). Returns 0, or -1 with
 /// errno.
 int csystem_reap(pid_t pid);
+
+/// The file system type (`f_type` of `fstatfs(fd)`, e.g. `CGROUP2_SUPER_MAGIC`) of the file
+/// `fd` names (an `O_PATH` descriptor works); -1 with errno.
+long csystem_filesystem_type(int fd);
 
 /// `getxattr(path, name, value, size)` (sys/xattr.h is not in the Glibc module).
 long csystem_getxattr(const char *path, const char *name, void *value, unsigned long size);

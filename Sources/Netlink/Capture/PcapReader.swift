@@ -1,9 +1,17 @@
 import SystemPackage
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Reads LINKTYPE_NETLINK captures: pcapng (as written by ``PcapWriter``, tshark or dumpcap)
 /// and classic pcap (older ``PcapWriter`` files, `tcpdump -i nlmon0`).
 public enum PcapReader {
-  /// Reads every record of the file at `path`.
+  /// The largest capture read (64 MiB: hours of a busy link's rtnetlink traffic).
+  public static let maximumFileBytes = 64 << 20
+
+  /// Reads every record of the file at `path`, which must be a regular file (a FIFO, a device
+  /// or a directory is refused, never waited on) of at most ``maximumFileBytes``.
   public static func records(atPath path: String) throws(PcapError) -> [PcapRecord] {
     let bytes: [UInt8]
     do {
@@ -92,15 +100,29 @@ public enum PcapReader {
   }
 
   private static func readWholeFile(_ path: FilePath) throws -> [UInt8] {
-    let descriptor = try FileDescriptor.open(path, .readOnly)
+    // Non-blocking: opening a FIFO must not wait for a writer.
+    let descriptor = try FileDescriptor.open(
+      path, .readOnly, options: [.closeOnExec, .nonBlocking])
     return try descriptor.closeAfter {
+      var info = stat()
+      guard fstat(descriptor.rawValue, &info) == 0 else { throw Errno(rawValue: errno) }
+      guard info.st_mode & S_IFMT == S_IFREG else {
+        throw PcapError("not a regular file")
+      }
+      guard info.st_size <= maximumFileBytes else {
+        throw PcapError("\(info.st_size) bytes, more than the \(maximumFileBytes) read")
+      }
       var contents: [UInt8] = []
       var chunk = [UInt8](repeating: 0, count: 65_536)
       while true {
         let count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
         if count == 0 { return contents }
+        guard contents.count + count <= maximumFileBytes else {
+          throw PcapError("more than the \(maximumFileBytes) bytes read")
+        }
         contents.append(contentsOf: chunk[0..<count])
       }
     }
   }
+
 }

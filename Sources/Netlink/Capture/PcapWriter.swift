@@ -5,16 +5,17 @@ import SystemPackage
 /// Writes netlink messages as a pcapng file (one LINKTYPE_NETLINK interface, enhanced packet
 /// blocks with direction flags and optional comments), readable by `tshark -r FILE -V`.
 /// Each packet is flushed to the file as it is written, so a killed process leaves a valid file.
-/// The file is created 0600: captures describe the machine's network.
+/// The file is created 0600 (`O_CREAT | O_EXCL | O_NOFOLLOW`): captures describe the machine's
+/// network.
 public final class PcapWriter: Sendable {
   private let descriptor: Lock<FileDescriptor?>
 
-  /// Creates (or truncates) the file at `path` and writes the section header and the
-  /// interface description.
-  public init(path: String) throws {
-    let file = try FileDescriptor.open(
-      FilePath(path), .writeOnly, options: [.create, .truncate, .noFollow],
-      permissions: [.ownerReadWrite])
+  /// Creates the file at `path` (mode 0600) and writes the section header and the interface
+  /// description. An existing file is refused (``PcapWriterError/exists``) unless
+  /// `replacingExisting`: then it must be a regular file of this process's user (never a
+  /// symlink), and is made 0600 and truncated.
+  public init(path: String, replacingExisting: Bool = false) throws {
+    let file = try Self.create(path, replacingExisting: replacingExisting)
     var header = Self.block(
       type: PcapFormat.blockSectionHeader,
       body: Self.sectionHeaderBody(),
@@ -36,6 +37,34 @@ public final class PcapWriter: Sendable {
       throw error
     }
     descriptor = Lock(file)
+  }
+
+  private static func create(_ path: String, replacingExisting: Bool) throws -> FileDescriptor {
+    do {
+      return try FileDescriptor.open(
+        FilePath(path), .writeOnly, options: [.create, .exclusiveCreate, .noFollow, .closeOnExec],
+        permissions: [.ownerReadWrite])
+    } catch Errno.fileExists where replacingExisting {
+      // Non-blocking: a FIFO planted at the path must not hold the open.
+      let file = try FileDescriptor.open(
+        FilePath(path), .writeOnly, options: [.noFollow, .closeOnExec, .nonBlocking])
+      do {
+        var info = stat()
+        guard fstat(file.rawValue, &info) == 0 else { throw Errno(rawValue: errno) }
+        guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else {
+          throw PcapWriterError.notOurs(path: path, owner: info.st_uid, mode: info.st_mode & 0o7777)
+        }
+        guard fchmod(file.rawValue, 0o600) == 0, ftruncate(file.rawValue, 0) == 0 else {
+          throw Errno(rawValue: errno)
+        }
+        return file
+      } catch {
+        try? file.close()
+        throw error
+      }
+    } catch Errno.fileExists {
+      throw PcapWriterError.exists(path: path)
+    }
   }
 
   /// Appends one packet; the timestamp defaults to the current wall-clock time. `comments`
@@ -126,5 +155,22 @@ public final class PcapWriter: Sendable {
     bytes += content
     bytes.appendHostOrder(total)
     return bytes
+  }
+}
+
+/// Why a capture file was not written.
+public enum PcapWriterError: Error, Equatable, CustomStringConvertible {
+  /// Something exists at the path and replacing was not asked for.
+  case exists(path: String)
+  /// What exists at the path is not a regular file of this user.
+  case notOurs(path: String, owner: uid_t, mode: mode_t)
+
+  public var description: String {
+    switch self {
+    case .exists(let path): "\(path) exists (pass --force to replace it)"
+    case .notOurs(let path, let owner, let mode):
+      "refusing to replace \(path): it is not a regular file of uid \(geteuid()) (owner uid "
+        + "\(owner), mode 0\(String(mode, radix: 8)))"
+    }
   }
 }

@@ -7,9 +7,10 @@ import Netlink
 public final class NetlinkCapture: Sendable {
   private let writer: PcapWriter
 
-  /// Creates (or truncates) the capture file at `path` (mode 0600).
-  public init(path: String) throws {
-    writer = try PcapWriter(path: path)
+  /// Creates the capture file at `path` (mode 0600); an existing file is refused unless
+  /// `replacingExisting` (see ``Netlink/PcapWriter/init(path:replacingExisting:)``).
+  public init(path: String, replacingExisting: Bool = false) throws {
+    writer = try PcapWriter(path: path, replacingExisting: replacingExisting)
   }
 
   func record(

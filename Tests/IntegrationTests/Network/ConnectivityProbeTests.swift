@@ -34,6 +34,23 @@ struct ConnectivityProbeTests {
     silent.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     silent.bind(("192.0.2.254", 81))
     silent.listen(8)  # accepts connections (kernel handshake) and never answers
+    def drip(connection):
+        # The right answer, one byte every 50 ms (about 3 s in all), then the close.
+        connection.recv(4096)
+        answer = b"HTTP/1.1 200 OK\r\nContent-Length: 16\r\n\r\nbackgrounder-ok\n"
+        for index in range(len(answer)):
+            connection.sendall(answer[index:index + 1])
+            threading.Event().wait(0.05)
+        connection.close()
+    dripper = socket.socket()
+    dripper.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    dripper.bind(("192.0.2.254", 82))
+    dripper.listen(8)
+    def dripping():
+        while True:
+            connection, _ = dripper.accept()
+            threading.Thread(target=drip, args=(connection,), daemon=True).start()
+    threading.Thread(target=dripping, daemon=True).start()
     server = http.server.HTTPServer(("192.0.2.254", 80), Handler)
     print("ready", flush=True)
     server.serve_forever()
@@ -143,6 +160,16 @@ struct ConnectivityProbeTests {
     // so a loaded machine's slow answer is not taken for silence.
     try await probe("http://192.0.2.254:81/", timeout: .milliseconds(500)) { monitor, _, _ in
       let status = try await monitor.firstStatus("probe timed out") { $0.connectivity != .unknown }
+      #expect(status.connectivity == .limited)
+    }
+  }
+
+  @Test func drippingServerIsLimitedAtTheOverallDeadline() async throws {
+    // Each byte comes well within the timeout, the whole answer (the right one) only after
+    // about 3 s: the probe's one deadline (1 s) ends it as `limited`. Without it, the probe
+    // waited for the whole answer and said `full`.
+    try await probe("http://192.0.2.254:82/", timeout: .seconds(1)) { monitor, _, _ in
+      let status = try await monitor.firstStatus("probe ended") { $0.connectivity != .unknown }
       #expect(status.connectivity == .limited)
     }
   }

@@ -5,9 +5,9 @@ import SystemPackage
 #endif
 
 /// A directory that holds private files (the store, its lock, the control socket): created
-/// `0700` when missing, and refused when it exists as something other people could tamper with —
-/// owned by an unexpected user, writable by group or others, or not a directory at all (a
-/// symlink is never followed).
+/// `0700` when missing, and refused when it or any of its ancestors is something other people
+/// could tamper with (see ``PathTrustRule``): owned by an unexpected user, writable by group or
+/// others, or not a directory at all (the final component is never a symlink).
 public struct PrivateDirectory: Sendable, Equatable {
   /// The directory path.
   public let path: String
@@ -21,33 +21,20 @@ public struct PrivateDirectory: Sendable, Equatable {
   }
 
   /// Creates `path` (and missing parents) with mode `0700`, or checks an existing one: it must
-  /// be a real directory, owned by one of `owners`, not writable by group or others.
+  /// be a real directory, owned by one of `owners`, not writable by group or others, reached
+  /// through trusted ancestors only.
   @discardableResult
   public static func prepare(_ path: String, owners: Owners = .ownUser)
     throws(PrivateDirectoryError) -> PrivateDirectory
   {
-    try create(path)
-    try check(path, owners: owners)
+    _ = try TrustedDirectory.open(path, creating: true, owners: owners)
     return PrivateDirectory(path: path)
   }
 
-  /// Checks an existing directory without creating anything (what a client does before it
-  /// trusts a socket in it).
+  /// Checks an existing directory and its ancestors without creating anything (what a client
+  /// does before it trusts a socket in it).
   public static func check(_ path: String, owners: Owners) throws(PrivateDirectoryError) {
-    var status = stat()
-    guard lstat(path, &status) == 0 else {
-      throw .system(operation: "lstat", path: path, errno: Errno(rawValue: errno))
-    }
-    let mode = status.st_mode & 0o7777
-    guard status.st_mode & S_IFMT == S_IFDIR else {
-      throw .notADirectory(path: path, owner: status.st_uid, mode: mode)
-    }
-    guard owners.allows(status.st_uid) else {
-      throw .untrustedOwner(path: path, owner: status.st_uid, mode: mode, expected: owners)
-    }
-    guard mode & 0o022 == 0 else {
-      throw .writableByOthers(path: path, owner: status.st_uid, mode: mode)
-    }
+    _ = try TrustedDirectory.open(path, creating: false, owners: owners)
   }
 
   /// The directory part of `file` (`.` for a bare name).
@@ -55,17 +42,6 @@ public struct PrivateDirectory: Sendable, Equatable {
     guard let slash = file.lastIndex(of: "/") else { return "." }
     let parent = String(file[..<slash])
     return parent.isEmpty ? "/" : parent
-  }
-
-  private static func create(_ path: String) throws(PrivateDirectoryError) {
-    if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
-    guard errno == ENOENT, path != "/", !path.isEmpty else {
-      throw .system(operation: "mkdir", path: path, errno: Errno(rawValue: errno))
-    }
-    try create(parent(of: path))
-    guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
-      throw .system(operation: "mkdir", path: path, errno: Errno(rawValue: errno))
-    }
   }
 
   /// Who may own a private directory.
@@ -91,7 +67,8 @@ public struct PrivateDirectory: Sendable, Equatable {
   }
 }
 
-/// Why a private directory cannot be used. The description names the path, its owner and mode.
+/// Why a private directory (or a file in it) cannot be used: the path-trust code's one error
+/// type. The description names the path, its owner and mode.
 public enum PrivateDirectoryError: Error, Equatable, CustomStringConvertible {
   /// The directory is owned by a user we do not trust.
   case untrustedOwner(path: String, owner: uid_t, mode: mode_t, expected: PrivateDirectory.Owners)
@@ -99,6 +76,10 @@ public enum PrivateDirectoryError: Error, Equatable, CustomStringConvertible {
   case writableByOthers(path: String, owner: uid_t, mode: mode_t)
   /// The path exists but is not a directory (a symlink is not followed).
   case notADirectory(path: String, owner: uid_t, mode: mode_t)
+  /// A file we read or write is a symlink, FIFO, device or directory.
+  case notARegularFile(path: String, owner: uid_t, mode: mode_t)
+  /// A file read whole is larger than the most it may have.
+  case tooLarge(path: String, limit: Int)
   /// A system call failed.
   case system(operation: String, path: String, errno: Errno)
 
@@ -113,6 +94,11 @@ public enum PrivateDirectoryError: Error, Equatable, CustomStringConvertible {
     case .notADirectory(let path, let owner, let mode):
       "refusing to use \(path): it is not a directory (owner uid \(owner), "
         + "mode \(Self.octal(mode)))"
+    case .notARegularFile(let path, let owner, let mode):
+      "refusing to use \(path): it is not a regular file (owner uid \(owner), "
+        + "mode \(Self.octal(mode)))"
+    case .tooLarge(let path, let limit):
+      "refusing to read \(path): it is larger than \(limit) bytes"
     case .system(let operation, let path, let errno): "\(operation) \(path): \(errno)"
     }
   }
