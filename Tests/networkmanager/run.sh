@@ -159,12 +159,20 @@ run_records() {
 health_text() { status_json | query "json.dumps(d.get('health'))"; }
 daemon_log() { journal -u backgrounder.service | tail -n "${1:-25}"; }
 
-# Holds: the job has not run after SECONDS.
+# Holds: after SECONDS, job ID's command has not run and no run of it was started (a run
+# stopped before its command wrote anything still leaves a run record).
 stays_unrun() {
-  local id=$1 seconds=$2
+  local id=$1 seconds=$2 records
   sleep "$seconds"
-  ! ran "$id"
+  ran "$id" && return 1
+  records=$(run_records "$id")
+  [[ -z $records ]] || {
+    echo "== $id: run records '$records' though its command did not write"
+    return 1
+  }
 }
+# "the command ran at ... / run records ..." for a FAIL line.
+what_ran() { echo "command: '$(line_of "$1")', run records: '$(run_records "$1")'"; }
 
 # NetworkManager's state for a scenario: metered (yes/no/unknown = guess) and the check's
 # answer (ok/portal); waits until nmcli shows it.
@@ -219,7 +227,7 @@ metered_at_start() {
     pass "$label: the due unmetered job did not run within 4 s of READY" \
       "(network: $(status_json | query "d['network']['metered'], [l['meteredReason'] for l in d['network']['links'] if l['name']=='eth0']"))"
   else
-    fail "$label: the due unmetered job ran on a link NetworkManager calls metered: $(line_of "$id")"
+    fail "$label: the due unmetered job started on a link NetworkManager calls metered ($(what_ran "$id"))"
     daemon_log 15
   fi
   nm_set_metered no
@@ -247,7 +255,7 @@ portal_at_start() {
   if stays_unrun "$id" 4; then
     pass "portal at start: the due any job did not run within 4 s of READY"
   else
-    fail "portal at start: the due any job ran behind the portal: $(line_of "$id")"
+    fail "portal at start: the due any job started behind the portal ($(what_ran "$id"))"
   fi
   local task text
   task=$(task_json "$id")
@@ -271,23 +279,38 @@ portal_at_start() {
 portal_at_start
 
 # --- 3. NetworkManager restarted, then stopped, under a held unmetered job ---------------------
-restart_and_stop() {
+restart_networkmanager() {
   local id=nm.held
   nm_state yes ok || { fail "restart: NetworkManager not ready"; return; }
-  job "$id" unmetered | cat <(network_table) - | fresh_daemon
+  # Due 2 s after the start, so that this scenario does not depend on the start (1. and 2.).
+  job "$id" unmetered 'delay = "2s"' | cat <(network_table) - | fresh_daemon
   start_daemon || { fail "restart: the daemon did not start: $(daemon_log 10)"; return; }
-  sleep 2
-  ran "$id" && { fail "restart: the held job ran before NetworkManager was touched: $(line_of "$id")"; return; }
+  if ! stays_unrun "$id" 4; then
+    fail "restart: the held job started before NetworkManager was touched ($(what_ran "$id"))"
+    return
+  fi
   local begun=$SECONDS
   inside systemctl restart NetworkManager.service
   metered_again() { [[ $(nm_metered) == yes ]]; }
   eventually 30 metered_again || true
   sleep 3
-  if ! ran "$id"; then
+  if stays_unrun "$id" 0; then
     pass "systemctl restart NetworkManager: the unmetered job stayed held ($((SECONDS - begun)) s watched)"
   else
-    fail "systemctl restart NetworkManager released the held unmetered job: $(line_of "$id")"
+    fail "systemctl restart NetworkManager released the held unmetered job ($(what_ran "$id"))"
     daemon_log 15
+  fi
+}
+restart_networkmanager
+
+stop_networkmanager() {
+  local id=nm.stale
+  nm_state yes ok || { fail "stop: NetworkManager not ready"; return; }
+  job "$id" unmetered 'delay = "2s"' | cat <(network_table) - | fresh_daemon
+  start_daemon || { fail "stop: the daemon did not start: $(daemon_log 10)"; return; }
+  if ! stays_unrun "$id" 4; then
+    fail "stop: the held job started before NetworkManager was stopped ($(what_ran "$id"))"
+    return
   fi
   local stopped_at
   stopped_at=$(date +%s%N)
@@ -296,7 +319,10 @@ restart_and_stop() {
   if stays_unrun "$id" $((stale - 2)); then
     pass "systemctl stop NetworkManager: held for $((stale - 2)) s (stale-hints = $stale_hints)"
   else
-    fail "systemctl stop NetworkManager: the held job ran $((($(line_of "$id" | cut -d' ' -f1) - stopped_at) / 1000000)) ms after the stop (stale-hints = $stale_hints)"
+    local at
+    at=$(line_of "$id" | cut -d' ' -f1)
+    fail "systemctl stop NetworkManager: the held job started before the stale limit" \
+      "${at:+(its command $(((at - stopped_at) / 1000000)) ms after the stop) }($(what_ran "$id"); stale-hints = $stale_hints)"
   fi
   if eventually 20 ran "$id"; then
     local after=$((($(line_of "$id" | cut -d' ' -f1) - stopped_at) / 1000000))
@@ -311,8 +337,9 @@ restart_and_stop() {
   [[ ${health,,} == *networkmanager* ]] \
     && pass "NetworkManager gone: health problem $health" \
     || fail "NetworkManager gone: no health problem naming it (health: $health)"
+  inside systemctl start NetworkManager.service
 }
-restart_and_stop
+stop_networkmanager
 
 # --- 4. NetworkManager started after the daemon -------------------------------------------------
 nm_after_daemon() {
@@ -337,7 +364,7 @@ nm_after_daemon() {
   if stays_unrun "$id" "$wait"; then
     pass "NetworkManager started after the daemon: the unmetered job due meanwhile stays held"
   else
-    fail "NetworkManager started after the daemon: the job ran on the metered link: $(line_of "$id")"
+    fail "NetworkManager started after the daemon: the job started on the metered link ($(what_ran "$id"))"
   fi
   nm_set_metered no
   eventually 20 ran "$id" && pass "NetworkManager started after the daemon: ran after connection.metered no" \
