@@ -20,7 +20,7 @@ missing=$(nm_missing_tools)
 [[ -z $missing ]] || { echo "not installed: $missing" >&2; exit 1; }
 
 work=$(mktemp -d /var/tmp/backgrounder-nm-bench.XXXXXX)
-trap 'nm_stop_outside; teardown_machine' EXIT
+trap 'set +e; nm_stop_outside; teardown_machine' EXIT
 nm_prepare_root "$package"
 boot_machine
 nm_start_outside
@@ -37,7 +37,8 @@ for _ in $(seq 1 150); do
 done
 nm_state_ready || { echo "NetworkManager not unmetered/full: $(nm_metered) $(nm_connectivity)" >&2; exit 1; }
 echo "== NetworkManager $(inside NetworkManager --version): eth0 metered=$(nm_metered)," \
-  "connectivity $(nm_connectivity); daemon $(inside backgrounder --version 2>/dev/null || echo '?')"
+  "connectivity $(nm_connectivity); daemon $(git -C "$repo" describe --always --dirty)" \
+  "($(du -h "$package" | cut -f1) $(basename "$package"))"
 
 inside tee "$nm_config" >/dev/null <<'TOML'
 [[job]]

@@ -15,8 +15,8 @@ nm_config=/etc/backgrounder/config.toml
 # Packages of the container beyond systemd and dbus (libpam-systemd: the logind that polkitd,
 # a dependency of network-manager, needs). The shared libraries of the .deb are named
 # too, so that one cached rootfs serves both a .deb and a bare binary.
-nm_packages=(network-manager libpam-systemd iproute2 procps libnl-3-200 libnl-route-3-200 libnl-genl-3-200
-  libsqlite3-0 libsystemd0 libstdc++6 libgcc-s1)
+nm_packages=(network-manager libpam-systemd iproute2 procps libnl-3-200 libnl-route-3-200
+  libnl-genl-3-200 libsqlite3-0 libsystemd0 libstdc++6 libgcc-s1)
 
 # Prints the prerequisites this host lacks (empty: none).
 nm_missing_tools() {
@@ -28,7 +28,7 @@ nm_missing_tools() {
 
 # Copies the executable FILE into the root at DESTINATION with every shared library `ldd` names
 # that the root lacks, at the same paths.
-# Usage: copy_with_libraries ROOT FILE DESTINATION
+# Usage: nm_copy_with_libraries ROOT FILE DESTINATION
 nm_copy_with_libraries() {
   local root=$1 file=$2 destination=$3 library
   install -D -m 0755 "$file" "$root/$destination"
@@ -115,9 +115,11 @@ nm_start_outside() {
 nm_stop_outside() {
   local pid
   for pid in ${nm_dnsmasq_pid:-} ${nm_http_pid:-}; do
-    kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    { kill "$pid" && wait "$pid"; } 2>/dev/null || true
   done
-  ip netns list 2>/dev/null | grep -qw "$nm_namespace" && ip netns delete "$nm_namespace"
+  if ip netns list 2>/dev/null | grep -qw "$nm_namespace"; then
+    ip netns delete "$nm_namespace" || true
+  fi
   return 0
 }
 
