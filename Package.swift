@@ -129,7 +129,13 @@ let package = Package(
     // The live Linux condition sources: Reachability and PowerSource as the runtime's inputs.
     .target(
       name: "BackgrounderLinux",
-      dependencies: ["Backgrounder", "PowerSource", "Reachability"]
+      dependencies: [
+        "Backgrounder", "Broadcasting", "CTimerFD", "Locking", "NetworkHints", "PowerSource",
+        "Reachability",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "SystemPackage", package: "swift-system"),
+      ]
     ),
     // prctl, pidfd_open, waitid(WNOWAIT) and mallopt wrappers Swift cannot import; seen by the
     // daemon and the CLI's entry point.
@@ -230,7 +236,9 @@ let package = Package(
       ]
     ),
     .testTarget(name: "TOMLTests", dependencies: ["TOML"]),
-    .testTarget(name: "BackgrounderDaemonTests", dependencies: ["BackgrounderDaemon", "Locking"]),
+    .testTarget(
+      name: "BackgrounderDaemonTests",
+      dependencies: ["BackgrounderDaemon", "BackgrounderLinux", "Locking", "NetworkHints"]),
     // The executable's own parts: its executors and `status` output encoding (one-shot and
     // `--watch --json` lines).
     .testTarget(name: "BackgrounderCLITests", dependencies: ["BackgrounderCLI"]),
