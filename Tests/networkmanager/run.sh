@@ -23,7 +23,10 @@
 # Debian mirror of the apt configuration. Outside CI a missing prerequisite skips with a message;
 # with CI=true it fails. The rootfs is cached in $BACKGROUNDER_SYSTEMD_TEST_CACHE (default
 # .build-systemd/ in the repository). The whole run is bounded by $BACKGROUNDER_NM_TEST_TIMEOUT
-# seconds (default 600). Prints PASS/FAIL per check and a summary line.
+# seconds (default 600). Prints PASS/FAIL per check and a summary line. For development:
+# BACKGROUNDER_NM_TEST_ONLY="portal restart" runs only those scenarios (metered, portal,
+# restart, stop, late, silent, watch); BACKGROUNDER_NM_TEST_LOGS=DIR keeps the machine's
+# journal and the dnsmasq and HTTP logs there.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 package=$(realpath "${1:?usage: Tests/networkmanager/run.sh PACKAGE (.deb or binary)}")
@@ -70,6 +73,11 @@ work=$(mktemp -d /var/tmp/backgrounder-nm-test.XXXXXX)
 cleanup() {
   set +e
   [[ -n ${watchdog:-} ]] && kill "$watchdog" 2>/dev/null
+  if [[ -n ${BACKGROUNDER_NM_TEST_LOGS:-} && -d $work/root ]]; then
+    mkdir -p "$BACKGROUNDER_NM_TEST_LOGS"
+    journal >"$BACKGROUNDER_NM_TEST_LOGS/journal.txt"
+    cp "$work"/{dnsmasq,http}.log "$BACKGROUNDER_NM_TEST_LOGS/" 2>/dev/null
+  fi
   [[ -n ${nm_stopped_pid:-} ]] && inside kill -CONT "$nm_stopped_pid" 2>/dev/null
   nm_stop_outside
   teardown_machine
@@ -139,15 +147,26 @@ start_daemon() {
 }
 runs_of() { inside sh -c "cat /var/lib/nm-test/$1 2>/dev/null | wc -l"; }
 ran() { (($(runs_of "$1") > 0)); }
-line_of() { inside sh -c "head -n 1 /var/lib/nm-test/$1 2>/dev/null"; }
+line_of() { inside sh -c "head -n 1 /var/lib/nm-test/$1 2>/dev/null || true"; }
+# One-shot status (JSON, human); never fails: a failure prints what went wrong instead.
 status_json() {
-  timeout 60 nsenter -t "$leader" -a backgrounder status --json --config "$nm_config" 2>/dev/null
+  timeout 60 nsenter -t "$leader" -a backgrounder status --json --config "$nm_config" 2>&1 \
+    || true
 }
 status_text() {
-  timeout 60 nsenter -t "$leader" -a backgrounder status --config "$nm_config" 2>/dev/null
+  timeout 60 nsenter -t "$leader" -a backgrounder status --config "$nm_config" 2>&1 || true
 }
-# Evaluates a Python expression over the status JSON `d` (from stdin), printing its value.
-query() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+# Evaluates a Python expression over the status JSON `d` (from stdin), printing its value, or
+# "query failed: ..." (never a failure status: the checks compare what it prints).
+query() {
+  python3 -c "import json,sys
+text = sys.stdin.read()
+try:
+    d = json.loads(text)
+    print($1)
+except Exception as error:
+    print('query failed:', repr(error), text[:300])"
+}
 # The task of job ID in `status --json`, as JSON (empty when absent).
 task_json() {
   status_json | query "json.dumps(next((t for t in d['tasks'] if t['id'].endswith('$1')), None))"
@@ -159,15 +178,20 @@ run_records() {
 health_text() { status_json | query "json.dumps(d.get('health'))"; }
 daemon_log() { journal -u backgrounder.service | tail -n "${1:-25}"; }
 
+# The run records of job ID that started its command: all but the network gate's "deferred"
+# (the gate waited and gave up: no attempt used, nothing spawned) and "blocked".
+started_records() {
+  run_records "$1" | tr ',' '\n' | grep -v -x -e deferred -e blocked -e '' | paste -sd, - || true
+}
 # Holds: after SECONDS, job ID's command has not run and no run of it was started (a run
 # stopped before its command wrote anything still leaves a run record).
 stays_unrun() {
   local id=$1 seconds=$2 records
   sleep "$seconds"
   ran "$id" && return 1
-  records=$(run_records "$id")
+  records=$(started_records "$id")
   [[ -z $records ]] || {
-    echo "== $id: run records '$records' though its command did not write"
+    echo "== $id: started runs '$records' though its command did not write"
     return 1
   }
 }
@@ -198,6 +222,9 @@ nm_state() {
     return 1
   }
 }
+
+# Whether scenario NAME runs (all unless BACKGROUNDER_NM_TEST_ONLY names some).
+selected() { [[ -z ${BACKGROUNDER_NM_TEST_ONLY:-} || " $BACKGROUNDER_NM_TEST_ONLY " == *" $1 "* ]]; }
 
 # --- NetworkManager manages eth0 ------------------------------------------------------------------
 eth0_activated() { [[ $(nm_eth0_state) == 100* ]]; }
@@ -235,16 +262,16 @@ metered_at_start() {
     sleep 1
     local runs records
     runs=$(runs_of "$id")
-    records=$(run_records "$id")
-    [[ $runs == 1 && $(line_of "$id") == *metered=false* && $records == success ]] \
-      && pass "$label: after connection.metered no it ran once ($(line_of "$id" | cut -d' ' -f2-); runs: $records)" \
-      || fail "$label: after connection.metered no: $runs run(s), first '$(line_of "$id")', records '$records'"
+    records=$(started_records "$id")
+    [[ $runs == 1 && $(line_of "$id") == *metered=0* && $records == success ]] \
+      && pass "$label: after connection.metered no it ran once ($(line_of "$id" | cut -d' ' -f2-); started runs: $records; all: $(run_records "$id"))" \
+      || fail "$label: after connection.metered no: $runs run(s), first '$(line_of "$id")', started runs '$records', all: '$(run_records "$id")'"
   else
     fail "$label: did not run within 20 s of connection.metered no ($(nm_metered)); task: $(task_json "$id")"
   fi
 }
-metered_at_start unknown "metered (NetworkManager's DHCP guess) at start"
-metered_at_start yes "metered (connection.metered yes) at start"
+selected metered && metered_at_start unknown "metered (NetworkManager's DHCP guess) at start"
+selected metered && metered_at_start yes "metered (connection.metered yes) at start"
 
 # --- 2. started behind a captive portal -------------------------------------------------------
 portal_at_start() {
@@ -262,21 +289,21 @@ portal_at_start() {
   text=$(status_text)
   [[ $task == *'"connectivity": "portal"'* && $text == *"captive portal"* ]] \
     && pass "portal at start: waits for \"captive portal\" ($(echo "$text" | grep -m1 -i 'captive portal' | sed 's/^ *//'))" \
-    || fail "portal at start: hold reason is not the captive portal: task $task; status: $(echo "$text" | grep -i -m2 "$id\|wait")"
+    || fail "portal at start: hold reason is not the captive portal: task $task; status: $(echo "$text" | grep -i -m2 "$id\|wait"); network: $(status_json | query "d['network']['connectivity'], d['network'].get('sources')")"
   nm_set_check ok
   if eventually 30 ran "$id"; then
     sleep 1
     local runs records
     runs=$(runs_of "$id")
-    records=$(run_records "$id")
+    records=$(started_records "$id")
     [[ $runs == 1 && $(line_of "$id") == *connectivity=full* && $records == success ]] \
-      && pass "portal cleared: ran once, told full ($(line_of "$id" | cut -d' ' -f2-); runs: $records)" \
-      || fail "portal cleared: $runs run(s), first '$(line_of "$id")', records '$records'"
+      && pass "portal cleared: ran once, told full ($(line_of "$id" | cut -d' ' -f2-); started runs: $records; all: $(run_records "$id"))" \
+      || fail "portal cleared: $runs run(s), first '$(line_of "$id")', started runs '$records', all: '$(run_records "$id")'"
   else
     fail "portal cleared: did not run within 30 s (NetworkManager: $(nm_connectivity)); task: $(task_json "$id")"
   fi
 }
-portal_at_start
+selected portal && portal_at_start
 
 # --- 3. NetworkManager restarted, then stopped, under a held unmetered job ---------------------
 restart_networkmanager() {
@@ -301,7 +328,7 @@ restart_networkmanager() {
     daemon_log 15
   fi
 }
-restart_networkmanager
+selected restart && restart_networkmanager
 
 stop_networkmanager() {
   local id=nm.stale
@@ -315,8 +342,14 @@ stop_networkmanager() {
   local stopped_at
   stopped_at=$(date +%s%N)
   inside systemctl stop NetworkManager.service
-  local stale=${stale_hints%s}
-  if stays_unrun "$id" $((stale - 2)); then
+  local stale=${stale_hints%s} marks text
+  sleep 1
+  marks=$(status_json | query "[(s['name'], s['state'], s.get('stale')) for s in d['network'].get('sources', [])], [(l['name'], l['meteredReason'], l.get('stale')) for l in d['network']['links'] if l['name']=='eth0']")
+  text=$(status_text | grep -m1 -i 'NetworkManager away' | sed 's/^ *//')
+  [[ $marks == *"'NetworkManager', 'stale', True"*"'eth0', 'networkmanager:yes', True"* && -n $text ]] \
+    && pass "NetworkManager stopped: status marks its last answer stale: $marks; \"$text\"" \
+    || fail "NetworkManager stopped: status does not show its answer as stale: $marks; text: '$text'"
+  if stays_unrun "$id" $((stale - 3)); then
     pass "systemctl stop NetworkManager: held for $((stale - 2)) s (stale-hints = $stale_hints)"
   else
     local at
@@ -339,7 +372,7 @@ stop_networkmanager() {
     || fail "NetworkManager gone: no health problem naming it (health: $health)"
   inside systemctl start NetworkManager.service
 }
-stop_networkmanager
+selected stop && stop_networkmanager
 
 # --- 4. NetworkManager started after the daemon -------------------------------------------------
 nm_after_daemon() {
@@ -370,7 +403,7 @@ nm_after_daemon() {
   eventually 20 ran "$id" && pass "NetworkManager started after the daemon: ran after connection.metered no" \
     || fail "NetworkManager started after the daemon: did not run after connection.metered no"
 }
-nm_after_daemon
+selected late && nm_after_daemon
 
 # --- 5. NetworkManager on the bus but not answering ---------------------------------------------
 silent_networkmanager() {
@@ -405,7 +438,7 @@ silent_networkmanager() {
   inside kill -CONT "$nm_stopped_pid"
   nm_stopped_pid=
 }
-silent_networkmanager
+selected silent && silent_networkmanager
 
 # --- 6. the first `status --watch --json` line, 20 daemon starts ---------------------------------
 first_watch_lines() {
@@ -414,11 +447,18 @@ first_watch_lines() {
   local good=0 i line bad=
   for i in $(seq 1 20); do
     inside systemctl restart --no-block backgrounder.service
+    # A watcher of its own per start (its own files), ended and reaped before the next.
     line=$(timeout 30 nsenter -t "$leader" -a sh -c '
-      backgrounder status --watch --json --config '"$nm_config"' > /tmp/watch.ndjson 2>/tmp/watch.err &
+      out=/tmp/watch-'"$i"'.ndjson err=/tmp/watch-'"$i"'.err
+      backgrounder status --watch --json --config '"$nm_config"' >$out 2>$err &
       watch=$!
-      while [ ! -s /tmp/watch.ndjson ] && kill -0 $watch 2>/dev/null; do sleep 0.02; done
-      sleep 0.05; kill $watch 2>/dev/null; head -n 1 /tmp/watch.ndjson')
+      while [ ! -s $out ] && kill -0 $watch 2>/dev/null; do sleep 0.02; done
+      sleep 0.05
+      if kill $watch 2>/dev/null; then state=running; else state=ended; fi
+      wait $watch
+      state="$state, exit $?"
+      head -n 1 $out
+      [ -s $out ] || echo "no line ($state; stderr: \"$(head -c 300 $err)\")"')
     if query "d['network']['metered'] is True and d['network']['connectivity'] == 'full' and any(l['name']=='eth0' and l['meteredReason'].startswith('networkmanager') for l in d['network']['links'])" <<<"$line" 2>/dev/null | grep -qx True; then
       good=$((good + 1))
     else
@@ -428,7 +468,7 @@ first_watch_lines() {
   ((good == 20)) && pass "status --watch --json: the first line carries NetworkManager's view in 20 of 20 starts" \
     || fail "status --watch --json: the first line carries NetworkManager's view in $good of 20 starts; first wrong line: ${bad:0:600}"
 }
-first_watch_lines
+selected watch && first_watch_lines
 
 inside systemctl stop backgrounder.service 2>/dev/null || true
 echo "== NetworkManager integration test: $((SECONDS - started)) s"
