@@ -131,7 +131,13 @@ let package = Package(
     // The live Linux condition sources: Reachability and PowerSource as the runtime's inputs.
     .target(
       name: "BackgrounderLinux",
-      dependencies: ["Backgrounder", "PowerSource", "Reachability"]
+      dependencies: [
+        "Backgrounder", "Broadcasting", "EventLoops", "Locking", "NetworkHints", "PowerSource",
+        "Reachability", "SystemCalls",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "SystemPackage", package: "swift-system"),
+      ]
     ),
     // The plain system-call shims: prctl, pidfd_open, waitid(WNOWAIT), mallopt, accept4, thread
     // names, and the epoll/eventfd/timerfd headers Swift's Glibc module lacks.
@@ -217,7 +223,9 @@ let package = Package(
     .testTarget(name: "TOMLTests", dependencies: ["TOML"]),
     .testTarget(name: "QuietExecutorTests", dependencies: ["QuietExecutor", "SystemCalls"]),
     .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops", "Locking", "SystemCalls"]),
-    .testTarget(name: "BackgrounderDaemonTests", dependencies: ["BackgrounderDaemon", "Locking"]),
+    .testTarget(
+      name: "BackgrounderDaemonTests",
+      dependencies: ["BackgrounderDaemon", "BackgrounderLinux", "Locking", "NetworkHints"]),
     // The executable's own parts: `status` output encoding (one-shot and
     // `--watch --json` lines).
     .testTarget(name: "BackgrounderCLITests", dependencies: ["BackgrounderCLI"]),

@@ -19,7 +19,10 @@ public final class Backgrounder: Sendable {
     public var clock: any WallClock
     /// Where the runtime logs.
     public var logger: Logger
-    /// Network conditions for the gate and `networkRequired`.
+    /// Network conditions for the gate and `networkRequired`. The default,
+    /// ``UnconfiguredNetwork``, holds every network-requiring run and reports a health problem:
+    /// pass the live sources (`LinuxConditionSources` in `BackgrounderLinux`), or
+    /// ``AlwaysReachableNetwork`` for a program with no network constraint.
     public var network: any NetworkConditionSource
     /// Power conditions for `requiresCharging` / `requiresBatteryNotLow`.
     public var power: any PowerConditionSource
@@ -57,11 +60,12 @@ public final class Backgrounder: Sendable {
     /// ``storePath`` is still the one messages and status name.
     public var storeOpenPath: String?
 
-    /// Creates a configuration; only the store path is required.
+    /// Creates a configuration; only the store path is required. Without a `network` source,
+    /// work that needs the network is held (unknown is not permission).
     public init(
       storePath: String, clock: any WallClock = SystemWallClock(),
       logger: Logger = Logger(label: "backgrounder"),
-      network: any NetworkConditionSource = AlwaysReachableNetwork(),
+      network: any NetworkConditionSource = UnconfiguredNetwork(),
       power: any PowerConditionSource = AlwaysExternalPower(), concurrencyLimit: Int = 4,
       gracePeriod: Duration = .seconds(10), minimumPeriodicInterval: Duration = .seconds(60),
       expeditedQuota: ExpeditedQuota? = nil, historyLimit: Int = 20,
@@ -466,6 +470,14 @@ public final class Backgrounder: Sendable {
       problems.append(HealthProblem(kind: .storeError, detectedAt: nil, message: lastError))
     }
     problems += health.problems(now: now)
+    if configuration.network is UnconfiguredNetwork {
+      problems.append(
+        HealthProblem(
+          kind: .networkSourceMissing, detectedAt: nil,
+          message: "no network source is configured: work that needs the network is held; "
+            + "pass the live sources (LinuxConditionSources), or AlwaysReachableNetwork for a "
+            + "program without network constraints"))
+    }
     if let machine {
       problems += Self.stuckRuns(machine, now: now, grace: configuration.gracePeriod)
     }

@@ -53,13 +53,20 @@ public final class ConnectivityProber: Service, Sendable {
     self.networkNamespacePath = networkNamespacePath
     self.clock = clock
     self.logger = logger
+    // A configured probe is a connectivity source: until its first verdict, "unknown" means
+    // "not known yet" (unknown is not permission).
+    let since = wallSeconds()
+    monitor.updateHints { $0.sources[.probe] = .waiting(since: since) }
   }
 
   /// Follows the monitor's status until cancelled or graceful shutdown.
   public func run() async throws {
     var last: Trigger?
     var probing: Task<Void, Never>?
-    defer { probing?.cancel() }
+    defer {
+      probing?.cancel()
+      monitor.updateHints { $0.sources[.probe] = nil }
+    }
     for await status in monitor.statusUpdates().cancelOnGracefulShutdown() {
       let trigger =
         status.isReachable
@@ -72,7 +79,11 @@ public final class ConnectivityProber: Service, Sendable {
       probing = nil
       // A new network: the last answer no longer applies ("unknown" trusts the routes).
       if monitor.hints.probe != nil { monitor.updateHints { $0.probe = nil } }
-      guard let trigger else { continue }
+      guard let trigger else {
+        // Nothing to probe: no network, so nothing waits for a verdict.
+        markAnswered()
+        continue
+      }
       probing = Task { [self] in await probeUntilFull(link: trigger.primary) }
     }
   }
@@ -80,14 +91,26 @@ public final class ConnectivityProber: Service, Sendable {
   private func probeUntilFull(link: String) async {
     var delay = backoff.initial
     while !Task.isCancelled {
-      if monitor.hints.networkManagerConnectivity != .unknown { return }
+      if monitor.hints.networkManagerConnectivity != .unknown {
+        markAnswered()
+        return
+      }
       let result = await probe(link: link)
       guard !Task.isCancelled else { return }
       logger.debug("connectivity probe", metadata: ["link": "\(link)", "result": "\(result)"])
-      monitor.updateHints { $0.probe = (link, result) }
+      monitor.updateHints { hints in
+        hints.probe = (link, result)
+        hints.sources[.probe] = .answered
+      }
       if result == .full { return }
       do { try await clock.sleep(for: delay) } catch { return }
       delay = min(delay * 2, backoff.maximum)
+    }
+  }
+
+  private func markAnswered() {
+    if monitor.hints.sources[.probe] != .answered {
+      monitor.updateHints { $0.sources[.probe] = .answered }
     }
   }
 

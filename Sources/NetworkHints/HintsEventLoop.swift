@@ -21,7 +21,7 @@ final class HintsEventLoop {
   private var everConnected = false
   private var reconnectAt: UInt64?
   private var reconnectDelay: UInt64 = 1_000_000
-  private var lastSnapshot: NetworkManagerSnapshot?
+  private var networkManager: NetworkManagerSource?
   private var wifi: Nl80211Socket?
   private var tracker = WifiIdentityTracker()
   private var wifiDumps = Nl80211DumpQueue()
@@ -39,6 +39,10 @@ final class HintsEventLoop {
     self.monitor = monitor
     self.logger = logger
     self.wakeDescriptor = wakeDescriptor
+    if configuration.useNetworkManager {
+      networkManager = NetworkManagerSource(
+        limits: configuration.networkManagerLimits, wall: wallSeconds())
+    }
   }
 
   /// Runs until the wake descriptor becomes readable. Failures of D-Bus or nl80211 are logged
@@ -63,9 +67,9 @@ final class HintsEventLoop {
           lostBus(error)
         }
       }
-      if let reconnectAt {
+      for deadline in [reconnectAt, networkManager?.staleUntil].compactMap({ $0 }) {
         let now = csd_monotonic_microseconds()
-        let wait = reconnectAt <= now ? 0 : Int32(clamping: (reconnectAt - now + 999) / 1000)
+        let wait = deadline <= now ? 0 : Int32(clamping: (deadline - now + 999) / 1000)
         timeout = timeout < 0 ? wait : min(timeout, wait)
       }
       if let wifi {
@@ -81,6 +85,12 @@ final class HintsEventLoop {
       if let busIndex, ready == 0 || descriptors[busIndex].revents != 0 { serviceBus() }
       if let reconnectAt, reconnectAt <= csd_monotonic_microseconds() { connectBus() }
       if let wifiIndex, descriptors[wifiIndex].revents != 0 { serviceWifi() }
+      if let publication = networkManager?.tick(
+        now: csd_monotonic_microseconds(), wall: wallSeconds())
+      {
+        logger.notice("NetworkManager stayed away past the stale limit: kernel signals decide")
+        publish(publication)
+      }
       settleIfDone()
     }
   }
@@ -90,6 +100,10 @@ final class HintsEventLoop {
   private func settleIfDone() {
     guard !hasSettled, wifiDumps.isIdle else { return }
     hasSettled = true
+    if configuration.watchWifi {
+      let state: HintSourceState = wifi == nil ? .absent : .answered
+      monitor.updateHints { $0.sources[.nl80211] = state }
+    }
     onSettled()
   }
 
@@ -118,6 +132,7 @@ final class HintsEventLoop {
         scheduleReconnect()
       } else {
         logger.debug("NetworkManager hints off: \(error)")
+        notOnBus()
       }
     }
   }
@@ -135,35 +150,51 @@ final class HintsEventLoop {
 
   private func refresh() {
     signals.refreshNeeded = false
-    guard let bus else { return }
-    let snapshot: NetworkManagerSnapshot
+    guard let bus, var source = networkManager else { return }
+    let publication: NetworkManagerSource.Publication?
     do {
-      snapshot = try NetworkManagerSnapshot.read(from: bus)
+      let deadline = source.readDeadline(now: csd_monotonic_microseconds())
+      publication = source.answered(try NetworkManagerSnapshot.read(from: bus, deadline: deadline))
     } catch {
-      if error.name == nil {
+      if error.isTimeout {
+        logger.notice(
+          "NetworkManager did not answer within \(source.limits.sourceTimeout): \(error)")
+        publication = source.silent(now: csd_monotonic_microseconds(), wall: wallSeconds())
+      } else if error.name == nil {
         lostBus(error)
         return
+      } else {
+        if source.state != .absent { logger.debug("NetworkManager not available: \(error)") }
+        publication = source.notOnBus(now: csd_monotonic_microseconds(), wall: wallSeconds())
       }
-      if lastSnapshot != .absent { logger.debug("NetworkManager not available: \(error)") }
-      snapshot = .absent
     }
-    publish(snapshot)
+    networkManager = source
+    if let publication { publish(publication) }
   }
 
-  private func publish(_ snapshot: NetworkManagerSnapshot) {
-    guard snapshot != lastSnapshot else { return }
-    lastSnapshot = snapshot
+  /// NetworkManager is not reachable over D-Bus: a last answer is kept as stale.
+  private func notOnBus() {
+    guard var source = networkManager else { return }
+    let publication = source.notOnBus(now: csd_monotonic_microseconds(), wall: wallSeconds())
+    networkManager = source
+    if let publication { publish(publication) }
+  }
+
+  private func publish(_ publication: NetworkManagerSource.Publication) {
+    let snapshot = publication.snapshot
     monitor.updateHints { hints in
       hints.networkManagerMetered = snapshot.metered
       hints.networkManagerConnectivity = snapshot.connectivity
       hints.networkManagerDeviceConnectivity = snapshot.deviceConnectivity
+      hints.networkManagerChecksConnectivity = snapshot.checksConnectivity
+      hints.sources[.networkManager] = publication.state
     }
   }
 
   private func lostBus(_ error: BusError) {
-    logger.notice("D-Bus connection lost, NetworkManager hints cleared: \(error)")
+    logger.notice("D-Bus connection lost, NetworkManager's last answer kept (stale): \(error)")
     bus = nil
-    publish(.absent)
+    notOnBus()
     scheduleReconnect()
   }
 
@@ -246,4 +277,11 @@ final class HintsEventLoop {
     wifiDumps.sent(sequence: try socket.request(dump))
     if case .scan(let index) = dump { tracker.beginScan(index: index) }
   }
+}
+
+/// The wall clock in seconds since 1970, for the times people read ("away since 12:03:10").
+func wallSeconds() -> Double {
+  var now = timespec()
+  clock_gettime(CLOCK_REALTIME, &now)
+  return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }

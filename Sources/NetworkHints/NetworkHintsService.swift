@@ -15,12 +15,32 @@ public struct NetworkHintsConfiguration: Sendable, Equatable {
   public var busAddress: String?
   /// Follow Wi-Fi SSIDs through nl80211.
   public var watchWifi: Bool
+  /// How long NetworkManager may take to answer one read in all (every device together)
+  /// before it is treated as absent, with a health problem (`[network] source-timeout`).
+  public var sourceTimeout: Duration
+  /// How long NetworkManager's last answer is kept, marked stale, after it left the bus
+  /// (`[network] stale-hints`); then the kernel signals decide.
+  public var staleHints: Duration
+
+  /// The default `[network] source-timeout`: 5 s.
+  public static let defaultSourceTimeout: Duration = .seconds(5)
+  /// The default `[network] stale-hints`: 2 minutes.
+  public static let defaultStaleHints: Duration = .seconds(120)
 
   /// Creates a configuration.
-  public init(useNetworkManager: Bool = true, busAddress: String? = nil, watchWifi: Bool = true) {
+  public init(
+    useNetworkManager: Bool = true, busAddress: String? = nil, watchWifi: Bool = true,
+    sourceTimeout: Duration = defaultSourceTimeout, staleHints: Duration = defaultStaleHints
+  ) {
     self.useNetworkManager = useNetworkManager
     self.busAddress = busAddress
     self.watchWifi = watchWifi
+    self.sourceTimeout = sourceTimeout
+    self.staleHints = staleHints
+  }
+
+  var networkManagerLimits: NetworkManagerSource.Limits {
+    NetworkManagerSource.Limits(sourceTimeout: sourceTimeout, staleLimit: staleHints)
   }
 }
 
@@ -29,8 +49,11 @@ public struct NetworkHintsConfiguration: Sendable, Equatable {
 /// after each), and the SSID of each Wi-Fi link from nl80211 (connect, disconnect and roam
 /// events). One dedicated thread sleeps in `poll()` with no timeout while nothing changes.
 ///
-/// NetworkManager absent, stopped or restarted, or the bus gone: its hints are cleared (the
-/// kernel signals decide) and picked up again when it comes back. No D-Bus or nl80211 failure
+/// Unknown is not permission: from its creation the monitor's status lists NetworkManager and
+/// nl80211 as ``HintSourceState/waiting`` until they answered, are known absent, or timed out
+/// (`sourceTimeout`, for a whole read). NetworkManager leaving the bus (stopped, restarted) or
+/// the bus gone: its last answer is kept, marked stale, until it comes back or `staleHints`
+/// passes; then its hints are cleared (the kernel signals decide). No D-Bus or nl80211 failure
 /// ends ``run()``.
 public final class NetworkHintsService: Service, Sendable {
   private let configuration: NetworkHintsConfiguration
@@ -46,6 +69,13 @@ public final class NetworkHintsService: Service, Sendable {
     self.monitor = monitor
     self.configuration = configuration
     self.logger = logger
+    let since = wallSeconds()
+    monitor.updateHints { hints in
+      if configuration.useNetworkManager {
+        hints.sources[.networkManager] = .waiting(since: since)
+      }
+      if configuration.watchWifi { hints.sources[.nl80211] = .waiting(since: since) }
+    }
   }
 
   /// Runs until cancelled or graceful shutdown. Throws only when the thread cannot start.
@@ -82,7 +112,10 @@ public final class NetworkHintsService: Service, Sendable {
       hints.networkManagerMetered = [:]
       hints.networkManagerConnectivity = .unknown
       hints.networkManagerDeviceConnectivity = [:]
+      hints.networkManagerChecksConnectivity = false
       hints.ssids = [:]
+      hints.sources[.networkManager] = nil
+      hints.sources[.nl80211] = nil
     }
   }
 }

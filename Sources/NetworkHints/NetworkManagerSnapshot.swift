@@ -8,6 +8,12 @@ public struct NetworkManagerSnapshot: Sendable, Equatable {
   public var connectivity: Connectivity = .unknown
   /// The best of `Device.Ip4Connectivity` / `Ip6Connectivity` per IP interface name.
   public var deviceConnectivity: [String: Connectivity] = [:]
+  /// The manager's `ConnectivityCheckEnabled`: its `unknown` connectivity then means "not
+  /// checked yet".
+  public var checksConnectivity = false
+  /// The manager's `Startup`: it is still activating its connections (after a restart its
+  /// devices are not all back yet).
+  public var isStartingUp = false
 
   /// NetworkManager absent: no opinion on anything.
   public static let absent = NetworkManagerSnapshot()
@@ -17,20 +23,32 @@ public struct NetworkManagerSnapshot: Sendable, Equatable {
   static let deviceInterface = "org.freedesktop.NetworkManager.Device"
 
   /// Reads the manager's `Connectivity` and `Devices`, then each device's interface names,
-  /// `Metered` and per-family connectivity. A device that vanished meanwhile is skipped.
-  static func read(from bus: SystemBus) throws(BusError) -> NetworkManagerSnapshot {
+  /// `Metered` and per-family connectivity, all before `deadline` (monotonic microseconds: one
+  /// limit for the whole read, not one per device). A device that vanished meanwhile is
+  /// skipped; no answer in time throws a ``BusError/isTimeout`` error.
+  static func read(from bus: SystemBus, deadline: UInt64) throws(BusError)
+    -> NetworkManagerSnapshot
+  {
     var snapshot = NetworkManagerSnapshot()
     let manager = try bus.allProperties(
-      destination: service, path: managerPath, interface: service)
+      destination: service, path: managerPath, interface: service, deadline: deadline)
     if case .uint32(let value)? = manager["Connectivity"] {
       snapshot.connectivity = Connectivity(networkManagerValue: value) ?? .unknown
     }
+    if case .bool(let enabled)? = manager["ConnectivityCheckEnabled"] {
+      snapshot.checksConnectivity = enabled
+    }
+    if case .bool(let startup)? = manager["Startup"] { snapshot.isStartingUp = startup }
     guard case .objectPaths(let devices)? = manager["Devices"] else { return snapshot }
     for path in devices {
-      guard
-        let device = try? bus.allProperties(
-          destination: service, path: path, interface: deviceInterface)
-      else { continue }
+      let device: [String: BusValue]
+      do {
+        device = try bus.allProperties(
+          destination: service, path: path, interface: deviceInterface, deadline: deadline)
+      } catch {
+        if error.isTimeout { throw error }
+        continue
+      }
       snapshot.add(device: device)
     }
     return snapshot

@@ -7,10 +7,13 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
   public var description: String
   /// The D-Bus error name when the peer answered with an error.
   public var name: String?
+  /// The call got no answer in time (the peer is on the bus but silent).
+  public var isTimeout = false
 }
 
 /// A value of a D-Bus property this package reads; other types are skipped.
 enum BusValue: Sendable, Equatable {
+  case bool(Bool)
   case uint32(UInt32)
   case string(String)
   case objectPaths([String])
@@ -93,11 +96,17 @@ final class SystemBus {
     slots.append(slot)
   }
 
-  /// `org.freedesktop.DBus.Properties.GetAll(interface)` on `path` of `destination`; values of
-  /// types other than `u`, `s`, `o` and `ao` are skipped.
-  func allProperties(destination: String, path: String, interface: String)
+  /// `org.freedesktop.DBus.Properties.GetAll(interface)` on `path` of `destination`, waiting
+  /// at most until `deadline` (monotonic microseconds); values of types other than `b`, `u`,
+  /// `s`, `o` and `ao` are skipped. No answer in time throws a ``BusError/isTimeout`` error.
+  func allProperties(destination: String, path: String, interface: String, deadline: UInt64)
     throws(BusError) -> [String: BusValue]
   {
+    let now = csd_monotonic_microseconds()
+    guard now < deadline else {
+      throw BusError(
+        description: "GetAll \(path) \(interface): no answer in time", isTimeout: true)
+    }
     var message: OpaquePointer?
     var result = sd_bus_message_new_method_call(
       bus, &message, destination, path, "org.freedesktop.DBus.Properties", "GetAll")
@@ -112,13 +121,14 @@ final class SystemBus {
     var error = csd_error_null()
     defer { sd_bus_error_free(&error) }
     var reply: OpaquePointer?
-    result = sd_bus_call(bus, message, 5_000_000, &error, &reply)
+    result = sd_bus_call(bus, message, deadline - now, &error, &reply)
     guard result >= 0, let reply else {
       let name = csd_error_name(&error).map { String(cString: $0) }
       let detail = csd_error_message(&error).map { String(cString: $0) }
+      let timedOut = result == -ETIMEDOUT || name == "org.freedesktop.DBus.Error.NoReply"
       throw BusError(
         description: "GetAll \(path) \(interface): \(name ?? Self.text(errno: -result))"
-          + (detail.map { " (\($0))" } ?? ""), name: name)
+          + (detail.map { " (\($0))" } ?? ""), name: timedOut ? nil : name, isTimeout: timedOut)
     }
     defer { sd_bus_message_unref(reply) }
     do {
@@ -140,9 +150,13 @@ final class SystemBus {
       var contents: UnsafePointer<CChar>?
       try check(sd_bus_message_peek_type(message, &type, &contents))
       let signature = contents.map { String(cString: $0) } ?? ""
-      if ["u", "s", "o", "ao"].contains(signature) {
+      if ["b", "u", "s", "o", "ao"].contains(signature) {
         try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), signature))
         switch signature {
+        case "b":
+          var value: Int32 = 0
+          try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &value))
+          values[key] = .bool(value != 0)
         case "u":
           var value: UInt32 = 0
           try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "u")), &value))

@@ -41,7 +41,23 @@ import Testing
         return link
       },
       malformedMessages: 3, connectivity: .portal, connectivitySource: .networkManager),
+    stale,
   ]
+
+  /// NetworkManager away: its last answers kept and marked stale, the other sources' states.
+  private static var stale: NetworkStatus {
+    var links = links
+    links[1].meteredReason = .networkManager(.guessYes)
+    links[1].isStale = true
+    var status = NetworkStatus(
+      isReachable: true, isDataMetered: true, primary: "wlan0", links: links,
+      malformedMessages: 0, connectivity: .portal, connectivitySource: .networkManager)
+    status.sources = [
+      .networkManager: .stale(since: 1_764_158_590), .nl80211: .answered,
+      .probe: .waiting(since: 1_764_158_500),
+    ]
+    return status
+  }
 
   private static let powers = [
     PowerStatus(
@@ -147,5 +163,39 @@ import Testing
           "up",
         ].sorted())
     #expect(links[0]["ssid"] == nil)
+  }
+
+  @Test func staleHintsAreMarkedBesideTheirSource() throws {
+    var writer = JSONLineWriter()
+    writer.network(Self.stale)
+    let object = try #require(
+      try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? [String: Any])
+    #expect(object["connectivitySource"] as? String == "NetworkManager")
+    #expect(object["stale"] as? Bool == true)
+    let links = try #require(object["links"] as? [[String: Any]])
+    #expect(links[1]["meteredReason"] as? String == "networkmanager:guess-yes")
+    #expect(links[1]["stale"] as? Bool == true)
+    #expect(links[0]["stale"] == nil)
+    let sources = try #require(object["sources"] as? [[String: Any]])
+    #expect(sources.map { $0["name"] as? String } == ["NetworkManager", "nl80211", "probe"])
+    #expect(sources[0]["state"] as? String == "stale")
+    #expect(sources[0]["stale"] as? Bool == true)
+    #expect(sources[0]["since"] as? String == "2025-11-26T12:03:10Z")
+    #expect(sources[2]["state"] as? String == "waiting")
+    // Fresh answers carry no stale mark.
+    writer = JSONLineWriter()
+    writer.network(Self.networks[1])
+    let fresh = try #require(
+      try JSONSerialization.jsonObject(with: Data(writer.bytes)) as? [String: Any])
+    #expect(fresh["stale"] == nil)
+  }
+
+  @Test func humanTextSaysNetworkManagerIsAwayAndUsesItsLastAnswer() {
+    let text = NetworkStatusText.verdict(Self.stale)
+    #expect(text.contains("(NetworkManager away since "))
+    #expect(text.hasSuffix(", using its last answer)"))
+    let report = NetworkStatusText.report(Self.stale)
+    #expect(report.contains("Source: NetworkManager away since "))
+    #expect(report.contains("Source: probe has not answered yet"))
   }
 }

@@ -1,5 +1,6 @@
 import Backgrounder
 import BackgrounderDaemon
+import BackgrounderLinux
 import Foundation
 import Locking
 import Logging

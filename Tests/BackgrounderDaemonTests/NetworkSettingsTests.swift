@@ -67,3 +67,37 @@ import Testing
     }
   }
 }
+
+/// `[network] source-timeout` and `[network] stale-hints`.
+@Suite struct SourceLimitSettingsTests {
+  private func parse(_ text: String) throws(ConfigurationError) -> DaemonConfiguration {
+    try ConfigurationLoader.parse(
+      text, path: "test.toml",
+      locations: DefaultLocations(
+        configPath: "/cfg/config.toml", storePath: "/state/default.sqlite",
+        controlSocketPath: "/run/test/control.sock"))
+  }
+
+  @Test func defaultsAreFiveSecondsAndTwoMinutes() throws {
+    let configuration = try parse("")
+    #expect(configuration.sourceTimeout == .seconds(5))
+    #expect(configuration.staleHints == .seconds(120))
+    #expect(configuration.hintsConfiguration.sourceTimeout == .seconds(5))
+    #expect(configuration.hintsConfiguration.staleHints == .seconds(120))
+  }
+
+  @Test func readsBothKeys() throws {
+    let configuration = try parse("[network]\nsource-timeout = \"2s\"\nstale-hints = \"30s\"\n")
+    #expect(configuration.sourceTimeout == .seconds(2))
+    #expect(configuration.staleHints == .seconds(30))
+    #expect(configuration.hintsConfiguration.staleHints == .seconds(30))
+  }
+
+  @Test func rejectsAZeroSourceTimeoutNamingTheKey() {
+    #expect {
+      try parse("[network]\nsource-timeout = \"0s\"\n")
+    } throws: { error in
+      "\(error)".contains("source-timeout")
+    }
+  }
+}

@@ -131,7 +131,8 @@ struct HealthTests {
     let directory = temporaryDirectory()
     let path = directory.appendingPathComponent("not-a-store.sqlite").path
     try Data("this is not SQLite".utf8).write(to: URL(fileURLWithPath: path))
-    let backgrounder = Backgrounder(storePath: path)
+    let backgrounder = Backgrounder(
+      configuration: .init(storePath: path, network: AlwaysReachableNetwork()))
     await #expect(throws: StoreError.self) { try await backgrounder.start() }
     let problems = backgrounder.diagnostics().problems
     #expect(problems.map(\.kind) == [.storeError])

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Real Wi-Fi under a real kernel: boots Debian's own kernel (linux-image-amd64, fetched with
-# `apt-get download`, never installed) under qemu with a small initramfs holding BINARY,
-# hostapd, wpa_supplicant, ip and iw. mac80211_hwsim gives three simulated radios; the guest
-# (Tests/wifi/guest/init) connects wlan0 to a WPA2 access point "Pixel-Hotspot", switches to
-# "Office-WiFi" and disconnects, checking `backgrounder status` at each step.
+# Real Wi-Fi and USB tethering under a real kernel: boots Debian's own kernel
+# (linux-image-amd64, fetched with `apt-get download`, never installed) under qemu with a small
+# initramfs holding BINARY, hostapd, wpa_supplicant, ip and iw. dummy_hcd gadgets (RNDIS, NCM,
+# ECM) give the host links of USB tethering and a USB ethernet adapter; mac80211_hwsim gives
+# three simulated radios; the guest (Tests/wifi/guest/init) connects wlan0 to a WPA2 access
+# point "Pixel-Hotspot", switches to "Office-WiFi" and disconnects, checking
+# `backgrounder status` at each step.
 #
 # Usage: Tests/wifi/run.sh BINARY       (e.g. the release binary Scripts/package builds)
 # Needs root (apt-get download to the cache), qemu-system-x86_64, busybox (static), hostapd,

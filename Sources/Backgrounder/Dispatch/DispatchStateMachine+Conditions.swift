@@ -15,8 +15,8 @@ extension DispatchStateMachine {
         // Checked again when a worker is free.
         continue
       case .running(let token, _, let exempt):
-        if !satisfied && !exempt {
-          effects.stops.append((token, conditions.isReachable ? .networkMetered : .networkLost))
+        if !exempt, let reason = requirement.lossReason(under: conditions) {
+          effects.stops.append((token, reason))
         }
       case .idle:
         let waiting = entry.row.blockedOn.contains { Self.isNetwork($0) }

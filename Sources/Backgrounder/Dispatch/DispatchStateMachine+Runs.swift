@@ -101,6 +101,17 @@ extension DispatchStateMachine {
       entries[id] = entry
       effects.ops.append(.upsert(entry.row))
       effects.events.append(event(id, .libraryError(message: why), now))
+    case .conditionsChanged:
+      // The worker did not start its work: no attempt used, due again, waits at the gate.
+      entry.row.state = .pending
+      entry.row.nextRun = now
+      entry.row.blockedOn = []
+      entry.row.lastRunStartedAt = nil
+      entries[id] = entry
+      effects.persist(
+        entry.row, run: attempt, startedAt: nil, endedAt: now, outcome: "deferred",
+        reason: "the network changed between the decision and the start")
+      effects.events.append(event(id, .attemptDeferred(reason: .constraintLost), now))
     case .stopped(let reason) where startedAt == nil || reason == .shutdown:
       // Not invoked yet, or stopped by shutdown: resume after the next start, no attempt used.
       entry.row.state = .pending
@@ -305,6 +316,7 @@ extension DispatchStateMachine {
   func networkPredicate(_ requirement: NetworkRequirement) -> PendingPredicate {
     var routesOnly = network
     routesOnly.connectivity = .unknown
+    routesOnly.expectsConnectivity = false
     if network.connectivity.blocksNetworkWork && requirement.isSatisfied(by: routesOnly) {
       return .workingInternet(network.connectivity)
     }

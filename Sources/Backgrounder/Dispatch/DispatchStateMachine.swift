@@ -39,6 +39,10 @@ struct DispatchStateMachine: Sendable {
     var demoted = false
     var queueVersion: UInt64 = 0
     var progress: Double?
+    /// The network conditions the run in flight was allowed to start under: the one snapshot
+    /// its worker is told about (``WorkContext/network``) and checked against before a start
+    /// that cannot be undone (``WorkContext/confirmStart()``).
+    var startedUnder: NetworkConditions?
   }
 
   let settings: DispatchSettings
@@ -349,6 +353,24 @@ struct DispatchStateMachine: Sendable {
     entry.row.deferrals = 0
     entry.row.lastRunStartedAt = now
     entry.progress = nil
+    entry.startedUnder = network
+  }
+
+  /// The conditions the run `token` was started under, while it runs.
+  func startConditions(_ token: RunToken) -> NetworkConditions? {
+    guard let id = liveRuns[token], let entry = entries[id], entry.phase.token == token else {
+      return nil
+    }
+    return entry.startedUnder
+  }
+
+  /// Whether the run `token` may still start its irreversible part: it runs, and the network
+  /// conditions are still the ones it was started under (an exempt run always may).
+  func mayStillStart(_ token: RunToken) -> Bool {
+    guard let id = liveRuns[token], let entry = entries[id],
+      case .running(token, _, let exempt) = entry.phase
+    else { return false }
+    return exempt || entry.startedUnder == network
   }
 
   private mutating func drop(_ id: TaskId, now: WallInstant, _ effects: inout Effects) {

@@ -33,6 +33,9 @@ enum RunEnding: Hashable, Sendable {
   /// Expired by `Backgrounder.expire` (the `backgrounder expire` verb), not by the budget.
   case expiredOnRequest
   case stopped(StopReason)
+  /// The network changed between the decision and the worker's irreversible start
+  /// (``WorkContext/confirmStart()`` said no): not started, no attempt used, waits again.
+  case conditionsChanged
   case factoryThrew(String)
   case factoryDeclined
   /// The claim could not be made durable; the worker was not invoked.

@@ -1,4 +1,8 @@
 /// What the dispatcher knows about the network.
+///
+/// Unknown is not permission: while ``unknownSources`` is not empty, or a connectivity source
+/// is expected (``expectsConnectivity``) and has not said yet, no requirement but
+/// ``NetworkRequirement/none`` is met (``isKnown``).
 public struct NetworkConditions: Hashable, Sendable, Codable {
   /// A route to the internet exists.
   public var isReachable: Bool
@@ -9,16 +13,55 @@ public struct NetworkConditions: Hashable, Sendable, Codable {
   /// Whether the internet really answers (NetworkManager or the connectivity probe);
   /// ``InternetConnectivity/unknown`` trusts the routes.
   public var connectivity: InternetConnectivity
+  /// The sources that should answer but have not yet (start-up), by name ("NetworkManager",
+  /// "nl80211", "network source not configured", …): while any is listed, the conditions are
+  /// not known.
+  public var unknownSources: [String]
+  /// A connectivity source is configured or present (NetworkManager with its check enabled,
+  /// the probe): ``InternetConnectivity/unknown`` then means "not known yet", not "trust the
+  /// routes".
+  public var expectsConnectivity: Bool
 
   /// Creates network conditions.
   public init(
     isReachable: Bool, isDataMetered: Bool = false, primaryLink: String? = nil,
-    connectivity: InternetConnectivity = .unknown
+    connectivity: InternetConnectivity = .unknown, unknownSources: [String] = [],
+    expectsConnectivity: Bool = false
   ) {
     self.isReachable = isReachable
     self.isDataMetered = isDataMetered
     self.primaryLink = primaryLink
     self.connectivity = connectivity
+    self.unknownSources = unknownSources
+    self.expectsConnectivity = expectsConnectivity
+  }
+
+  /// Every source answered (or is definitively absent), and connectivity is known when a
+  /// connectivity source is expected: only then can a network requirement be met.
+  public var isKnown: Bool {
+    unknownSources.isEmpty && !(expectsConnectivity && isReachable && connectivity == .unknown)
+  }
+
+  /// No network source is configured: nothing is known, network work is held.
+  public static let unconfigured = NetworkConditions(
+    isReachable: false, unknownSources: [UnconfiguredNetwork.sourceName])
+
+  private enum CodingKeys: String, CodingKey {
+    case isReachable, isDataMetered, primaryLink, connectivity, unknownSources
+    case expectsConnectivity
+  }
+
+  /// Decodes what the synthesized encoder writes; the fields added later may be missing.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    isReachable = try container.decode(Bool.self, forKey: .isReachable)
+    isDataMetered = try container.decode(Bool.self, forKey: .isDataMetered)
+    primaryLink = try container.decodeIfPresent(String.self, forKey: .primaryLink)
+    connectivity = try container.decode(InternetConnectivity.self, forKey: .connectivity)
+    unknownSources =
+      try container.decodeIfPresent([String].self, forKey: .unknownSources) ?? []
+    expectsConnectivity =
+      try container.decodeIfPresent(Bool.self, forKey: .expectsConnectivity) ?? false
   }
 
   /// Reachable and unmetered.
@@ -90,7 +133,26 @@ public protocol PowerConditionSource: Sendable {
   func updates() -> AsyncStream<PowerConditions>
 }
 
-/// For programs without a network monitor: always reachable and unmetered.
+/// The network source of a configuration that names none: nothing is ever known, so work
+/// that needs the network is held, and ``Backgrounder/diagnostics()`` reports a
+/// ``HealthProblem/Kind/networkSourceMissing`` problem. A program that truly has no network
+/// constraint passes ``AlwaysReachableNetwork`` explicitly; a Linux program passes
+/// `LinuxConditionSources` (module `BackgrounderLinux`).
+public struct UnconfiguredNetwork: NetworkConditionSource {
+  /// The name listed in ``NetworkConditions/unknownSources``.
+  public static let sourceName = "network source not configured"
+  /// Creates the source.
+  public init() {}
+  /// Always ``NetworkConditions/unconfigured``.
+  public var current: NetworkConditions { .unconfigured }
+  /// Yields ``NetworkConditions/unconfigured`` once and never finishes.
+  public func updates() -> AsyncStream<NetworkConditions> {
+    AsyncStream { $0.yield(.unconfigured) }
+  }
+}
+
+/// For programs without a network constraint: always reachable and unmetered. Pass it
+/// explicitly; a configuration without a network source holds network work instead.
 public struct AlwaysReachableNetwork: NetworkConditionSource {
   /// Creates the source.
   public init() {}

@@ -28,6 +28,14 @@ public struct HealthProblem: Hashable, Sendable, Codable, CustomStringConvertibl
     /// A run is still in flight more than 1 s after its budget and the grace period have
     /// passed (the runtime should have ended it by then).
     public static let taskStuck = Kind(rawValue: "taskStuck")
+    /// A condition source (NetworkManager) should answer but did not within its limit
+    /// (`[network] source-timeout`): it is treated as absent.
+    public static let conditionSourceTimedOut = Kind(rawValue: "conditionSourceTimedOut")
+    /// A condition source (NetworkManager) left and stayed away longer than its stale limit
+    /// (`[network] stale-hints`): its last answer was dropped.
+    public static let conditionSourceGone = Kind(rawValue: "conditionSourceGone")
+    /// The configuration names no network source: work that needs the network is held.
+    public static let networkSourceMissing = Kind(rawValue: "networkSourceMissing")
     /// The wall clock was set (stepped) while the runtime was running.
     public static let clockJump = Kind(rawValue: "clockJump")
 

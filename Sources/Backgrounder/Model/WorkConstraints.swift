@@ -7,15 +7,31 @@ public enum NetworkRequirement: String, Hashable, Sendable, Codable, CaseIterabl
   /// A reachable network whose primary link is not metered.
   case unmetered
 
-  /// Whether `conditions` satisfy this requirement. Known-broken connectivity (captive portal,
-  /// limited, none) fails `any` and `unmetered`; unknown connectivity trusts the routes.
+  /// Whether `conditions` satisfy this requirement. Unknown is not permission: conditions that
+  /// are not all known (``NetworkConditions/isKnown``) meet neither `any` nor `unmetered`.
+  /// Known-broken connectivity (captive portal, limited, none) fails both; unknown
+  /// connectivity trusts the routes only when no connectivity source is expected.
   public func isSatisfied(by conditions: NetworkConditions) -> Bool {
     switch self {
     case .none: true
-    case .any: conditions.isReachable && !conditions.connectivity.blocksNetworkWork
+    case .any:
+      conditions.isKnown && conditions.isReachable && !conditions.connectivity.blocksNetworkWork
     case .unmetered:
-      conditions.isReachable && !conditions.isDataMetered
+      conditions.isKnown && conditions.isReachable && !conditions.isDataMetered
         && !conditions.connectivity.blocksNetworkWork
+    }
+  }
+
+  /// Why a run with this requirement must stop under `conditions` (they fail it and are
+  /// known), or `nil`: a run is not stopped only because a condition became unknown.
+  public func lossReason(under conditions: NetworkConditions) -> StopReason? {
+    guard self != .none, conditions.isKnown, !isSatisfied(by: conditions) else { return nil }
+    if !conditions.isReachable { return .networkLost }
+    switch conditions.connectivity {
+    case .none: return .networkLost
+    case .portal: return .captivePortal
+    case .limited: return .limitedConnectivity
+    case .unknown, .full: return conditions.isDataMetered ? .networkMetered : .networkLost
     }
   }
 }

@@ -22,12 +22,18 @@ public enum LastResult: String, Hashable, Sendable, Codable {
   case retry
 }
 
-/// Why a running worker is being stopped.
-public enum StopReason: String, Hashable, Sendable, Codable {
-  /// The network requirement is no longer met.
+/// Why a running worker is being stopped. Each lost condition has its own code (events, the
+/// store's run history, `status`, the journal, metrics): offline, metered, captive portal,
+/// limited connectivity, charging lost, battery low.
+public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
+  /// Offline: no usable route, or connectivity `none`.
   case networkLost
   /// The unmetered requirement is no longer met (the primary link became metered).
   case networkMetered
+  /// A captive portal intercepts traffic (connectivity `portal`).
+  case captivePortal
+  /// The network does not reach the internet (connectivity `limited`).
+  case limitedConnectivity
   /// External power was disconnected.
   case chargerDisconnected
   /// The battery became low.
@@ -38,4 +44,19 @@ public enum StopReason: String, Hashable, Sendable, Codable {
   case cancelled
   /// Stopped on request (test driver or operator).
   case requested
+
+  /// For humans: "offline", "metered", "captive portal", …
+  public var phrase: String {
+    switch self {
+    case .networkLost: "offline"
+    case .networkMetered: "metered"
+    case .captivePortal: "captive portal"
+    case .limitedConnectivity: "limited connectivity"
+    case .chargerDisconnected: "charging lost"
+    case .batteryLow: "battery low"
+    case .shutdown: "shutdown"
+    case .cancelled: "cancelled"
+    case .requested: "requested"
+    }
+  }
 }

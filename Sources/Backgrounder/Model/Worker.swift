@@ -38,7 +38,21 @@ public struct WorkContext: Sendable {
   public let startedAt: Date
   /// Receives progress reports.
   public let progress: ProgressReporter
+  /// The network conditions this run was allowed to start under: the same snapshot the
+  /// decision used, to tell the work (metered, connectivity, primary link).
+  public let network: NetworkConditions
   let handle: RunHandle
+  let stillPermitted: @Sendable () -> Bool
+
+  /// Call right before a start that cannot be undone (spawning a process, sending a
+  /// request): `true` when the conditions are still ``network``, so the work may start under
+  /// them. `false` when they changed since the decision: do not start, return at once; the
+  /// run is given back without using an attempt and waits for its conditions again.
+  public func confirmStart() -> Bool {
+    if stillPermitted() { return true }
+    handle.conditionsChanged()
+    return false
+  }
 
   /// Why the run is being stopped, once it is (budget expiry is reported as `nil`;
   /// check `Task.isCancelled` for every kind of stop).

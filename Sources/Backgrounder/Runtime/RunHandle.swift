@@ -35,6 +35,11 @@ final class RunHandle: Sendable {
     if end.resolve(onRequest ? .expiredOnRequest : .expired) { worker?.cancel() }
   }
 
+  /// The worker found the conditions changed before its start: the run ends unstarted.
+  func conditionsChanged() {
+    end.resolve(.conditionsChanged)
+  }
+
   /// Records the worker's task, cancelling it at once if the run already ended.
   func attach(_ worker: Task<Void, Never>) {
     state.withLock { $0.worker = worker }

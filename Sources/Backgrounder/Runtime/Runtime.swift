@@ -271,12 +271,17 @@ final class Runtime: Sendable {
       return (.finished(.failure(reason: "stored input cannot be decoded: \(error)")), false)
     }
     let token = ticket.token
+    let network =
+      core.withLock { $0.machine.startConditions(token) } ?? configuration.network.current
     let context = WorkContext(
       taskId: ticket.taskId, attempt: attempt, input: input, budget: ticket.budget,
       startedAt: startedAt.date,
       progress: ProgressReporter { [weak self] fraction, message in
         self?.reportProgress(token, fraction: fraction, message: message)
-      }, handle: handle)
+      }, network: network, handle: handle,
+      stillPermitted: { [weak self] in
+        self?.core.withLock { $0.machine.mayStillStart(token) } ?? false
+      })
     let workerTask = Task {
       let result = await worker.execute(context)
       handle.end.resolve(.finished(result))

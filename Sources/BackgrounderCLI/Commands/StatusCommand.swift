@@ -81,38 +81,45 @@ struct StatusCommand: AsyncParsableCommand {
     } else {
       // The daemon is asked and the store read while the network is probed (on the executor's
       // other threads): a daemon's answer is then no longer ahead of everything else.
-      async let read = { () -> (StatusPrinter, StatusPrinter.Sections) in
+      let read = Task { () -> (StatusPrinter, StatusPrinter.Sections) in
         let printer = printer()
         return (printer, printer.readOneShotSections(now: Date()))
-      }()
+      }
       let monitor = ReachabilityMonitor(configuration: reachability, logger: logger)
-      let hints = NetworkHintsService(
-        monitor: monitor,
-        configuration: NetworkHintsConfiguration(
-          useNetworkManager: daemonConfiguration?.useNetworkManager ?? true),
-        logger: logger)
-      let network = try await firstStatus(of: monitor, hints: hints)
-      let (printer, sections) = await read
+      // One truth per machine: with a daemon running, its hints (NetworkManager's answers,
+      // the probe's verdict, stale marks); without one, our own reading of NetworkManager.
+      let network = try await firstStatus(
+        of: monitor,
+        hints: (daemonConfiguration ?? DaemonConfiguration(sourcePath: "")).hintsConfiguration,
+        daemonHints: { await read.value.0.health.daemonHints }, logger: logger)
+      let (printer, sections) = await read.value
       try printer.emit(network: network, power: probe.status, sections: sections)
     }
     if tasks.failed { throw ExitCode.failure }
   }
 
-  private func firstStatus(of monitor: ReachabilityMonitor, hints: NetworkHintsService)
-    async throws -> NetworkStatus
-  {
+  /// The first status with every hint source settled: the daemon's hints when one answers,
+  /// else those of a hints service of our own (bounded by its source timeout).
+  private func firstStatus(
+    of monitor: ReachabilityMonitor, hints configuration: NetworkHintsConfiguration,
+    daemonHints: @escaping @Sendable () async -> LinkHints?, logger: Logger
+  ) async throws -> NetworkStatus {
     try await withThrowingTaskGroup(of: NetworkStatus?.self) { group in
       group.addTask {
         try await monitor.run()
         return nil
       }
       group.addTask {
-        try await hints.run()
-        return nil
-      }
-      group.addTask {
         _ = await monitor.statusUpdates().first { _ in true }
-        await hints.settled()
+        if let hints = await daemonHints() {
+          monitor.updateHints { $0 = hints }
+          return monitor.status
+        }
+        let service = NetworkHintsService(
+          monitor: monitor, configuration: configuration, logger: logger)
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        await service.settled()
         return monitor.status
       }
       defer { group.cancelAll() }

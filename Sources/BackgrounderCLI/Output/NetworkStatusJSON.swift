@@ -32,6 +32,34 @@ extension JSONLineWriter {
     optionalString(status.primary)
     key("reachable")
     bool(status.isReachable)
+    if !status.sources.isEmpty {
+      key("sources")
+      beginArray()
+      for name in status.sources.keys.sorted() { source(name, status.sources[name]!) }
+      endArray()
+    }
+    if status.connectivityIsStale {
+      key("stale")
+      bool(true)
+    }
+    endObject()
+  }
+
+  /// One element of `sources`, as `HintSourceReport.encode(to:)` writes it, keys sorted.
+  fileprivate mutating func source(_ name: HintSourceName, _ state: HintSourceState) {
+    beginObject()
+    key("name")
+    string(name.rawValue)
+    if let since = state.sinceText {
+      key("since")
+      string(since)
+    }
+    if state.isStale {
+      key("stale")
+      bool(true)
+    }
+    key("state")
+    string(state.name)
     endObject()
   }
 
@@ -53,6 +81,10 @@ extension JSONLineWriter {
     if let ssid = link.ssid {
       key("ssid")
       string(ssid)
+    }
+    if link.isStale {
+      key("stale")
+      bool(true)
     }
     key("type")
     string(link.type.rawValue)

@@ -26,6 +26,7 @@ struct StatusLineEncoder {
   private struct VerdictKey: Equatable {
     var primary: LinkStatus?
     var connectivity: Connectivity
+    var networkManager: HintSourceState?
   }
 
   /// The text `--watch` line (``NetworkStatusText/line(_:observedAt:)`` and the power summary),
@@ -53,7 +54,9 @@ struct StatusLineEncoder {
   /// ``NetworkStatusText/verdict(_:)``, rendered again only for a primary link or connectivity
   /// not among the last two lines'.
   private mutating func verdict(_ network: NetworkStatus) -> String {
-    let key = VerdictKey(primary: network.primaryLink, connectivity: network.connectivity)
+    let key = VerdictKey(
+      primary: network.primaryLink, connectivity: network.connectivity,
+      networkManager: network.sources[.networkManager])
     if let known = verdicts.value(for: key) { return known }
     let text = NetworkStatusText.verdict(network)
     verdicts.insert(text, for: key)

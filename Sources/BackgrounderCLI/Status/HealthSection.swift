@@ -1,5 +1,6 @@
 import Backgrounder
 import BackgrounderDaemon
+import Reachability
 
 /// The `health` section of `status`: what the running daemon's runtime detected, plus what
 /// `status` itself found (a store it cannot read). With no daemon, only the latter.
@@ -11,6 +12,9 @@ struct HealthSection: Sendable {
   /// The `daemon` section from the same answer: who answered, or that nobody did. Nil when the
   /// socket could not be asked, or the daemon did not say who it is (then `ping` asks).
   var daemonReport: DaemonSection.Report? = nil
+  /// The running daemon's view of the network beyond the kernel (NetworkManager's answers, the
+  /// probe's verdict, stale marks): `status` shows it rather than a second reading of its own.
+  var daemonHints: LinkHints? = nil
 
   /// Asks the daemon behind `socketPath`, if one runs, on the calling thread: one request
   /// answers both the `health` and the `daemon` section of a one-shot `status`.
@@ -19,7 +23,8 @@ struct HealthSection: Sendable {
       let response = try ControlClient(path: socketPath).sendBlocking(.health)
       return HealthSection(
         daemonProblems: response.problems ?? [], queryFailure: nil,
-        daemonReport: response.daemon.map(DaemonSection.Report.init(answeredBy:)))
+        daemonReport: response.daemon.map(DaemonSection.Report.init(answeredBy:)),
+        daemonHints: response.hints)
     } catch .noDaemon {
       return HealthSection(
         daemonProblems: nil, queryFailure: nil, daemonReport: DaemonSection.Report(running: false))

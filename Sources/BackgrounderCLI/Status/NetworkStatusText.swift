@@ -10,7 +10,9 @@ enum NetworkStatusText {
     if let primary = status.primaryLink {
       lines.append("Network: reachable via \(escaped(primary.name)) (\(primary.type.rawValue))")
       let verdict = primary.isMetered ? "yes" : "no"
-      lines.append("Metered: \(verdict), \(escaped("\(primary.meteredReason)"))")
+      lines.append(
+        "Metered: \(verdict), \(escaped("\(primary.meteredReason)"))"
+          + (primary.isStale ? " \(staleNote(status))" : ""))
       // SSIDs arrive escaped (control characters, backslash and invalid bytes as `\xNN`).
       if let ssid = primary.ssid { lines.append("Wi-Fi network: \"\(ssid)\"") }
       lines.append("Connectivity: \(connectivityText(status))")
@@ -26,8 +28,9 @@ enum NetworkStatusText {
       lines.append(
         "  \(link.index) \(escaped(link.name)) type=\(link.type.rawValue) "
           + "\(flags.joined(separator: ",")) \(metered) (\(escaped("\(link.meteredReason)")))"
-          + (link.ssid.map { " ssid=\"\($0)\"" } ?? ""))
+          + (link.ssid.map { " ssid=\"\($0)\"" } ?? "") + (link.isStale ? " stale" : ""))
     }
+    for line in sourceLines(status) { lines.append(line) }
     if status.malformedMessages > 0 {
       lines.append("Malformed netlink messages skipped: \(status.malformedMessages)")
     }
@@ -44,8 +47,35 @@ enum NetworkStatusText {
     guard let primary = status.primaryLink else { return "unreachable" }
     let metered = primary.isMetered ? "metered" : "unmetered"
     let connectivity = status.connectivity == .unknown ? "" : ", \(status.connectivity.phrase)"
+    let stale = status.networkManagerIsStale ? " \(staleNote(status))" : ""
     return "reachable via \(escaped(primary.name)) (\(primary.type.rawValue)), "
-      + "\(metered): \(escaped("\(primary.meteredReason)"))\(connectivity)"
+      + "\(metered): \(escaped("\(primary.meteredReason)"))\(connectivity)\(stale)"
+  }
+
+  /// "(NetworkManager away since 12:03:10, using its last answer)".
+  static func staleNote(_ status: NetworkStatus) -> String {
+    let since = status.sources[.networkManager]?.sinceClockText.map { " since \($0)" } ?? ""
+    return "(NetworkManager away\(since), using its last answer)"
+  }
+
+  /// One line per hint source that is not simply answered or absent: "Sources: NetworkManager
+  /// waiting since 12:03:10", "… timed out at …", "… away since …, using its last answer", "…
+  /// gone since …, kernel signals decide".
+  static func sourceLines(_ status: NetworkStatus) -> [String] {
+    status.sources.keys.sorted().compactMap { name -> String? in
+      guard let state = status.sources[name] else { return nil }
+      let at = state.sinceClockText ?? "?"
+      return switch state {
+      case .answered, .absent: nil
+      case .waiting: "Source: \(name.rawValue) has not answered yet (waiting since \(at))"
+      case .timedOut:
+        "Source: \(name.rawValue) did not answer in time (since \(at)); treated as absent"
+      case .stale: "Source: \(name.rawValue) away since \(at), using its last answer"
+      case .expired:
+        "Source: \(name.rawValue) away since before \(at); its last answer was dropped, "
+          + "kernel signals decide"
+      }
+    }
   }
 
   /// `NAME:up NAME:down,no-carrier ...`: the links part of a `status --watch` line.
@@ -58,7 +88,8 @@ enum NetworkStatusText {
   /// "behind a captive portal (NetworkManager)", or "not checked".
   static func connectivityText(_ status: NetworkStatus) -> String {
     guard let source = status.connectivitySource else { return status.connectivity.phrase }
-    return "\(status.connectivity.phrase) (\(source.rawValue))"
+    let stale = status.connectivityIsStale ? " \(staleNote(status))" : ""
+    return "\(status.connectivity.phrase) (\(source.rawValue))\(stale)"
   }
 
   /// `text` with backslashes, control characters (C0, DEL, C1) and invisible format or

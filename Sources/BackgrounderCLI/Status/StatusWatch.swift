@@ -7,12 +7,15 @@ import Reachability
 /// and in the order the changes were taken in. Network changes arrive on the monitor's own
 /// thread (``ReachabilityMonitor/observeStatus(_:)``), so a line leaves the process without a
 /// hand-off to another thread; power and task changes come from their streams. Nothing is
-/// printed for network or power until the first network status (the end of the first dump).
+/// printed for network or power until a network status with every source answered (or timed
+/// out, or known absent): the first line is as true as one-shot `status`.
 /// The daemon, tasks and health sections are read again only when they can have changed
 /// (``WatchSections``).
 final class StatusWatch: Sendable {
   private struct State {
     var network: NetworkStatus?
+    /// A settled status was printed: later lines follow every change.
+    var printedNetwork = false
     var power: PowerStatus
     var encoder = StatusLineEncoder()
     var sections: WatchSections
@@ -55,7 +58,8 @@ final class StatusWatch: Sendable {
   /// Writes the line for the current state, under the lock so that lines stay whole and in
   /// order.
   private func print(_ state: inout State) {
-    guard let network = state.network else { return }
+    guard let network = state.network, network.isSettled || state.printedNetwork else { return }
+    state.printedNetwork = true
     report {
       Output.line(
         bytes: try printer.watchLine(

@@ -18,6 +18,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
   public var useNetworkManager = true
   /// `[network] connectivity-check`: the opt-in HTTP connectivity probe, if set.
   public var connectivityCheck: ConnectivityCheck?
+  /// `[network] source-timeout`: how long a hint source (NetworkManager) may take to answer,
+  /// for a whole read, before it is treated as absent with a health problem (default 5 s).
+  public var sourceTimeout = NetworkHintsConfiguration.defaultSourceTimeout
+  /// `[network] stale-hints`: how long NetworkManager's last answer is kept, marked stale,
+  /// after it left the bus; then the kernel signals decide (default 2 min).
+  public var staleHints = NetworkHintsConfiguration.defaultStaleHints
   /// `[control] socket`: the daemon's control socket.
   public var controlSocketPath: String
   /// `[metrics] file`: a Prometheus textfile written after every change, if set.

@@ -1,4 +1,5 @@
 import Backgrounder
+import Reachability
 
 /// A request sent by a CLI verb to a running daemon over the control socket (one JSON line).
 public enum ControlRequest: Sendable, Equatable, Codable {
@@ -30,13 +31,19 @@ public struct ControlResponse: Sendable, Equatable, Codable {
   public var problems: [HealthProblem]?
   /// Who answered (in the answers to `ping` and `health`).
   public var daemon: DaemonInfo?
+  /// The daemon's view of the network beyond the kernel's tables: NetworkManager's answers,
+  /// the probe's verdict, each source's state and stale marks (`health` only). `status` shows
+  /// these instead of asking NetworkManager itself: one truth per machine.
+  public var hints: LinkHints?
 
   public init(
-    ok: Bool, message: String, problems: [HealthProblem]? = nil, daemon: DaemonInfo? = nil
+    ok: Bool, message: String, problems: [HealthProblem]? = nil, daemon: DaemonInfo? = nil,
+    hints: LinkHints? = nil
   ) {
     self.ok = ok
     self.message = message
     self.problems = problems
     self.daemon = daemon
+    self.hints = hints
   }
 }

@@ -7,21 +7,24 @@ import Logging
 /// (`exit 75: server busy`).
 /// Cancellation (budget expiry, lost constraint, shutdown) reaches the process group through
 /// `CommandRunner` and is recorded by the runtime.
+///
+/// The `BACKGROUNDER_METERED`, `BACKGROUNDER_CONNECTIVITY` and `BACKGROUNDER_PRIMARY_LINK`
+/// values are the snapshot the runtime let the run start under (``WorkContext/network``), and
+/// the command is spawned only if the conditions are still that snapshot
+/// (``WorkContext/confirmStart()``); otherwise it is not started and waits again.
 public struct CommandWorker: Worker {
   /// `EX_TEMPFAIL` from sysexits.h: "try again later".
   public static let retryExitStatus: Int32 = 75
 
   let runner: CommandRunner
-  let network: any NetworkConditionSource
   /// The daemon's environment, filtered per job by `JobEnvironment`.
   let daemonEnvironment: [String: String]
 
   public init(
-    runner: CommandRunner, network: any NetworkConditionSource,
+    runner: CommandRunner,
     daemonEnvironment: [String: String] = ProcessInfo.processInfo.environment
   ) {
     self.runner = runner
-    self.network = network
     self.daemonEnvironment = daemonEnvironment
   }
 
@@ -29,7 +32,7 @@ public struct CommandWorker: Worker {
     guard let (job, _) = JobRequests.job(in: context.input) else {
       return .failure(reason: "the stored request carries no job definition")
     }
-    let conditions = network.current
+    let conditions = context.network
     let environment = JobEnvironment.build(
       daemon: daemonEnvironment, inherit: job.inheritEnvironment, job: job.environment,
       backgrounder: [
@@ -39,6 +42,9 @@ public struct CommandWorker: Worker {
         "BACKGROUNDER_PRIMARY_LINK": conditions.primaryLink ?? "",
         "BACKGROUNDER_CONNECTIVITY": conditions.connectivity.rawValue,
       ])
+    guard context.confirmStart() else {
+      return .retry(reason: "the network changed before the command started")
+    }
     let outcome = await runner.run(
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
       jobID: job.id)

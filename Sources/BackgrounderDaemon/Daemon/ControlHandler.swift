@@ -1,5 +1,6 @@
 import Backgrounder
 import Foundation
+import Reachability
 
 /// Carries out control-socket requests against the running daemon. A verb answers `ok` only
 /// when its change took effect: a change the store could not record is reported as a failure.
@@ -7,6 +8,10 @@ struct ControlHandler: Sendable {
   let runtime: Backgrounder
   let jobs: JobSynchronizer
   let reload: @Sendable () async -> Void
+  /// The condition sources' own problems (a hint source timed out or gone).
+  var sourceProblems: @Sendable () -> [HealthProblem] = { [] }
+  /// The monitor's hints (NetworkManager, nl80211, probe), for `status`.
+  var hints: @Sendable () -> LinkHints? = { nil }
   /// When the daemon started serving (for `ping`).
   let startedAt = Date()
   /// How long `trigger` waits for the run to start before answering that it is pending.
@@ -54,12 +59,12 @@ struct ControlHandler: Sendable {
       await reload()
       return ControlResponse(ok: true, message: "reloaded")
     case .health:
-      let diagnostics = runtime.diagnostics()
+      let problems = runtime.diagnostics().problems + sourceProblems()
       return ControlResponse(
         ok: true,
-        message: diagnostics.isHealthy ? "healthy" : "\(diagnostics.problems.count) problem(s)",
+        message: problems.isEmpty ? "healthy" : "\(problems.count) problem(s)",
         // Who answered, as for `ping`: `status` asks once for both.
-        problems: diagnostics.problems, daemon: info)
+        problems: problems, daemon: info, hints: hints())
     case .watch:
       // Streams are served by the control server itself (`ControlServer.Changes`).
       return ControlResponse(ok: false, message: "watch needs a streaming connection")

@@ -65,20 +65,22 @@ public final class Daemon: Service {
     guard let storeLock = lock else {
       throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
     }
-    let monitor = ReachabilityMonitor(
-      configuration: configuration.reachabilityConfiguration(sysfsRoot: options.sysfsRoot),
-      logger: logger)
-    let probe = PowerProbe(sysfsRoot: options.sysfsRoot, logger: logger)
     // The one thread for the low-traffic descriptors: the control socket, the clock timer.
     let eventLoop = try EventLoop(name: "bg-events")
     defer { eventLoop.stop() }
-    let clock = WallClockChangeMonitor(logger: logger, eventLoop: eventLoop)
-    let network = MonitoredNetwork(monitor)
+    // The live sources, wired as any embedding app wires them (one call); the hint sources
+    // count as waiting from here on, so nothing that needs the network starts before they
+    // answered, are known absent, or timed out.
+    let sources = LinuxConditionSources(
+      options: configuration.linuxSourceOptions(sysfsRoot: options.sysfsRoot),
+      eventLoop: eventLoop, logger: logger)
+    let monitor = sources.monitor
+    let probe = sources.powerProbe
     var runtimeConfiguration = Backgrounder.Configuration(
-      storePath: configuration.storePath, logger: logger, network: network,
-      power: MonitoredPower(probe), concurrencyLimit: configuration.maxConcurrentJobs,
+      storePath: configuration.storePath, logger: logger,
+      concurrencyLimit: configuration.maxConcurrentJobs,
       finishedRetention: Self.finishedRetention)
-    runtimeConfiguration.clockChanges = clock
+    sources.configure(&runtimeConfiguration)
     runtimeConfiguration.storeOpenPath = storeLock.storeOpenPath
     // A store deleted or replaced under the daemon: its writes are refused from the first one
     // after the change, and the daemon stops (exit ≠ 0) so that systemd starts it on the file
@@ -91,7 +93,7 @@ public final class Daemon: Service {
       storePath: configuration.storePath, logger: logger)
     let runner = CommandRunner(
       gracePeriod: options.killGracePeriod, containment: containment, logger: logger)
-    try runtime.registerFallback { _ in CommandWorker(runner: runner, network: network) }
+    try runtime.registerFallback { _ in CommandWorker(runner: runner) }
     let events = runtime.events()
     do {
       try await runtime.start()
@@ -113,8 +115,10 @@ public final class Daemon: Service {
       },
       changes: { TaskChanges.stream(of: runtime) },
       onAnswered: { Self.releaseIdleMemory(runtime) },
-      handler: ControlHandler(runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) })
-        .handle)
+      handler: ControlHandler(
+        runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) },
+        sourceProblems: { sources.healthProblems() }, hints: { monitor.hints }
+      ).handle)
     do {
       try control.bindNow()
     } catch {
@@ -129,16 +133,17 @@ public final class Daemon: Service {
     // Shut down in reverse order: stop reloading and pinging, cancel running jobs (the control
     // socket still answers "shutting down"), close the socket, report the jobs' ends, then stop
     // watching network, power and clock.
-    var parts = [
-      DaemonPart("network monitor") { try await monitor.run() }
-    ]
-    for hints in configuration.networkHintServices(monitor: monitor, logger: logger) {
-      parts.append(.untilShutdown("network hints (\(type(of: hints)))") { try await hints.run() })
+    var parts: [DaemonPart] = []
+    for (name, service) in sources.parts {
+      // The hint sources end at the shutdown signal; the others when cancelled.
+      if service is ReachabilityMonitor || service is PowerProbe
+        || service is WallClockChangeMonitor
+      {
+        parts.append(DaemonPart(name) { try await service.run() })
+      } else {
+        parts.append(.untilShutdown(name) { try await service.run() })
+      }
     }
-    parts += [
-      DaemonPart("power probe") { try await probe.run() },
-      DaemonPart("clock-change monitor") { try await clock.run() },
-    ]
     if let metrics {
       parts.append(
         .untilShutdown("metrics publisher") {
@@ -176,7 +181,10 @@ public final class Daemon: Service {
         // The store is open since runtime.start(); power is read when the probe is created.
         let unmet = await ReadinessCondition.firstUnmet([
           .firstElement(of: listening, "control socket listening"),
-          .firstElement(of: monitor.statusUpdates(), "first network status"),
+          // Unknown is not permission: READY=1 once every source answered or timed out.
+          .firstElement(
+            of: monitor.statusUpdates(), "network status with every source answered",
+            where: \.isSettled),
         ])
         if let unmet {
           // A part failed or the daemon stops: that ends the group, not this part.

@@ -32,7 +32,10 @@ struct EventReporter: Sendable {
       logger.info("retry \(nextAttempt) scheduled in \(delay)", metadata: metadata)
       metrics?.recordRetry(job: job)
     case .workStopped(let attempt, let reason):
-      logger.notice("run stopped: \(reason.rawValue) (attempt \(attempt))", metadata: metadata)
+      logger.notice(
+        "run stopped: \(reason.phrase) (\(reason.rawValue), attempt \(attempt))",
+        metadata: metadata.merging(["reason": "\(reason.rawValue)"]) { $1 })
+      metrics?.recordStop(job: job, reason: reason.rawValue)
     case .workerAbandoned(let attempt):
       logger.error(
         "worker ignored cancellation and was abandoned (attempt \(attempt))", metadata: metadata)

@@ -1,3 +1,4 @@
+import BackgrounderLinux
 import Logging
 import NetworkHints
 import Reachability
@@ -12,15 +13,25 @@ extension DaemonConfiguration {
       unmeteredSSIDs: unmeteredSSIDs)
   }
 
-  /// The services feeding `monitor` with link hints: NetworkManager over the system bus (the
-  /// `DBUS_SYSTEM_BUS_ADDRESS` environment variable picks another bus) and nl80211 SSIDs, plus
-  /// the connectivity probe when `[network] connectivity-check` is set.
+  /// NetworkManager and nl80211 settings from `[network]` (`networkmanager`, `source-timeout`,
+  /// `stale-hints`); the `DBUS_SYSTEM_BUS_ADDRESS` environment variable picks another bus.
+  public var hintsConfiguration: NetworkHintsConfiguration {
+    NetworkHintsConfiguration(
+      useNetworkManager: useNetworkManager, sourceTimeout: sourceTimeout, staleHints: staleHints)
+  }
+
+  /// Every live condition source as `[network]` asks: what the daemon runs.
+  public func linuxSourceOptions(sysfsRoot: String) -> LinuxConditionSources.Options {
+    LinuxConditionSources.Options(
+      reachability: reachabilityConfiguration(sysfsRoot: sysfsRoot), hints: hintsConfiguration,
+      connectivityCheck: connectivityCheck, sysfsRoot: sysfsRoot)
+  }
+
+  /// The services feeding `monitor` with link hints: NetworkManager over the system bus and
+  /// nl80211 SSIDs, plus the connectivity probe when `[network] connectivity-check` is set.
   public func networkHintServices(monitor: ReachabilityMonitor, logger: Logger) -> [any Service] {
     var services: [any Service] = [
-      NetworkHintsService(
-        monitor: monitor,
-        configuration: NetworkHintsConfiguration(useNetworkManager: useNetworkManager),
-        logger: logger)
+      NetworkHintsService(monitor: monitor, configuration: hintsConfiguration, logger: logger)
     ]
     if let connectivityCheck {
       services.append(

@@ -1,5 +1,5 @@
 /// One thing that must be known before the daemon tells systemd `READY=1`: the control socket
-/// listens, the first network status arrived, ….
+/// listens, a network status with every source answered or timed out arrived, ….
 package struct ReadinessCondition: Sendable {
   /// What is waited for, for logs.
   package let name: String
@@ -8,10 +8,11 @@ package struct ReadinessCondition: Sendable {
   /// Met by the first element of `stream`; never met when the stream ends first (the part
   /// feeding it failed) or the waiting task is cancelled.
   package static func firstElement<Element: Sendable>(
-    of stream: AsyncStream<Element>, _ name: String
+    of stream: AsyncStream<Element>, _ name: String,
+    where isWanted: @escaping @Sendable (Element) -> Bool = { _ in true }
   ) -> ReadinessCondition {
     ReadinessCondition(name: name) {
-      for await _ in stream { return !Task.isCancelled }
+      for await element in stream where isWanted(element) { return !Task.isCancelled }
       return false
     }
   }

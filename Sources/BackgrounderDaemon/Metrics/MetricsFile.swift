@@ -38,6 +38,16 @@ public final class MetricsFile: Sendable {
     ).increment()
   }
 
+  /// A run of `job` was stopped for `reason` (a `StopReason` code:
+  /// `networkLost`, `networkMetered`, `captivePortal`, `limitedConnectivity`,
+  /// `chargerDisconnected`, `batteryLow`, …).
+  public func recordStop(job: String, reason: String) {
+    counter(
+      "stops", "Runs stopped because a condition was lost (or on request), per job and reason.",
+      [("job", job), ("reason", reason)]
+    ).increment()
+  }
+
   /// The current network state.
   public func setNetwork(reachable: Bool, metered: Bool) {
     gauge("network_reachable", "1 when a usable default route exists.").set(to: reachable ? 1 : 0)

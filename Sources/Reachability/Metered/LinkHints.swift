@@ -16,6 +16,12 @@ public struct LinkHints: Sendable, Equatable {
   /// The probe's last answer and the link it was made over; used only while that link is
   /// still primary.
   public var probe: (link: String, connectivity: Connectivity)?
+  /// Where each hint source stands (a source not listed is not in use). While one is
+  /// ``HintSourceState/waiting``, the status is not settled.
+  public var sources: [HintSourceName: HintSourceState] = [:]
+  /// NetworkManager checks connectivity (`ConnectivityCheckEnabled`): its `unknown` then means
+  /// "not known yet".
+  public var networkManagerChecksConnectivity = false
 
   /// No hints.
   public init() {}
@@ -42,6 +48,18 @@ public struct LinkHints: Sendable, Equatable {
       && lhs.networkManagerConnectivity == rhs.networkManagerConnectivity
       && lhs.networkManagerDeviceConnectivity == rhs.networkManagerDeviceConnectivity
       && lhs.ssids == rhs.ssids && lhs.probe?.link == rhs.probe?.link
-      && lhs.probe?.connectivity == rhs.probe?.connectivity
+      && lhs.probe?.connectivity == rhs.probe?.connectivity && lhs.sources == rhs.sources
+      && lhs.networkManagerChecksConnectivity == rhs.networkManagerChecksConnectivity
+  }
+
+  /// A connectivity source is configured or present: NetworkManager with its check enabled
+  /// (answered or stale), or the probe.
+  public var expectsConnectivity: Bool {
+    let networkManager = sources[.networkManager]
+    let networkManagerChecks =
+      networkManagerChecksConnectivity
+      && (networkManager == .answered || networkManager?.isStale == true)
+    let probeInUse = sources[.probe].map { $0 != .absent } ?? false
+    return networkManagerChecks || probeInUse
   }
 }

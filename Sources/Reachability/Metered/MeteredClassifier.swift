@@ -19,7 +19,10 @@ public enum MeteredClassifier {
     "wireguard", "tun", "ovpn", "gre", "gretap", "ip6gre", "ip6gretap", "ipip", "ip6tnl", "sit",
     "vti", "vti6", "xfrm", "ipsec",
   ]
-  static let tetheringDrivers: Set<String> = ["rndis_host", "ipheth"]
+  /// USB host drivers of a phone's tethering functions: RNDIS (Android), NCM (newer Android,
+  /// the kernel's own NCM gadget) and Apple's. Not `cdc_ether` (ECM): USB ethernet adapters
+  /// and docks use it.
+  static let tetheringDrivers: Set<String> = ["rndis_host", "cdc_ncm", "ipheth"]
   private static let nameHints: [(pattern: String, type: LinkType, metered: Bool)] = [
     ("ww*", .cellular, true), ("rmnet*", .cellular, true), ("ppp*", .cellular, true),
     ("usb*", .tethered, true), ("wl*", .wifi, false), ("en*", .ethernet, false),

@@ -17,7 +17,7 @@ public enum MeteredReason: Sendable, Equatable, Hashable, CustomStringConvertibl
   case noneWithoutKind
   /// `DEVTYPE=bluetooth`: Bluetooth PAN to a phone.
   case bluetooth
-  /// A USB tethering driver (`rndis_host`, `ipheth`).
+  /// A USB tethering driver (`rndis_host`, `cdc_ncm`, `ipheth`).
   case tetheringDriver(String)
   /// A Wi-Fi link (`DEVTYPE=wlan` or a `wireless` directory); assumed unmetered.
   case wifi

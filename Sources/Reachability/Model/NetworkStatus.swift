@@ -21,6 +21,29 @@ public struct NetworkStatus: Sendable, Equatable, Encodable {
   public var connectivity: Connectivity
   /// Who decided ``connectivity``; `nil` while unknown.
   public var connectivitySource: ConnectivitySource?
+  /// Where each hint source stands (NetworkManager, nl80211, the probe); empty when none is
+  /// in use (a replay, a bare monitor).
+  public var sources: [HintSourceName: HintSourceState] = [:]
+  /// A connectivity source is configured or present: ``Connectivity/unknown`` then means "not
+  /// known yet" rather than "trust the routes".
+  public var expectsConnectivity = false
+
+  /// The sources that should answer and have not yet, by name.
+  public var waitingSources: [HintSourceName] {
+    sources.filter { $0.value.isWaiting }.keys.sorted()
+  }
+
+  /// Every source answered or is definitively absent (or timed out): the status is the
+  /// whole truth as far as it can be known.
+  public var isSettled: Bool { !sources.values.contains { $0.isWaiting } }
+
+  /// NetworkManager's answers are kept after it left the bus (stale).
+  public var networkManagerIsStale: Bool { sources[.networkManager]?.isStale == true }
+
+  /// Whether ``connectivity`` comes from a source that went away (stale).
+  public var connectivityIsStale: Bool {
+    connectivitySource == .networkManager && networkManagerIsStale
+  }
 
   /// Creates a status.
   public init(
@@ -46,8 +69,8 @@ public struct NetworkStatus: Sendable, Equatable, Encodable {
   public var primaryLink: LinkStatus? { links.first { $0.name == primary } }
 
   private enum CodingKeys: String, CodingKey {
-    case reachable, metered, primary, connectivity, connectivitySource, links, malformedMessages
-    case netlinkOverruns
+    case reachable, metered, primary, connectivity, connectivitySource, stale, links
+    case malformedMessages, netlinkOverruns, sources
   }
 
   /// Encodes with the documented keys; `primary` is `null` when absent.
@@ -58,9 +81,32 @@ public struct NetworkStatus: Sendable, Equatable, Encodable {
     try container.encode(primary, forKey: .primary)
     try container.encode(connectivity, forKey: .connectivity)
     try container.encode(connectivitySource, forKey: .connectivitySource)
+    if connectivityIsStale { try container.encode(true, forKey: .stale) }
     try container.encode(links, forKey: .links)
     try container.encode(malformedMessages, forKey: .malformedMessages)
     try container.encode(netlinkOverruns, forKey: .netlinkOverruns)
+    if !sources.isEmpty {
+      try container.encode(
+        sources.keys.sorted().map { HintSourceReport(name: $0, state: sources[$0]!) },
+        forKey: .sources)
+    }
+  }
+}
+
+/// One hint source in the status JSON: `{"name", "state", "since", "stale"}` (`since`, an ISO
+/// 8601 UTC time, only for the states that have a time; `stale` only when true).
+struct HintSourceReport: Encodable {
+  var name: HintSourceName
+  var state: HintSourceState
+
+  private enum CodingKeys: String, CodingKey { case name, state, since, stale }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(name, forKey: .name)
+    try container.encode(state.name, forKey: .state)
+    try container.encodeIfPresent(state.sinceText, forKey: .since)
+    if state.isStale { try container.encode(true, forKey: .stale) }
   }
 }
 
@@ -87,6 +133,9 @@ public struct LinkStatus: Sendable, Equatable, Encodable {
   public var meteredReason: MeteredReason
   /// The SSID of the network a Wi-Fi link is associated with (from nl80211), if known.
   public var ssid: String?
+  /// ``meteredReason`` is the last answer of a source that went away (NetworkManager left the
+  /// bus): JSON `"stale": true` beside it.
+  public var isStale = false
 
   /// Creates a link status.
   public init(
@@ -105,7 +154,7 @@ public struct LinkStatus: Sendable, Equatable, Encodable {
   }
 
   private enum CodingKeys: String, CodingKey {
-    case name, index, type, up, carrier, metered, defaultRoute, meteredReason, ssid
+    case name, index, type, up, carrier, metered, defaultRoute, meteredReason, stale, ssid
   }
 
   /// Encodes with the documented keys.
@@ -119,6 +168,7 @@ public struct LinkStatus: Sendable, Equatable, Encodable {
     try container.encode(isMetered, forKey: .metered)
     try container.encode(hasDefaultRoute, forKey: .defaultRoute)
     try container.encode(meteredReason.code, forKey: .meteredReason)
+    if isStale { try container.encode(true, forKey: .stale) }
     try container.encodeIfPresent(ssid, forKey: .ssid)
   }
 }

@@ -88,7 +88,7 @@ extension ReachabilityModel {
     defaultRouteLinks.sort()
     let linksKey = StatusCache.LinksKey(
       defaultRouteLinks: defaultRouteLinks, uplink: uplink?.name, uplinkIsMetered: uplink?.metered)
-    let links = cache.links(for: linksKey) {
+    var links = cache.links(for: linksKey) {
       linkState.sortedLinks.map { link in
         var classification = classifications[link.index]!
         if classification.reason == .tunnelInherits(from: nil), let uplink {
@@ -103,13 +103,21 @@ extension ReachabilityModel {
           ssid: classification.type == .wifi ? hints.ssids[link.name] : nil)
       }
     }
+    if hints.sources[.networkManager]?.isStale == true {
+      for index in links.indices {
+        if case .networkManager = links[index].meteredReason { links[index].isStale = true }
+      }
+    }
     let primary = egress.first.flatMap { tables.links[$0.interfaceIndex]?.name }
     let primaryLink = links.first { $0.name == primary }
     let (connectivity, source) = hints.connectivity(primary: primary)
-    return NetworkStatus(
+    var status = NetworkStatus(
       isReachable: primary != nil, isDataMetered: primaryLink?.isMetered ?? false,
       primary: primary, links: links, malformedMessages: malformedMessages,
       connectivity: connectivity, connectivitySource: source, netlinkOverruns: netlinkOverruns)
+    status.sources = hints.sources
+    status.expectsConnectivity = hints.expectsConnectivity
+    return status
   }
 
   /// Each link's classification, the links in index order and which links and families are

@@ -55,3 +55,26 @@ import Testing
     }
   }
 }
+
+/// Unknown is not permission, over random interleavings of source answers and losses (a
+/// source not answered yet or no longer answering, connectivity expected but unknown, no
+/// source configured), power changes, triggers, completions and due times.
+@Suite struct UnknownIsNotPermissionProperties {
+  @Test(
+    "no run starts while a condition its network requirement needs is unknown or unmet",
+    arguments: [0, 2])
+  func noStartWithoutPermission(claimAhead: Int) async {
+    let starts = Mutex((all: 0, afterUnknown: 0))
+    await propertyCheck(count: 400, input: DispatchProperties.histories) { steps in
+      let simulation = DispatchProperties.simulate(steps, claimAhead: claimAhead)
+      starts.withLock {
+        $0.all += simulation.networkStarts
+        $0.afterUnknown += simulation.startsAfterUnknown
+      }
+      #expect(simulation.violations[.startedWithoutPermission] == nil, "after \(steps)")
+    }
+    // The histories do start network work, also after a source came back from unknown.
+    #expect(starts.withLock { $0.all } > 0)
+    #expect(starts.withLock { $0.afterUnknown } > 0)
+  }
+}

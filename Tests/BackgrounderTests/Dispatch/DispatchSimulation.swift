@@ -17,7 +17,7 @@ enum DispatchStep: Sendable, CustomStringConvertible {
 
   /// Decodes three small random numbers (see ``DispatchProperties``) into a step.
   init(kind: Int, task: Int, value: Int) {
-    let networks: [NetworkConditions] = [.unmetered, .metered, .offline]
+    let networks = Self.networks
     let requirements = NetworkRequirement.allCases
     switch kind {
     case 0, 1:
@@ -26,7 +26,7 @@ enum DispatchStep: Sendable, CustomStringConvertible {
         charging: value / 6 % 4 == 0)
     case 2: self = .cancel(task: task)
     case 3: self = .trigger(task: task)
-    case 4: self = .network(networks[value % 3])
+    case 4: self = .network(networks[value % networks.count])
     case 5:
       self = .power(PowerConditions(isCharging: value % 2 == 0, isBatteryNotLow: value % 3 != 0))
     case 6, 7: self = .advance(seconds: [1, 4, 7, 60, 601, 1_000, 3_700][value % 7])
@@ -37,6 +37,23 @@ enum DispatchStep: Sendable, CustomStringConvertible {
     }
   }
 
+  /// What the sources may say, answered or not: known conditions, a source that has not
+  /// answered yet (start-up) or no longer answers, connectivity expected but not known yet,
+  /// known-broken connectivity, and no source configured at all.
+  static let networks: [NetworkConditions] = [
+    .unmetered, .metered, .offline,
+    NetworkConditions(isReachable: true, unknownSources: ["NetworkManager"]),
+    NetworkConditions(isReachable: true, isDataMetered: true, unknownSources: ["nl80211"]),
+    NetworkConditions(isReachable: true, connectivity: .unknown, expectsConnectivity: true),
+    NetworkConditions(isReachable: true, connectivity: .full, expectsConnectivity: true),
+    NetworkConditions(isReachable: true, connectivity: .portal, expectsConnectivity: true),
+    NetworkConditions(isReachable: true, connectivity: .limited),
+    NetworkConditions(
+      isReachable: true, isDataMetered: true, connectivity: .full, expectsConnectivity: true),
+    NetworkConditions(isReachable: true, connectivity: .none),
+    .unconfigured,
+  ]
+
   var description: String {
     switch self {
     case .schedule(let task, let periodic, let network, let charging):
@@ -44,7 +61,9 @@ enum DispatchStep: Sendable, CustomStringConvertible {
     case .cancel(let task): "cancel(\(task))"
     case .trigger(let task): "trigger(\(task))"
     case .network(let conditions):
-      "network(\(conditions.isReachable ? conditions.isDataMetered ? "metered" : "unmetered" : "offline"))"
+      "network(\(conditions.isReachable ? conditions.isDataMetered ? "metered" : "unmetered" : "offline"), "
+        + "\(conditions.connectivity)\(conditions.expectsConnectivity ? " expected" : "")"
+        + "\(conditions.unknownSources.isEmpty ? "" : ", waiting for \(conditions.unknownSources)"))"
     case .power(let power): "power(charging: \(power.isCharging), ok: \(power.isBatteryNotLow))"
     case .advance(let seconds): "advance(\(seconds)s)"
     case .finish(let run, let result): "finish(\(run), \(result))"
@@ -83,7 +102,16 @@ struct DispatchSimulation {
     case oneRunPerCycle
     /// Deferrals never use an attempt; each claim carries the attempt the history implies.
     case attempts
+    /// Unknown is not permission: no worker is invoked (unless forced) while a condition its
+    /// network requirement needs is unknown or unmet (``DispatchSimulation/permits(_:_:)``).
+    case startedWithoutPermission
   }
+  /// Workers invoked with a network requirement, and those invoked right after the conditions
+  /// became known again (a source answered after being unknown).
+  private(set) var networkStarts = 0
+  private(set) var startsAfterUnknown = 0
+  private var lastWasUnknown = false
+  private var answeredAfterUnknown = false
   /// Breaches seen so far, in words, by invariant.
   private(set) var violations: [Invariant: [String]] = [:]
   /// The attempt number the next claim of each task must carry.
@@ -120,7 +148,10 @@ struct DispatchSimulation {
     case .trigger(let index):
       if machine.runNow(Self.tasks[index]) == .triggered { cycleEnded[Self.tasks[index]] = nil }
     case .network(let conditions):
+      let wasUnknown = lastWasUnknown
+      lastWasUnknown = !Self.isKnown(conditions)
       perform(machine.networkChanged(conditions, now: now))
+      if wasUnknown && !lastWasUnknown { answeredAfterUnknown = true }
     case .power(let conditions):
       perform(machine.powerChanged(conditions, now: now))
     case .advance(let seconds):
@@ -262,6 +293,42 @@ struct DispatchSimulation {
     runs[ticket.token] = Run(
       token: ticket.token, task: id, attempt: ticket.attempt,
       gateDeadline: ticket.gate?.deadline)
+    if ticket.gate == nil { checkPermitted(ticket.token, id) }
+  }
+
+  /// The specification of rule 1, written independently of the product's
+  /// `NetworkRequirement.isSatisfied(by:)`: every source answered, connectivity known when a
+  /// connectivity source is expected, reachable, not known-broken, unmetered when asked.
+  static func permits(_ requirement: NetworkRequirement, _ conditions: NetworkConditions) -> Bool {
+    if requirement == .none { return true }
+    guard isKnown(conditions), conditions.isReachable else { return false }
+    if [.none, .portal, .limited].contains(conditions.connectivity) { return false }
+    return requirement == .any || !conditions.isDataMetered
+  }
+
+  static func isKnown(_ conditions: NetworkConditions) -> Bool {
+    conditions.unknownSources.isEmpty
+      && !(conditions.expectsConnectivity && conditions.connectivity == .unknown)
+  }
+
+  /// A worker of `id` is invoked now (run `token`): its conditions must permit it.
+  private mutating func checkPermitted(_ token: RunToken, _ id: TaskId) {
+    guard let entry = machine.entries[id], case .running(token, _, let exempt) = entry.phase,
+      !exempt
+    else { return }
+    let requirement = entry.row.constraints.networkRequired
+    guard requirement != .none else { return }
+    networkStarts += 1
+    if answeredAfterUnknown { startsAfterUnknown += 1 }
+    if !Self.permits(requirement, machine.network) {
+      violations[.startedWithoutPermission, default: []].append(
+        "\(id) (\(requirement)) invoked under \(DispatchStep.network(machine.network))")
+    }
+    // What the worker is told is what the decision used.
+    if entry.startedUnder != machine.network {
+      violations[.startedWithoutPermission, default: []].append(
+        "\(id) told \(String(describing: entry.startedUnder)), decided under \(machine.network)")
+    }
   }
 
   private mutating func resolveGate(_ run: Run, passed: Bool) {
@@ -270,6 +337,7 @@ struct DispatchSimulation {
     switch decision {
     case .invoke:
       runs[run.token]?.gateDeadline = nil
+      checkPermitted(run.token, run.task)
     case .over:
       runs[run.token] = nil
       if let attemptBefore, let after = machine.entries[run.task]?.row.attempt,

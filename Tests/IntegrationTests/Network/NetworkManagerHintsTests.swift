@@ -20,7 +20,9 @@ struct NetworkManagerHintsTests {
 
   /// A monitor watching a namespace whose veth0 is reachable, fed by a hints service on `bus`.
   private func withHintedMonitor(
-    bus: PrivateBus, _ body: (ReachabilityMonitor, NamespaceSandbox) async throws -> Void
+    bus: PrivateBus, sourceTimeout: Duration = .seconds(5), staleHints: Duration = .seconds(120),
+    untilSettled: Bool = true,
+    _ body: (ReachabilityMonitor, NamespaceSandbox) async throws -> Void
   ) async throws {
     let sandbox = try NamespaceSandbox.create()
     defer { sandbox.remove() }
@@ -34,7 +36,9 @@ struct NetworkManagerHintsTests {
       logger: logger)
     let hints = NetworkHintsService(
       monitor: monitor,
-      configuration: NetworkHintsConfiguration(busAddress: bus.address, watchWifi: false),
+      configuration: NetworkHintsConfiguration(
+        busAddress: bus.address, watchWifi: false, sourceTimeout: sourceTimeout,
+        staleHints: staleHints),
       logger: logger)
     let running = Task {
       try await withThrowingTaskGroup(of: Void.self) { group in
@@ -44,7 +48,9 @@ struct NetworkManagerHintsTests {
       }
     }
     defer { running.cancel() }
-    _ = try await monitor.firstStatus("reachable via veth0") { $0.primary == "veth0" }
+    _ = try await monitor.firstStatus("reachable via veth0") {
+      $0.primary == "veth0" && (!untilSettled || $0.isSettled)
+    }
     try await body(monitor, sandbox)
   }
 
@@ -74,25 +80,111 @@ struct NetworkManagerHintsTests {
     }
   }
 
-  @Test func networkManagerLeavingAndComingBackIsFollowed() async throws {
+  @Test func networkManagerLeavingKeepsItsLastAnswerStaleUntilTheLimit() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try bus.startNetworkManager()
+    _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
+    try await withHintedMonitor(bus: bus, staleHints: .milliseconds(600)) { monitor, _ in
+      let fresh = try await monitor.firstStatus("metered by NetworkManager") { $0.isDataMetered }
+      #expect(fresh.sources[.networkManager] == .answered)
+      #expect(MonitoredNetwork.conditions(fresh).isKnown)
+
+      // NetworkManager leaves the bus (as in `systemctl restart`): held work stays held.
+      bus.stopNetworkManager()
+      let stale = try await monitor.firstStatus("NetworkManager's answer kept, stale") {
+        $0.networkManagerIsStale
+      }
+      #expect(stale.isDataMetered, "the kernel's guess (veth: unmetered) must not take over")
+      #expect(stale.primaryLink?.meteredReason == .networkManager(.yes))
+      #expect(stale.primaryLink?.isStale == true)
+      #expect(stale.connectivity == .full && stale.connectivityIsStale)
+      #expect(LinuxConditionSources.healthProblems(of: stale).isEmpty)
+
+      // Past the stale limit: the kernel decides, and a health problem says so.
+      let expired = try await monitor.firstStatus("the stale answer dropped") {
+        if case .expired = $0.sources[.networkManager] { true } else { false }
+      }
+      #expect(!expired.isDataMetered)
+      #expect(expired.primaryLink?.meteredReason == .virtual(kind: "veth"))
+      #expect(
+        LinuxConditionSources.healthProblems(of: expired).map(\.kind) == [.conditionSourceGone])
+
+      // It comes back: its fresh answer wins.
+      try bus.startNetworkManager()
+      _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
+      let back = try await monitor.firstStatus("NetworkManager back") {
+        $0.isDataMetered && $0.sources[.networkManager] == .answered
+      }
+      #expect(back.primaryLink?.meteredReason == .networkManager(.yes))
+      #expect(back.primaryLink?.isStale == false)
+    }
+  }
+
+  @Test func networkManagerReturningWithinTheLimitReplacesTheStaleAnswer() async throws {
     let bus = try PrivateBus()
     defer { bus.close() }
     try bus.startNetworkManager()
     _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
     try await withHintedMonitor(bus: bus) { monitor, _ in
       _ = try await monitor.firstStatus("metered by NetworkManager") { $0.isDataMetered }
-      #expect(monitor.status.connectivity == .full)
-
       bus.stopNetworkManager()
-      let gone = try await monitor.firstStatus("kernel signals after NetworkManager left") {
-        !$0.isDataMetered && $0.connectivity == .unknown
-      }
-      #expect(gone.primaryLink?.meteredReason == .virtual(kind: "veth"))
-
+      _ = try await monitor.firstStatus("stale") { $0.networkManagerIsStale }
       try bus.startNetworkManager()
-      _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
-      let back = try await monitor.firstStatus("NetworkManager back") { $0.isDataMetered }
-      #expect(back.primaryLink?.meteredReason == .networkManager(.yes))
+      _ = try bus.addWifiDevice(interface: "veth0", metered: Self.notMetered)
+      let back = try await monitor.firstStatus("its fresh answer") {
+        $0.sources[.networkManager] == .answered && !$0.isDataMetered
+      }
+      #expect(back.primaryLink?.meteredReason == .networkManager(.no))
+    }
+  }
+
+  @Test func silentNetworkManagerTimesOutOncePerSourceNotPerDevice() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try bus.startNetworkManager()
+    for index in 0..<4 {
+      _ = try bus.addWifiDevice(
+        interface: "wlan\(index)", metered: Self.metered, device: "wifi\(index)")
+    }
+    bus.signalNetworkManager(SIGSTOP)  // on the bus, silent
+    let started = ContinuousClock.now
+    try await withHintedMonitor(bus: bus, sourceTimeout: .milliseconds(400)) { monitor, _ in
+      let elapsed = ContinuousClock.now - started
+      let status = monitor.status
+      guard case .timedOut = status.sources[.networkManager] else {
+        Issue.record("NetworkManager should have timed out: \(status.sources)")
+        return
+      }
+      #expect(status.isSettled, "timed out counts as answered for readiness")
+      #expect(MonitoredNetwork.conditions(status).isKnown)
+      // One limit for the whole read, not 400 ms per device (4 × 400 ms).
+      #expect(elapsed < .milliseconds(1_500), "settled after \(elapsed)")
+      #expect(
+        LinuxConditionSources.healthProblems(of: status).map(\.kind)
+          == [.conditionSourceTimedOut])
+      bus.signalNetworkManager(SIGCONT)
+    }
+  }
+
+  @Test func theStatusIsNotSettledBeforeNetworkManagerAnswers() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try bus.startNetworkManager()
+    _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
+    bus.signalNetworkManager(SIGSTOP)
+    try await withHintedMonitor(bus: bus, sourceTimeout: .seconds(30), untilSettled: false) {
+      monitor, _ in
+      let waiting = monitor.status
+      #expect(waiting.waitingSources == [.networkManager])
+      let conditions = MonitoredNetwork.conditions(waiting)
+      #expect(!conditions.isKnown)
+      #expect(conditions.unknownSources == ["NetworkManager"])
+      #expect(!NetworkRequirement.any.isSatisfied(by: conditions))
+      bus.signalNetworkManager(SIGCONT)
+      let answered = try await monitor.firstStatus("NetworkManager answered") { $0.isSettled }
+      #expect(answered.isDataMetered)
+      #expect(MonitoredNetwork.conditions(answered).isKnown)
     }
   }
 
@@ -103,6 +195,7 @@ struct NetworkManagerHintsTests {
       let status = monitor.status
       #expect(status.primaryLink?.meteredReason == .virtual(kind: "veth"))
       #expect(status.connectivity == .unknown)
+      #expect(status.sources[.networkManager] == .absent, "definitively absent: not waited for")
       // It appears later: picked up through NameOwnerChanged.
       try bus.startNetworkManager()
       _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)

@@ -83,15 +83,24 @@ final class PrivateBus: @unchecked Sendable {
   func stopNetworkManager() {
     guard let mock else { return }
     kill(mock.processIdentifier, SIGKILL)
+    kill(mock.processIdentifier, SIGCONT)
     mock.waitUntilExit()
     self.mock = nil
   }
 
+  /// Sends `signal` to the mock NetworkManager (`SIGSTOP`: on the bus but silent; `SIGCONT`).
+  func signalNetworkManager(_ signal: Int32) {
+    guard let mock else { return }
+    kill(mock.processIdentifier, signal)
+  }
+
   /// Adds a Wi-Fi device for interface `name`, with a `Metered` property of `metered`; returns
   /// its object path.
-  func addWifiDevice(interface name: String, metered: UInt32) throws -> String {
+  func addWifiDevice(interface name: String, metered: UInt32, device: String = "wifi0") throws
+    -> String
+  {
     let output = try send(
-      path: Self.mockPath, method: "\(Self.mockInterface).AddWiFiDevice", "string:wifi0",
+      path: Self.mockPath, method: "\(Self.mockInterface).AddWiFiDevice", "string:\(device)",
       "string:\(name)", "uint32:100")
     guard let path = output.split(separator: "\"").dropFirst().first.map(String.init) else {
       throw Failed(description: "AddWiFiDevice answered \(output)")

@@ -16,11 +16,16 @@ public struct MonitoredNetwork: NetworkConditionSource {
     monitor.statusUpdates().mapped(Self.conditions)
   }
 
-  static func conditions(_ status: NetworkStatus) -> NetworkConditions {
+  /// The runtime's view of `status`: a source still waiting for its first answer makes the
+  /// conditions unknown (``NetworkConditions/unknownSources``), and so does unknown
+  /// connectivity while a connectivity source is expected.
+  public static func conditions(_ status: NetworkStatus) -> NetworkConditions {
     NetworkConditions(
       isReachable: status.isReachable, isDataMetered: status.isDataMetered,
       primaryLink: status.primary,
-      connectivity: InternetConnectivity(rawValue: status.connectivity.rawValue) ?? .unknown)
+      connectivity: InternetConnectivity(rawValue: status.connectivity.rawValue) ?? .unknown,
+      unknownSources: status.waitingSources.map(\.rawValue),
+      expectsConnectivity: status.expectsConnectivity)
   }
 }
 

@@ -1,0 +1,152 @@
+import Backgrounder
+import EventLoops
+import Foundation
+import Logging
+import NetworkHints
+import PowerSource
+import Reachability
+import ServiceLifecycle
+
+/// Every live Linux condition source, wired exactly as the `backgrounder` daemon wires them
+/// (the daemon uses this type): rtnetlink (``ReachabilityMonitor``), NetworkManager over D-Bus
+/// and nl80211 SSIDs (``NetworkHintsService``), the opt-in connectivity probe
+/// (``ConnectivityProber``), power (``PowerProbe``) and wall-clock changes
+/// (``WallClockChangeMonitor``).
+///
+/// One import, one line:
+///
+/// ```swift
+/// let sources = LinuxConditionSources(logger: logger)
+/// let runtime = Backgrounder(configuration: sources.configuration(storePath: path))
+/// // run `sources` (a Service) alongside the runtime, e.g. in a ServiceGroup
+/// ```
+///
+/// Unknown is not permission: until NetworkManager and nl80211 have answered (or are known
+/// absent, or timed out), the runtime's network conditions are unknown and no work that needs
+/// the network starts.
+public final class LinuxConditionSources: Service, Sendable {
+  /// What to watch and how.
+  public struct Options: Sendable {
+    /// The monitor's settings (interface and SSID overrides, sysfs root, namespace).
+    public var reachability: ReachabilityConfiguration
+    /// NetworkManager and nl80211 (source timeout, stale-hints limit, bus address).
+    public var hints: NetworkHintsConfiguration
+    /// The opt-in HTTP connectivity probe; `nil`: none.
+    public var connectivityCheck: ConnectivityCheck?
+    /// Root of the sysfs tree for power supplies.
+    public var sysfsRoot: String
+
+    /// Creates options; the defaults watch the live system as the daemon does.
+    public init(
+      reachability: ReachabilityConfiguration = ReachabilityConfiguration(),
+      hints: NetworkHintsConfiguration = NetworkHintsConfiguration(),
+      connectivityCheck: ConnectivityCheck? = nil, sysfsRoot: String = "/sys"
+    ) {
+      self.reachability = reachability
+      self.hints = hints
+      self.connectivityCheck = connectivityCheck
+      self.sysfsRoot = sysfsRoot
+    }
+  }
+
+  /// The rtnetlink monitor; its status carries every hint source's state.
+  public let monitor: ReachabilityMonitor
+  /// The power-supply probe.
+  public let powerProbe: PowerProbe
+  /// Wall-clock steps and resumes from suspend.
+  public let clockChanges: WallClockChangeMonitor
+  /// The long-running parts by name ("network monitor", "network hints", …), in start order:
+  /// ``run()`` runs them all; a host that names its parts (the daemon) runs them itself.
+  public let parts: [(name: String, service: any Service)]
+
+  /// Creates the sources; nothing is watched until ``run()`` (or each of ``parts`` runs). The
+  /// hint sources count as waiting from here on. The clock-change timer is watched by
+  /// `eventLoop` (a host's shared loop), or by a loop of its own while it runs.
+  public init(options: Options = Options(), eventLoop: EventLoop? = nil, logger: Logger) {
+    monitor = ReachabilityMonitor(configuration: options.reachability, logger: logger)
+    powerProbe = PowerProbe(sysfsRoot: options.sysfsRoot, logger: logger)
+    clockChanges = WallClockChangeMonitor(logger: logger, eventLoop: eventLoop)
+    var parts: [(name: String, service: any Service)] = [
+      ("network monitor", monitor),
+      (
+        "network hints",
+        NetworkHintsService(monitor: monitor, configuration: options.hints, logger: logger)
+      ),
+    ]
+    if let check = options.connectivityCheck {
+      parts.append(
+        (
+          "connectivity probe",
+          ConnectivityProber(
+            monitor: monitor, check: check,
+            networkNamespacePath: options.reachability.networkNamespacePath, logger: logger)
+        ))
+    }
+    parts += [("power probe", powerProbe), ("clock-change monitor", clockChanges)]
+    self.parts = parts
+  }
+
+  /// The network source for the runtime.
+  public var network: MonitoredNetwork { MonitoredNetwork(monitor) }
+  /// The power source for the runtime.
+  public var power: MonitoredPower { MonitoredPower(powerProbe) }
+
+  /// Puts these sources into `configuration`: network, power and clock changes.
+  public func configure(_ configuration: inout Backgrounder.Configuration) {
+    configuration.network = network
+    configuration.power = power
+    configuration.clockChanges = clockChanges
+  }
+
+  /// A runtime configuration for `storePath` with these sources and defaults for the rest.
+  public func configuration(storePath: String, logger: Logger? = nil)
+    -> Backgrounder.Configuration
+  {
+    var configuration = Backgrounder.Configuration(storePath: storePath)
+    if let logger { configuration.logger = logger }
+    configure(&configuration)
+    return configuration
+  }
+
+  /// Runs every part until cancelled or graceful shutdown; the first failure ends them all.
+  public func run() async throws {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for part in parts {
+        let service = part.service
+        group.addTask { try await service.run() }
+      }
+      try await group.waitForAll()
+    }
+  }
+}
+
+extension LinuxConditionSources {
+  /// The hint sources' problems, for `status` `"health"` and `doctor`: a source that timed out
+  /// (treated as absent), and a stale answer dropped after the stale-hints limit (the kernel
+  /// decides).
+  public func healthProblems() -> [HealthProblem] {
+    Self.healthProblems(of: monitor.status)
+  }
+
+  /// The problems `status`'s hint sources show.
+  public static func healthProblems(of status: NetworkStatus) -> [HealthProblem] {
+    status.sources.keys.sorted().compactMap { name -> HealthProblem? in
+      guard let state = status.sources[name] else { return nil }
+      let at = state.since.map { Date(timeIntervalSince1970: $0) }
+      switch state {
+      case .timedOut:
+        return HealthProblem(
+          kind: .conditionSourceTimedOut, detectedAt: at,
+          message: "\(name.rawValue) is on the bus but did not answer in time; it is treated "
+            + "as absent (kernel signals decide) until it answers")
+      case .expired:
+        return HealthProblem(
+          kind: .conditionSourceGone, detectedAt: at,
+          message: "\(name.rawValue) left and stayed away past the stale-hints limit; its "
+            + "last answer was dropped and kernel signals decide")
+      default:
+        return nil
+      }
+    }
+  }
+}
