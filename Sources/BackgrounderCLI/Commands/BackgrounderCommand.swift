@@ -16,6 +16,7 @@ struct BackgrounderCommand: AsyncParsableCommand {
       DoctorCommand.self,
       CaptureCommand.self,
       UnitCommand.self,
+      CalendarCommand.self,
     ]
   )
 }

@@ -1,10 +1,11 @@
 /// Turns one `[[job]]` table into a validated `JobDefinition`.
 enum JobReader {
-  static let keys: [String] = [
-    "id", "command", "every", "flex", "once", "delay", "network", "requires-charging",
-    "requires-battery-not-low", "budget", "backoff", "environment", "working-directory",
-    "expedited", "inherit-environment",
-  ]
+  static let keys: [String] =
+    [
+      "id", "command", "every", "flex", "once", "delay", "network", "requires-charging",
+      "requires-battery-not-low", "budget", "backoff", "environment", "working-directory",
+      "expedited", "inherit-environment",
+    ] + CalendarSettingsReader.keys
 
   static func read(_ job: TableReader) throws(ConfigurationError) -> JobDefinition {
     try job.rejectUnknownKeys(keys)
@@ -14,6 +15,14 @@ enum JobReader {
     guard let command = try job.stringArray("command") else {
       throw job.error(
         "command", "missing (an argv array such as [\"rsync\", \"-a\", \"src\", \"dst\"])")
+    }
+    if let calendar = try CalendarSettingsReader.read(job) {
+      // Checked in full above, so that a wrong expression or window is reported precisely;
+      // the dispatcher does not run calendar schedules or windows yet (issue #26).
+      throw job.error(
+        calendar.keysWritten[0],
+        "calendar schedules and time windows are checked but not yet run by this version "
+          + "(`backgrounder calendar` shows their elapses); use `every` for now")
     }
     var definition = JobDefinition(id: id, command: command, schedule: try schedule(of: job))
     if let network = try job.string("network") {

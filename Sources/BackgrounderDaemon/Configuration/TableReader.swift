@@ -112,6 +112,16 @@ struct TableReader {
     return strings
   }
 
+  /// A string or a non-empty array of strings (`calendar = "daily"` or `calendar = [...]`).
+  func stringOrStringArray(_ key: String) throws(ConfigurationError) -> [String]? {
+    guard let value = table[key] else { return nil }
+    if let string = value.string { return [string] }
+    guard let strings = try stringArray(key), !strings.isEmpty else {
+      throw mismatch(key, "a string or a non-empty array of strings", value)
+    }
+    return strings
+  }
+
   func stringTable(_ key: String) throws(ConfigurationError) -> [String: String]? {
     guard let value = table[key] else { return nil }
     guard let inner = value.table else { throw mismatch(key, "a table of strings", value) }

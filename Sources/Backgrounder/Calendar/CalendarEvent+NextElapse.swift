@@ -1,0 +1,275 @@
+import Foundation
+
+extension CalendarEvent {
+  /// The last year systemd schedules in.
+  static let maximumYear = 2199
+
+  /// What follows an instant.
+  public enum Next: Hashable, Sendable {
+    /// The next elapse.
+    case elapse(WallInstant)
+    /// The event never elapses again (a date in the past, a February 30th).
+    case never
+    /// The search did not settle within systemd's 1,000 steps (systemd reports an "infinite
+    /// loop in calendar calculation"); a time zone's transitions can make this happen.
+    case unresolved
+  }
+
+  /// The first elapse strictly after `instant` (to the microsecond, as systemd counts), or
+  /// nil when there is none (``Next/never`` or ``Next/unresolved``). `localZone` is the zone
+  /// of ``Zone/local``.
+  public func nextElapse(
+    after instant: WallInstant, localZone: TimeZone = CalendarTimeZones.local()
+  ) -> WallInstant? {
+    guard case .elapse(let next) = next(after: instant, localZone: localZone) else { return nil }
+    return next
+  }
+
+  /// What follows `instant`: its next elapse, or why there is none.
+  public func next(
+    after instant: WallInstant, localZone: TimeZone = CalendarTimeZones.local()
+  ) -> Next {
+    let microseconds = instant.nanosecondsSince1970.floorDivided(by: 1000)
+    switch next(afterMicroseconds: microseconds, localZone: localZone) {
+    case .elapse(let next): return .elapse(WallInstant(nanosecondsSince1970: next * 1000))
+    case .never: return .never
+    case .unresolved: return .unresolved
+    }
+  }
+
+  /// The next `count` elapses after `instant`, each following the one before; fewer when the
+  /// event ends.
+  public func elapses(
+    after instant: WallInstant, count: Int, localZone: TimeZone = CalendarTimeZones.local()
+  ) -> [WallInstant] {
+    var result: [WallInstant] = []
+    var base = instant
+    while result.count < count, let next = nextElapse(after: base, localZone: localZone) {
+      result.append(next)
+      base = next
+    }
+    return result
+  }
+
+  /// systemd's `calendar_spec_next_usec`: microseconds since 1970 in and out.
+  func next(afterMicroseconds base: Int64, localZone: TimeZone) -> MicrosecondElapse {
+    guard base >= -1 else { return .never }
+    let start = base + 1
+    let seconds = start.floorDivided(by: 1_000_000)
+    let zone = CalendarTimeZones.timeZone(self.zone, local: localZone)
+    let converter = LocalTimeConverter(zone: zone, near: seconds)
+    var search = ElapseSearch(
+      event: self, converter: converter, fields: converter.fields(at: seconds),
+      microsecond: Int(start - seconds * 1_000_000))
+    switch search.run() {
+    case .found:
+      let elapse = search.converter.instant(normalizing: &search.fields)
+      guard elapse >= 0 else { return .never }
+      return .elapse(elapse * 1_000_000 + Int64(search.microsecond))
+    case .none: return .never
+    case .gaveUp: return .unresolved
+    }
+  }
+
+  /// ``Next`` in microseconds since 1970.
+  enum MicrosecondElapse: Hashable {
+    case elapse(Int64)
+    case never
+    case unresolved
+  }
+}
+
+/// systemd's `find_next`: moves the fields forward, field by field from the year down, to the
+/// first that match, re-normalizing through `mktime` at each step as systemd does.
+private struct ElapseSearch {
+  let event: CalendarEvent
+  var converter: LocalTimeConverter
+  var fields: CivilTime
+  var microsecond: Int
+
+  /// systemd's safety valve against a search that does not converge.
+  static let maximumIterations = 1000
+
+  enum Outcome {
+    case found
+    case none
+    case gaveUp
+  }
+
+  /// Whether a matching time was found, there is none, or no answer came in
+  /// ``maximumIterations`` steps.
+  mutating func run() -> Outcome {
+    for _ in 0..<Self.maximumIterations {
+      _ = converter.instant(normalizing: &fields)
+      fields.isDST = -1
+
+      var year = fields.year
+      let yearMatch = match(event.years, &year)
+      fields.year = year
+      if yearMatch > 0 { resetBelowYear() }
+      if yearMatch < 0 { return .none }
+      if withinBounds() <= 0 { return .none }
+
+      var month = fields.month0 + 1
+      var result = match(event.months, &month)
+      fields.month0 = month - 1
+      if result > 0 { resetBelowMonth() }
+      if outOfBounds(&result) {
+        fields.year += 1
+        resetBelowYear()
+        continue
+      }
+      if result == 0 { continue }
+
+      var day = fields.day
+      result = match(event.days, &day, days: true)
+      fields.day = day
+      if result > 0 { resetTime() }
+      if outOfBounds(&result) {
+        fields.month0 += 1
+        resetBelowMonth()
+        continue
+      }
+      if result == 0 { continue }
+
+      if !matchesWeekday() {
+        fields.day += 1
+        resetTime()
+        continue
+      }
+
+      var hour = fields.hour
+      result = match(event.hours, &hour)
+      fields.hour = hour
+      if result > 0 { resetBelowHour() }
+      if outOfBounds(&result) {
+        fields.day += 1
+        resetTime()
+        continue
+      }
+      if result == 0 { continue }
+
+      var minute = fields.minute
+      result = match(event.minutes, &minute)
+      fields.minute = minute
+      if result > 0 { resetBelowMinute() }
+      if outOfBounds(&result) {
+        fields.hour += 1
+        resetBelowHour()
+        continue
+      }
+      if result == 0 { continue }
+
+      var second = fields.second * 1_000_000 + microsecond
+      result = match(event.microseconds, &second)
+      microsecond = second % 1_000_000
+      fields.second = second / 1_000_000
+      if outOfBounds(&result) {
+        fields.minute += 1
+        resetBelowMinute()
+        continue
+      }
+      if result == 0 { continue }
+      return .found
+    }
+    return .gaveUp
+  }
+
+  /// systemd's `r < 0 || (r = tm_within_bounds(…)) < 0`.
+  private mutating func outOfBounds(_ result: inout Int) -> Bool {
+    if result < 0 { return true }
+    result = withinBounds()
+    return result < 0
+  }
+
+  private mutating func resetBelowYear() {
+    fields.month0 = 0
+    resetBelowMonth()
+  }
+
+  private mutating func resetBelowMonth() {
+    fields.day = 1
+    resetTime()
+  }
+
+  private mutating func resetTime() {
+    fields.hour = 0
+    resetBelowHour()
+  }
+
+  private mutating func resetBelowHour() {
+    fields.minute = 0
+    resetBelowMinute()
+  }
+
+  private mutating func resetBelowMinute() {
+    fields.second = 0
+    microsecond = 0
+  }
+
+  /// systemd's `find_matching_component`: moves `value` to the least matching value at or
+  /// after it. 1 moved, 0 already matching, -1 none left.
+  private mutating func match(
+    _ chain: [CalendarComponent]?, _ value: inout Int, days: Bool = false
+  ) -> Int {
+    guard let chain else { return 0 }
+    var best: Int?
+    for component in chain {
+      var start = component.start
+      var stop = component.stop
+      if days && event.endOfMonth {
+        start = endOfMonthDay(start)
+        stop = endOfMonthDay(stop)
+        if stop > 0 { swap(&start, &stop) }
+      }
+      if start >= value {
+        if best == nil || start < best! { best = start }
+      } else if component.repetition > 0 {
+        let steps = (value - start + component.repetition - 1) / component.repetition
+        let candidate = start + component.repetition * steps
+        if (best == nil || candidate < best!) && (stop < 0 || candidate <= stop) {
+          best = candidate
+        }
+      }
+    }
+    guard let best else { return -1 }
+    defer { value = best }
+    return value != best ? 1 : 0
+  }
+
+  /// systemd's `find_end_of_month`: the day `fromEnd - 1` days before this month's last, or -1.
+  private mutating func endOfMonthDay(_ fromEnd: Int) -> Int {
+    var probe = fields
+    probe.month0 += 1
+    probe.day = 1 - fromEnd
+    _ = converter.instant(normalizing: &probe)
+    return probe.month0 == fields.month0 ? probe.day : -1
+  }
+
+  /// systemd's `tm_within_bounds`: 1 when the fields are a real local time; 0 when `mktime`
+  /// moved them forward (they are replaced by the moved ones, with the unit below the first
+  /// that moved reset, so no elapse is skipped); -1 when it moved them backward or past the
+  /// last year.
+  private mutating func withinBounds() -> Int {
+    guard fields.year <= CalendarEvent.maximumYear else { return -1 }
+    var normalized = fields
+    _ = converter.instant(normalizing: &normalized)
+    let units: [WritableKeyPath<CivilTime, Int>] = [
+      \.year, \.month0, \.day, \.hour, \.minute, \.second,
+    ]
+    let resetValues = [0, 1, 0, 0, 0]
+    guard let moved = units.firstIndex(where: { normalized[keyPath: $0] != fields[keyPath: $0] })
+    else { return 1 }
+    guard normalized[keyPath: units[moved]] > fields[keyPath: units[moved]] else { return -1 }
+    if moved < resetValues.count { normalized[keyPath: units[moved + 1]] = resetValues[moved] }
+    fields = normalized
+    return 0
+  }
+
+  private mutating func matchesWeekday() -> Bool {
+    guard let weekdays = event.weekdays else { return true }
+    var normalized = fields
+    _ = converter.instant(normalizing: &normalized)
+    return weekdays & (1 << normalized.weekdayFromMonday) != 0
+  }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// `localtime_r` and `mktime` over a Foundation `TimeZone` (or `gmtime`/`timegm` for UTC),
+/// reproducing glibc's choices where local time is not one-to-one: a time in a
+/// spring-forward gap is read with the offset before the gap (so it lands that much later), a
+/// time that happens twice takes the offset of the previous conversion (glibc's
+/// `localtime_offset`), unless the fields ask for standard or daylight time.
+struct LocalTimeConverter {
+  private let zone: TimeZone?
+  /// The UTC offset glibc's `mktime` guesses first: that of its previous answer.
+  private var offsetGuess: Int
+
+  init(zone: TimeZone?, near seconds: Int64) {
+    self.zone = zone
+    self.offsetGuess = 0
+    self.offsetGuess = offset(at: seconds)
+  }
+
+  /// The fields of `seconds` in this zone (`localtime_r`).
+  func fields(at seconds: Int64) -> CivilTime {
+    var fields = CivilTime(utcSeconds: seconds + Int64(offset(at: seconds)))
+    if let zone {
+      fields.isDST = zone.isDaylightSavingTime(for: date(seconds)) ? 1 : 0
+    }
+    return fields
+  }
+
+  /// The instant of `fields`, which are normalized to that instant's (`mktime`).
+  mutating func instant(normalizing fields: inout CivilTime) -> Int64 {
+    let local = fields.secondsAsUTC
+    guard zone != nil else {
+      fields = CivilTime(utcSeconds: local)
+      return local
+    }
+    var seconds = resolve(local: local)
+    if fields.isDST >= 0, isDST(seconds) != (fields.isDST != 0) {
+      seconds = neighbourWithDST(fields.isDST != 0, of: seconds, local: local) ?? seconds
+    }
+    offsetGuess = Int(local - seconds)
+    fields = self.fields(at: seconds)
+    return seconds
+  }
+
+  private func resolve(local: Int64) -> Int64 {
+    let first = local - Int64(offsetGuess)
+    let firstOffset = offset(at: first)
+    if firstOffset == offsetGuess { return first }
+    let second = local - Int64(firstOffset)
+    let secondOffset = offset(at: second)
+    if secondOffset == firstOffset { return second }
+    let third = local - Int64(secondOffset)
+    if offset(at: third) == secondOffset { return third }
+    // A gap: read the fields with the offset before it, which lands after it.
+    return local - Int64(min(firstOffset, secondOffset))
+  }
+
+  /// glibc's search for a nearby instant with the requested `tm_isdst`, whose offset then reads
+  /// the fields.
+  private func neighbourWithDST(_ wanted: Bool, of seconds: Int64, local: Int64) -> Int64? {
+    let stride: Int64 = 601_200
+    let bound: Int64 = 536_454_000 / 2 + stride
+    var delta = stride
+    while delta < bound {
+      for direction: Int64 in [-1, 1] {
+        let other = seconds + delta * direction
+        if isDST(other) == wanted { return local - Int64(offset(at: other)) }
+      }
+      delta += stride
+    }
+    return nil
+  }
+
+  private func offset(at seconds: Int64) -> Int {
+    zone?.secondsFromGMT(for: date(seconds)) ?? 0
+  }
+
+  private func isDST(_ seconds: Int64) -> Bool {
+    zone?.isDaylightSavingTime(for: date(seconds)) ?? false
+  }
+
+  private func date(_ seconds: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(seconds)) }
+}

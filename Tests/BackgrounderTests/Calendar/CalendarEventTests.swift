@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+@testable import Backgrounder
+
+@Suite("Calendar events")
+struct CalendarEventTests {
+  private static let berlin = TimeZone(identifier: "Europe/Berlin")!
+
+  private static func elapses(
+    _ expression: String, after seconds: Int64, count: Int = 3, zone: TimeZone = berlin
+  ) throws -> [String] {
+    let event = try CalendarEvent(expression)
+    return event.elapses(
+      after: WallInstant(nanosecondsSince1970: seconds * 1_000_000_000), count: count,
+      localZone: zone
+    ).map { CalendarTimeFormat.iso8601($0, in: event.timeZone(localZone: zone)) }
+  }
+
+  @Test("normalized forms as systemd writes them")
+  func normalizedForms() throws {
+    let cases = [
+      "Mon-Wed *-*-* 1:2:3.25": "Mon..Wed *-*-* 01:02:03.250000",
+      "weekly": "Mon *-*-* 00:00:00",
+      "quarterly": "*-01,04,07,10-01 00:00:00",
+      "*-*~1..3/2": "*-*~01..03/2 00:00:00",
+      "00:00:1.5..10/2.25": "*-*-* 00:00:01.500000..08.250000/2.250000",
+      "12:00 utc": "*-*-* 12:00:00 UTC",
+      "Sat,Sun,Mon 8..20/4:00 Europe/Berlin": "Mon,Sat,Sun *-*-* 08..20/4:00:00 Europe/Berlin",
+      "@1234567890": "2009-02-13 23:31:30 UTC",
+      "*:19..49/1,17..49": "*-*-* *:17..49,19..49:00",
+    ]
+    for (expression, normalized) in cases {
+      #expect(try CalendarEvent(expression).normalized == normalized, "\(expression)")
+    }
+  }
+
+  @Test("an invalid expression's error names the offending part")
+  func errorsNameTheOffendingPart() {
+    let cases = [
+      "Mon..Funday 12:00": "Funday", "*-13-01": "month", "*:*:60": "second",
+      "12:00 Nowhere/City": "Nowhere/City", "*-*-* 24:00": "hour", "Sat..Mon": "Mon",
+    ]
+    for (expression, part) in cases {
+      #expect {
+        try CalendarEvent(expression)
+      } throws: { error in
+        "\(error)".contains(part) && "\(error)".contains(expression)
+      }
+    }
+  }
+
+  @Test("a 02:30 that does not exist is skipped; one that happens twice runs once")
+  func daylightSavingTransitions() throws {
+    // 2024-03-31: Berlin jumps 02:00 → 03:00; 2024-10-27: 03:00 → 02:00.
+    #expect(
+      try Self.elapses("*-*-* 02:30", after: 1_711_800_000, count: 2) == [
+        "2024-04-01T02:30:00+02:00", "2024-04-02T02:30:00+02:00",
+      ])
+    #expect(
+      try Self.elapses("*-*-* 02:30", after: 1_729_900_000, count: 3) == [
+        "2024-10-26T02:30:00+02:00", "2024-10-27T02:30:00+02:00", "2024-10-28T02:30:00+01:00",
+      ])
+    // Hourly over the fall-back: the repeated 02:30 (+01:00) is not run again.
+    #expect(
+      try Self.elapses("*:30", after: 1_729_985_400, count: 2) == [
+        "2024-10-27T02:30:00+02:00", "2024-10-27T03:30:00+01:00",
+      ])
+  }
+
+  @Test("month ends and leap days")
+  func monthEndsAndLeapDays() throws {
+    #expect(
+      try Self.elapses("*-02~1", after: 1_672_531_200, count: 3, zone: .gmt) == [
+        "2023-02-28T00:00:00+00:00", "2024-02-29T00:00:00+00:00", "2025-02-28T00:00:00+00:00",
+      ])
+    #expect(
+      try Self.elapses("*-02-29 12:00 UTC", after: 4_070_908_800, count: 1) == [
+        "2104-02-29T12:00:00+00:00"
+      ])
+    #expect(try Self.elapses("*-02-30", after: 0) == [])
+  }
+
+  @Test("the local zone follows TZ, with or without a leading colon")
+  func localZoneFollowsTZ() {
+    #expect(CalendarTimeZones.local(environment: ["TZ": ":Asia/Tokyo"]).identifier == "Asia/Tokyo")
+    #expect(
+      CalendarTimeZones.local(environment: ["TZ": "America/New_York"]).identifier
+        == "America/New_York")
+    #expect(CalendarTimeZones.local(environment: ["TZ": ""]).secondsFromGMT() == 0)
+  }
+}
