@@ -133,7 +133,7 @@ let package = Package(
       name: "BackgrounderLinux",
       dependencies: [
         "Backgrounder", "Broadcasting", "EventLoops", "Locking", "NetworkHints", "PowerSource",
-        "Reachability", "SystemCalls",
+        "Reachability", "CSystemShims", "SystemCalls",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "SystemPackage", package: "swift-system"),
