@@ -63,10 +63,14 @@ public final class Daemon: Service {
     let monitor = ReachabilityMonitor(
       configuration: configuration.reachabilityConfiguration(sysfsRoot: options.sysfsRoot),
       logger: logger)
-    let probe = PowerProbe(sysfsRoot: options.sysfsRoot, logger: logger)
-    // The one thread for the low-traffic descriptors: the control socket, the clock timer.
+    // The one thread for the low-traffic descriptors: the control socket, the clock timer,
+    // the uevent socket.
     let eventLoop = try EventLoop(name: "bg-events")
     defer { eventLoop.stop() }
+    // A socket that cannot be opened here is opened (and its failure logged) by the probe.
+    let probe = PowerProbe(
+      sysfsRoot: options.sysfsRoot, logger: logger,
+      uevents: try? NetlinkUeventSocket(eventLoop: eventLoop))
     let clock = WallClockChangeMonitor(logger: logger, eventLoop: eventLoop)
     let network = MonitoredNetwork(monitor)
     var runtimeConfiguration = Backgrounder.Configuration(
