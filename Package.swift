@@ -101,6 +101,7 @@ let package = Package(
       name: "PowerSource",
       dependencies: [
         "Broadcasting",
+        "EventLoops",
         "Locking",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -9,9 +9,9 @@ Usage (root: the daemon runs in a network namespace this script creates and dele
 1. Starts `backgrounder run` with JOBS periodic jobs (`every = "1d"`, so after their first run
    none is due for a day) and waits until each has run once.
 2. Counts, over IDLE seconds each, the system calls of all its threads (`strace -f -c`) and
-   their voluntary context switches (/proc/PID/task/*/status): idle; after a control request
-   (`schedule` of a delayed job); after a network change (a veth pair in its namespace comes up
-   and gets an address); after a job run (`trigger`).
+   their voluntary context switches (/proc/PID/task/*/status), and its threads: idle; after a
+   control request (`schedule` of a delayed job); after a network change (a veth pair in its
+   namespace comes up and gets an address); after a job run (`trigger`).
 3. VmRSS with JOBS and with MANY jobs (a fresh daemon), and the growth per job.
 4. Wall time of `status --json` with MANY jobs, daemon running and stopped: median, minimum
    and maximum of STATUS_RUNS runs, measured by `hyperfine -N` when installed.
@@ -120,9 +120,10 @@ def idle(pid, label):
     detail = ", ".join(f"{name} {count}" for name, count in sorted(
         calls.items(), key=lambda item: -item[1])[:4])
     note = f"  [+{restarted} restart_syscall from strace's attach]" if restarted else ""
+    threads = len(os.listdir(f"/proc/{pid}/task"))
     print(f"{label:<34} {sum(calls.values()):>6} syscalls  {switches:>6} voluntary switches"
-          f"  over {args.idle_seconds} s{'  (' + detail + ')' if detail else ''}{note}",
-          flush=True)
+          f"  {threads:>3} threads  over {args.idle_seconds} s"
+          f"{'  (' + detail + ')' if detail else ''}{note}", flush=True)
 
 
 def rss_kib(pid):

@@ -60,11 +60,15 @@ public final class LinuxConditionSources: Service, Sendable {
   public let parts: [(name: String, service: any Service)]
 
   /// Creates the sources; nothing is watched until ``run()`` (or each of ``parts`` runs). The
-  /// hint sources count as waiting from here on. The clock-change timer is watched by
-  /// `eventLoop` (a host's shared loop), or by a loop of its own while it runs.
+  /// hint sources count as waiting from here on. The clock-change timer and the uevent socket
+  /// are watched by `eventLoop` (a host's shared loop), or by loops of their own.
   public init(options: Options = Options(), eventLoop: EventLoop? = nil, logger: Logger) {
     monitor = ReachabilityMonitor(configuration: options.reachability, logger: logger)
-    powerProbe = PowerProbe(sysfsRoot: options.sysfsRoot, logger: logger)
+    // On a shared loop, the uevent socket is watched there; one that cannot be opened here is
+    // opened (and its failure logged) by the probe.
+    powerProbe = PowerProbe(
+      sysfsRoot: options.sysfsRoot, logger: logger,
+      uevents: eventLoop.flatMap { try? NetlinkUeventSocket(eventLoop: $0) })
     clockChanges = WallClockChangeMonitor(logger: logger, eventLoop: eventLoop)
     var parts: [(name: String, service: any Service)] = [
       ("network monitor", monitor),

@@ -85,7 +85,7 @@ import Testing
       #expect(response.ok)
       #expect(sent.withLock { $0 } < bytes.count, "answered before the dripper's line was complete")
       try await dripping.value
-      #expect(dripper.readToEnd().contains("\"ok\":true"), "the dripper is answered too")
+      #expect(await dripper.readToEnd().contains("\"ok\":true"), "the dripper is answered too")
     }
   }
 
@@ -105,7 +105,7 @@ import Testing
         decoding: try JSONEncoder().encode(ControlRequest.trigger(id: "dev.example.a")),
         as: UTF8.self)
       client.send(Array(line.utf8.dropLast()))
-      let answer = client.readToEnd()
+      let answer = await client.readToEnd()
       #expect(answer.contains("no complete request"), "\(answer)")
       client.send(Array("}\n".utf8))
       #expect(requests.withLock { $0.count } == before, "the late request was not run")
@@ -118,7 +118,7 @@ import Testing
     try await withServer(feed: feed) { path in
       let watcher = try RawClient(path: path)
       watcher.send(Array("{\"watch\":{}}\n".utf8))
-      #expect(watcher.readLine().contains("watching"))
+      #expect(await watcher.readLine().contains("watching"))
       #expect(try await eventually { feed.subscribers == 1 })
       watcher.close()
       #expect(try await eventually { feed.subscribers == 0 }, "no change was published")
@@ -134,7 +134,7 @@ import Testing
       let watcher = try RawClient(path: path)
       defer { watcher.close() }
       watcher.send(Array("{\"watch\":{}}\n".utf8))
-      #expect(watcher.readLine().contains("watching"))
+      #expect(await watcher.readLine().contains("watching"))
       #expect(try await eventually { feed.subscribers == 1 })
       let detail = String(repeating: "x", count: 1000)
       var published = 0
@@ -145,7 +145,7 @@ import Testing
       }
       #expect(try await eventually { feed.subscribers == 0 }, "dropped after \(published)")
       #expect(try await ControlClient(path: path, timeout: .seconds(1)).send(.ping).ok)
-      let lines = watcher.readToEnd().split(separator: "\n")
+      let lines = await watcher.readToEnd().split(separator: "\n")
       #expect(lines.last?.contains("fell more than 16384 bytes behind") == true)
     }
   }
@@ -176,7 +176,7 @@ import Testing
       for _ in 0..<200 {
         let watcher = try RawClient(path: path)
         watcher.send(Array("{\"watch\":{}}\n".utf8))
-        #expect(watcher.readLine().contains("watching"))
+        #expect(await watcher.readLine().contains("watching"))
         watcher.close()
       }
       #expect(try await eventually { Self.openDescriptors() <= baseline }, "back to baseline")
@@ -234,23 +234,35 @@ final class RawClient: Sendable {
   }
 
   /// Reads one byte at a time up to a newline (so nothing after it is consumed).
-  func readLine() -> String {
-    var line: [UInt8] = []
-    var byte: UInt8 = 0
-    while recv(descriptor, &byte, 1, 0) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
-    return String(decoding: line, as: UTF8.self)
+  func readLine() async -> String {
+    await Self.offThePool { [descriptor] in
+      var line: [UInt8] = []
+      var byte: UInt8 = 0
+      while recv(descriptor, &byte, 1, 0) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
+      return String(decoding: line, as: UTF8.self)
+    }
   }
 
   /// Everything until the server closes (or 10 s of silence).
-  func readToEnd() -> String {
-    var all: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-      let count = recv(descriptor, &chunk, chunk.count, 0)
-      guard count > 0 else { break }
-      all += chunk[..<count]
+  func readToEnd() async -> String {
+    await Self.offThePool { [descriptor] in
+      var all: [UInt8] = []
+      var chunk = [UInt8](repeating: 0, count: 65536)
+      while true {
+        let count = recv(descriptor, &chunk, chunk.count, 0)
+        guard count > 0 else { break }
+        all += chunk[..<count]
+      }
+      return String(decoding: all, as: UTF8.self)
     }
-    return String(decoding: all, as: UTF8.self)
+  }
+
+  /// Runs a blocking read on a thread of its own: the tests' concurrency pool has as many
+  /// threads as CPUs, and other suites run on it meanwhile.
+  private static func offThePool(_ body: @escaping @Sendable () -> String) async -> String {
+    await withCheckedContinuation { continuation in
+      Thread { continuation.resume(returning: body()) }.start()
+    }
   }
 
   /// Whether the server has neither closed the connection nor written to it.

@@ -65,7 +65,8 @@ public final class Daemon: Service {
     guard let storeLock = lock else {
       throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
     }
-    // The one thread for the low-traffic descriptors: the control socket, the clock timer.
+    // The one thread for the low-traffic descriptors: the control socket, the clock timer,
+    // the uevent socket.
     let eventLoop = try EventLoop(name: "bg-events")
     defer { eventLoop.stop() }
     // The live sources, wired as any embedding app wires them (one call); the hint sources

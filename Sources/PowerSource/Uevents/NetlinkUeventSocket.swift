@@ -1,4 +1,4 @@
-import Dispatch
+import EventLoops
 import Glibc
 import Locking
 import SystemPackage
@@ -7,7 +7,8 @@ import SystemPackage
 ///
 /// Opened with Glibc directly (no libnl, no udev daemon). Datagrams whose sender is not the
 /// kernel (`nl_pid != 0` in `recvfrom`'s address) are dropped and counted, unless the
-/// ``SenderPolicy`` names that sender. Each socket can be read by one ``inputs()`` stream.
+/// ``SenderPolicy`` names that sender. Each socket can be read by one ``inputs()`` stream,
+/// served by an `EventLoop` (the one given, or one of its own while the stream lasts).
 public final class NetlinkUeventSocket: UeventSource {
   /// Which senders are accepted.
   public enum SenderPolicy: Sendable, Equatable {
@@ -44,6 +45,7 @@ public final class NetlinkUeventSocket: UeventSource {
 
   private let descriptor: FileDescriptor
   private let senderPolicy: SenderPolicy
+  private let eventLoop: EventLoop?
   private let state: Lock<State>
 
   private struct State {
@@ -55,9 +57,10 @@ public final class NetlinkUeventSocket: UeventSource {
   /// The socket's netlink port ID (assigned by the kernel).
   public let portID: UInt32
 
-  /// Opens and binds the socket in the calling thread's network namespace.
+  /// Opens and binds the socket in the calling thread's network namespace; `eventLoop` will
+  /// watch it (without one, ``inputs()`` starts a loop of its own).
   /// - Throws: `Errno` from `socket`, `bind` or `getsockname`.
-  public init(senderPolicy: SenderPolicy = .kernelOnly) throws(Errno) {
+  public init(senderPolicy: SenderPolicy = .kernelOnly, eventLoop: EventLoop? = nil) throws(Errno) {
     let raw = socket(
       AF_NETLINK,
       Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue),
@@ -78,6 +81,7 @@ public final class NetlinkUeventSocket: UeventSource {
     self.portID = boundAddress.portID
     self.descriptor = descriptor
     self.senderPolicy = senderPolicy
+    self.eventLoop = eventLoop
     self.state = Lock(State())
   }
 
@@ -98,18 +102,25 @@ public final class NetlinkUeventSocket: UeventSource {
     }
     guard !alreadyStarted else { throw NetlinkUeventSocketError.alreadyReading }
     let (stream, continuation) = AsyncThrowingStream<UeventInput, any Error>.makeStream()
-    let queue = DispatchQueue(label: "PowerSource.NetlinkUeventSocket")
-    let source = DispatchSource.makeReadSource(fileDescriptor: descriptor.rawValue, queue: queue)
-    source.setEventHandler { [self] in
-      drain(into: continuation)
+    let loop = try eventLoop ?? EventLoop(name: "bg-uevents")
+    let ownsLoop = eventLoop == nil
+    let registration: EventLoop.Registration
+    do {
+      registration = try loop.register(descriptor.rawValue, interest: .readable) { [self] _ in
+        drain(into: continuation)
+      }
+    } catch {
+      if ownsLoop { loop.stop() }
+      throw error
     }
-    source.setCancelHandler { [self] in
-      state.withLock { $0.closed = true }
-      try? descriptor.close()
+    continuation.onTermination = { [self] _ in
+      loop.execute { [self] in
+        loop.deregister(registration)
+        state.withLock { $0.closed = true }
+        try? descriptor.close()
+        if ownsLoop { loop.stop() }
+      }
     }
-    let cancellable = SendableSource(source)
-    continuation.onTermination = { _ in cancellable.source.cancel() }
-    source.activate()
     return stream
   }
 
@@ -163,11 +174,4 @@ public enum NetlinkUeventSocketError: Error, Equatable, CustomStringConvertible 
     case .alreadyReading: "the uevent socket is already being read by another stream"
     }
   }
-}
-
-/// Lets the stream's termination handler cancel the dispatch source.
-private struct SendableSource: @unchecked Sendable {
-  // DispatchSource is thread-safe; `cancel()` may be called from any thread.
-  let source: any DispatchSourceRead
-  init(_ source: any DispatchSourceRead) { self.source = source }
 }

@@ -29,13 +29,19 @@ struct DaemonControlSocketTests {
     _ = try await harness.waitForTask(job, "the first run") { $0.lastResult == "success" }
     let baseline = Self.descriptors(of: daemon.pid)
 
-    for _ in 0..<20 {
-      var watchers: [Int32] = []
-      for _ in 0..<50 {
-        let fd = try Self.watch(workspace.socketPath)
-        watchers.append(fd)
-      }
-      for fd in watchers { close(fd) }
+    // Blocking socket calls, on a thread of their own rather than the tests' pool.
+    let socketPath = workspace.socketPath
+    try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+      Thread {
+        done.resume(
+          with: Result {
+            for _ in 0..<20 {
+              var watchers: [Int32] = []
+              defer { for fd in watchers { close(fd) } }
+              for _ in 0..<50 { watchers.append(try Self.watch(socketPath)) }
+            }
+          })
+      }.start()
     }
     try await daemonEventually("descriptors back to \(baseline)", describe: daemon.output) {
       Self.descriptors(of: daemon.pid) <= baseline ? true : nil
