@@ -56,6 +56,18 @@ import Testing
     #expect(battery.unreadable["status"] != nil)
   }
 
+  @Test(.timeLimit(.minutes(1)))
+  func aFifoWhereAnAttributeShouldBeNeverBlocksTheRead() throws {
+    let scratch = try ScratchTree(copying: "laptop-charging")
+    defer { scratch.remove() }
+    let path = scratch.root + "/class/power_supply/BAT0/capacity"
+    try FileManager.default.removeItem(atPath: path)
+    #expect(mkfifo(path, 0o600) == 0)
+    let battery = try #require(
+      try PowerSupplyReader(sysfsRoot: scratch.root).read().first { $0.name == "BAT0" })
+    #expect(battery.attributes["status"] == "Charging\n")
+  }
+
   @Test func nonUTF8AttributeIsUnreadable() throws {
     let scratch = try ScratchTree(copying: "laptop-charging")
     defer { scratch.remove() }

@@ -64,11 +64,13 @@ public struct PowerSupplyReader: Sendable {
     case unreadable(String)
   }
 
-  /// Reads up to 4 KiB of a sysfs attribute as UTF-8.
+  /// Reads up to 4 KiB of a sysfs attribute as UTF-8 (non-blocking: a FIFO planted under a
+  /// `--sysfs-root` never holds the open or the read).
   private static func readSmallFile(_ path: String) -> Result<String, ReadFailure> {
     let descriptor: FileDescriptor
     do {
-      descriptor = try FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec)
+      descriptor = try FileDescriptor.open(
+        FilePath(path), .readOnly, options: [.closeOnExec, .nonBlocking])
     } catch let error as Errno where error == .noSuchFileOrDirectory || error == .notDirectory {
       return .failure(.missing)
     } catch {

@@ -64,8 +64,10 @@ public struct SysfsLinkFactsReader: Sendable {
     return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
+  /// Reads up to 16 KiB (non-blocking: a FIFO planted under a `sysfsRoot` never holds the open
+  /// or the read).
   private func readSmallFile(_ path: String) -> [UInt8]? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
     var buffer = [UInt8](repeating: 0, count: 16_384)
