@@ -100,6 +100,40 @@ struct DaemonNetworkManagerTests {
     }
   }
 
+  @Test func watchPrintsItsFirstLineOnlyOnceNetworkManagerAnswered() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try bus.startNetworkManager()
+    _ = try bus.addWifiDevice(interface: "veth0", metered: Self.guessYes)
+    bus.signalNetworkManager(SIGSTOP)  // on the bus, not answering yet
+    defer { bus.signalNetworkManager(SIGCONT) }
+    let sandbox = try NamespaceSandbox.create()
+    defer { sandbox.remove() }
+    try sandbox.ip("addr", "add", "10.233.0.1/24", "dev", "veth0")
+    try sandbox.ip("link", "set", "veth0", "up")
+    try sandbox.ip("route", "add", "default", "via", "10.233.0.2", "dev", "veth0")
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    try workspace.writeConfig(jobs: "")
+    let watch = try DaemonChild(
+      [
+        "/usr/sbin/ip", "netns", "exec", sandbox.name, try DaemonBinary.path(), "status",
+        "--watch", "--json", "--config", workspace.configPath,
+      ],
+      outputPath: workspace.file("watch.out"), errorPath: workspace.file("watch.err"),
+      environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+    defer { watch.terminate() }
+    // Well within the 5 s source timeout: no line while NetworkManager has not answered.
+    try await Task.sleep(for: .seconds(1))
+    #expect(workspace.lines(of: "watch.out").isEmpty, "printed before NetworkManager answered")
+    bus.signalNetworkManager(SIGCONT)
+    let first = try await daemonEventually("the first line", describe: watch.errorOutput) {
+      workspace.lines(of: "watch.out").first
+    }
+    #expect(first.contains("\"networkmanager:guess-yes\""), "\(first)")
+    #expect(first.contains("\"metered\":true"), "\(first)")
+  }
+
   @Test func silentNetworkManagerIsBoundedByTheSourceTimeout() async throws {
     let bus = try PrivateBus()
     defer { bus.close() }
