@@ -134,6 +134,36 @@ struct DaemonNetworkManagerTests {
     #expect(first.contains("\"metered\":true"), "\(first)")
   }
 
+  @Test func readyOnlyOnceNetworkManagerAnsweredOrTimedOut() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try bus.startNetworkManager()
+    _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
+    bus.signalNetworkManager(SIGSTOP)
+    defer { bus.signalNetworkManager(SIGCONT) }
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    try workspace.writeConfig(jobs: "[network]\nsource-timeout = \"30s\"\n")
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    let notify = try NotifySocketListener(directory: workspace.directory)
+    defer { notify.stop() }
+    _ = try harness.startDaemon(
+      environment: ["NOTIFY_SOCKET": notify.path, "DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+    // The control socket listens and netlink answered long ago; NetworkManager has not.
+    try await daemonEventually("the control socket", describe: harness.describe()) {
+      FileManager.default.fileExists(atPath: workspace.socketPath) ? true : nil
+    }
+    try await Task.sleep(for: .seconds(1))
+    #expect(notify.received("READY=1").isEmpty, "READY=1 before NetworkManager answered")
+    let resumed = ContinuousClock.now
+    bus.signalNetworkManager(SIGCONT)
+    let ready = try await daemonEventually("READY=1", describe: harness.describe()) {
+      notify.received("READY=1").first
+    }
+    #expect(ready.receivedAt >= resumed)
+  }
+
   @Test func silentNetworkManagerIsBoundedByTheSourceTimeout() async throws {
     let bus = try PrivateBus()
     defer { bus.close() }
