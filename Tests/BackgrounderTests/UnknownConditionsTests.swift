@@ -25,6 +25,14 @@ import Testing
     #expect(h.task(job)?.state == .blocked)
     #expect(h.task(job)?.pendingPredicates.contains(.networkRequired(.any)) == true)
 
+    // The gate times out: the deferral says what it waited for.
+    h.clock.advance(by: .seconds(5))
+    await h.waitFor(job) { $0 == .attemptDeferred(reason: .reachabilityTimeout) }
+    let deferred = try #require(try await h.status(job))
+    #expect(
+      deferred.lastReason == "network gate: NetworkManager has not answered within 5.0 seconds")
+    #expect(deferred.attempt == 0)
+
     h.network.set(.unmetered)
     await h.waitFor(job) { $0.isWorkCompleted }
     #expect(worker.invocations == 1)

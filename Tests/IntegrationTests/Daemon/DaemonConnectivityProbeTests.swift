@@ -36,6 +36,7 @@ struct DaemonConnectivityProbeTests {
     }
     #expect(workspace.lines(of: "side-effect").isEmpty, "ran behind a captive portal")
     #expect(held.attempt == 0)
+    #expect(held.lastReason?.contains("captive portal") == true, "\(String(describing: held))")
     let status = try await harness.status()
     #expect(status.raw.contains("\"connectivity\":\"portal\""), "\(status.raw)")
     #expect(status.raw.contains("\"connectivitySource\":\"probe\""), "\(status.raw)")
