@@ -60,6 +60,19 @@ struct DaemonNetworkManagerTests {
       // The daemon's view, not a second reading: this status cannot reach the private bus.
       let status = try await harness.status()
       #expect(status.raw.contains("\"networkmanager:guess-yes\""), "\(status.raw)")
+      // `status --watch` too: its first line is the daemon's view.
+      let watch = try DaemonChild(
+        [
+          "/usr/sbin/ip", "netns", "exec", harness.namespace ?? "", try DaemonBinary.path(),
+          "status", "--watch", "--json", "--config", workspace.configPath,
+        ],
+        outputPath: workspace.file("watch.out"), errorPath: workspace.file("watch.err"))
+      defer { watch.terminate() }
+      let first = try await daemonEventually("the first watch line", describe: watch.errorOutput) {
+        workspace.lines(of: "watch.out").first
+      }
+      #expect(first.contains("\"networkmanager:guess-yes\""), "\(first)")
+      #expect(first.contains("\"running\":true"), "\(first)")
 
       try bus.setMetered(Self.notMetered, device: device)
       try await daemonEventually("the job ran", describe: harness.describe()) {
