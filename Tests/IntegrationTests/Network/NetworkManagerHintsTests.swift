@@ -141,6 +141,31 @@ struct NetworkManagerHintsTests {
     }
   }
 
+  @Test func networkManagerBackWithoutAMeteredAnswerYetKeepsTheStaleOne() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try bus.startNetworkManager()
+    _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
+    try await withHintedMonitor(bus: bus) { monitor, _ in
+      _ = try await monitor.firstStatus("metered by NetworkManager") { $0.isDataMetered }
+      bus.stopNetworkManager()
+      _ = try await monitor.firstStatus("stale") { $0.networkManagerIsStale }
+      // Back after a restart, its device there but `Metered` still unknown (0).
+      try bus.startNetworkManager()
+      let device = try bus.addWifiDevice(interface: "veth0", metered: 0)
+      try await Task.sleep(for: .milliseconds(300))
+      let back = monitor.status
+      #expect(back.isDataMetered, "the kernel's guess must not take over: \(back)")
+      #expect(back.networkManagerIsStale)
+      try bus.setMetered(Self.notMetered, device: device)
+      let fresh = try await monitor.firstStatus("NetworkManager answered for veth0") {
+        $0.sources[.networkManager] == .answered
+      }
+      #expect(!fresh.isDataMetered)
+      #expect(fresh.primaryLink?.meteredReason == .networkManager(.no))
+    }
+  }
+
   @Test func silentNetworkManagerTimesOutOncePerSourceNotPerDevice() async throws {
     let bus = try PrivateBus()
     defer { bus.close() }
