@@ -189,6 +189,7 @@ let package = Package(
       dependencies: [
         "Backgrounder",
         "BackgrounderDaemon",
+        "BackgrounderLinux",
         "Locking",
         "Memo",
         "NetworkHints",

@@ -10,7 +10,17 @@ extension DispatchStateMachine {
       let satisfied = requirement.isSatisfied(by: conditions)
       switch entry.phase {
       case .gating(let token):
-        if satisfied { effects.gateReleases.append(token) }
+        if satisfied {
+          effects.gateReleases.append(token)
+        } else if entry.row.blockedOn != [networkPredicate(requirement)] {
+          // Still at the gate, for something else now (a source answered: captive portal).
+          let predicate = networkPredicate(requirement)
+          update(id) { entry in
+            entry.row.blockedOn = [predicate]
+            entry.row.updatedAt = now
+            effects.ops.append(.upsert(entry.row))
+          }
+        }
       case .claimed:
         // Checked again when a worker is free.
         continue
@@ -57,7 +67,8 @@ extension DispatchStateMachine {
       let unmet = entry.row.constraints.unmetPower(conditions)
       switch entry.phase {
       case .running(let token, _, let exempt):
-        if !unmet.isEmpty && !exempt && !entry.overridden {
+        // A run is stopped for a known loss only, never because power became unknown.
+        if !unmet.isEmpty && conditions.isKnown && !exempt && !entry.overridden {
           let reason: StopReason =
             unmet.contains(.requiresCharging) ? .chargerDisconnected : .batteryLow
           effects.stops.append((token, reason))
