@@ -174,6 +174,7 @@ let package = Package(
       dependencies: [
         "Backgrounder",
         "BackgrounderDaemon",
+        "BackgrounderLinux",
         "Locking",
         "Memo",
         "NetworkHints",

@@ -24,7 +24,8 @@ public final class Backgrounder: Sendable {
     /// pass the live sources (`LinuxConditionSources` in `BackgrounderLinux`), or
     /// ``AlwaysReachableNetwork`` for a program with no network constraint.
     public var network: any NetworkConditionSource
-    /// Power conditions for `requiresCharging` / `requiresBatteryNotLow`.
+    /// Power conditions for `requiresCharging` / `requiresBatteryNotLow`. The default,
+    /// ``UnconfiguredPower``, holds power-constrained runs and reports a health problem.
     public var power: any PowerConditionSource
     /// Wall-clock steps and resumes from suspend; due times are re-evaluated on each. `nil`
     /// notices a jump only at the next wake-up.
@@ -61,7 +62,7 @@ public final class Backgrounder: Sendable {
       storePath: String, clock: any WallClock = SystemWallClock(),
       logger: Logger = Logger(label: "backgrounder"),
       network: any NetworkConditionSource = UnconfiguredNetwork(),
-      power: any PowerConditionSource = AlwaysExternalPower(), concurrencyLimit: Int = 4,
+      power: any PowerConditionSource = UnconfiguredPower(), concurrencyLimit: Int = 4,
       gracePeriod: Duration = .seconds(10), minimumPeriodicInterval: Duration = .seconds(60),
       expeditedQuota: ExpeditedQuota? = nil, historyLimit: Int = 20,
       finishedRetention: Duration = .seconds(7 * 86_400), durability: StoreDurability = .full,
@@ -471,6 +472,14 @@ public final class Backgrounder: Sendable {
           message: "no network source is configured: work that needs the network is held; "
             + "pass the live sources (LinuxConditionSources), or AlwaysReachableNetwork for a "
             + "program without network constraints"))
+    }
+    if configuration.power is UnconfiguredPower {
+      problems.append(
+        HealthProblem(
+          kind: .powerSourceMissing, detectedAt: nil,
+          message: "no power source is configured: work that requires charging or a battery "
+            + "that is not low is held; pass the live sources (LinuxConditionSources), or "
+            + "AlwaysExternalPower for a program without power constraints"))
     }
     if let machine {
       problems += Self.stuckRuns(machine, now: now, grace: configuration.gracePeriod)

@@ -30,6 +30,9 @@ struct NetworkManagerSource: Sendable, Equatable {
   private(set) var published: NetworkManagerSnapshot = .absent
   /// When a stale answer is dropped (monotonic microseconds).
   private(set) var staleUntil: UInt64?
+  /// NetworkManager's own answer since it came back, while stale answers for some links are
+  /// still merged in (what is left when the limit passes).
+  private var freshWhileStale: NetworkManagerSnapshot?
 
   /// A source that should answer, waiting since `wall`.
   init(limits: Limits, wall: Double) {
@@ -42,11 +45,24 @@ struct NetworkManagerSource: Sendable, Equatable {
     now &+ Self.microseconds(limits.sourceTimeout)
   }
 
-  /// NetworkManager answered with `snapshot`. Back after leaving but still starting up (its
-  /// devices not all back): the stale answer stays until it is done or the limit passes.
+  /// NetworkManager answered with `snapshot`. Back after leaving but still starting up: the
+  /// stale answer stays until it is done or the limit passes. Back but without a metered
+  /// answer yet for a link it had one for (its device not back, or `Metered` still unknown
+  /// until the DHCP lease is read again): that link's stale answer stays, merged into the
+  /// fresh one, until NetworkManager answers for it or the limit passes.
   mutating func answered(_ snapshot: NetworkManagerSnapshot) -> Publication? {
-    if state.isStale && snapshot.isStartingUp { return nil }
+    if state.isStale {
+      if snapshot.isStartingUp { return nil }
+      let pending = published.metered.filter { snapshot.metered[$0.key] == nil }
+      if !pending.isEmpty {
+        freshWhileStale = snapshot
+        var merged = snapshot
+        merged.metered.merge(pending) { fresh, _ in fresh }
+        return change(to: state, snapshot: merged)
+      }
+    }
     staleUntil = nil
+    freshWhileStale = nil
     return change(to: .answered, snapshot: snapshot)
   }
 
@@ -67,6 +83,11 @@ struct NetworkManagerSource: Sendable, Equatable {
   mutating func tick(now: UInt64, wall: Double) -> Publication? {
     guard let staleUntil, now >= staleUntil else { return nil }
     self.staleUntil = nil
+    if let fresh = freshWhileStale {
+      // Back, but silent about some links for too long: its own answer alone decides.
+      freshWhileStale = nil
+      return change(to: .answered, snapshot: fresh)
+    }
     return change(to: .expired(since: wall), snapshot: .absent)
   }
 

@@ -132,7 +132,8 @@ struct HealthTests {
     let path = directory.appendingPathComponent("not-a-store.sqlite").path
     try Data("this is not SQLite".utf8).write(to: URL(fileURLWithPath: path))
     let backgrounder = Backgrounder(
-      configuration: .init(storePath: path, network: AlwaysReachableNetwork()))
+      configuration: .init(
+        storePath: path, network: AlwaysReachableNetwork(), power: AlwaysExternalPower()))
     await #expect(throws: StoreError.self) { try await backgrounder.start() }
     let problems = backgrounder.diagnostics().problems
     #expect(problems.map(\.kind) == [.storeError])

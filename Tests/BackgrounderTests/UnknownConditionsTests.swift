@@ -25,6 +25,14 @@ import Testing
     #expect(h.task(job)?.state == .blocked)
     #expect(h.task(job)?.pendingPredicates.contains(.networkRequired(.any)) == true)
 
+    // The gate times out: the deferral says what it waited for.
+    h.clock.advance(by: .seconds(5))
+    await h.waitFor(job) { $0 == .attemptDeferred(reason: .reachabilityTimeout) }
+    let deferred = try #require(try await h.status(job))
+    #expect(
+      deferred.lastReason == "network gate: NetworkManager has not answered within 5.0 seconds")
+    #expect(deferred.attempt == 0)
+
     h.network.set(.unmetered)
     await h.waitFor(job) { $0.isWorkCompleted }
     #expect(worker.invocations == 1)
@@ -79,6 +87,45 @@ import Testing
     #expect(worker.invocations == 0)
     let problems = runtime.diagnostics().problems
     #expect(problems.contains { $0.kind == .networkSourceMissing })
+  }
+
+  @Test("without a power source, power-constrained work is held with a health problem")
+  func unconfiguredPowerHoldsWork() async throws {
+    let job = id("test.unknown.power")
+    let worker = RecordingWorker()
+    let h = try await Harness.start(workers: [job: worker], power: .unconfigured)
+    defer { Task { await h.stop() } }
+    _ = await h.backgrounder.schedule(
+      WorkRequest.OneTime(taskId: job, constraints: .init(requiresCharging: true)))
+    await h.waitFor(job) { $0 == .attemptDeferred(reason: .chargingNotMet) }
+    #expect(worker.invocations == 0)
+    #expect(h.task(job)?.pendingPredicates.contains(.requiresCharging) == true)
+    h.power.set(.externalPower)
+    await h.waitFor(job) { $0.isWorkCompleted }
+    #expect(worker.invocations == 1)
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let bare = Backgrounder(
+      configuration: .init(
+        storePath: directory.appendingPathComponent("s.sqlite").path,
+        network: AlwaysReachableNetwork()))
+    #expect(bare.diagnostics().problems.map(\.kind) == [.powerSourceMissing])
+  }
+
+  @Test("power becoming unknown does not stop a run; a known loss does")
+  func unknownPowerDoesNotStopARun() async throws {
+    let job = id("test.unknown.powerloss")
+    let worker = BlockingWorker()
+    let h = try await Harness.start(workers: [job: worker])
+    defer { Task { await h.stop() } }
+    _ = await h.backgrounder.schedule(
+      WorkRequest.OneTime(taskId: job, constraints: .init(requiresCharging: true)))
+    await worker.waitUntilInvoked()
+    h.power.set(.unconfigured)
+    await UnknownConditionsTests.until { h.backgrounder.diagnostics().power == .unconfigured }
+    #expect(worker.stopReasons.isEmpty)
+    h.power.set(PowerConditions(isCharging: false, isBatteryNotLow: true))
+    await h.waitFor(job) { $0 == .workStopped(attempt: 0, reason: .chargerDisconnected) }
   }
 
   @Test("an explicit AlwaysReachableNetwork runs network work and reports no problem")

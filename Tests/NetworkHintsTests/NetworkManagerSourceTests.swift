@@ -80,6 +80,33 @@ import Testing
     #expect(source.answered(done)?.state == .answered)
   }
 
+  @Test func backWithoutAMeteredAnswerForALinkKeepsThatLinksStaleAnswer() {
+    var source = NetworkManagerSource(limits: Self.limits, wall: 100)
+    _ = source.answered(Self.metered)
+    _ = source.notOnBus(now: 1_000, wall: 200)
+    // Back (restart done), but wlan0's `Metered` is still unknown (lease not read again).
+    let early = NetworkManagerSnapshot(connectivity: .unknown)
+    let merged = source.answered(early)
+    #expect(merged?.state == .stale(since: 200), "wlan0's answer is still the stale one")
+    #expect(merged?.snapshot.metered == ["wlan0": .guessYes])
+    #expect(merged?.snapshot.connectivity == .unknown, "connectivity is its fresh answer")
+    // NetworkManager answers for wlan0 again: fresh, no longer stale.
+    var back = Self.metered
+    back.metered = ["wlan0": .guessYes, "eth0": .no]
+    #expect(source.answered(back) == .init(snapshot: back, state: .answered))
+    #expect(source.staleUntil == nil)
+  }
+
+  @Test func backButSilentAboutALinkUntilTheLimitLeavesItsOwnAnswer() {
+    var source = NetworkManagerSource(limits: Self.limits, wall: 100)
+    _ = source.answered(Self.metered)
+    _ = source.notOnBus(now: 1_000, wall: 200)
+    let early = NetworkManagerSnapshot(connectivity: .full)
+    _ = source.answered(early)
+    let expired = source.tick(now: 121_000, wall: 200.121)
+    #expect(expired == .init(snapshot: early, state: .answered))
+  }
+
   @Test func theHintsKeepTheirSourceStatesAcrossTheControlSocket() throws {
     var hints = LinkHints()
     hints.networkManagerMetered = ["wlan0": .guessYes]

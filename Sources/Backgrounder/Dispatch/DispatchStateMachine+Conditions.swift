@@ -57,7 +57,8 @@ extension DispatchStateMachine {
       let unmet = entry.row.constraints.unmetPower(conditions)
       switch entry.phase {
       case .running(let token, _, let exempt):
-        if !unmet.isEmpty && !exempt && !entry.overridden {
+        // A run is stopped for a known loss only, never because power became unknown.
+        if !unmet.isEmpty && conditions.isKnown && !exempt && !entry.overridden {
           let reason: StopReason =
             unmet.contains(.requiresCharging) ? .chargerDisconnected : .batteryLow
           effects.stops.append((token, reason))

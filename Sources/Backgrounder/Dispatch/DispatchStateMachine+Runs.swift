@@ -46,7 +46,7 @@ extension DispatchStateMachine {
     entry.row.blockedOn = satisfiedNow ? [] : [networkPredicate(requirement)]
     entry.row.lastResult = .retry
     entry.row.lastReason =
-      "network gate: \(requirement.rawValue) network not available within "
+      "network gate: \(gateWaitPhrase(requirement)) within "
       + "\(min(settings.gateLimit, entry.row.budget / 4))"
     entry.row.updatedAt = now
     entries[id] = entry
@@ -302,6 +302,21 @@ extension DispatchStateMachine {
       rearm(row.id)
     }
     return effects
+  }
+
+  /// What a gate that timed out waited for, in words: "any network not available", "no
+  /// working internet (captive portal)", "NetworkManager has not answered", "connectivity not
+  /// known yet".
+  func gateWaitPhrase(_ requirement: NetworkRequirement) -> String {
+    if !network.unknownSources.isEmpty {
+      let names = network.unknownSources.joined(separator: ", ")
+      return "\(names) \(network.unknownSources.count == 1 ? "has" : "have") not answered"
+    }
+    if !network.isKnown { return "connectivity not known yet" }
+    if case .workingInternet(let connectivity) = networkPredicate(requirement) {
+      return "no working internet (\(connectivity.waitingPhrase))"
+    }
+    return "\(requirement.rawValue) network not available"
   }
 
   static func isNetwork(_ predicate: PendingPredicate) -> Bool {

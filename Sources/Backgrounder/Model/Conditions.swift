@@ -100,17 +100,35 @@ public enum InternetConnectivity: String, Hashable, Sendable, Codable, CaseItera
   }
 }
 
-/// What the dispatcher knows about power.
+/// What the dispatcher knows about power. Unknown is not permission: while ``isKnown`` is
+/// false, `requiresCharging` and `requiresBatteryNotLow` are unmet.
 public struct PowerConditions: Hashable, Sendable, Codable {
   /// External power is connected (`requiresCharging` is satisfied).
   public var isCharging: Bool
   /// The battery is not low (`requiresBatteryNotLow` is satisfied).
   public var isBatteryNotLow: Bool
+  /// The source has answered (`false`: no power source configured, nothing read yet).
+  public var isKnown: Bool
 
   /// Creates power conditions.
-  public init(isCharging: Bool, isBatteryNotLow: Bool) {
+  public init(isCharging: Bool, isBatteryNotLow: Bool, isKnown: Bool = true) {
     self.isCharging = isCharging
     self.isBatteryNotLow = isBatteryNotLow
+    self.isKnown = isKnown
+  }
+
+  /// No power source configured: nothing is known, power-constrained work is held.
+  public static let unconfigured = PowerConditions(
+    isCharging: false, isBatteryNotLow: false, isKnown: false)
+
+  private enum CodingKeys: String, CodingKey { case isCharging, isBatteryNotLow, isKnown }
+
+  /// Decodes what the synthesized encoder writes; `isKnown` may be missing (then `true`).
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    isCharging = try container.decode(Bool.self, forKey: .isCharging)
+    isBatteryNotLow = try container.decode(Bool.self, forKey: .isBatteryNotLow)
+    isKnown = try container.decodeIfPresent(Bool.self, forKey: .isKnown) ?? true
   }
 
   /// On external power with a healthy battery: every power constraint is met.
@@ -164,7 +182,23 @@ public struct AlwaysReachableNetwork: NetworkConditionSource {
   }
 }
 
-/// For programs without a power probe: always on external power.
+/// The power source of a configuration that names none: nothing is known, so work that
+/// requires charging or a battery that is not low is held, and ``Backgrounder/diagnostics()``
+/// reports a ``HealthProblem/Kind/powerSourceMissing`` problem. A program that truly has no
+/// power constraint passes ``AlwaysExternalPower`` explicitly.
+public struct UnconfiguredPower: PowerConditionSource {
+  /// Creates the source.
+  public init() {}
+  /// Always ``PowerConditions/unconfigured``.
+  public var current: PowerConditions { .unconfigured }
+  /// Yields ``PowerConditions/unconfigured`` once and never finishes.
+  public func updates() -> AsyncStream<PowerConditions> {
+    AsyncStream { $0.yield(.unconfigured) }
+  }
+}
+
+/// For programs without a power constraint: always on external power. Pass it explicitly; a
+/// configuration without a power source holds power-constrained work instead.
 public struct AlwaysExternalPower: PowerConditionSource {
   /// Creates the source.
   public init() {}

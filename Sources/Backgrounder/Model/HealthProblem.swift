@@ -36,6 +36,8 @@ public struct HealthProblem: Hashable, Sendable, Codable, CustomStringConvertibl
     public static let conditionSourceGone = Kind(rawValue: "conditionSourceGone")
     /// The configuration names no network source: work that needs the network is held.
     public static let networkSourceMissing = Kind(rawValue: "networkSourceMissing")
+    /// The configuration names no power source: power-constrained work is held.
+    public static let powerSourceMissing = Kind(rawValue: "powerSourceMissing")
     /// The wall clock was set (stepped) while the runtime was running.
     public static let clockJump = Kind(rawValue: "clockJump")
 

@@ -58,11 +58,15 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
   /// No constraints.
   public static let none = WorkConstraints()
 
-  /// The power predicates that `power` leaves unmet.
+  /// The power predicates that `power` leaves unmet (all of them while it is not known).
   func unmetPower(_ power: PowerConditions) -> [PendingPredicate] {
     var unmet: [PendingPredicate] = []
-    if requiresCharging && !power.isCharging { unmet.append(.requiresCharging) }
-    if requiresBatteryNotLow && !power.isBatteryNotLow { unmet.append(.requiresBatteryNotLow) }
+    if requiresCharging && !(power.isKnown && power.isCharging) {
+      unmet.append(.requiresCharging)
+    }
+    if requiresBatteryNotLow && !(power.isKnown && power.isBatteryNotLow) {
+      unmet.append(.requiresBatteryNotLow)
+    }
     return unmet
   }
 }

@@ -135,8 +135,27 @@ struct StatusCommand: AsyncParsableCommand {
     probe: PowerProbe, logger: Logger, _ printer: StatusPrinter
   ) async throws {
     let monitor = ReachabilityMonitor(configuration: reachability, logger: logger)
-    let hints = (daemonConfiguration ?? DaemonConfiguration(sourcePath: ""))
-      .networkHintServices(monitor: monitor, logger: logger)
+    // One truth per machine: with a daemon running, its view of the network (NetworkManager's
+    // answers, the probe's verdict, stale marks) arrives on its change stream; without one, we
+    // read NetworkManager ourselves.
+    var daemonChanges: AsyncThrowingStream<TaskChange, any Error>?
+    do {
+      daemonChanges = try ControlClient(path: printer.daemon.socketPath).watch()
+    } catch .noDaemon {
+      Output.warning("no daemon is running: task changes are not shown")
+    } catch {
+      Output.warning("task changes are not shown: \(error)")
+    }
+    if daemonChanges != nil {
+      // Not settled until the daemon's first network change replaces these hints.
+      let since = Date().timeIntervalSince1970
+      monitor.updateHints { $0.sources[.networkManager] = .waiting(since: since) }
+    }
+    let hints =
+      daemonChanges != nil
+      ? []
+      : (daemonConfiguration ?? DaemonConfiguration(sourcePath: ""))
+        .networkHintServices(monitor: monitor, logger: logger)
     let watch = StatusWatch(printer: printer, power: probe.status)
     // Printed on the monitor's thread, as each change is published.
     monitor.observeStatus { watch.networkChanged($0) }
@@ -147,17 +166,21 @@ struct StatusCommand: AsyncParsableCommand {
       group.addTask {
         for await status in probe.statusUpdates() { watch.powerChanged(status) }
       }
-      group.addTask {
-        // Task changes come from the daemon; without one there are none to show.
-        do {
-          let changes = try ControlClient(path: printer.daemon.socketPath).watch()
+      if let changes = daemonChanges {
+        group.addTask {
           watch.followsDaemon(true)
           defer { watch.followsDaemon(false) }
-          for try await change in changes { watch.taskChanged(change) }
-        } catch ControlSocketError.noDaemon {
-          Output.warning("no daemon is running: task changes are not shown")
-        } catch {
-          Output.warning("task changes are not shown: \(error)")
+          do {
+            for try await change in changes {
+              if change.change == .network {
+                if let daemonHints = change.hints { monitor.updateHints { $0 = daemonHints } }
+              } else {
+                watch.taskChanged(change)
+              }
+            }
+          } catch {
+            Output.warning("task changes are not shown: \(error)")
+          }
         }
       }
       // Runs until the process is ended, or until the monitor, the probe or a hint service

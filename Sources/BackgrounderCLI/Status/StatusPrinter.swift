@@ -1,5 +1,6 @@
 import Backgrounder
 import BackgrounderDaemon
+import BackgrounderLinux
 import Foundation
 import PowerSource
 import Reachability
@@ -32,7 +33,12 @@ struct StatusPrinter {
   func emit(network: NetworkStatus, power: PowerStatus, sections: Sections? = nil) throws {
     let sections = sections ?? readOneShotSections(now: Date())
     let now = sections.now
-    let (taskList, healthReport, daemonReport) = (sections.tasks, sections.health, sections.daemon)
+    let (taskList, daemonReport) = (sections.tasks, sections.daemon)
+    var healthReport = sections.health
+    // Without a daemon, our own reading of the hint sources: a timed-out source is a problem.
+    if !healthReport.daemonAnswered {
+      healthReport.problems += LinuxConditionSources.healthProblems(of: network)
+    }
     if json {
       let document = StatusDocument(
         observedAt: nil, network: network, power: power, tasks: taskList,

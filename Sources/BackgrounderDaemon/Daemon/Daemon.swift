@@ -96,7 +96,7 @@ public final class Daemon: Service {
         listened.yield()
         listened.finish()
       },
-      changes: { TaskChanges.stream(of: runtime) },
+      changes: { TaskChanges.stream(of: runtime, network: monitor) },
       onAnswered: { Self.releaseIdleMemory(runtime) },
       handler: ControlHandler(
         runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) },

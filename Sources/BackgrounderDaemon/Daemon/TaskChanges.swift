@@ -1,20 +1,47 @@
 import Backgrounder
 import Foundation
+import Reachability
 
 /// The runtime's events as the task changes `status --watch` prints.
 enum TaskChanges {
-  /// A new subscription to `runtime`'s events, mapped to task changes.
-  static func stream(of runtime: Backgrounder) -> AsyncStream<TaskChange> {
+  /// A new subscription to `runtime`'s events, mapped to task changes; with `monitor`, first
+  /// a ``TaskChange/Kind/network`` change carrying its hints, then one each time they change.
+  /// Ends when the runtime's events end.
+  static func stream(of runtime: Backgrounder, network monitor: ReachabilityMonitor? = nil)
+    -> AsyncStream<TaskChange>
+  {
     let events = runtime.events()
+    let statuses = monitor?.statusUpdates()
     return AsyncStream { continuation in
       let task = Task {
+        var network: Task<Void, Never>?
+        if let monitor, let statuses {
+          network = Task {
+            var sent = monitor.hints
+            continuation.yield(networkChange(sent))
+            for await _ in statuses {
+              let hints = monitor.hints
+              guard hints != sent else { continue }
+              sent = hints
+              continuation.yield(networkChange(hints))
+            }
+          }
+        }
         for await event in events {
           if let change = change(for: event) { continuation.yield(change) }
         }
+        // The runtime's events end at shutdown; the network part ends with them.
+        network?.cancel()
         continuation.finish()
       }
       continuation.onTermination = { _ in task.cancel() }
     }
+  }
+
+  static func networkChange(_ hints: LinkHints) -> TaskChange {
+    TaskChange(
+      time: ISO8601DateFormatter().string(from: Date()), task: nil, change: .network,
+      detail: nil, hints: hints)
   }
 
   /// The change an event stands for; nil for events `status --watch` does not show (progress).

@@ -133,9 +133,36 @@ struct NetworkManagerHintsTests {
       try bus.startNetworkManager()
       _ = try bus.addWifiDevice(interface: "veth0", metered: Self.notMetered)
       let back = try await monitor.firstStatus("its fresh answer") {
-        $0.sources[.networkManager] == .answered && !$0.isDataMetered
+        $0.sources[.networkManager] == .answered
+          && $0.primaryLink?.meteredReason == .networkManager(.no)
       }
-      #expect(back.primaryLink?.meteredReason == .networkManager(.no))
+      #expect(!back.isDataMetered)
+      #expect(back.primaryLink?.isStale == false)
+    }
+  }
+
+  @Test func networkManagerBackWithoutAMeteredAnswerYetKeepsTheStaleOne() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try bus.startNetworkManager()
+    _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
+    try await withHintedMonitor(bus: bus) { monitor, _ in
+      _ = try await monitor.firstStatus("metered by NetworkManager") { $0.isDataMetered }
+      bus.stopNetworkManager()
+      _ = try await monitor.firstStatus("stale") { $0.networkManagerIsStale }
+      // Back after a restart, its device there but `Metered` still unknown (0).
+      try bus.startNetworkManager()
+      let device = try bus.addWifiDevice(interface: "veth0", metered: 0)
+      try await Task.sleep(for: .milliseconds(300))
+      let back = monitor.status
+      #expect(back.isDataMetered, "the kernel's guess must not take over: \(back)")
+      #expect(back.networkManagerIsStale)
+      try bus.setMetered(Self.notMetered, device: device)
+      let fresh = try await monitor.firstStatus("NetworkManager answered for veth0") {
+        $0.sources[.networkManager] == .answered
+      }
+      #expect(!fresh.isDataMetered)
+      #expect(fresh.primaryLink?.meteredReason == .networkManager(.no))
     }
   }
 
