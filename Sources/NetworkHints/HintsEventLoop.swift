@@ -88,7 +88,7 @@ final class HintsEventLoop {
       if let publication = networkManager?.tick(
         now: csd_monotonic_microseconds(), wall: wallSeconds())
       {
-        logger.notice("NetworkManager stayed away past the stale limit: kernel signals decide")
+        logger.info("NetworkManager stayed away past the stale limit: kernel signals decide")
         publish(publication)
       }
       settleIfDone()
@@ -157,7 +157,7 @@ final class HintsEventLoop {
       publication = source.answered(try NetworkManagerSnapshot.read(from: bus, deadline: deadline))
     } catch {
       if error.isTimeout {
-        logger.notice(
+        logger.info(
           "NetworkManager did not answer within \(source.limits.sourceTimeout): \(error)")
         publication = source.silent(now: csd_monotonic_microseconds(), wall: wallSeconds())
       } else if error.name == nil {

@@ -125,10 +125,15 @@ final class SystemBus {
     guard result >= 0, let reply else {
       let name = csd_error_name(&error).map { String(cString: $0) }
       let detail = csd_error_message(&error).map { String(cString: $0) }
-      let timedOut = result == -ETIMEDOUT || name == "org.freedesktop.DBus.Error.NoReply"
+      // No reply before the deadline is a peer that left during the call (the bus answers
+      // NoReply for it), not a timeout.
+      let noReply = "org.freedesktop.DBus.Error.NoReply"
+      let unanswered = result == -ETIMEDOUT || name == noReply
+      let timedOut = unanswered && csd_monotonic_microseconds() >= deadline
       throw BusError(
         description: "GetAll \(path) \(interface): \(name ?? Self.text(errno: -result))"
-          + (detail.map { " (\($0))" } ?? ""), name: timedOut ? nil : name, isTimeout: timedOut)
+          + (detail.map { " (\($0))" } ?? ""),
+        name: timedOut ? nil : (name ?? (unanswered ? noReply : nil)), isTimeout: timedOut)
     }
     defer { sd_bus_message_unref(reply) }
     do {

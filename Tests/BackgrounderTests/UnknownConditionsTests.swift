@@ -58,6 +58,10 @@ import Testing
     await Self.until { h.backgrounder.diagnostics().network == portal }
     #expect(worker.invocations == 0)
     #expect(h.task(job)?.pendingPredicates == [.workingInternet(.portal)])
+    // What `status` reads from the store says so too, while the run is still at the gate.
+    let stored = try #require(try await h.status(job))
+    #expect(stored.pendingPredicates.contains(.workingInternet(.portal)), "\(stored)")
+    #expect(h.events(job) { $0 == .attemptDeferred(reason: .reachabilityTimeout) }.isEmpty)
     h.network.set(
       NetworkConditions(isReachable: true, connectivity: .full, expectsConnectivity: true))
     await h.waitFor(job) { $0.isWorkCompleted }

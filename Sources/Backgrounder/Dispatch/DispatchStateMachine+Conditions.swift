@@ -10,7 +10,17 @@ extension DispatchStateMachine {
       let satisfied = requirement.isSatisfied(by: conditions)
       switch entry.phase {
       case .gating(let token):
-        if satisfied { effects.gateReleases.append(token) }
+        if satisfied {
+          effects.gateReleases.append(token)
+        } else if entry.row.blockedOn != [networkPredicate(requirement)] {
+          // Still at the gate, for something else now (a source answered: captive portal).
+          let predicate = networkPredicate(requirement)
+          update(id) { entry in
+            entry.row.blockedOn = [predicate]
+            entry.row.updatedAt = now
+            effects.ops.append(.upsert(entry.row))
+          }
+        }
       case .claimed:
         // Checked again when a worker is free.
         continue

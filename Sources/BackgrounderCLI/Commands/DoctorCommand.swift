@@ -30,7 +30,14 @@ struct DoctorCommand: AsyncParsableCommand {
       (try? config.loadIfPresent())?.controlSocketPath
       ?? DefaultLocations.current().controlSocketPath
     do {
-      findings += DaemonHealth.findings(try await DaemonHealth.problems(socketPath: socketPath))
+      let daemonProblems = try await DaemonHealth.problems(socketPath: socketPath)
+      findings += DaemonHealth.findings(daemonProblems)
+      if daemonProblems == nil {
+        // No daemon to say how its sources answer: read NetworkManager once ourselves.
+        let configuration =
+          (try? config.loadIfPresent(decodingJobs: false)) ?? DaemonConfiguration(sourcePath: "")
+        findings += await Doctor.networkManagerFindings(configuration.hintsConfiguration)
+      }
     } catch {
       findings.append(.init(.problem, "health", "cannot ask the daemon: \(error)"))
     }

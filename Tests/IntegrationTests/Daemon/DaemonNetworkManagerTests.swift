@@ -177,6 +177,32 @@ struct DaemonNetworkManagerTests {
     #expect(ready.receivedAt >= resumed)
   }
 
+  @Test func doctorWithoutADaemonNamesASilentNetworkManager() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try bus.startNetworkManager()
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    try workspace.writeConfig(jobs: "[network]\nsource-timeout = \"1s\"\n")
+    func doctor() async throws -> (status: Int32?, output: String) {
+      let child = try DaemonChild(
+        [try DaemonBinary.path(), "doctor", "--config", workspace.configPath],
+        outputPath: workspace.file("doctor.out"),
+        environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+      let status = await child.waitForExit(timeout: .seconds(30))
+      return (status, child.output)
+    }
+    let answering = try await doctor()
+    #expect(answering.output.contains("networkmanager: answers"), "\(answering.output)")
+    bus.signalNetworkManager(SIGSTOP)
+    defer { bus.signalNetworkManager(SIGCONT) }
+    let silent = try await doctor()
+    #expect(
+      silent.output.contains("networkmanager: on the bus but did not answer within 1.0 seconds"),
+      "\(silent.output)")
+    #expect(silent.status == 1)
+  }
+
   @Test func silentNetworkManagerIsBoundedByTheSourceTimeout() async throws {
     let bus = try PrivateBus()
     defer { bus.close() }
