@@ -72,5 +72,6 @@ summary() {
   printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END {
     printf "median %d ms (min %d, max %d, n %d)", v[int((NR + 1) / 2)], v[1], v[NR], NR }'
 }
+echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 echo "== start to first dispatch (NetworkManager present): $(summary "${dispatch[@]}")"
 echo "== start to READY (systemctl start returned):       $(summary "${ready[@]}")"
