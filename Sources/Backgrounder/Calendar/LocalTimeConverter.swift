@@ -25,18 +25,24 @@ struct LocalTimeConverter {
     return fields
   }
 
-  /// The instant of `fields`, which are normalized to that instant's (`mktime`).
+  /// The instant of `fields`, which are normalized to that instant's (`mktime`). As glibc
+  /// does, seconds outside 0–59 are clamped for finding the offset and the rest added after,
+  /// so `01:59:69` on a fall-back night is 10 s after 01:59:59 daylight time (01:00:09).
   mutating func instant(normalizing fields: inout CivilTime) -> Int64 {
-    let local = fields.secondsAsUTC
+    let clampedSecond = min(max(fields.second, 0), 59)
+    var clamped = fields
+    clamped.second = clampedSecond
+    let local = clamped.secondsAsUTC
     guard zone != nil else {
-      fields = CivilTime(utcSeconds: local)
-      return local
+      fields = CivilTime(utcSeconds: fields.secondsAsUTC)
+      return fields.secondsAsUTC
     }
     var seconds = resolve(local: local)
     if fields.isDST >= 0, isDST(seconds) != (fields.isDST != 0) {
       seconds = neighbourWithDST(fields.isDST != 0, of: seconds, local: local) ?? seconds
     }
     offsetGuess = Int(local - seconds)
+    seconds += Int64(fields.second - clampedSecond)
     fields = self.fields(at: seconds)
     return seconds
   }
