@@ -11,7 +11,7 @@ public struct CalendarEvent: Hashable, Sendable, CustomStringConvertible {
     /// Coordinated Universal Time (`… UTC`).
     case utc
     /// A time zone of the system's tz database (`… Europe/Berlin`).
-    case named(String)
+    case named(CalendarTimeZone)
   }
 
   /// Weekdays as bits (Monday = bit 0 … Sunday = bit 6), or nil for any day.

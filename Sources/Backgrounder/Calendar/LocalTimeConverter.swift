@@ -1,16 +1,14 @@
-import Foundation
-
-/// `localtime_r` and `mktime` over a Foundation `TimeZone` (or `gmtime`/`timegm` for UTC),
+/// `localtime_r` and `mktime` over a Foundation `CalendarTimeZone` (or `gmtime`/`timegm` for UTC),
 /// reproducing glibc's choices where local time is not one-to-one: a time in a
 /// spring-forward gap is read with the offset before the gap (so it lands that much later), a
 /// time that happens twice takes the offset of the previous conversion (glibc's
 /// `localtime_offset`), unless the fields ask for standard or daylight time.
 struct LocalTimeConverter {
-  private let zone: TimeZone?
+  private let zone: CalendarTimeZone?
   /// The UTC offset glibc's `mktime` guesses first: that of its previous answer.
   private var offsetGuess: Int
 
-  init(zone: TimeZone?, near seconds: Int64) {
+  init(zone: CalendarTimeZone?, near seconds: Int64) {
     self.zone = zone
     self.offsetGuess = 0
     self.offsetGuess = offset(at: seconds)
@@ -20,7 +18,7 @@ struct LocalTimeConverter {
   func fields(at seconds: Int64) -> CivilTime {
     var fields = CivilTime(utcSeconds: seconds + Int64(offset(at: seconds)))
     if let zone {
-      fields.isDST = zone.isDaylightSavingTime(for: date(seconds)) ? 1 : 0
+      fields.isDST = zone.isDaylightSavingTime(atSeconds: seconds) ? 1 : 0
     }
     return fields
   }
@@ -56,7 +54,9 @@ struct LocalTimeConverter {
     if secondOffset == firstOffset { return second }
     let third = local - Int64(secondOffset)
     if offset(at: third) == secondOffset { return third }
-    // A gap: read the fields with the offset before it, which lands after it.
+    // A gap: read the fields with the offset before it, which lands after it. (glibc's choice
+    // also depends on its previous guess; where winter is marked "daylight" time, as in
+    // Europe/Dublin, it sometimes lands before the gap instead: not modelled.)
     return local - Int64(min(firstOffset, secondOffset))
   }
 
@@ -77,12 +77,25 @@ struct LocalTimeConverter {
   }
 
   private func offset(at seconds: Int64) -> Int {
-    zone?.secondsFromGMT(for: date(seconds)) ?? 0
+    zone?.offset(atSeconds: seconds) ?? 0
   }
 
   private func isDST(_ seconds: Int64) -> Bool {
-    zone?.isDaylightSavingTime(for: date(seconds)) ?? false
+    zone?.isDaylightSavingTime(atSeconds: seconds) ?? false
   }
+}
 
-  private func date(_ seconds: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(seconds)) }
+extension CalendarTimeZone {
+  /// The instant of a local wall-clock time in this zone, as `mktime` reads it (a time in a
+  /// gap moves past it, as in ``CalendarEvent`` elapses).
+  public func instant(
+    year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
+  ) -> WallInstant {
+    let fields = CivilTime(
+      year: year, month0: month - 1, day: day, hour: hour, minute: minute, second: second)
+    var converter = LocalTimeConverter(zone: self, near: fields.secondsAsUTC)
+    var normalized = fields
+    let seconds = converter.instant(normalizing: &normalized)
+    return WallInstant(nanosecondsSince1970: seconds * 1_000_000_000)
+  }
 }
