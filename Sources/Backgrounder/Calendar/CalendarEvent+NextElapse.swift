@@ -19,7 +19,7 @@ extension CalendarEvent {
   /// nil when there is none (``Next/never`` or ``Next/unresolved``). `localZone` is the zone
   /// of ``Zone/local``.
   public func nextElapse(
-    after instant: WallInstant, localZone: TimeZone = CalendarTimeZones.local()
+    after instant: WallInstant, localZone: CalendarTimeZone = CalendarTimeZones.local()
   ) -> WallInstant? {
     guard case .elapse(let next) = next(after: instant, localZone: localZone) else { return nil }
     return next
@@ -27,7 +27,7 @@ extension CalendarEvent {
 
   /// What follows `instant`: its next elapse, or why there is none.
   public func next(
-    after instant: WallInstant, localZone: TimeZone = CalendarTimeZones.local()
+    after instant: WallInstant, localZone: CalendarTimeZone = CalendarTimeZones.local()
   ) -> Next {
     let microseconds = instant.nanosecondsSince1970.floorDivided(by: 1000)
     switch next(afterMicroseconds: microseconds, localZone: localZone) {
@@ -40,7 +40,7 @@ extension CalendarEvent {
   /// The next `count` elapses after `instant`, each following the one before; fewer when the
   /// event ends.
   public func elapses(
-    after instant: WallInstant, count: Int, localZone: TimeZone = CalendarTimeZones.local()
+    after instant: WallInstant, count: Int, localZone: CalendarTimeZone = CalendarTimeZones.local()
   ) -> [WallInstant] {
     var result: [WallInstant] = []
     var base = instant
@@ -52,7 +52,7 @@ extension CalendarEvent {
   }
 
   /// systemd's `calendar_spec_next_usec`: microseconds since 1970 in and out.
-  func next(afterMicroseconds base: Int64, localZone: TimeZone) -> MicrosecondElapse {
+  func next(afterMicroseconds base: Int64, localZone: CalendarTimeZone) -> MicrosecondElapse {
     guard base >= -1 else { return .never }
     let start = base + 1
     let seconds = start.floorDivided(by: 1_000_000)

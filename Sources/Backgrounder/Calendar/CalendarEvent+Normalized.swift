@@ -14,7 +14,7 @@ extension CalendarEvent {
     switch zone {
     case .local: break
     case .utc: text += " UTC"
-    case .named(let name): text += " " + name
+    case .named(let zone): text += " " + zone.identifier
     }
     return text
   }

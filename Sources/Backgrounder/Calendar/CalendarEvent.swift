@@ -1,8 +1,8 @@
 import Foundation
 
 /// A calendar event in systemd.time(7) syntax, such as `Mon..Fri *-*-* 02:00` or `weekly`,
-/// parsed and normalized as systemd does; ``nextElapse(after:)`` gives the same instants as
-/// systemd's `calendar_spec_next_usec` (`systemd-analyze calendar`).
+/// parsed and normalized as systemd does; ``nextElapse(after:localZone:)`` gives the same
+/// instants as systemd's `calendar_spec_next_usec` (`systemd-analyze calendar`).
 public struct CalendarEvent: Hashable, Sendable, CustomStringConvertible {
   /// Where the wall-clock fields are read.
   public enum Zone: Hashable, Sendable {
@@ -11,7 +11,7 @@ public struct CalendarEvent: Hashable, Sendable, CustomStringConvertible {
     /// Coordinated Universal Time (`… UTC`).
     case utc
     /// A time zone of the system's tz database (`… Europe/Berlin`).
-    case named(String)
+    case named(CalendarTimeZone)
   }
 
   /// Weekdays as bits (Monday = bit 0 … Sunday = bit 6), or nil for any day.

@@ -54,8 +54,8 @@ struct CalendarEventParser {
     }
     if let space = expression.lastIndex(of: " ") {
       let name = String(expression[expression.index(after: space)...])
-      if CalendarTimeZones.isValidName(name) {
-        zone = .named(name)
+      if CalendarTimeZones.isValidName(name), let named = CalendarTimeZone(identifier: name) {
+        zone = .named(named)
         return String(expression[..<space])
       }
     }

@@ -7,7 +7,7 @@ public struct CalendarSchedule: Hashable, Sendable {
   /// The events; the work is due at every elapse of any of them.
   public var events: [CalendarEvent]
   /// The zone of events without one of their own (the machine's local zone).
-  public var localZone: TimeZone
+  public var localZone: CalendarTimeZone
   /// Windows a run must start in (none: any time), read in ``localZone``.
   public var windows: [TimeWindow]
   /// The largest splay added to an elapse (`random-delay`).
@@ -43,7 +43,7 @@ public struct CalendarSchedule: Hashable, Sendable {
 
   /// Creates a schedule.
   public init(
-    events: [CalendarEvent], localZone: TimeZone = CalendarTimeZones.local(),
+    events: [CalendarEvent], localZone: CalendarTimeZone = CalendarTimeZones.local(),
     windows: [TimeWindow] = [], randomDelay: Duration = .zero,
     splay: Splay = .perElapse(seed: 0, jobId: ""), catchUp: Bool = true
   ) {

@@ -3,7 +3,7 @@ import Foundation
 /// Calendar times as the `calendar` command, `doctor` and `status` print them.
 public enum CalendarTimeFormat {
   /// ISO 8601 with the zone's offset: `2024-03-31T03:00:00+02:00` (microseconds when not whole).
-  public static func iso8601(_ instant: WallInstant, in zone: TimeZone) -> String {
+  public static func iso8601(_ instant: WallInstant, in zone: CalendarTimeZone) -> String {
     let (fields, offset, microseconds) = parts(instant, zone)
     let fraction = microseconds > 0 ? "." + pad(microseconds, 6) : ""
     return "\(pad(fields.year, 4))-\(pad(fields.month0 + 1, 2))-\(pad(fields.day, 2))T"
@@ -13,7 +13,7 @@ public enum CalendarTimeFormat {
 
   /// As `systemd-analyze` writes times, with a numeric offset: `Sun 2024-03-31 03:00:00 +0200`
   /// (`UTC` for UTC).
-  public static func human(_ instant: WallInstant, in zone: TimeZone?) -> String {
+  public static func human(_ instant: WallInstant, in zone: CalendarTimeZone?) -> String {
     let (fields, offset, _) = parts(instant, zone)
     let weekday = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"][fields.weekdayFromMonday]
     return "\(weekday) \(pad(fields.year, 4))-\(pad(fields.month0 + 1, 2))-\(pad(fields.day, 2)) "
@@ -22,18 +22,18 @@ public enum CalendarTimeFormat {
   }
 
   /// A short local form for status lines: `Tue 22:00`.
-  public static func weekdayAndTime(_ instant: WallInstant, in zone: TimeZone) -> String {
+  public static func weekdayAndTime(_ instant: WallInstant, in zone: CalendarTimeZone) -> String {
     let (fields, _, _) = parts(instant, zone)
     let weekday = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"][fields.weekdayFromMonday]
     return "\(weekday) \(pad(fields.hour, 2)):\(pad(fields.minute, 2))"
   }
 
   private static func parts(
-    _ instant: WallInstant, _ zone: TimeZone?
+    _ instant: WallInstant, _ zone: CalendarTimeZone?
   ) -> (CivilTime, Int, Int) {
     let seconds = instant.nanosecondsSince1970.floorDivided(by: 1_000_000_000)
     let microseconds = Int((instant.nanosecondsSince1970 - seconds * 1_000_000_000) / 1000)
-    let offset = zone?.secondsFromGMT(for: Date(timeIntervalSince1970: Double(seconds))) ?? 0
+    let offset = zone?.offset(atSeconds: seconds) ?? 0
     return (CivilTime(utcSeconds: seconds + Int64(offset)), offset, microseconds)
   }
 

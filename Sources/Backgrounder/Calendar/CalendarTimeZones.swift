@@ -1,9 +1,9 @@
 import Foundation
 
-/// Time zones for calendar events, from the system's tz database through Foundation.
+/// Time zones for calendar events, from the system's tz database.
 public enum CalendarTimeZones {
   /// The tz database directory systemd checks names against.
-  static let databaseDirectory = "/usr/share/zoneinfo/"
+  public static let databaseDirectory = "/usr/share/zoneinfo/"
 
   /// Whether `name` is a zone systemd accepts after an expression: `UTC`, or a relative path of
   /// letters, digits, `-_+` and single slashes naming a tz database file (magic `TZif`).
@@ -24,36 +24,56 @@ public enum CalendarTimeZones {
     guard let magic = try? handle.read(upToCount: 4), magic == Data("TZif".utf8) else {
       return false
     }
-    return TimeZone(identifier: name) != nil
+    return true
   }
 
-  /// The machine's local zone as glibc reads it: `TZ` (with or without a leading `:`; empty
-  /// means UTC) when set and known to the tz database, else the system's zone.
-  public static func local(environment: [String: String] = ProcessInfo.processInfo.environment)
-    -> TimeZone
-  {
+  /// The machine's local zone as glibc reads it: `TZ` (a tz database name with or without a
+  /// leading `:`, an absolute path to a TZif file, or empty for UTC) when set and readable,
+  /// else `/etc/localtime`, else UTC.
+  public static func local(
+    environment: [String: String] = ProcessInfo.processInfo.environment
+  ) -> CalendarTimeZone {
     if var name = environment["TZ"] {
       if name.hasPrefix(":") { name.removeFirst() }
-      if name.isEmpty { return TimeZone(identifier: "UTC") ?? .gmt }
-      if name.hasPrefix(databaseDirectory) { name.removeFirst(databaseDirectory.count) }
-      if let zone = TimeZone(identifier: name) { return zone }
+      if name.isEmpty { return .utc }
+      if name.hasPrefix("/") {
+        if let data = FileManager.default.contents(atPath: name),
+          let zone = CalendarTimeZone(identifier: zoneName(ofPath: name), tzif: [UInt8](data))
+        {
+          return zone
+        }
+      } else if let zone = CalendarTimeZone(identifier: name) {
+        return zone
+      }
     }
-    return TimeZone.current
+    let path = "/etc/localtime"
+    guard let data = FileManager.default.contents(atPath: path),
+      let zone = CalendarTimeZone(identifier: zoneName(ofPath: path), tzif: [UInt8](data))
+    else { return .utc }
+    return zone
   }
 
-  /// The zone of `zone` (`.local` read from `local`), or nil for UTC.
-  static func timeZone(_ zone: CalendarEvent.Zone, local: TimeZone) -> TimeZone? {
+  /// `Europe/Berlin` for a path into the tz database (through symlinks), else the path.
+  private static func zoneName(ofPath path: String) -> String {
+    let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    guard let range = resolved.range(of: "/zoneinfo/") else { return path }
+    return String(resolved[range.upperBound...])
+  }
+
+  /// The zone of `zone` (`.local` is `local`), or nil for UTC.
+  static func timeZone(_ zone: CalendarEvent.Zone, local: CalendarTimeZone) -> CalendarTimeZone? {
     switch zone {
     case .utc: nil
     case .local: local
-    case .named(let name): TimeZone(identifier: name)
+    case .named(let named): named
     }
   }
 }
 
 extension CalendarEvent {
   /// The zone this event's times are read in: its own (`UTC`, a tz name) or `localZone`.
-  public func timeZone(localZone: TimeZone = CalendarTimeZones.local()) -> TimeZone {
-    CalendarTimeZones.timeZone(zone, local: localZone) ?? TimeZone(identifier: "UTC") ?? .gmt
+  public func timeZone(localZone: CalendarTimeZone = CalendarTimeZones.local()) -> CalendarTimeZone
+  {
+    CalendarTimeZones.timeZone(zone, local: localZone) ?? .utc
   }
 }

@@ -1,16 +1,14 @@
-import Foundation
-
-/// `localtime_r` and `mktime` over a Foundation `TimeZone` (or `gmtime`/`timegm` for UTC),
+/// `localtime_r` and `mktime` over a Foundation `CalendarTimeZone` (or `gmtime`/`timegm` for UTC),
 /// reproducing glibc's choices where local time is not one-to-one: a time in a
 /// spring-forward gap is read with the offset before the gap (so it lands that much later), a
 /// time that happens twice takes the offset of the previous conversion (glibc's
 /// `localtime_offset`), unless the fields ask for standard or daylight time.
 struct LocalTimeConverter {
-  private let zone: TimeZone?
+  private let zone: CalendarTimeZone?
   /// The UTC offset glibc's `mktime` guesses first: that of its previous answer.
   private var offsetGuess: Int
 
-  init(zone: TimeZone?, near seconds: Int64) {
+  init(zone: CalendarTimeZone?, near seconds: Int64) {
     self.zone = zone
     self.offsetGuess = 0
     self.offsetGuess = offset(at: seconds)
@@ -20,23 +18,29 @@ struct LocalTimeConverter {
   func fields(at seconds: Int64) -> CivilTime {
     var fields = CivilTime(utcSeconds: seconds + Int64(offset(at: seconds)))
     if let zone {
-      fields.isDST = zone.isDaylightSavingTime(for: date(seconds)) ? 1 : 0
+      fields.isDST = zone.isDaylightSavingTime(atSeconds: seconds) ? 1 : 0
     }
     return fields
   }
 
-  /// The instant of `fields`, which are normalized to that instant's (`mktime`).
+  /// The instant of `fields`, which are normalized to that instant's (`mktime`). As glibc
+  /// does, seconds outside 0–59 are clamped for finding the offset and the rest added after,
+  /// so `01:59:69` on a fall-back night is 10 s after 01:59:59 daylight time (01:00:09).
   mutating func instant(normalizing fields: inout CivilTime) -> Int64 {
-    let local = fields.secondsAsUTC
+    let clampedSecond = min(max(fields.second, 0), 59)
+    var clamped = fields
+    clamped.second = clampedSecond
+    let local = clamped.secondsAsUTC
     guard zone != nil else {
-      fields = CivilTime(utcSeconds: local)
-      return local
+      fields = CivilTime(utcSeconds: fields.secondsAsUTC)
+      return fields.secondsAsUTC
     }
     var seconds = resolve(local: local)
     if fields.isDST >= 0, isDST(seconds) != (fields.isDST != 0) {
       seconds = neighbourWithDST(fields.isDST != 0, of: seconds, local: local) ?? seconds
     }
     offsetGuess = Int(local - seconds)
+    seconds += Int64(fields.second - clampedSecond)
     fields = self.fields(at: seconds)
     return seconds
   }
@@ -50,7 +54,9 @@ struct LocalTimeConverter {
     if secondOffset == firstOffset { return second }
     let third = local - Int64(secondOffset)
     if offset(at: third) == secondOffset { return third }
-    // A gap: read the fields with the offset before it, which lands after it.
+    // A gap: read the fields with the offset before it, which lands after it. (glibc's choice
+    // also depends on its previous guess; where winter is marked "daylight" time, as in
+    // Europe/Dublin, it sometimes lands before the gap instead: not modelled.)
     return local - Int64(min(firstOffset, secondOffset))
   }
 
@@ -71,12 +77,25 @@ struct LocalTimeConverter {
   }
 
   private func offset(at seconds: Int64) -> Int {
-    zone?.secondsFromGMT(for: date(seconds)) ?? 0
+    zone?.offset(atSeconds: seconds) ?? 0
   }
 
   private func isDST(_ seconds: Int64) -> Bool {
-    zone?.isDaylightSavingTime(for: date(seconds)) ?? false
+    zone?.isDaylightSavingTime(atSeconds: seconds) ?? false
   }
+}
 
-  private func date(_ seconds: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(seconds)) }
+extension CalendarTimeZone {
+  /// The instant of a local wall-clock time in this zone, as `mktime` reads it (a time in a
+  /// gap moves past it, as in ``CalendarEvent`` elapses).
+  public func instant(
+    year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
+  ) -> WallInstant {
+    let fields = CivilTime(
+      year: year, month0: month - 1, day: day, hour: hour, minute: minute, second: second)
+    var converter = LocalTimeConverter(zone: self, near: fields.secondsAsUTC)
+    var normalized = fields
+    let seconds = converter.instant(normalizing: &normalized)
+    return WallInstant(nanosecondsSince1970: seconds * 1_000_000_000)
+  }
 }

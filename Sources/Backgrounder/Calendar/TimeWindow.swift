@@ -80,14 +80,15 @@ public struct TimeWindow: Hashable, Sendable, CustomStringConvertible {
   }
 
   /// Whether `instant` is inside the window (opening included, closing excluded).
-  public func contains(_ instant: WallInstant, in zone: TimeZone) -> Bool {
+  public func contains(_ instant: WallInstant, in zone: CalendarTimeZone) -> Bool {
     let (day, minute) = Self.localDayAndMinute(instant, zone)
     if start < end { return opensOn(day) && minute >= start && minute < end }
     return (minute >= start && opensOn(day)) || (minute < end && opensOn(day - 1))
   }
 
   /// The first instant at or after `instant` inside the window.
-  public func nextOpening(atOrAfter instant: WallInstant, in zone: TimeZone) -> WallInstant {
+  public func nextOpening(atOrAfter instant: WallInstant, in zone: CalendarTimeZone) -> WallInstant
+  {
     if contains(instant, in: zone) { return instant }
     let (today, _) = Self.localDayAndMinute(instant, zone)
     for day in today...(today + 8) where opensOn(day) {
@@ -101,7 +102,7 @@ public struct TimeWindow: Hashable, Sendable, CustomStringConvertible {
   }
 
   /// When the window that contains `instant` closes (nil if `instant` is outside it).
-  public func closing(after instant: WallInstant, in zone: TimeZone) -> WallInstant? {
+  public func closing(after instant: WallInstant, in zone: CalendarTimeZone) -> WallInstant? {
     guard contains(instant, in: zone) else { return nil }
     let (day, minute) = Self.localDayAndMinute(instant, zone)
     let closesToday = start < end || minute < end
@@ -114,14 +115,16 @@ public struct TimeWindow: Hashable, Sendable, CustomStringConvertible {
   }
 
   /// Days since 1970-01-01 and minutes since midnight of `instant`'s local time.
-  private static func localDayAndMinute(_ instant: WallInstant, _ zone: TimeZone) -> (Int, Int) {
+  private static func localDayAndMinute(_ instant: WallInstant, _ zone: CalendarTimeZone) -> (
+    Int, Int
+  ) {
     let seconds = instant.nanosecondsSince1970.floorDivided(by: 1_000_000_000)
-    let local = seconds + Int64(zone.secondsFromGMT(for: instant.date))
+    let local = seconds + Int64(zone.offset(atSeconds: seconds))
     return (Int(local.floorDivided(by: 86_400)), Int(local.floorModulo(86_400)) / 60)
   }
 
   /// The instant of local `minute` on `day` (a minute in a DST gap moves past it, as mktime).
-  private static func instant(day: Int, minute: Int, _ zone: TimeZone) -> WallInstant {
+  private static func instant(day: Int, minute: Int, _ zone: CalendarTimeZone) -> WallInstant {
     var converter = LocalTimeConverter(zone: zone, near: Int64(day) * 86_400)
     let (year, month, dayOfMonth) = CivilTime.civil(fromDays: day)
     var fields = CivilTime(

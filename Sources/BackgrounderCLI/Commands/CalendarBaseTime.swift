@@ -8,14 +8,13 @@ enum CalendarBaseTime {
     var description: String
   }
 
-  static func parse(_ text: String, localZone: TimeZone) throws -> WallInstant {
+  static func parse(_ text: String, localZone: CalendarTimeZone) throws -> WallInstant {
     if text.hasPrefix("@") { return try epoch(String(text.dropFirst()), text) }
     var words = text.split(separator: " ").map(String.init)
     var zone = localZone
     if words.count == 3 {
       let name = words.removeLast()
-      guard let named = name == "UTC" ? TimeZone(identifier: "UTC") : TimeZone(identifier: name),
-        name == "UTC" || CalendarTimeZones.isValidName(name)
+      guard CalendarTimeZones.isValidName(name), let named = CalendarTimeZone(identifier: name)
       else { throw Invalid(description: "unknown time zone '\(name)' in '\(text)'") }
       zone = named
     }
@@ -28,16 +27,13 @@ enum CalendarBaseTime {
       throw Invalid(
         description: "expected @EPOCH or 'YYYY-MM-DD HH:MM[:SS] [ZONE]', not '\(text)'")
     }
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = zone
-    let components = DateComponents(
-      year: date[0], month: date[1], day: date[2], hour: time[0], minute: time[1],
-      second: time.count == 3 ? time[2] : 0)
+    let second = time.count == 3 ? time[2] : 0
     guard (1...12).contains(date[1]), (1...31).contains(date[2]), (0...23).contains(time[0]),
-      (0...59).contains(time[1]), (0...60).contains(components.second ?? 0),
-      let result = calendar.date(from: components)
+      (0...59).contains(time[1]), (0...60).contains(second)
     else { throw Invalid(description: "no such time: '\(text)'") }
-    return WallInstant(result)
+    return zone.instant(
+      year: date[0], month: date[1], day: date[2], hour: time[0], minute: time[1],
+      second: second)
   }
 
   private static func epoch(_ digits: String, _ text: String) throws -> WallInstant {

@@ -76,7 +76,8 @@ struct CalendarCommand: ParsableCommand {
   }
 
   private func printHuman(
-    _ expression: String, _ event: CalendarEvent, _ elapses: [WallInstant], localZone: TimeZone
+    _ expression: String, _ event: CalendarEvent, _ elapses: [WallInstant],
+    localZone: CalendarTimeZone
   ) {
     var lines: [String] = []
     if expression != event.normalized { lines.append("  Original form: \(expression)") }
@@ -85,7 +86,7 @@ struct CalendarCommand: ParsableCommand {
     for (index, elapse) in elapses.enumerated() {
       let label = index == 0 ? "    Next elapse" : "       Iter. #\(index + 1)"
       lines.append("\(label): \(CalendarTimeFormat.human(elapse, in: localZone))")
-      if localZone.secondsFromGMT(for: elapse.date) != 0 || localZone.identifier != "UTC" {
+      if localZone.identifier != "UTC" {
         lines.append("       (in UTC): \(CalendarTimeFormat.human(elapse, in: nil))")
       }
     }

@@ -22,7 +22,7 @@ struct CalendarDifferentialTests {
       let theirs = try SystemdAnalyzeCalendar.answers(
         group.expressions, zone: group.zone, baseSeconds: group.baseSeconds,
         iterations: Self.iterations)
-      let localZone = try #require(TimeZone(identifier: group.zone))
+      let localZone = try #require(CalendarTimeZone(identifier: group.zone))
       for expression in group.expressions {
         cases += 1
         let ours = Self.answer(expression, group: group, localZone: localZone)
@@ -41,7 +41,7 @@ struct CalendarDifferentialTests {
   }
 
   private static func answer(
-    _ expression: String, group: CalendarCorpus.Group, localZone: TimeZone
+    _ expression: String, group: CalendarCorpus.Group, localZone: CalendarTimeZone
   ) -> SystemdAnalyzeCalendar.Answer {
     guard let event = try? CalendarEvent(expression) else { return .rejected }
     var base = WallInstant(nanosecondsSince1970: group.baseSeconds * 1_000_000_000)

@@ -5,10 +5,10 @@ import Testing
 
 @Suite("Calendar events")
 struct CalendarEventTests {
-  private static let berlin = TimeZone(identifier: "Europe/Berlin")!
+  private static let berlin = CalendarTimeZone(identifier: "Europe/Berlin")!
 
   private static func elapses(
-    _ expression: String, after seconds: Int64, count: Int = 3, zone: TimeZone = berlin
+    _ expression: String, after seconds: Int64, count: Int = 3, zone: CalendarTimeZone = berlin
   ) throws -> [String] {
     let event = try CalendarEvent(expression)
     return event.elapses(
@@ -71,7 +71,7 @@ struct CalendarEventTests {
   @Test("month ends and leap days")
   func monthEndsAndLeapDays() throws {
     #expect(
-      try Self.elapses("*-02~1", after: 1_672_531_200, count: 3, zone: .gmt) == [
+      try Self.elapses("*-02~1", after: 1_672_531_200, count: 3, zone: .utc) == [
         "2023-02-28T00:00:00+00:00", "2024-02-29T00:00:00+00:00", "2025-02-28T00:00:00+00:00",
       ])
     #expect(
@@ -87,6 +87,6 @@ struct CalendarEventTests {
     #expect(
       CalendarTimeZones.local(environment: ["TZ": "America/New_York"]).identifier
         == "America/New_York")
-    #expect(CalendarTimeZones.local(environment: ["TZ": ""]).secondsFromGMT() == 0)
+    #expect(CalendarTimeZones.local(environment: ["TZ": ""]) == .utc)
   }
 }

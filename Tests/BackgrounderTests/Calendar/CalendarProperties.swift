@@ -6,7 +6,7 @@ import Testing
 /// Properties of every elapse, over generated expressions, base times and zones.
 @Suite("Calendar event properties")
 struct CalendarProperties {
-  private static let zones = CalendarCorpus.zones.compactMap(TimeZone.init(identifier:))
+  private static let zones = CalendarCorpus.zones.compactMap({ CalendarTimeZone(identifier: $0) })
 
   @Test("next(t) > t, elapses strictly increase, and next(e - 1µs) = e for every elapse e")
   func elapsesIncreaseAndAreFixedPoints() throws {

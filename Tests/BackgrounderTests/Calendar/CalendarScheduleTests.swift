@@ -7,7 +7,7 @@ import Testing
 /// stopped daemon catches up, where a window holds a run, what a wall-clock step changes.
 @Suite("Calendar schedules")
 struct CalendarScheduleTests {
-  private static let berlin = TimeZone(identifier: "Europe/Berlin")!
+  private static let berlin = CalendarTimeZone(identifier: "Europe/Berlin")!
 
   private static func at(_ text: String) -> WallInstant {
     WallInstant(ISO8601DateFormatter().date(from: text)!)

@@ -5,7 +5,7 @@ import Testing
 
 @Suite("Time windows")
 struct TimeWindowTests {
-  private static let zones = CalendarCorpus.zones.compactMap(TimeZone.init(identifier:))
+  private static let zones = CalendarCorpus.zones.compactMap({ CalendarTimeZone(identifier: $0) })
 
   private static func instant(_ seconds: Int64) -> WallInstant {
     WallInstant(nanosecondsSince1970: seconds * 1_000_000_000)
@@ -29,7 +29,7 @@ struct TimeWindowTests {
   @Test("an overnight weekday window belongs to the day it opens")
   func overnightWeekdayWindow() throws {
     let window = try TimeWindow("Sat 22:00-06:00")
-    let utc = TimeZone(identifier: "UTC")!
+    let utc = CalendarTimeZone(identifier: "UTC")!
     // 2024-03-02 is a Saturday.
     #expect(window.contains(Self.instant(1_709_416_800), in: utc))  // Sat 22:00
     #expect(window.contains(Self.instant(1_709_445_540), in: utc))  // Sun 05:59
