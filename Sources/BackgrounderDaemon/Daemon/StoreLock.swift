@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -49,11 +50,10 @@ public final class StoreLock: Sendable {
     let (directory, name) = try Self.pin(storePath)
     let starting = try Self.open(name + ".start.lock", in: directory)
     defer { close(starting) }  // released once this daemon holds the store or gives up
-    while flock(starting, LOCK_EX) != 0 {
-      guard errno == EINTR else {
-        throw OperatorError(
-          "cannot lock \(storePath).start.lock: \(String(cString: strerror(errno)))")
-      }
+    do {
+      try systemCall("flock") { flock(starting, LOCK_EX) }
+    } catch {
+      throw OperatorError("cannot lock \(storePath).start.lock: \(error.errno)")
     }
     let fd = try Self.open(name + ".lock", in: directory)
     let deadline = ContinuousClock.now.advanced(by: editWait)

@@ -1,12 +1,13 @@
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
-/// The one wrapper the path-trust code calls the kernel through: retries on `EINTR`, and turns
-/// `-1` into a ``PrivateDirectoryError/system(operation:path:errno:)`` that names the operation
-/// and the path it was about.
+/// How the path-trust code calls the kernel: through ``SystemCalls/systemCall(_:_:)``, with
+/// `-1` turned into a ``PrivateDirectoryError/system(operation:path:errno:)`` that names the
+/// operation and the path it was about.
 enum SystemCall {
   /// `O_PATH` (`<fcntl.h>` defines it only with `_GNU_SOURCE`): a descriptor that names a
   /// file without opening it for reading or writing; `fstat`, `openat`, `mkdirat` and
@@ -15,17 +16,16 @@ enum SystemCall {
   /// `AT_EMPTY_PATH`: `fstatat` on the descriptor itself.
   static let emptyPath: Int32 = 0x1000
 
-  /// Calls `body` until it does not fail with `EINTR`; its result, or the error for `errno`.
+  /// ``SystemCalls/systemCall(_:_:)`` (interrupted calls retried there), its failure named with
+  /// `path`.
   @discardableResult
   static func retrying<Result: FixedWidthInteger>(
     _ operation: String, _ path: String, _ body: () -> Result
   ) throws(PrivateDirectoryError) -> Result {
-    while true {
-      let result = body()
-      if result != -1 { return result }
-      let code = errno
-      if code == EINTR { continue }
-      throw .system(operation: operation, path: path, errno: Errno(rawValue: code))
+    do {
+      return try systemCall(operation, body)
+    } catch {
+      throw .system(operation: operation, path: path, errno: error.errno)
     }
   }
 
