@@ -29,6 +29,15 @@ import Testing
       .filter { $0.severity == .problem }.map(\.description)
   }
 
+  @Test func aCgroupRootThatIsAPlainDirectoryIsAProblem() throws {
+    var doctor = Doctor(configPath: root + "/none.toml", unitPaths: [])
+    doctor.cgroupRoot = root
+    let findings = doctor.run().filter { $0.subject == "cgroup" }
+    #expect(findings.count == 1)
+    #expect(findings.first?.severity == .problem)
+    #expect(findings.first?.description.contains("not on a cgroup2 file system") == true)
+  }
+
   @Test("a control socket path longer than sun_path is a problem naming its length")
   func socketPathTooLong() throws {
     let long = String(repeating: "s", count: 120)

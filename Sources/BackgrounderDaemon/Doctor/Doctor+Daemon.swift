@@ -56,6 +56,18 @@ extension Doctor {
       : .init(.problem, "metrics", "cannot write \(path): \(directory) is not writable")
   }
 
+  /// The cgroup root is a cgroup2 directory of ours reached through trusted directories only;
+  /// otherwise `run` warns and contains runs by session instead.
+  func checkCgroup(_ root: String) -> DoctorFinding {
+    do {
+      _ = try RunCgroups.verify(root)
+      return .init(.ok, "cgroup", "\(root): runs get their own cgroups under it")
+    } catch {
+      return .init(
+        .problem, "cgroup", "\(error); runs would be contained by session only (setsid escapes)")
+    }
+  }
+
   /// Every `environment` name is a valid variable name and no value holds a NUL byte.
   func checkEnvironment(of job: JobDefinition) -> [DoctorFinding] {
     job.environment.keys.sorted().compactMap { name -> DoctorFinding? in

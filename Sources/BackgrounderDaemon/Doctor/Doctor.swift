@@ -18,6 +18,9 @@ public struct Doctor: Sendable {
   public var searchPath: String
   /// Unit files to inspect if present (system and user locations).
   public var unitPaths: [String]
+  /// The cgroup root runs would use, checked as `run` checks it (default:
+  /// `$BACKGROUNDER_CGROUP`; nil: not checked).
+  public var cgroupRoot: String? = ProcessInfo.processInfo.environment["BACKGROUNDER_CGROUP"]
 
   public init(
     configPath: String, sysfsRoot: String = "/sys",
@@ -155,6 +158,7 @@ public struct Doctor: Sendable {
       findings.append(.init(.note, "power", "\(supplies) missing: treated as on external power"))
     }
     findings += unitPaths.compactMap(checkUnit)
+    if let cgroupRoot { findings.append(checkCgroup(cgroupRoot)) }
     return findings
   }
 
