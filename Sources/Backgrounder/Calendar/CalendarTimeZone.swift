@@ -146,6 +146,8 @@ private struct TZifReader {
     let versionByte = bytes[position + 4]
     let version = versionByte == 0 ? 1 : Int(versionByte) - 0x30
     let counts = (0..<6).map { Int(integer(at: position + 20 + $0 * 4, size: 4)) }
+    // Counts are unsigned; a file claiming more than it could hold is not a zone.
+    guard counts.allSatisfy({ (0...bytes.count).contains($0) }) else { return nil }
     position += 44
     let header = Header(version: version, counts: counts)
     lastHeader = header

@@ -95,10 +95,12 @@ private struct RuleScanner {
     return negative ? -seconds : seconds
   }
 
+  /// Up to three digits (hours go to 167, days to 365): more is not a rule.
   private mutating func number() -> Int? {
     let start = position
     while position < bytes.count, bytes[position] >= 0x30, bytes[position] <= 0x39 { position += 1 }
-    return position > start ? Int(String(decoding: bytes[start..<position], as: UTF8.self)) : nil
+    guard (1...3).contains(position - start) else { return nil }
+    return Int(String(decoding: bytes[start..<position], as: UTF8.self))
   }
 
   /// `Mm.w.d[/time]`, `Jn[/time]` or `n[/time]` (time `[+-]hh[:mm[:ss]]`, default 02:00).

@@ -57,6 +57,27 @@ struct CalendarTimeZoneTests {
     #expect(differences.isEmpty, "\(differences.prefix(5))")
   }
 
+  @Test("a truncated or corrupted zone file is not a zone, and never a crash")
+  func corruptFiles() throws {
+    let data = try #require(
+      FileManager.default.contents(atPath: "/usr/share/zoneinfo/Europe/Berlin"))
+    let bytes = [UInt8](data)
+    for length in 0..<bytes.count {
+      _ = CalendarTimeZone(identifier: "cut", tzif: Array(bytes.prefix(length)))
+    }
+    var random = SplitMix64(seed: 0xBAD)
+    for _ in 0..<2000 {
+      var corrupted = bytes
+      for _ in 0..<random.next(in: 1...8) {
+        corrupted[random.next(in: 0...corrupted.count - 1)] = UInt8(random.next(in: 0...255))
+      }
+      if let zone = CalendarTimeZone(identifier: "corrupt", tzif: corrupted) {
+        _ = zone.offset(atSeconds: Int64(random.next(in: -3_000_000_000...5_000_000_000)))
+      }
+    }
+    #expect(CalendarTimeZone(identifier: "whole", tzif: bytes) != nil)
+  }
+
   @Test("a zone name outside the tz database, or escaping it, is not a zone")
   func rejectsUnknownNames() {
     #expect(CalendarTimeZone(identifier: "Nowhere/City") == nil)
