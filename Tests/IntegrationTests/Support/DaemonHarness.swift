@@ -59,6 +59,11 @@ struct DaemonWorkspace: Sendable {
     directory = "/tmp/bge2e-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
     try FileManager.default.createDirectory(
       atPath: directory, withIntermediateDirectories: false)
+    // 0755 whatever the umask: tests run in one process, where a control server binding its
+    // socket narrows the umask for a moment, and the second-uid tests must traverse this.
+    guard chmod(directory, 0o755) == 0 else {
+      throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: directory])
+    }
   }
 
   /// A path inside the workspace.
