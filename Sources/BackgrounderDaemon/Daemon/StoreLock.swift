@@ -51,7 +51,7 @@ public final class StoreLock: Sendable {
     let starting = try Self.open(name + ".start.lock", in: directory)
     defer { close(starting) }  // released once this daemon holds the store or gives up
     do {
-      try systemCall("flock") { flock(starting, LOCK_EX) }
+      _ = try systemCall("flock") { flock(starting, LOCK_EX) }
     } catch {
       throw OperatorError("cannot lock \(storePath).start.lock: \(error.errno)")
     }

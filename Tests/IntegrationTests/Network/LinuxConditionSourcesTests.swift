@@ -78,7 +78,7 @@ struct LinuxConditionSourcesTests {
     #expect(told.withLock { $0 }.isEmpty, "ran on a link NetworkManager calls metered")
 
     try bus.setMetered(2, device: device)  // no
-    try await Self.eventually("the job ran") { told.withLock { $0.isEmpty ? nil : $0 } }
+    _ = try await Self.eventually("the job ran") { told.withLock { $0.isEmpty ? nil : $0 } }
     #expect(told.withLock { $0 } == [false], "ran once, told unmetered")
   }
 
