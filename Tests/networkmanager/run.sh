@@ -15,7 +15,7 @@
 #     health problem says so;
 #   - NetworkManager started after the daemon: its view reaches the daemon and holds the job;
 #   - NetworkManager on the bus but stopped (SIGSTOP): `[network] source-timeout` bounds the
-#     start and the health problem names NetworkManager;
+#     start and the health problem (status, doctor) names NetworkManager;
 #   - `status --watch --json`'s first line carries NetworkManager's view in 20 of 20 starts.
 #
 # Usage: Tests/networkmanager/run.sh PACKAGE     (the .deb Scripts/package builds; for
@@ -448,6 +448,11 @@ silent_networkmanager() {
   [[ ${health,,} == *networkmanager* ]] \
     && pass "silent NetworkManager: reported as a health problem: $health (status took ${status_ms} ms)" \
     || fail "silent NetworkManager: no health problem naming it (health: $health; status took ${status_ms} ms)"
+  local doctor
+  doctor=$(timeout 60 nsenter -t "$leader" -a backgrounder doctor --config "$nm_config" 2>&1 || true)
+  [[ $doctor == *NetworkManager* ]] \
+    && pass "silent NetworkManager: doctor names it: $(grep -m1 NetworkManager <<<"$doctor" | sed 's/^ *//')" \
+    || fail "silent NetworkManager: doctor does not mention NetworkManager: $(tail -n 5 <<<"$doctor")"
   inside kill -CONT "$nm_stopped_pid"
   nm_stopped_pid=
 }
