@@ -37,8 +37,8 @@ for _ in $(seq 1 150); do
 done
 nm_state_ready || { echo "NetworkManager not unmetered/full: $(nm_metered) $(nm_connectivity)" >&2; exit 1; }
 echo "== NetworkManager $(inside NetworkManager --version): eth0 metered=$(nm_metered)," \
-  "connectivity $(nm_connectivity); daemon $(git -C "$repo" describe --always --dirty)" \
-  "($(du -h "$package" | cut -f1) $(basename "$package"))"
+  "connectivity $(nm_connectivity); daemon: $(basename "$package")" \
+  "$([[ $package == *.deb ]] || git -C "$repo" describe --always --dirty)"
 
 inside tee "$nm_config" >/dev/null <<'TOML'
 [[job]]

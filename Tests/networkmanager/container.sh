@@ -15,7 +15,7 @@ nm_config=/etc/backgrounder/config.toml
 # Packages of the container beyond systemd and dbus (libpam-systemd: the logind that polkitd,
 # a dependency of network-manager, needs). The shared libraries of the .deb are named
 # too, so that one cached rootfs serves both a .deb and a bare binary.
-nm_packages=(network-manager libpam-systemd iproute2 procps libnl-3-200 libnl-route-3-200
+nm_packages=(network-manager libpam-systemd iproute2 procps libc6 libnl-3-200 libnl-route-3-200
   libnl-genl-3-200 libsqlite3-0 libsystemd0 libstdc++6 libgcc-s1)
 
 # Prints the prerequisites this host lacks (empty: none).
@@ -40,7 +40,8 @@ nm_copy_with_libraries() {
 # Unpacks the rootfs into $work/root and installs backgrounder from PACKAGE: a .deb (dpkg -i,
 # its Depends added to the rootfs), or a bare binary with its libraries and the units it prints
 # (for development: a debug build). Adds NetworkManager's test configuration: the eth0 profile
-# (DHCP, no IPv6), no automatic profiles, and the connectivity check against the outside.
+# (DHCP, no IPv6), no automatic profiles, the connectivity check against the outside, and no
+# start limit on NetworkManager.service.
 nm_prepare_root() {
   local package=$1 tarball packages=("${nm_packages[@]}")
   if [[ $package == *.deb ]]; then
@@ -74,6 +75,10 @@ uri=http://$nm_outside/nm-check
 response=OK
 interval=60
 CONF
+  # The tests restart NetworkManager more often than systemd's default start limit allows.
+  mkdir -p "$work/root/etc/systemd/system/NetworkManager.service.d"
+  printf '[Unit]\nStartLimitIntervalSec=0\n' \
+    >"$work/root/etc/systemd/system/NetworkManager.service.d/90-backgrounder-test.conf"
   install -m 0600 /dev/stdin "$nm/system-connections/bgtest.nmconnection" <<'PROFILE'
 [connection]
 id=bgtest

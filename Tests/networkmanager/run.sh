@@ -15,7 +15,7 @@
 #     health problem says so;
 #   - NetworkManager started after the daemon: its view reaches the daemon and holds the job;
 #   - NetworkManager on the bus but stopped (SIGSTOP): `[network] source-timeout` bounds the
-#     start and the health problem names NetworkManager;
+#     start and the health problem (status, doctor) names NetworkManager;
 #   - `status --watch --json`'s first line carries NetworkManager's view in 20 of 20 starts.
 #
 # Usage: Tests/networkmanager/run.sh PACKAGE     (the .deb Scripts/package builds; for
@@ -326,7 +326,8 @@ restart_networkmanager() {
   metered_again() { [[ $(nm_metered) == "$want" ]]; }
   # Three restarts in a row, each waited out until NetworkManager says metered again.
   for round in 1 2 3; do
-    inside systemctl restart NetworkManager.service
+    inside systemctl restart NetworkManager.service \
+      || { fail "$label: systemctl restart NetworkManager failed"; return; }
     eventually 30 metered_again || true
   done
   sleep 3
@@ -351,7 +352,8 @@ stop_networkmanager() {
   fi
   local stopped_at
   stopped_at=$(date +%s%N)
-  inside systemctl stop NetworkManager.service
+  inside systemctl stop NetworkManager.service \
+    || { fail "stop: systemctl stop NetworkManager failed"; return; }
   local stale=${stale_hints%s} marks text
   sleep 1
   marks=$(status_json | query "[(s['name'], s['state'], s.get('stale')) for s in d['network'].get('sources', [])], [(l['name'], l['meteredReason'], l.get('stale')) for l in d['network']['links'] if l['name']=='eth0']")
@@ -380,7 +382,7 @@ stop_networkmanager() {
   [[ ${health,,} == *networkmanager* ]] \
     && pass "NetworkManager gone: health problem $health" \
     || fail "NetworkManager gone: no health problem naming it (health: $health)"
-  inside systemctl start NetworkManager.service
+  inside systemctl start NetworkManager.service || fail "NetworkManager did not start again"
 }
 selected stop && stop_networkmanager
 
@@ -392,7 +394,8 @@ nm_after_daemon() {
   job "$id" unmetered 'delay = "15s"' | cat <(network_table) - | fresh_daemon
   start_daemon || { fail "NetworkManager later: the daemon did not start: $(daemon_log 10)"; return; }
   local daemon_started=$SECONDS
-  inside systemctl start NetworkManager.service
+  inside systemctl start NetworkManager.service \
+    || { fail "NetworkManager later: systemctl start NetworkManager failed"; return; }
   nm_state yes ok || { fail "NetworkManager later: NetworkManager not ready"; return; }
   daemon_sees_it() {
     [[ $(status_json | query "[l['meteredReason'] for l in d['network']['links'] if l['name']=='eth0']") == *networkmanager* ]]
@@ -445,6 +448,11 @@ silent_networkmanager() {
   [[ ${health,,} == *networkmanager* ]] \
     && pass "silent NetworkManager: reported as a health problem: $health (status took ${status_ms} ms)" \
     || fail "silent NetworkManager: no health problem naming it (health: $health; status took ${status_ms} ms)"
+  local doctor
+  doctor=$(timeout 60 nsenter -t "$leader" -a backgrounder doctor --config "$nm_config" 2>&1 || true)
+  [[ $doctor == *NetworkManager* ]] \
+    && pass "silent NetworkManager: doctor names it: $(grep -m1 NetworkManager <<<"$doctor" | sed 's/^ *//')" \
+    || fail "silent NetworkManager: doctor does not mention NetworkManager: $(tail -n 5 <<<"$doctor")"
   inside kill -CONT "$nm_stopped_pid"
   nm_stopped_pid=
 }
