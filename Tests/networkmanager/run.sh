@@ -59,17 +59,6 @@ fail() {
   failures=$((failures + 1))
 }
 
-# Polls COMMAND every 0.2 s for up to SECONDS; true once it succeeds.
-eventually() {
-  local seconds=$1
-  shift
-  local deadline=$((SECONDS + seconds))
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.2
-  done
-}
-
 work=$(mktemp -d /var/tmp/backgrounder-nm-test.XXXXXX)
 cleanup() {
   set +e

@@ -5,6 +5,17 @@
 
 suite=bookworm
 
+# Polls COMMAND every 0.2 s for up to SECONDS; true once it succeeds.
+eventually() {
+  local seconds=$1
+  shift
+  local deadline=$((SECONDS + seconds))
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.2
+  done
+}
+
 # The Debian mirror this machine's apt uses for $suite (override: BACKGROUNDER_DEBIAN_MIRROR).
 debian_mirror() {
   if [[ -n ${BACKGROUNDER_DEBIAN_MIRROR:-} ]]; then

@@ -34,17 +34,6 @@ fail() {
   failures=$((failures + 1))
 }
 
-# Polls COMMAND every 0.2 s for up to SECONDS; true once it succeeds.
-eventually() {
-  local seconds=$1
-  shift
-  local deadline=$((SECONDS + seconds))
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.2
-  done
-}
-
 journal() {
   journalctl -D "$work/root/var/log/journal" --no-pager -o cat "$@" 2>/dev/null
 }
