@@ -11,7 +11,7 @@ Starts a daemon with one job in a temporary directory, then times RUNS `backgrou
 the daemon closes them at their request deadline) and STOPPED `status --watch` clients
 (SIGSTOP). Prints p50/p99/max of each and the ratio of the p99s.
 """
-import argparse, os, signal, socket, subprocess, sys, tempfile, threading, time
+import argparse, os, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/backgrounder")
@@ -149,3 +149,4 @@ finally:
         watcher.wait()
     daemon.terminate()
     daemon.wait(timeout=15)
+    shutil.rmtree(work, ignore_errors=True)
