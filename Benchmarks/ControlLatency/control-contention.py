@@ -11,7 +11,7 @@ Starts a daemon with one job in a temporary directory, then times RUNS `backgrou
 the daemon closes them at their request deadline) and STOPPED `status --watch` clients
 (SIGSTOP). Prints p50/p99/max of each and the ratio of the p99s.
 """
-import argparse, os, signal, socket, subprocess, sys, tempfile, threading, time
+import argparse, os, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/backgrounder")
@@ -47,27 +47,40 @@ def pick(values, p):
 
 
 def measure(label):
-    trigger, status = [], []
+    trigger, status, failures = [], [], []
     for _ in range(args.runs):
+        if daemon.poll() is not None:
+            failures.append(f"the daemon exited ({daemon.returncode})")
+            break
         before = lines()
         t0 = time.monotonic_ns()
-        subprocess.run([binary, "trigger", "dev.example.tick", "--config", config],
-                       capture_output=True, check=True, timeout=60)
+        verb = subprocess.run([binary, "trigger", "dev.example.tick", "--config", config],
+                              capture_output=True, text=True, timeout=60)
         t1 = time.monotonic_ns()
-        deadline = time.monotonic() + 30
-        while lines() == before:
-            if time.monotonic() > deadline:
-                sys.exit(f"{label}: the triggered job did not run within 30 s")
-            time.sleep(0.0005)
         trigger.append((t1 - t0) / 1e6)
+        if verb.returncode != 0:
+            failures.append(f"trigger exit {verb.returncode}: {verb.stderr.strip()[:120]}")
+        else:
+            deadline = time.monotonic() + 30
+            while lines() == before and time.monotonic() < deadline:
+                time.sleep(0.0005)
+            if lines() == before:
+                failures.append("the triggered job did not run within 30 s")
+            time.sleep(0.2)  # the run ends (a trigger while it runs starts nothing)
         t0 = time.monotonic_ns()
-        subprocess.run([binary, "status", "--config", config], capture_output=True, check=True,
-                       timeout=60)
+        verb = subprocess.run([binary, "status", "--config", config], capture_output=True,
+                              text=True, timeout=60)
         status.append((time.monotonic_ns() - t0) / 1e6)
+        if verb.returncode != 0:
+            failures.append(f"status exit {verb.returncode}: {verb.stderr.strip()[:120]}")
     for name, values in (("trigger", trigger), ("status", status)):
-        print(f"{label}: {name} over {len(values)} runs (ms): p50 {pick(values, .5):.1f} "
-              f"p99 {pick(values, .99):.1f} max {max(values):.1f}", flush=True)
-    return pick(trigger, .99), pick(status, .99)
+        if values:
+            print(f"{label}: {name} over {len(values)} runs (ms): p50 {pick(values, .5):.1f} "
+                  f"p99 {pick(values, .99):.1f} max {max(values):.1f}", flush=True)
+    print(f"{label}: {len(failures)} failures{': ' + '; '.join(sorted(set(failures))[:4]) if failures else ''}",
+          flush=True)
+    return (pick(trigger, .99) if trigger else float("nan"),
+            pick(status, .99) if status else float("nan"))
 
 
 class IdleClients:
@@ -95,6 +108,8 @@ class IdleClients:
                         self.reopened += 1
                 except BlockingIOError:
                     pass
+                except OSError:  # the daemon is gone: nothing to hold
+                    return
             time.sleep(0.1)
 
     def close(self):
@@ -112,6 +127,7 @@ try:
         if time.monotonic() > deadline:
             sys.exit("the daemon never ran the job")
         time.sleep(0.01)
+    time.sleep(1)  # the first run has ended (a trigger while it runs starts nothing)
     alone = measure("alone")
     idle = IdleClients(args.idle)
     for _ in range(args.stopped_watchers):
@@ -133,3 +149,4 @@ finally:
         watcher.wait()
     daemon.terminate()
     daemon.wait(timeout=15)
+    shutil.rmtree(work, ignore_errors=True)

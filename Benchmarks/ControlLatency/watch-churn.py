@@ -11,7 +11,7 @@ descriptors (before, right after, 2 s after), its CPU time over the 3 s after (a
 in its accept loop uses ~3 s), the warnings it logged, and whether `status`, `trigger` (until the
 job ran) and `schedule` + `cancel` still work.
 """
-import argparse, os, subprocess, sys, tempfile, time
+import argparse, os, shutil, subprocess, sys, tempfile, time
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/backgrounder")
@@ -103,3 +103,4 @@ try:
 finally:
     daemon.terminate()
     daemon.wait(timeout=15)
+    shutil.rmtree(work, ignore_errors=True)

@@ -17,8 +17,10 @@ import Testing
     handler: @escaping ControlServer.Handler = { _ in ControlResponse(ok: true, message: "pong") },
     _ body: (String) async throws -> Void
   ) async throws {
-    let path = FileManager.default.temporaryDirectory
-      .appendingPathComponent("ctl-\(UUID().uuidString.prefix(8))/control.sock").path
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("ctl-\(UUID().uuidString.prefix(8))").path
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let path = directory + "/control.sock"
     let server = ControlServer(
       path: path, logger: Logger(label: "test.control"), limits: limits,
       changes: { feed.subscribe() }, handler: handler)
