@@ -137,9 +137,10 @@ public final class ControlServer: Sendable {
     guard fd >= 0 else {
       throw .system(operation: "socket", path: path, errno: Errno(rawValue: errno))
     }
-    let previousMask = umask(0o177)
+    // No umask around bind: it is process-wide, and a file or directory another thread creates
+    // meanwhile would get its mode (seen in tests). The directory is private (0700, checked
+    // above), so nobody else reaches the socket before its chmod to 0600.
     let bound = address.withSocketAddress { Glibc.bind(fd, $0, $1) }
-    umask(previousMask)
     guard bound == 0, socketPath.isAbstract || chmod(path, 0o600) == 0, listen(fd, SOMAXCONN) == 0
     else {
       let failure = Errno(rawValue: errno)
