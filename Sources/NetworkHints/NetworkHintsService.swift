@@ -50,11 +50,11 @@ public struct NetworkHintsConfiguration: Sendable, Equatable {
 /// events). One dedicated thread sleeps in `poll()` with no timeout while nothing changes.
 ///
 /// Unknown is not permission: from its creation the monitor's status lists NetworkManager and
-/// nl80211 as ``HintSourceState/waiting`` until they answered, are known absent, or timed out
-/// (`sourceTimeout`, for a whole read). NetworkManager leaving the bus (stopped, restarted) or
-/// the bus gone: its last answer is kept, marked stale, until it comes back or `staleHints`
-/// passes; then its hints are cleared (the kernel signals decide). No D-Bus or nl80211 failure
-/// ends ``run()``.
+/// nl80211 as ``HintSourceState/waiting(since:)`` until they answered, are known absent, or
+/// timed out (`sourceTimeout`, for a whole read). NetworkManager leaving the bus (stopped,
+/// restarted) or the bus gone: its last answer is kept, marked stale, until it comes back or
+/// `staleHints` passes; then its hints are cleared (the kernel signals decide). No D-Bus or
+/// nl80211 failure ends ``run()``.
 public final class NetworkHintsService: Service, Sendable {
   private let configuration: NetworkHintsConfiguration
   private let monitor: ReachabilityMonitor

@@ -6,9 +6,10 @@ import Reachability
 /// thread only performs the reads and publishes what this returns.
 ///
 /// Unknown is not permission: until NetworkManager answered, timed out or is known absent the
-/// source is ``HintSourceState/waiting``; when it leaves the bus (or stops answering) after
-/// having answered, its last answer is kept as ``HintSourceState/stale`` until it returns or
-/// the stale limit passes, then dropped (``HintSourceState/expired``: the kernel decides).
+/// source is ``HintSourceState/waiting(since:)``; when it leaves the bus (or stops answering)
+/// after having answered, its last answer is kept as ``HintSourceState/stale(since:)`` until it
+/// returns or the stale limit passes, then dropped (``HintSourceState/expired(since:)``: the
+/// kernel decides).
 struct NetworkManagerSource: Sendable, Equatable {
   /// The limits, from `[network] source-timeout` and `[network] stale-hints`.
   struct Limits: Sendable, Equatable {

@@ -17,7 +17,7 @@ public struct LinkHints: Sendable, Equatable {
   /// still primary.
   public var probe: (link: String, connectivity: Connectivity)?
   /// Where each hint source stands (a source not listed is not in use). While one is
-  /// ``HintSourceState/waiting``, the status is not settled.
+  /// ``HintSourceState/waiting(since:)``, the status is not settled.
   public var sources: [HintSourceName: HintSourceState] = [:]
   /// NetworkManager checks connectivity (`ConnectivityCheckEnabled`): its `unknown` then means
   /// "not known yet".

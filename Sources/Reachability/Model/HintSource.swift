@@ -17,9 +17,9 @@ public enum HintSourceName: String, Sendable, Hashable, Encodable, CaseIterable,
   }
 }
 
-/// Where a hint source stands. Unknown is not permission: while a source is ``waiting``, the
-/// network conditions are not known and no work that needs the network starts. Times are
-/// wall-clock seconds since 1970, for people ("away since 12:03:10").
+/// Where a hint source stands. Unknown is not permission: while a source is
+/// ``waiting(since:)``, the network conditions are not known and no work that needs the network
+/// starts. Times are wall-clock seconds since 1970, for people ("away since 12:03:10").
 public enum HintSourceState: Sendable, Equatable, Hashable {
   /// It should answer and has not yet (start-up).
   case waiting(since: Double)
