@@ -28,6 +28,8 @@ public final class EventLoop: Sendable {
     /// The wake-up event was written and the loop has not taken the closures since.
     var wakeUpPending = false
     var stopping = false
+    /// The thread has ended and closed its descriptors: closures and timers are dropped.
+    var finished = false
     var thread: pthread_t?
   }
 
@@ -122,9 +124,12 @@ public final class EventLoop: Sendable {
 
   // MARK: Closures and timers
 
-  /// Runs `body` on the loop's thread, soon (after the handlers of the current round).
+  /// Runs `body` on the loop's thread, soon (after the handlers of the current round). Once
+  /// the loop has stopped, `body` is dropped: nothing would run it, and what it holds (often the
+  /// caller, which holds the loop) must not be kept alive by the loop.
   public func execute(_ body: @escaping @Sendable () -> Void) {
     let wake = state.withLock { state in
+      guard !state.finished else { return false }
       state.closures.append(body)
       return takeWakeUp(&state)
     }
@@ -145,6 +150,7 @@ public final class EventLoop: Sendable {
   ) -> Timer {
     let (id, wake) = state.withLock { state in
       defer { state.nextID += 1 }
+      guard !state.finished else { return (state.nextID, false) }  // dropped, as in execute
       state.timers[state.nextID] = (deadline, body)
       return (state.nextID, takeWakeUp(&state))
     }
@@ -165,6 +171,7 @@ public final class EventLoop: Sendable {
 
   /// Stops the loop: closures already submitted run, then the thread ends and the epoll
   /// instance is closed. Handlers and timers are dropped; registered descriptors stay open.
+  /// Closures and timers handed to it after that are dropped at once.
   public func stop() {
     let wake = state.withLock { state in
       state.stopping = true
@@ -221,11 +228,18 @@ public final class EventLoop: Sendable {
       for closure in closures { closure() }
       if stopping, state.withLock({ $0.closures.isEmpty }) { break }
     }
-    state.withLock { state in
-      state.handlers = [:]
-      state.timers = [:]
-      state.thread = nil
+    // Released after the lock: a closure's captures may call back into the loop when freed.
+    let dropped = state.withLock { state in
+      defer {
+        state.handlers = [:]
+        state.timers = [:]
+        state.closures = []
+        state.finished = true
+        state.thread = nil
+      }
+      return (state.handlers, state.timers, state.closures)
     }
+    _ = dropped
     close(wakeUp)
     close(epoll)
   }

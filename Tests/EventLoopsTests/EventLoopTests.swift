@@ -105,6 +105,35 @@ import Testing
     #expect(ran.withLock { $0 })
   }
 
+  @Test func afterTheLoopEndedClosuresAndTimersAreDroppedAtOnce() async throws {
+    final class Captured: Sendable {}
+    let name = "test-drop-\(getpid() % 1000)"
+    let loop = try EventLoop(name: name)
+    loop.stop()
+    #expect(try await eventually { Self.threads(named: name) == 0 })
+    let ran = Lock(false)
+    weak var closureCapture: Captured?
+    weak var timerCapture: Captured?
+    do {
+      let forClosure = Captured()
+      let forTimer = Captured()
+      closureCapture = forClosure
+      timerCapture = forTimer
+      // Holding what they capture (a caller that holds the loop) would be a cycle nothing ends.
+      loop.execute {
+        _ = forClosure
+        ran.withLock { $0 = true }
+      }
+      loop.schedule(after: .zero) {
+        _ = forTimer
+        ran.withLock { $0 = true }
+      }
+    }
+    #expect(closureCapture == nil, "a closure handed to an ended loop is released")
+    #expect(timerCapture == nil, "a timer handed to an ended loop is released")
+    #expect(!ran.withLock { $0 })
+  }
+
   /// The threads of this process named `name` (`/proc/self/task/*/comm`).
   private static func threads(named name: String) -> Int {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
