@@ -109,6 +109,7 @@ import Testing
     final class Captured: Sendable {}
     let name = "test-drop-\(getpid() % 1000)"
     let loop = try EventLoop(name: name)
+    await loop.submit {}  // its thread runs (and is named) before it is stopped
     loop.stop()
     #expect(try await eventually { Self.threads(named: name) == 0 })
     let ran = Lock(false)
