@@ -11,7 +11,9 @@ Starts a daemon with one job in a temporary directory, then times RUNS `backgrou
 the daemon closes them at their request deadline) and STOPPED `status --watch` clients
 (SIGSTOP). Prints p50/p99/max of each and the ratio of the p99s.
 """
-import argparse, os, shutil, signal, socket, subprocess, sys, tempfile, threading, time
+import argparse, os, shutil, signal, socket, subprocess, sys, threading, time
+
+import tick_job
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/backgrounder")
@@ -20,26 +22,11 @@ parser.add_argument("--idle", type=int, default=50)
 parser.add_argument("--stopped-watchers", type=int, default=6)
 args = parser.parse_args()
 binary = os.path.abspath(args.binary)
-work = tempfile.mkdtemp(prefix="bg-contention-")
-config, marker, sock = f"{work}/config.toml", f"{work}/runs.txt", f"{work}/run/control.sock"
-with open(config, "w") as f:
-    f.write(f'''[store]
-path = "{work}/state.sqlite"
-[control]
-socket = "{sock}"
-[[job]]
-id = "dev.example.tick"
-command = ["/bin/sh", "-c", "echo run >> {marker}"]
-every = "1h"
-''')
+work, config, marker, sock = tick_job.workspace("bg-contention-")
 
 
 def lines():
-    try:
-        with open(marker) as f:
-            return len(f.readlines())
-    except FileNotFoundError:
-        return 0
+    return tick_job.runs(marker)
 
 
 def pick(values, p):

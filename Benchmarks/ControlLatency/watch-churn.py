@@ -11,7 +11,9 @@ descriptors (before, right after, 2 s after), its CPU time over the 3 s after (a
 in its accept loop uses ~3 s), the warnings it logged, and whether `status`, `trigger` (until the
 job ran) and `schedule` + `cancel` still work.
 """
-import argparse, os, shutil, subprocess, sys, tempfile, time
+import argparse, os, shutil, subprocess, sys, time
+
+import tick_job
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/backgrounder")
@@ -19,26 +21,12 @@ parser.add_argument("--watchers", type=int, default=1000)
 parser.add_argument("--parallel", type=int, default=50)
 args = parser.parse_args()
 binary = os.path.abspath(args.binary)
-work = tempfile.mkdtemp(prefix="bg-watch-churn-")
-config, marker, log = f"{work}/config.toml", f"{work}/runs.txt", f"{work}/daemon.log"
-with open(config, "w") as f:
-    f.write(f'''[store]
-path = "{work}/state.sqlite"
-[control]
-socket = "{work}/run/control.sock"
-[[job]]
-id = "dev.example.tick"
-command = ["/bin/sh", "-c", "echo run >> {marker}"]
-every = "1h"
-''')
+work, config, marker, _ = tick_job.workspace("bg-watch-churn-")
+log = f"{work}/daemon.log"
 
 
 def lines():
-    try:
-        with open(marker) as f:
-            return len(f.readlines())
-    except FileNotFoundError:
-        return 0
+    return tick_job.runs(marker)
 
 
 def descriptors(pid):
