@@ -6,27 +6,16 @@ Usage: swift build -c release --product backgrounder &&
 Reports p50/p99/max of (a) the trigger verb's own run time and (b) trigger → the job's command
 having written its line. Everything lives in a temporary directory; the daemon is stopped after.
 """
-import os, subprocess, sys, tempfile, time
+import os, subprocess, sys, time
+
+import tick_job
 
 binary = sys.argv[1] if len(sys.argv) > 1 else ".build/release/backgrounder"
 runs = int(sys.argv[2]) if len(sys.argv) > 2 else 50
-work = tempfile.mkdtemp(prefix="bg-control-latency-")
-config, marker = f"{work}/config.toml", f"{work}/runs.txt"
-with open(config, "w") as f:
-    f.write(f'''[store]
-path = "{work}/state.sqlite"
-[control]
-socket = "{work}/control.sock"
-[[job]]
-id = "dev.example.tick"
-command = ["/bin/sh", "-c", "echo run >> {marker}"]
-every = "1h"
-''')
+work, config, marker, _ = tick_job.workspace("bg-control-latency-")
 daemon = subprocess.Popen([binary, "run", "--config", config], stderr=subprocess.DEVNULL)
 def lines():
-    try:
-        with open(marker) as f: return len(f.readlines())
-    except FileNotFoundError: return 0
+    return tick_job.runs(marker)
 try:
     deadline = time.monotonic() + 20
     while lines() == 0:
