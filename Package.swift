@@ -49,7 +49,9 @@ let package = Package(
       name: "Netlink",
       dependencies: [
         "CNetlink",
+        "CSystemShims",
         "Locking",
+        "SystemCalls",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "SystemPackage", package: "swift-system"),
       ]
@@ -81,7 +83,9 @@ let package = Package(
     // nl80211: message parsing, the SSID of each Wi-Fi interface, the live event socket.
     .target(
       name: "Nl80211",
-      dependencies: ["CGenericNetlink"]
+      dependencies: [
+        "CGenericNetlink", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
+      ]
     ),
     // Link hints for the monitor: NetworkManager over D-Bus, nl80211 SSIDs, connectivity probe.
     .target(
@@ -92,8 +96,10 @@ let package = Package(
         "Netlink",
         "Nl80211",
         "Reachability",
+        "SystemCalls",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "SystemPackage", package: "swift-system"),
       ]
     ),
     // /sys/class/power_supply -> external power, charging, battery level; live probe.
@@ -140,8 +146,8 @@ let package = Package(
         .product(name: "SystemPackage", package: "swift-system"),
       ]
     ),
-    // The plain system-call shims: prctl, pidfd_open, waitid(WNOWAIT), mallopt, accept4, thread
-    // names, and the epoll/eventfd/timerfd headers Swift's Glibc module lacks.
+    // The plain system-call shims: prctl, setns, pidfd_open, waitid(WNOWAIT), mallopt, accept4,
+    // thread names, and the epoll/eventfd/timerfd headers Swift's Glibc module lacks.
     .target(
       name: "CSystemShims",
       cSettings: [.define("_GNU_SOURCE")]
@@ -150,7 +156,9 @@ let package = Package(
     // one thread starter.
     .target(
       name: "SystemCalls",
-      dependencies: ["CSystemShims", .product(name: "SystemPackage", package: "swift-system")]
+      dependencies: [
+        "CSystemShims", "Locking", .product(name: "SystemPackage", package: "swift-system"),
+      ]
     ),
     // One epoll loop for low-traffic descriptors: the control socket, the clock-change timer.
     .target(name: "EventLoops", dependencies: ["CSystemShims", "Locking", "SystemCalls"]),

@@ -9,7 +9,7 @@ final class RouteChanger: Sendable {
   init(namespacePath: String) throws {
     descriptor = try NetworkNamespace.perform(inNamespaceAt: namespacePath) {
       let fd = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-      guard fd >= 0 else { throw NetlinkSystemError(operation: "socket", errno: errno) }
+      guard fd >= 0 else { throw RouteChangeError(operation: "socket", errno: errno) }
       return fd
     }
   }
@@ -41,16 +41,16 @@ final class RouteChanger: Sendable {
       portID: 0)
     let message = header.encoded + body
     guard send(descriptor, message, message.count, 0) == message.count else {
-      throw NetlinkSystemError(operation: "send", errno: errno)
+      throw RouteChangeError(operation: "send", errno: errno)
     }
     var reply = [UInt8](repeating: 0, count: 4096)
     let count = recv(descriptor, &reply, reply.count, 0)
-    guard count >= 20 else { throw NetlinkSystemError(operation: "recv ACK", errno: errno) }
+    guard count >= 20 else { throw RouteChangeError(operation: "recv ACK", errno: errno) }
     let code = Int32(
       bitPattern: UInt32(reply[16]) | UInt32(reply[17]) << 8 | UInt32(reply[18]) << 16 | UInt32(
         reply[19]) << 24)
     guard code == 0 else {
-      throw NetlinkSystemError(operation: "rtnetlink request \(type)", errno: -code)
+      throw RouteChangeError(operation: "rtnetlink request \(type)", errno: -code)
     }
   }
 
@@ -63,4 +63,12 @@ final class RouteChanger: Sendable {
   private func bytes<T: FixedWidthInteger>(of value: T) -> [UInt8] {
     withUnsafeBytes(of: value.littleEndian) { Array($0) }
   }
+}
+
+/// A failed request of the benchmark's own rtnetlink socket.
+struct RouteChangeError: Error, CustomStringConvertible {
+  var operation: String
+  var errno: Int32
+
+  var description: String { "\(operation) failed: \(String(cString: strerror(errno)))" }
 }

@@ -7,6 +7,7 @@
 #include <link.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,6 +25,8 @@
 
 int csystem_set_child_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
 
+int csystem_setns_net(int fd) { return setns(fd, CLONE_NEWNET); }
+
 int csystem_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
 #ifndef SYS_pidfd_send_signal
@@ -36,11 +39,7 @@ int csystem_pidfd_send_signal(int pidfd, int signal) {
 
 static pid_t peek(idtype_t type, id_t id) {
   siginfo_t info = {0};
-  int result;
-  do {
-    result = waitid(type, id, &info, WEXITED | WNOHANG | WNOWAIT);
-  } while (result == -1 && errno == EINTR);
-  if (result == -1) return -1;
+  if (waitid(type, id, &info, WEXITED | WNOHANG | WNOWAIT) == -1) return -1;
   return info.si_pid;
 }
 
@@ -50,20 +49,12 @@ pid_t csystem_peek_exited(pid_t pid) { return peek(P_PID, (id_t)pid); }
 
 int csystem_reap(pid_t pid) {
   siginfo_t info = {0};
-  int result;
-  do {
-    result = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG);
-  } while (result == -1 && errno == EINTR);
-  return result;
+  return waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG);
 }
 
 long csystem_filesystem_type(int fd) {
   struct statfs info;
-  int result;
-  do {
-    result = fstatfs(fd, &info);
-  } while (result == -1 && errno == EINTR);
-  return result == -1 ? -1 : (long)info.f_type;
+  return fstatfs(fd, &info) == -1 ? -1 : (long)info.f_type;
 }
 
 long csystem_getxattr(const char *path, const char *name, void *value, unsigned long size) {

@@ -2,6 +2,7 @@ import Logging
 import Netlink
 import Reachability
 import ServiceLifecycle
+import SystemCalls
 
 /// The opt-in connectivity probe: one HTTP GET over the primary link after each change of the
 /// primary link, its SSID or reachability; retried with exponential backoff while the answer is
@@ -121,7 +122,7 @@ public final class ConnectivityProber: Service, Sendable {
     let namespace = networkNamespacePath
     return await withCheckedContinuation { continuation in
       do {
-        try DedicatedThread.detach {
+        try SystemThread.detach(name: "bg-probe") {
           let run: @Sendable () -> Connectivity = {
             HTTPProbe.run(check, interface: link, timeoutMilliseconds: timeout)
           }

@@ -1,5 +1,6 @@
 import Glibc
 import Reachability
+import SystemCalls
 
 /// One blocking HTTP/1.1 GET for the connectivity probe, bound to an interface
 /// (`SO_BINDTODEVICE`). Its answer decides connectivity: the expected body → `full`; a
@@ -116,16 +117,22 @@ enum HTTPProbe {
   private static func sendAll(_ descriptor: Int32, _ bytes: [UInt8], deadline: Deadline) -> Bool {
     var offset = 0
     while offset < bytes.count {
-      let sent = bytes[offset...].withUnsafeBytes {
-        send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-      }
-      if sent > 0 {
-        offset += sent
-      } else if sent < 0 && (errno == EAGAIN || errno == EINTR) {
-        guard wait(descriptor, events: POLLOUT, deadline: deadline) else { return false }
-      } else {
+      let sent: Int?
+      do {
+        sent = try nonBlockingSystemCall("send") {
+          bytes[offset...].withUnsafeBytes {
+            send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+          }
+        }
+      } catch {
         return false
       }
+      guard let sent else {
+        guard wait(descriptor, events: POLLOUT, deadline: deadline) else { return false }
+        continue
+      }
+      guard sent > 0 else { return false }
+      offset += sent
     }
     return true
   }
@@ -136,16 +143,18 @@ enum HTTPProbe {
     var response: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 16_384)
     while response.count < maximumResponseBytes {
-      let count = recv(descriptor, &buffer, buffer.count, 0)
-      if count > 0 {
-        response += buffer[0..<count]
-      } else if count == 0 {
-        break
-      } else if errno == EAGAIN || errno == EINTR {
-        guard wait(descriptor, events: POLLIN, deadline: deadline) else { return nil }
-      } else {
+      let received: Int?
+      do {
+        received = try nonBlockingSystemCall("recv") { recv(descriptor, &buffer, buffer.count, 0) }
+      } catch {
         break
       }
+      guard let received else {
+        guard wait(descriptor, events: POLLIN, deadline: deadline) else { return nil }
+        continue
+      }
+      guard received > 0 else { break }  // the peer closed
+      response += buffer[0..<received]
     }
     return response.isEmpty ? nil : response
   }
@@ -153,13 +162,10 @@ enum HTTPProbe {
   /// Waits for `events` until the deadline; false when it passed first.
   private static func wait(_ descriptor: Int32, events: Int32, deadline: Deadline) -> Bool {
     var entry = pollfd(fd: descriptor, events: Int16(events), revents: 0)
-    while true {
-      let remaining = deadline.remainingMilliseconds
-      guard remaining > 0 else { return false }
-      let ready = poll(&entry, 1, remaining)
-      if ready < 0 && errno == EINTR { continue }
-      return ready > 0
-    }
+    guard deadline.remainingMilliseconds > 0 else { return false }
+    // An interrupted poll is retried with the time then left (0 once passed: returns at once).
+    let ready = try? systemCall("poll") { poll(&entry, 1, deadline.remainingMilliseconds) }
+    return (ready ?? 0) > 0
   }
 
   /// A point on the monotonic clock.

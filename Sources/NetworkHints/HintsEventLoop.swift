@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import Nl80211
 import Reachability
+import SystemCalls
 
 /// The hints thread's state: the D-Bus connection to NetworkManager and the nl80211 socket,
 /// both in one `poll()` with no timeout while idle. Used by that thread only.
@@ -76,9 +77,11 @@ final class HintsEventLoop {
         wifiIndex = descriptors.count
         descriptors.append(pollfd(fd: wifi.fileDescriptor, events: Int16(POLLIN), revents: 0))
       }
-      let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
-      if ready < 0 && errno != EINTR {
-        logger.error("hints poll failed: errno \(errno)")
+      let ready: Int32
+      do {
+        ready = try systemCall("poll") { poll(&descriptors, nfds_t(descriptors.count), timeout) }
+      } catch {
+        logger.error("hints poll failed: \(error)")
         return
       }
       if descriptors[0].revents != 0 { return }
@@ -272,7 +275,7 @@ final class HintsEventLoop {
 
   /// Sends the next queued dump when none is running (one at a time: the kernel answers a
   /// second with `EBUSY`).
-  private func sendNextWifiDump(_ socket: Nl80211Socket) throws(Nl80211Socket.OpenError) {
+  private func sendNextWifiDump(_ socket: Nl80211Socket) throws {
     guard let dump = wifiDumps.next() else { return }
     wifiDumps.sent(sequence: try socket.request(dump))
     if case .scan(let index) = dump { tracker.beginScan(index: index) }

@@ -5,6 +5,7 @@ import Logging
 import Netlink
 import Reachability
 import ServiceLifecycle
+import SystemCalls
 
 /// Settings of ``NetworkHintsService``.
 public struct NetworkHintsConfiguration: Sendable, Equatable {
@@ -81,9 +82,7 @@ public final class NetworkHintsService: Service, Sendable {
   /// Runs until cancelled or graceful shutdown. Throws only when the thread cannot start.
   public func run() async throws {
     let wake = WakeDescriptor()
-    guard wake.descriptor >= 0 else {
-      throw NetlinkSystemError(operation: "eventfd", errno: errno)
-    }
+    guard wake.descriptor >= 0 else { throw SystemCallError.current("eventfd") }
     let loop = HintsEventLoopBox(
       HintsEventLoop(
         configuration: configuration, monitor: monitor, logger: logger,
@@ -93,7 +92,7 @@ public final class NetworkHintsService: Service, Sendable {
         try await withCheckedThrowingContinuation {
           (continuation: CheckedContinuation<Void, any Error>) in
           do {
-            try DedicatedThread.detach {
+            try SystemThread.detach(name: "bg-hints") {
               loop.run()
               continuation.resume()
             }

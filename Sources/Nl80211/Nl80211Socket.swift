@@ -1,5 +1,7 @@
 import CGenericNetlink
 import Glibc
+import SystemCalls
+import SystemPackage
 
 /// A generic-netlink socket joined to nl80211's `mlme` multicast group (connect, disconnect,
 /// roam events), non-blocking, for a poll loop. libnl-genl resolves the family and the group;
@@ -11,7 +13,8 @@ public final class Nl80211Socket: @unchecked Sendable {
   public let family: UInt16
   private var sequence: UInt32 = 1
 
-  /// Why the socket could not be opened.
+  /// Why the socket could not be opened (libnl gives no `errno`; a failed send or receive on
+  /// the open socket is a `SystemCallError`).
   public struct OpenError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What failed, e.g. "nl80211 family not found (no wireless support in this kernel)".
     public var description: String
@@ -50,12 +53,12 @@ public final class Nl80211Socket: @unchecked Sendable {
   public var fileDescriptor: Int32 { nl_socket_get_fd(handle) }
 
   /// Sends `GET_INTERFACE` for one interface (a single reply, no dump).
-  public func requestInterface(index: UInt32) throws(OpenError) {
+  public func requestInterface(index: UInt32) throws(SystemCallError) {
     _ = try send(Nl80211Request.getInterface(family: family, sequence: sequence, index: index))
   }
 
   /// Sends the request of `dump`; returns its sequence number (that of its `NLMSG_DONE`).
-  public func request(_ dump: Nl80211DumpQueue.Dump) throws(OpenError) -> UInt32 {
+  public func request(_ dump: Nl80211DumpQueue.Dump) throws(SystemCallError) -> UInt32 {
     switch dump {
     case .interfaces:
       try send(Nl80211Request.getInterface(family: family, sequence: sequence, index: nil))
@@ -64,38 +67,38 @@ public final class Nl80211Socket: @unchecked Sendable {
     }
   }
 
-  private func send(_ request: [UInt8]) throws(OpenError) -> UInt32 {
+  private func send(_ request: [UInt8]) throws(SystemCallError) -> UInt32 {
     let used = sequence
     sequence &+= 1
-    let sent = request.withUnsafeBytes { Glibc.send(fileDescriptor, $0.baseAddress, $0.count, 0) }
-    guard sent == request.count else {
-      throw OpenError(description: "send of nl80211 command \(request[16]) failed (errno \(errno))")
+    // A datagram: sent whole or not at all.
+    _ = try systemCall("send of nl80211 command \(request[16])") {
+      request.withUnsafeBytes { Glibc.send(fileDescriptor, $0.baseAddress, $0.count, 0) }
     }
     return used
   }
 
   /// The next datagram, `nil` when nothing is waiting. Datagrams not from the kernel are
   /// dropped.
-  public func receive() throws(OpenError) -> [UInt8]? {
+  public func receive() throws(SystemCallError) -> [UInt8]? {
     var buffer = [UInt8](repeating: 0, count: 32_768)
     while true {
       var source = sockaddr_nl()
-      var sourceLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
-      let count = buffer.withUnsafeMutableBytes { bytes in
-        withUnsafeMutablePointer(to: &source) {
-          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            recvfrom(fileDescriptor, bytes.baseAddress, bytes.count, 0, $0, &sourceLength)
+      let received: Int?
+      do throws(SystemCallError) {
+        received = try nonBlockingSystemCall("nl80211 recvfrom") {
+          var sourceLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
+          return buffer.withUnsafeMutableBytes { bytes in
+            withUnsafeMutablePointer(to: &source) {
+              $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                recvfrom(fileDescriptor, bytes.baseAddress, bytes.count, 0, $0, &sourceLength)
+              }
+            }
           }
         }
+      } catch  where error.errno == .noBufferSpace {
+        return []  // events lost: the caller re-dumps
       }
-      if count < 0 {
-        switch errno {
-        case EINTR: continue
-        case EAGAIN: return nil
-        case ENOBUFS: return []  // events lost: the caller re-dumps
-        default: throw OpenError(description: "nl80211 receive failed (errno \(errno))")
-        }
-      }
+      guard let count = received else { return nil }
       if source.nl_pid != 0 { continue }
       return Array(buffer[0..<count])
     }

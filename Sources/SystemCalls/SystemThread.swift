@@ -21,6 +21,23 @@ public enum SystemThread {
   public static func detach(name: String, _ body: @escaping @Sendable () -> Void)
     throws(SystemCallError)
   {
+    pthread_detach(try start(name: name, body))
+  }
+
+  /// Runs `body` on a new thread named `name` and waits for it to finish: for short work that
+  /// changes thread-local kernel state (a `setns` into another network namespace).
+  public static func runAndWait<Result: Sendable>(
+    name: String, _ body: @escaping @Sendable () -> Result
+  ) throws(SystemCallError) -> Result {
+    let slot = ResultSlot<Result>()
+    let thread = try start(name: name) { slot.store(body()) }
+    pthread_join(thread, nil)
+    return slot.take()!
+  }
+
+  private static func start(name: String, _ body: @escaping @Sendable () -> Void)
+    throws(SystemCallError) -> pthread_t
+  {
     var thread = pthread_t()
     let context = Unmanaged.passRetained(Body(name: name, run: body)).toOpaque()
     let status = pthread_create(
@@ -35,7 +52,7 @@ public enum SystemThread {
       Unmanaged<Body>.fromOpaque(context).release()
       throw SystemCallError("pthread_create", errno: Errno(rawValue: status))
     }
-    pthread_detach(thread)
+    return thread
   }
 
   /// Runs `body`, which blocks (`flock`, a `usleep` loop), on a thread of its own and returns

@@ -1,6 +1,7 @@
 import CSystemShims
 import Foundation
 import Logging
+import SystemCalls
 
 /// A writable cgroup v2 subtree in which every run gets its own cgroup (`<root>/runs/<run id>`),
 /// ended with `cgroup.kill` — which also reaches processes that left the run's session with
@@ -35,8 +36,12 @@ public struct RunCgroups: Sendable {
   /// `root` pinned, once it passed the whole-path rule and is on cgroup2.
   static func verify(_ root: String) throws -> TrustedDirectory {
     let directory = try TrustedDirectory.open(root, creating: false, owners: .ownUser)
-    let type = csystem_filesystem_type(directory.descriptor)
-    guard type != -1 else { throw ContainmentError("cannot statfs \(root)", errno: errno) }
+    let type: Int
+    do {
+      type = try systemCall("statfs") { csystem_filesystem_type(directory.descriptor) }
+    } catch {
+      throw ContainmentError("cannot statfs \(root)", errno: error.errno.rawValue)
+    }
     guard type == cgroup2Magic else {
       throw ContainmentError(
         "\(root) is not on a cgroup2 file system (file system magic 0x"

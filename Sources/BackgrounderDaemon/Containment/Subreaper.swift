@@ -1,5 +1,6 @@
 import CSystemShims
 import Foundation
+import SystemCalls
 
 /// The daemon as child subreaper: descendants of a run whose parent died are reparented to the
 /// daemon instead of PID 1, so it can end and reap them.
@@ -18,21 +19,21 @@ enum Subreaper {
   /// once the original leader is reaped, that pid may lead a new run owned by swift-subprocess).
   static func reapGroup(_ group: pid_t) {
     while true {
-      let pid = csystem_peek_exited_in_group(group)
+      let pid = (try? systemCall("waitid") { csystem_peek_exited_in_group(group) }) ?? -1
       guard pid > 0, pid != group else { return }
-      _ = csystem_reap(pid)
+      _ = try? systemCall("waitid") { csystem_reap(pid) }
     }
   }
 
   /// Reaps `process` if it is an exited child of ours and still the same process. False only
   /// while it is a child of ours that has not finished exiting.
   static func reap(_ process: ProcStat) -> Bool {
-    let exited = csystem_peek_exited(process.pid)
+    let exited = (try? systemCall("waitid") { csystem_peek_exited(process.pid) }) ?? -1
     if exited == 0 { return false }
     guard exited == process.pid,
       ProcStat.read(pid: process.pid)?.startTime == process.startTime
     else { return true }
-    _ = csystem_reap(process.pid)
+    _ = try? systemCall("waitid") { csystem_reap(process.pid) }
     return true
   }
 }

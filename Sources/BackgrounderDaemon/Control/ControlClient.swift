@@ -1,5 +1,6 @@
 import Foundation
 import Locking
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -88,19 +89,19 @@ public struct ControlClient: Sendable {
     if !socketPath.isAbstract, try !socketPath.socketExists() { throw .noDaemon(path: path) }
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else {
-      throw .system(operation: "socket", path: path, errno: Errno(rawValue: errno))
+      throw .system(SystemCallError("socket", path: path, errno: Errno(rawValue: errno)))
     }
     let connected = address.withSocketAddress { connect(fd, $0, $1) }
     if connected != 0 {
       let failure = errno
       close(fd)
       if failure == ENOENT || failure == ECONNREFUSED { throw .noDaemon(path: path) }
-      throw .system(operation: "connect", path: path, errno: Errno(rawValue: failure))
+      throw .system(SystemCallError("connect", path: path, errno: Errno(rawValue: failure)))
     }
     guard let peer = PeerCredentials.of(fd) else {
       let failure = errno
       close(fd)
-      throw .system(operation: "SO_PEERCRED", path: path, errno: Errno(rawValue: failure))
+      throw .system(SystemCallError("SO_PEERCRED", path: path, errno: Errno(rawValue: failure)))
     }
     guard peer.isTrusted() else {
       close(fd)
@@ -119,7 +120,7 @@ public struct ControlClient: Sendable {
     line.append(UInt8(ascii: "\n"))
     do {
       try ControlFraming.writeAll(fd, line, path: path)
-    } catch .system(_, _, let errno) where errno == .brokenPipe {
+    } catch .system(let failure) where failure.errno == .brokenPipe {
       // A daemon refusing the connection (too many of ours open) answers and closes at once:
       // its answer is still there to read.
     }

@@ -30,7 +30,7 @@ enum ControlFraming {
       do {
         offset += try written.get()
       } catch {
-        throw .system(operation: error.operation, path: path, errno: error.errno)
+        throw .system(SystemCallError(error.operation, path: path, errno: error.errno))
       }
     }
   }

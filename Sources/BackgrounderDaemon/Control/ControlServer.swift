@@ -87,7 +87,8 @@ public final class ControlServer: Sendable {
     do throws(SystemCallError) {
       if let eventLoop { loop = eventLoop } else { loop = try EventLoop(name: "bg-control") }
     } catch {
-      throw ControlSocketError.system(operation: error.operation, path: path, errno: error.errno)
+      throw ControlSocketError.system(
+        SystemCallError(error.operation, path: path, errno: error.errno))
     }
     defer { if eventLoop == nil { loop.stop() } }
     let connections = ControlConnections(
@@ -95,7 +96,7 @@ public final class ControlServer: Sendable {
       changes: changes, onAnswered: onAnswered, handler: handler)
     if let failure = await loop.submit({ connections.start() }) {
       throw ControlSocketError.system(
-        operation: failure.operation, path: path, errno: failure.errno)
+        SystemCallError(failure.operation, path: path, errno: failure.errno))
     }
     logger.info("control socket ready", metadata: ["path": "\(path)"])
     onListening()
@@ -135,7 +136,7 @@ public final class ControlServer: Sendable {
     let flags = SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue | SOCK_NONBLOCK.rawValue
     let fd = socket(AF_UNIX, Int32(flags), 0)
     guard fd >= 0 else {
-      throw .system(operation: "socket", path: path, errno: Errno(rawValue: errno))
+      throw .system(SystemCallError("socket", path: path, errno: Errno(rawValue: errno)))
     }
     // No umask around bind: it is process-wide, and a file or directory another thread creates
     // meanwhile would get its mode (seen in tests). The directory is private (0700, checked
@@ -145,7 +146,7 @@ public final class ControlServer: Sendable {
     else {
       let failure = Errno(rawValue: errno)
       close(fd)
-      throw .system(operation: "bind", path: path, errno: failure)
+      throw .system(SystemCallError("bind", path: path, errno: failure))
     }
     return fd
   }

@@ -1,3 +1,4 @@
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -10,8 +11,8 @@ public enum ControlSocketError: Error, CustomStringConvertible, Equatable {
   case noDaemon(path: String)
   /// Another daemon already serves this socket.
   case alreadyServed(path: String)
-  /// A system call failed.
-  case system(operation: String, path: String, errno: Errno)
+  /// A system call failed (its ``SystemCallError/path`` is the socket's).
+  case system(SystemCallError)
   /// The peer sent something that is not a valid message.
   case badMessage(String)
   /// The path does not fit in `sockaddr_un.sun_path`.
@@ -27,7 +28,7 @@ public enum ControlSocketError: Error, CustomStringConvertible, Equatable {
     switch self {
     case .noDaemon(let path): "no daemon is listening on \(path)"
     case .alreadyServed(let path): "another backgrounder daemon is already listening on \(path)"
-    case .system(let operation, let path, let errno): "\(operation) \(path): \(errno)"
+    case .system(let failure): "\(failure)"
     case .badMessage(let text): "bad control message: \(text)"
     case .pathTooLong(let path, let limit):
       "control socket path \(path) is \(path.utf8.count) bytes; a Unix socket path must be "

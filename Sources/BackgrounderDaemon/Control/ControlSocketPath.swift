@@ -1,3 +1,4 @@
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -36,7 +37,7 @@ struct ControlSocketPath {
     guard !isAbstract else { return }
     do {
       try PrivateDirectory.check(PrivateDirectory.parent(of: path), owners: .ownUserOrRoot)
-    } catch .system(_, _, let errno) where errno == .noSuchFileOrDirectory {
+    } catch .system(let failure) where failure.errno == .noSuchFileOrDirectory {
       throw .noDaemon(path: path)
     } catch {
       throw .unsafeDirectory(path: path, error)
@@ -50,7 +51,7 @@ struct ControlSocketPath {
     var status = stat()
     guard lstat(path, &status) == 0 else {
       if errno == ENOENT { return false }
-      throw .system(operation: "lstat", path: path, errno: Errno(rawValue: errno))
+      throw .system(SystemCallError("lstat", path: path, errno: Errno(rawValue: errno)))
     }
     guard status.st_mode & S_IFMT == S_IFSOCK else {
       throw .notASocket(path: path, owner: status.st_uid, mode: status.st_mode & 0o7777)

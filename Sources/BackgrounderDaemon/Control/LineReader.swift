@@ -32,7 +32,7 @@ struct LineReader {
       do {
         count = try systemCall("read") { recv(fd, &chunk, chunk.count, 0) }
       } catch {
-        throw .system(operation: error.operation, path: path, errno: error.errno)
+        throw .system(SystemCallError(error.operation, path: path, errno: error.errno))
       }
       if count == 0 { return nil }
       buffer.append(contentsOf: chunk[..<count])

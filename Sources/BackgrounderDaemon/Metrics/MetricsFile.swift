@@ -1,5 +1,6 @@
 import Foundation
 import Prometheus
+import SystemCalls
 import SystemPackage
 
 /// Prometheus metrics for a fleet: runs, results, retries and deferrals per job, and the current
@@ -80,18 +81,17 @@ public final class MetricsFile: Sendable {
     let temporaryPath = directory.display(temporary)
     do {
       guard fchmod(fd, 0o644) == 0 else {
-        throw MetricsFileError(operation: "chmod", path: temporaryPath)
+        throw SystemCallError.current("chmod", path: temporaryPath)
       }
       do {
         _ = try FileDescriptor(rawValue: fd).writeAll(registry.emitToBuffer())
       } catch {
-        throw MetricsFileError(
-          operation: "write", path: temporaryPath, errno: error as? Errno ?? .ioError)
+        throw SystemCallError("write", path: temporaryPath, errno: error as? Errno ?? .ioError)
       }
       closed = true
-      guard close(fd) == 0 else { throw MetricsFileError(operation: "write", path: temporaryPath) }
+      guard close(fd) == 0 else { throw SystemCallError.current("write", path: temporaryPath) }
       guard renameat(directory.descriptor, temporary, directory.descriptor, name) == 0 else {
-        throw MetricsFileError(operation: "rename \(temporaryPath) to", path: path)
+        throw SystemCallError.current("rename \(temporaryPath) to", path: path)
       }
     } catch {
       unlinkat(directory.descriptor, temporary, 0)
@@ -111,19 +111,4 @@ public final class MetricsFile: Sendable {
       descriptor: MetricNameDescriptor(
         namespace: "backgrounder", metricName: name, unitName: "", helpText: help))
   }
-}
-
-/// Writing the metrics file failed.
-struct MetricsFileError: Error, CustomStringConvertible {
-  var operation: String
-  var path: String
-  var errno: Errno
-
-  init(operation: String, path: String, errno: Errno = Errno(rawValue: Glibc.errno)) {
-    self.operation = operation
-    self.path = path
-    self.errno = errno
-  }
-
-  var description: String { "cannot \(operation) \(path): \(errno)" }
 }

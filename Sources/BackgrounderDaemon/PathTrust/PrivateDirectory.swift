@@ -1,3 +1,4 @@
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -80,8 +81,8 @@ public enum PrivateDirectoryError: Error, Equatable, CustomStringConvertible {
   case notARegularFile(path: String, owner: uid_t, mode: mode_t)
   /// A file read whole is larger than the most it may have.
   case tooLarge(path: String, limit: Int)
-  /// A system call failed.
-  case system(operation: String, path: String, errno: Errno)
+  /// A system call failed (its ``SystemCallError/path`` names what it was about).
+  case system(SystemCallError)
 
   public var description: String {
     switch self {
@@ -99,7 +100,7 @@ public enum PrivateDirectoryError: Error, Equatable, CustomStringConvertible {
         + "mode \(Self.octal(mode)))"
     case .tooLarge(let path, let limit):
       "refusing to read \(path): it is larger than \(limit) bytes"
-    case .system(let operation, let path, let errno): "\(operation) \(path): \(errno)"
+    case .system(let failure): "\(failure)"
     }
   }
 

@@ -5,9 +5,9 @@ import SystemPackage
   import Glibc
 #endif
 
-/// How the path-trust code calls the kernel: through ``SystemCalls/systemCall(_:_:)``, with
-/// `-1` turned into a ``PrivateDirectoryError/system(operation:path:errno:)`` that names the
-/// operation and the path it was about.
+/// How the path-trust code calls the kernel: through ``SystemCalls/systemCall(_:path:_:)``, with
+/// `-1` turned into a ``PrivateDirectoryError/system(_:)`` that names the operation and the
+/// path it was about.
 enum SystemCall {
   /// `O_PATH` (`<fcntl.h>` defines it only with `_GNU_SOURCE`): a descriptor that names a
   /// file without opening it for reading or writing; `fstat`, `openat`, `mkdirat` and
@@ -16,16 +16,16 @@ enum SystemCall {
   /// `AT_EMPTY_PATH`: `fstatat` on the descriptor itself.
   static let emptyPath: Int32 = 0x1000
 
-  /// ``SystemCalls/systemCall(_:_:)`` (interrupted calls retried there), its failure named with
+  /// ``SystemCalls/systemCall(_:path:_:)`` (interrupted calls retried there), its failure named with
   /// `path`.
   @discardableResult
   static func retrying<Result: FixedWidthInteger>(
     _ operation: String, _ path: String, _ body: () -> Result
   ) throws(PrivateDirectoryError) -> Result {
     do {
-      return try systemCall(operation, body)
+      return try systemCall(operation, path: path, body)
     } catch {
-      throw .system(operation: operation, path: path, errno: error.errno)
+      throw .system(error)
     }
   }
 

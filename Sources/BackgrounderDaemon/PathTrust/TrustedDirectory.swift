@@ -1,3 +1,4 @@
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -61,9 +62,11 @@ public final class TrustedDirectory: Sendable {
     do throws(PrivateDirectoryError) {
       _ = try open(path, creating: false, owners: owners)
       return .exists
-    } catch .system(let operation, let missing, let errno)
-      where operation == "open" && errno == .noSuchFileOrDirectory && missing.hasPrefix("/")
+    } catch .system(let failure)
+      where failure.operation == "open" && failure.errno == .noSuchFileOrDirectory
+      && failure.path?.hasPrefix("/") == true
     {
+      let missing = failure.path ?? path
       // Its directory passed the walk; an entry created in it must be safe from others too.
       let parent = PrivateDirectory.parent(of: missing)
       let status = try SystemCall.status(at: AT_FDCWD, parent, path: parent)
@@ -80,7 +83,7 @@ public final class TrustedDirectory: Sendable {
   ) throws(PrivateDirectoryError) -> (directory: TrustedDirectory, name: String) {
     let name = file.split(separator: "/").last.map(String.init) ?? ""
     guard !name.isEmpty, name != ".", name != ".." else {
-      throw .system(operation: "open", path: file, errno: .isDirectory)
+      throw .system(SystemCallError("open", path: file, errno: .isDirectory))
     }
     let directory = try open(PrivateDirectory.parent(of: file), creating: creating, owners: owners)
     return (directory, name)
@@ -96,7 +99,7 @@ public final class TrustedDirectory: Sendable {
   func status(of name: String) throws(PrivateDirectoryError) -> FileStatus? {
     do throws(PrivateDirectoryError) {
       return try SystemCall.status(at: descriptor, name, path: display(name))
-    } catch .system(_, _, let errno) where errno == .noSuchFileOrDirectory {
+    } catch .system(let failure) where failure.errno == .noSuchFileOrDirectory {
       return nil
     }
   }
@@ -137,7 +140,7 @@ public final class TrustedDirectory: Sendable {
     let path = display(name)
     do throws(PrivateDirectoryError) {
       try SystemCall.retrying("mkdir", path) { mkdirat(descriptor, name, mode) }
-    } catch .system(_, _, let errno) where errno == .fileExists {}
+    } catch .system(let failure) where failure.errno == .fileExists {}
     let fd = try SystemCall.retrying("open", path) {
       openat(descriptor, name, SystemCall.openPath | O_NOFOLLOW | O_CLOEXEC)
     }
@@ -161,11 +164,11 @@ public final class TrustedDirectory: Sendable {
   /// `path` made absolute against the working directory.
   private static func absolute(_ path: String) throws(PrivateDirectoryError) -> String {
     guard !path.isEmpty else {
-      throw .system(operation: "open", path: path, errno: .noSuchFileOrDirectory)
+      throw .system(SystemCallError("open", path: path, errno: .noSuchFileOrDirectory))
     }
     if path.hasPrefix("/") { return path }
     guard let cwd = getcwd(nil, 0) else {
-      throw .system(operation: "getcwd", path: path, errno: Errno(rawValue: errno))
+      throw .system(SystemCallError("getcwd", path: path, errno: Errno(rawValue: errno)))
     }
     defer { free(cwd) }
     return String(cString: cwd) + "/" + path
@@ -244,7 +247,7 @@ public final class TrustedDirectory: Sendable {
           }
           symlinksFollowed += 1
           guard symlinksFollowed <= 32 else {
-            throw .system(operation: "resolve", path: path, errno: .tooManySymbolicLinkLevels)
+            throw .system(SystemCallError("resolve", path: path, errno: .tooManySymbolicLinkLevels))
           }
           let target = try SystemCall.readLink(at: fd, "", path: childPath)
           if target.hasPrefix("/") { try enterRoot() }
@@ -271,10 +274,10 @@ public final class TrustedDirectory: Sendable {
       }
       do throws(PrivateDirectoryError) {
         return try open()
-      } catch .system(_, _, let errno) where errno == .noSuchFileOrDirectory && creating {
+      } catch .system(let failure) where failure.errno == .noSuchFileOrDirectory && creating {
         do throws(PrivateDirectoryError) {
           try SystemCall.retrying("mkdir", path) { mkdirat(directory, name, 0o700) }
-        } catch .system(_, _, let errno) where errno == .fileExists {}
+        } catch .system(let failure) where failure.errno == .fileExists {}
         return try open()
       }
     }

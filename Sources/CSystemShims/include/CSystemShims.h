@@ -11,6 +11,10 @@
 /// descendants are reparented to it instead of PID 1. Returns 0, or -1 with errno set.
 int csystem_set_child_subreaper(void);
 
+/// Moves the calling thread into the network namespace behind `fd` (`setns(fd, CLONE_NEWNET)`;
+/// glibc declares setns only under _GNU_SOURCE). Returns 0, or -1 with errno.
+int csystem_setns_net(int fd);
+
 /// `pidfd_open(pid, 0)`: a descriptor that becomes readable when `pid` exits. -1 with errno.
 int csystem_pidfd_open(pid_t pid);
 
@@ -18,20 +22,20 @@ int csystem_pidfd_open(pid_t pid);
 int csystem_pidfd_send_signal(int pidfd, int signal);
 
 /// The pid of an exited (zombie) child in process group `pgid`, without reaping it
-/// (`waitid(P_PGID, …, WEXITED | WNOHANG | WNOWAIT)`); 0 when none has exited, -1 with errno
-/// (ECHILD: no child in that group).
+/// (`waitid(P_PGID, …, WEXITED | WNOHANG | WNOWAIT)`, one call: `systemCall` retries an
+/// interrupted one); 0 when none has exited, -1 with errno (ECHILD: no child in that group).
 pid_t csystem_peek_exited_in_group(pid_t pgid);
 
 /// The pid of `pid` if it is an exited (zombie) child, without reaping it; 0 when it is still
 /// running, -1 with errno (ECHILD: not a child).
 pid_t csystem_peek_exited(pid_t pid);
 
-/// Reaps the exited child `pid` (`waitid(P_PID, …, WEXITED | WNOHANG)`). Returns 0, or -1 with
-/// errno.
+/// Reaps the exited child `pid` (`waitid(P_PID, …, WEXITED | WNOHANG)`, one call). Returns 0,
+/// or -1 with errno.
 int csystem_reap(pid_t pid);
 
 /// The file system type (`f_type` of `fstatfs(fd)`, e.g. `CGROUP2_SUPER_MAGIC`) of the file
-/// `fd` names (an `O_PATH` descriptor works); -1 with errno.
+/// `fd` names (an `O_PATH` descriptor works; one call); -1 with errno.
 long csystem_filesystem_type(int fd);
 
 /// `getxattr(path, name, value, size)` (sys/xattr.h is not in the Glibc module).

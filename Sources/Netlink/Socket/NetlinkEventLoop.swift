@@ -1,5 +1,6 @@
 import CNetlink
 import Synchronization
+import SystemCalls
 
 /// Waits for a ``RouteNetlinkSocket`` on a dedicated thread blocked in a receive with no
 /// timeout (no wakeups while nothing changes; one system call per notification, not a `poll()`
@@ -35,8 +36,7 @@ public final class NetlinkEventLoop: Sendable {
     handler: @escaping @Sendable (RouteNetlinkSocket.Reception?) throws -> Next,
     onExit: @escaping @Sendable ((any Error)?) -> Void
   ) throws {
-    try DedicatedThread.detach { [self] in
-      _ = cnl_set_thread_name("bg-netlink")
+    try SystemThread.detach(name: "bg-netlink") { [self] in
       do {
         try loop(handler)
         onExit(nil)

@@ -1,5 +1,6 @@
-import CNetlink
+import CSystemShims
 import Glibc
+import SystemCalls
 
 /// Runs work inside another network namespace without moving the rest of the process.
 public enum NetworkNamespace {
@@ -8,14 +9,18 @@ public enum NetworkNamespace {
   public static func perform<T: Sendable>(
     inNamespaceAt path: String, _ body: @escaping @Sendable () throws -> T
   ) throws -> T {
-    let outcome: Result<T, any Error> = try DedicatedThread.runAndWait {
-      let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-      guard descriptor >= 0 else {
-        return .failure(NetlinkSystemError(operation: "open \(path)", errno: Glibc.errno))
+    let outcome: Result<T, any Error> = try SystemThread.runAndWait(name: "bg-netns") {
+      let descriptor: Int32
+      do {
+        descriptor = try systemCall("open", path: path) { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+      } catch {
+        return .failure(error)
       }
       defer { Glibc.close(descriptor) }
-      guard cnl_setns_net(descriptor) == 0 else {
-        return .failure(NetlinkSystemError(operation: "setns \(path)", errno: Glibc.errno))
+      do {
+        _ = try systemCall("setns", path: path) { csystem_setns_net(descriptor) }
+      } catch {
+        return .failure(error)
       }
       return Result { try body() }
     }

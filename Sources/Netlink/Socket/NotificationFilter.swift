@@ -1,5 +1,6 @@
 import CNetlink
 import Glibc
+import SystemCalls
 
 /// A classic BPF socket filter that lets the kernel drop, before they wake anyone,
 /// notifications that cannot change the answer: routes to specific prefixes (`rtm_dst_len` ≠ 0:
@@ -66,14 +67,15 @@ enum NotificationFilter {
   }
 
   /// Attaches the program to `descriptor` (`SO_ATTACH_FILTER`).
-  static func attach(to descriptor: Int32) throws(NetlinkSystemError) {
+  static func attach(to descriptor: Int32) throws(SystemCallError) {
     var instructions = program
-    let status = instructions.withUnsafeMutableBufferPointer { buffer in
-      var program = sock_fprog(len: UInt16(buffer.count), filter: buffer.baseAddress)
-      return setsockopt(
-        descriptor, SOL_SOCKET, SO_ATTACH_FILTER, &program,
-        socklen_t(MemoryLayout<sock_fprog>.size))
+    _ = try systemCall("SO_ATTACH_FILTER") {
+      instructions.withUnsafeMutableBufferPointer { buffer in
+        var program = sock_fprog(len: UInt16(buffer.count), filter: buffer.baseAddress)
+        return setsockopt(
+          descriptor, SOL_SOCKET, SO_ATTACH_FILTER, &program,
+          socklen_t(MemoryLayout<sock_fprog>.size))
+      }
     }
-    guard status == 0 else { throw NetlinkSystemError(operation: "SO_ATTACH_FILTER", errno: errno) }
   }
 }

@@ -1,6 +1,8 @@
 import CNetlink
 import Glibc
 import Locking
+import SystemCalls
+import SystemPackage
 
 /// A libnl `NETLINK_ROUTE` socket subscribed to link, IPv4/IPv6 address, route and rule
 /// notifications, and nexthop notifications where the kernel has them (5.3+), filtered in the
@@ -46,7 +48,7 @@ public final class RouteNetlinkSocket: Sendable {
 
   private init() throws {
     guard let handle = nl_socket_alloc() else {
-      throw NetlinkSystemError(operation: "nl_socket_alloc", errno: ENOMEM)
+      throw SystemCallError("nl_socket_alloc", errno: .noMemory)
     }
     do {
       nl_socket_disable_seq_check(handle)
@@ -89,7 +91,7 @@ public final class RouteNetlinkSocket: Sendable {
   /// Sends one complete netlink message to the kernel.
   public func send(_ message: [UInt8]) throws {
     try socket.withLock { handle in
-      guard let handle else { throw NetlinkSystemError(operation: "send", errno: EBADF) }
+      guard let handle else { throw SystemCallError("send", errno: .badFileDescriptor) }
       // nl_sendto only reads the buffer; its parameter is not const.
       let sent = message.withUnsafeBytes {
         nl_sendto(handle, UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count)
@@ -113,30 +115,44 @@ public final class RouteNetlinkSocket: Sendable {
   /// reused buffer; only its bytes are copied out.
   public func receive(waiting: Bool = false) throws -> Reception {
     let flags = Int32(MSG_TRUNC) | (waiting ? 0 : Int32(MSG_DONTWAIT))
-    return try receiveBuffer.withLock { buffer in
-      var address = sockaddr_nl()
-      while true {
-        var addressLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
-        let count = withUnsafeMutablePointer(to: &address) { pointer in
-          pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            recvfrom(
-              fileDescriptor, buffer.baseAddress, buffer.count, flags, $0, &addressLength)
-          }
-        }
-        if count < 0 {
-          switch errno {
-          case EINTR: continue
-          case EAGAIN, EWOULDBLOCK: return .wouldBlock
-          case ENOBUFS: return .overrun
-          case let code: throw NetlinkSystemError(operation: "recvfrom netlink", errno: code)
-          }
-        }
-        if address.nl_pid != 0 { return .foreignSender(port: address.nl_pid) }
-        return .datagram(
-          Array(UnsafeRawBufferPointer(rebasing: buffer[0..<min(count, buffer.count)])),
-          truncated: count > buffer.count)
+    return try receiveBuffer.withLock { buffer throws(SystemCallError) in
+      try Self.receive(fileDescriptor, into: buffer, flags: flags)
+    }
+  }
+
+  private static func receive(
+    _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, flags: Int32
+  ) throws(SystemCallError) -> Reception {
+    var sender: UInt32 = 0
+    let received: Int?
+    do {
+      received = try nonBlockingSystemCall("recvfrom netlink") {
+        receiveDatagram(descriptor, into: buffer, flags: flags, sender: &sender)
+      }
+    } catch  where error.errno == .noBufferSpace {
+      return .overrun
+    }
+    guard let count = received else { return .wouldBlock }
+    if sender != 0 { return .foreignSender(port: sender) }
+    return .datagram(
+      Array(UnsafeRawBufferPointer(rebasing: buffer[0..<min(count, buffer.count)])),
+      truncated: count > buffer.count)
+  }
+
+  /// One `recvfrom`: its result (-1 with errno), and the sender's port id in `sender`.
+  private static func receiveDatagram(
+    _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, flags: Int32,
+    sender: inout UInt32
+  ) -> Int {
+    var address = sockaddr_nl()
+    var addressLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
+    let count = withUnsafeMutablePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        recvfrom(descriptor, buffer.baseAddress, buffer.count, flags, $0, &addressLength)
       }
     }
+    sender = address.nl_pid
+    return count
   }
 
   /// Closes the socket. Idempotent.
@@ -154,8 +170,7 @@ public final class RouteNetlinkSocket: Sendable {
 
   private static func check(_ status: Int32, _ operation: String) throws {
     if status < 0 {
-      throw NetlinkSystemError(
-        operation: operation, errno: 0, detail: String(cString: nl_geterror(status)))
+      throw LibnlError(operation: operation, message: String(cString: nl_geterror(status)))
     }
   }
 }
