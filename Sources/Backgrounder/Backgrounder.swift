@@ -60,6 +60,9 @@ public final class Backgrounder: Sendable {
     /// that renaming a directory of ``storePath`` after the caller checked it changes nothing.
     /// ``storePath`` is still the one messages and status name.
     public var storeOpenPath: String?
+    /// The zone time windows (``WorkConstraints/windows``) are read in, and the local zone of
+    /// calendar schedules loaded from the store: the machine's local zone by default.
+    public var timeZone: CalendarTimeZone = CalendarTimeZones.local()
 
     /// Creates a configuration; only the store path is required. Without a `network` source,
     /// work that needs the network is held (unknown is not permission).
@@ -238,7 +241,8 @@ public final class Backgrounder: Sendable {
       concurrencyLimit: max(1, configuration.concurrencyLimit),
       minimumPeriodicInterval: configuration.minimumPeriodicInterval,
       expeditedQuota: configuration.expeditedQuota,
-      claimAhead: DispatchSettings.claimAhead(concurrencyLimit: configuration.concurrencyLimit))
+      claimAhead: DispatchSettings.claimAhead(concurrencyLimit: configuration.concurrencyLimit),
+      timeZone: configuration.timeZone)
     let machine = DispatchStateMachine(
       settings: settings, registered: Set(factories.keys),
       acceptsAnyTask: fallback != nil || !configuration.dispatchesWork,

@@ -26,7 +26,22 @@ struct JobStorageTests {
     job.workingDirectory = "/tmp"
     job.expedited = true
     job.inheritEnvironment = true
+    var timing = JobTiming()
+    timing.windows = ["22:00-06:00", "Sat,Sun 08:00-20:00"]
+    timing.windowEnd = .stop
+    timing.randomDelay = .seconds(1800)
+    timing.fixedRandomDelay = true
+    timing.catchUp = false
+    job.timing = timing
     return job
+  }
+
+  @Test("a calendar job reads back equal from the input it is stored in")
+  func calendarRoundTrip() throws {
+    var job = Self.fullJob
+    job.schedule = .calendar(["Mon..Fri *-*-* 02:00:00", "Sat *-*-* 04:30:00 Europe/Berlin"])
+    let decoded = try #require(StoredJob.decode(try StoredJob.input(for: job, origin: .config)))
+    #expect(decoded.job == job)
   }
 
   @Test("a job reads back equal from the input it is stored in", arguments: [true, false])
@@ -64,7 +79,7 @@ struct JobStorageTests {
   func everySettingIsStored() {
     // A new setting must be added to `JobDocument` (with its default when absent); then
     // raise this count. Without it, the setting would be lost on the way through the store.
-    #expect(Mirror(reflecting: Self.fullJob).children.count == 12)
+    #expect(Mirror(reflecting: Self.fullJob).children.count == 13)
   }
 
   @Test("a store written in the previous format keeps every schedule and is migrated in place")

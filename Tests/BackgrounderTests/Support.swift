@@ -24,7 +24,7 @@ struct Harness {
     gracePeriod: Duration = .seconds(10), directory: URL? = nil, clock: ManualClock? = nil,
     expeditedQuota: ExpeditedQuota? = nil, fallback: (any Worker)? = nil,
     dispatchesWork: Bool = true, watchesClockChanges: Bool = false,
-    networkSource: (any NetworkConditionSource)? = nil
+    networkSource: (any NetworkConditionSource)? = nil, timeZone: CalendarTimeZone = .utc
   ) async throws -> Harness {
     let clock = clock ?? ManualClock()
     let directory = directory ?? temporaryDirectory()
@@ -36,6 +36,7 @@ struct Harness {
       gracePeriod: gracePeriod, expeditedQuota: expeditedQuota, durability: .normal,
       jitterSeed: 1)
     configuration.dispatchesWork = dispatchesWork
+    configuration.timeZone = timeZone
     if watchesClockChanges { configuration.clockChanges = clock }
     let backgrounder = Backgrounder(configuration: configuration)
     for (id, worker) in workers {

@@ -242,11 +242,11 @@ extension DispatchStateMachine {
     entry.row.lastReason = reason
     entry.row.updatedAt = now
     entry.row.blockedOn = []
-    if entry.row.kind == .periodic, let interval = entry.row.interval {
+    if entry.row.kind == .periodic, entry.row.interval != nil || entry.row.calendar != nil {
       entry.row.state = .pending
       entry.row.attempt = 0
       entry.row.deferrals = 0
-      entry.row.nextRun = now.advanced(by: interval)
+      entry.row.nextRun = nextCycleStart(entry.row, now: now)
       entries[id] = entry
     } else {
       entry.row.state = result == .success ? .succeeded : .failed
@@ -288,6 +288,7 @@ extension DispatchStateMachine {
       if !isRegistered {
         effects.events.append(event(row.id, .skipped(reason: .notRegistered), now))
       }
+      if replanCalendar(&row, now: now, loading: true) { changed = true }
       let interrupted = row.state == .running
       insertEntry(Entry(row: row))
       if interrupted {

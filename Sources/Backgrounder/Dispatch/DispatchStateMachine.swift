@@ -43,6 +43,8 @@ struct DispatchStateMachine: Sendable {
     /// its worker is told about (``WorkContext/network``) and checked against before a start
     /// that cannot be undone (``WorkContext/confirmStart()``).
     var startedUnder: NetworkConditions?
+    /// Due, but held back until its next window opens (``PendingPredicate/waitingForWindow``).
+    var windowHeld = false
   }
 
   let settings: DispatchSettings
@@ -73,6 +75,8 @@ struct DispatchStateMachine: Sendable {
   private var expeditedStarts: Deque<WallInstant> = []
   private var nextToken: UInt64 = 0
   private var rng: SplitMix64
+  /// Runs to stop when their window closes (`window-end = "stop"`), by when.
+  var windowStops: [RunToken: WallInstant] = [:]
 
   init(
     settings: DispatchSettings, registered: Set<TaskId>, acceptsAnyTask: Bool = false,
@@ -144,6 +148,7 @@ struct DispatchStateMachine: Sendable {
     updated.input = row.input
     updated.ephemeral = row.ephemeral
     updated.updatedAt = now
+    updateCalendar(&updated, to: row, now: now)
     entries[row.id]?.row = updated
     rearm(row.id)
     var effects = Effects()
@@ -202,6 +207,7 @@ struct DispatchStateMachine: Sendable {
   mutating func dispatch(now: WallInstant) -> (Effects, WallInstant?) {
     var effects = Effects()
     guard accepting else { return (effects, nil) }
+    stopRunsPastTheirWindow(now: now, &effects)
     promoteClaims(now: now, &effects)
     while runsInSlots < settings.concurrencyLimit, let id = popDue(now: now, &effects) {
       claim(id, now: now, &effects)
@@ -233,12 +239,14 @@ struct DispatchStateMachine: Sendable {
         continue
       }
       if blockIfPowerUnmet(key.id, now: now, &effects) { continue }
+      if holdForWindow(key.id, now: now) { continue }
       return key.id
     }
     while let key = standardQueue.min, key.time <= now {
       standardQueue.removeMin()
       guard isCurrent(key) else { continue }
       if blockIfPowerUnmet(key.id, now: now, &effects) { continue }
+      if holdForWindow(key.id, now: now) { continue }
       return key.id
     }
     return nil
@@ -246,10 +254,11 @@ struct DispatchStateMachine: Sendable {
 
   private mutating func nextWake(now: WallInstant) -> WallInstant? {
     while let key = wakeQueue.min, !isCurrent(key) { wakeQueue.removeMin() }
-    guard let soonest = wakeQueue.min?.time else { return nil }
+    let windowStop = windowStops.values.min()
+    guard let soonest = wakeQueue.min?.time else { return windowStop }
     // Due work waiting for a slot is woken by the run that frees one.
-    if soonest <= now { return nil }
-    return soonest
+    if soonest <= now { return windowStop }
+    return min(soonest, windowStop ?? soonest)
   }
 
   private func isCurrent(_ key: DueKey) -> Bool {
@@ -325,6 +334,9 @@ struct DispatchStateMachine: Sendable {
     if entry.row.kind == .periodic, let interval = entry.row.interval {
       entry.row.nextRun = now.advanced(by: interval)
     }
+    claimCalendarElapse(&entry, now: now)
+    entry.windowHeld = false
+    if !exempt { armWindowStop(token, entry.row.constraints, now: now) }
     entry.row.updatedAt = now
     var gate: GateSpec?
     if needsGate {
@@ -391,6 +403,7 @@ struct DispatchStateMachine: Sendable {
       let row = entry.row
       var predicates: [PendingPredicate] = []
       let state: TaskState
+      let windowOpens = entry.phase == .idle ? windowOpening(entry, now: now) : nil
       switch entry.phase {
       case .running:
         state = .running
@@ -411,6 +424,9 @@ struct DispatchStateMachine: Sendable {
           state = isPowerBlocked(entry) ? .blocked : .pending
         } else if isPowerBlocked(entry) || !isRegistered(row.id) {
           state = .blocked
+        } else if let windowOpens {
+          state = row.state == .backoff ? .backoff : .pending
+          predicates.append(.waitingForWindow(opens: windowOpens.date))
         } else if let next = row.nextRun, next > now {
           state = row.state == .backoff ? .backoff : .pending
           predicates.append(
@@ -422,7 +438,8 @@ struct DispatchStateMachine: Sendable {
       }
       let hint: Date? =
         switch entry.phase {
-        case .idle: entry.forced ? now.date : row.nextRun.map { max($0, now).date }
+        case .idle:
+          entry.forced ? now.date : (windowOpens ?? row.nextRun.map { max($0, now) })?.date
         case .claimed: now.date
         case .gating, .running: nil
         }
@@ -484,6 +501,7 @@ struct DispatchStateMachine: Sendable {
   }
 
   mutating func endLiveRun(_ token: RunToken) -> TaskId? {
+    windowStops[token] = nil
     guard let id = liveRuns.removeValue(forKey: token) else { return nil }
     if let count = liveTaskIds[id], count > 1 {
       liveTaskIds[id] = count - 1
@@ -528,6 +546,7 @@ struct DispatchStateMachine: Sendable {
       case .workerNotRegistered: "no worker registered"
       case .waitingForBackoff(let until): "waiting for backoff until \(ISO8601.string(until))"
       case .waitingForEarliestBeginDate(let at): "earliest begin \(ISO8601.string(at))"
+      case .waitingForWindow(let opens): "waiting for window opening \(ISO8601.string(opens))"
       }
     }.joined(separator: "; ")
   }

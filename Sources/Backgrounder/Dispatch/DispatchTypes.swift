@@ -106,6 +106,8 @@ struct DispatchSettings: Sendable {
   var storeRetryDelay: Duration = .seconds(10)
   /// One-time tasks claimed at most ahead of free workers (0: claims only into free slots).
   var claimAhead = 0
+  /// The zone time windows and calendars without a zone of their own are read in.
+  var timeZone: CalendarTimeZone = .utc
 
   /// The runtime's claim-ahead depth: enough claims per commit that the fsync is shared by
   /// many jobs, few enough that a crash leaves little to resume.

@@ -44,10 +44,12 @@ public enum PendingPredicate: Hashable, Sendable {
   case waitingForEarliestBeginDate(at: Date)
   /// No worker factory is registered for the task in this process.
   case workerNotRegistered
+  /// Due, but outside its time windows: waiting for the next one to open.
+  case waitingForWindow(opens: Date)
 }
 
 extension PendingPredicate: Encodable {
-  private enum CodingKeys: String, CodingKey { case kind, network, until, at, connectivity }
+  private enum CodingKeys: String, CodingKey { case kind, network, until, at, connectivity, opens }
 
   /// Encodes as `{"kind": ..., ...}` with ISO 8601 times.
   public func encode(to encoder: any Encoder) throws {
@@ -68,6 +70,9 @@ extension PendingPredicate: Encodable {
       try container.encode("waitingForEarliestBeginDate", forKey: .kind)
       try container.encode(ISO8601.string(at), forKey: .at)
     case .workerNotRegistered: try container.encode("workerNotRegistered", forKey: .kind)
+    case .waitingForWindow(let opens):
+      try container.encode("waitingForWindow", forKey: .kind)
+      try container.encode(ISO8601.string(opens), forKey: .opens)
     }
   }
 }

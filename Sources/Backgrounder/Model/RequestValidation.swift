@@ -7,6 +7,10 @@ extension WorkRequest {
       if request.initialDelay < .zero { return .invalidInitialDelay }
       if request.budget <= .zero { return .invalidBudget }
       if let problem = request.backoff.problem { return .invalidBackoff(problem) }
+    case .periodic(let request) where request.calendar != nil:
+      if request.calendar?.events.isEmpty ?? true { return .invalidCalendar }
+      if request.budget <= .zero { return .invalidBudget }
+      if let problem = request.backoff.problem { return .invalidBackoff(problem) }
     case .periodic(let request):
       if request.interval < minimumPeriodicInterval {
         return .intervalTooShort(minimum: minimumPeriodicInterval)

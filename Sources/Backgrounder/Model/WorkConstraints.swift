@@ -44,15 +44,38 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
   public var requiresCharging: Bool
   /// The battery must not be low.
   public var requiresBatteryNotLow: Bool
+  /// Windows a run must start in, read in the runtime's time zone (none: any time). A due
+  /// run of any kind — calendar, interval, one-time, a retry — waits for the next opening.
+  public var windows: [TimeWindow]
+  /// What happens to a run still going when its window closes.
+  public var windowEnd: WindowEnd
 
   /// Creates constraints; the default has none.
   public init(
     networkRequired: NetworkRequirement = .none, requiresCharging: Bool = false,
-    requiresBatteryNotLow: Bool = false
+    requiresBatteryNotLow: Bool = false, windows: [TimeWindow] = [],
+    windowEnd: WindowEnd = .continue
   ) {
     self.networkRequired = networkRequired
     self.requiresCharging = requiresCharging
     self.requiresBatteryNotLow = requiresBatteryNotLow
+    self.windows = windows
+    self.windowEnd = windowEnd
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case networkRequired, requiresCharging, requiresBatteryNotLow, windows, windowEnd
+  }
+
+  /// Decodes what the synthesized encoder writes; the window fields, added later, may be
+  /// missing.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    networkRequired = try container.decode(NetworkRequirement.self, forKey: .networkRequired)
+    requiresCharging = try container.decode(Bool.self, forKey: .requiresCharging)
+    requiresBatteryNotLow = try container.decode(Bool.self, forKey: .requiresBatteryNotLow)
+    windows = try container.decodeIfPresent([TimeWindow].self, forKey: .windows) ?? []
+    windowEnd = try container.decodeIfPresent(WindowEnd.self, forKey: .windowEnd) ?? .continue
   }
 
   /// No constraints.

@@ -97,6 +97,23 @@ public enum WorkRequest: Hashable, Sendable {
     public var backoff: BackoffPolicy
     /// How long one run may take before it is cancelled (positive).
     public var budget: Duration
+    /// When set, runs follow this calendar (its elapses, splay and catch-up) instead of
+    /// ``interval`` and ``flexWindow``, which are then ignored.
+    public var calendar: CalendarSchedule?
+
+    /// Creates a calendar-scheduled periodic request: a run at each elapse of `calendar`
+    /// after scheduling (plus its splay); an elapse missed while not running gives one run
+    /// at `start()` when the calendar catches up.
+    public init(
+      taskId: TaskId, constraints: WorkConstraints = .none, input: WorkInput = WorkInput(),
+      ephemeral: Bool = false, calendar: CalendarSchedule, backoff: BackoffPolicy = .standard,
+      budget: Duration = WorkRequest.defaultBudget
+    ) {
+      self.init(
+        taskId: taskId, constraints: constraints, input: input, ephemeral: ephemeral,
+        interval: .zero, backoff: backoff, budget: budget)
+      self.calendar = calendar
+    }
 
     /// Creates a periodic request.
     public init(
@@ -134,7 +151,7 @@ public struct RejectionReason: Hashable, Sendable, CustomStringConvertible {
     private enum Value: String, Hashable, Sendable {
       case notRegistered, inputTooLarge, inputNotSerializable, emptyInputKey, intervalTooShort
       case invalidFlexWindow, invalidBackoff, invalidBudget, invalidInitialDelay, notStarted
-      case shutDown, storeFailure
+      case shutDown, storeFailure, invalidCalendar
     }
 
     private let value: Value
@@ -167,6 +184,8 @@ public struct RejectionReason: Hashable, Sendable, CustomStringConvertible {
     public static let shutDown = Code(.shutDown)
     /// The request could not be made durable.
     public static let storeFailure = Code(.storeFailure)
+    /// A calendar-scheduled request has no calendar event.
+    public static let invalidCalendar = Code(.invalidCalendar)
 
     /// The code's name.
     public var description: String { value.rawValue }
@@ -226,6 +245,8 @@ public struct RejectionReason: Hashable, Sendable, CustomStringConvertible {
   public static let notStarted = RejectionReason(.notStarted)
   /// The runtime is shutting down or stopped.
   public static let shutDown = RejectionReason(.shutDown)
+  /// A calendar-scheduled request has no calendar event.
+  public static let invalidCalendar = RejectionReason(.invalidCalendar)
   /// The request could not be made durable, for the reason given.
   public static func storeFailure(_ why: String) -> RejectionReason {
     RejectionReason(.storeFailure, detail: why)
@@ -250,6 +271,7 @@ public struct RejectionReason: Hashable, Sendable, CustomStringConvertible {
     case .notStarted: "start() has not completed"
     case .shutDown: "the runtime is shut down"
     case .storeFailure: "the store could not record the request: \(detail)"
+    case .invalidCalendar: "a calendar schedule needs at least one calendar event"
     default: "request rejected: \(code)"
     }
   }

@@ -44,6 +44,8 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
   case cancelled
   /// Stopped on request (test driver or operator).
   case requested
+  /// The window the run started in closed (`window-end = "stop"`).
+  case windowClosed
 
   /// For humans: "offline", "metered", "captive portal", …
   public var phrase: String {
@@ -56,6 +58,7 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
     case .batteryLow: "battery low"
     case .shutdown: "shutdown"
     case .cancelled: "cancelled"
+    case .windowClosed: "window closed"
     case .requested: "requested"
     }
   }

@@ -134,6 +134,7 @@ final class Runtime: Sendable {
         subscriptions.addTask {
           for await _ in clockChanges {
             self.logger.info("wall clock changed: re-evaluating due times")
+            self.step { machine, now in ((), machine.clockChanged(now: now)) }
             self.wake.fire()
           }
         }

@@ -54,6 +54,17 @@ enum Schema {
           CREATE INDEX run_task ON run(taskId, id);
           """)
     }
+    migrator.registerMigration("i26-calendar") { db in
+      // Time windows (any task), and the calendar of calendar-scheduled periodic tasks with
+      // the elapse each last ran for.
+      try db.execute(
+        sql: """
+          ALTER TABLE task ADD COLUMN windows TEXT NOT NULL DEFAULT '';
+          ALTER TABLE task ADD COLUMN windowEnd TEXT NOT NULL DEFAULT 'continue';
+          ALTER TABLE task ADD COLUMN calendar TEXT;
+          ALTER TABLE task ADD COLUMN lastElapse INTEGER;
+          """)
+    }
     return migrator
   }
 

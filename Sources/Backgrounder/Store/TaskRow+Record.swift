@@ -12,6 +12,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case requiresCharging, requiresBatteryNotLow, interval, flexWindow, initialDelay
     case expedited, budget, backoffKind, backoffInitial, backoffMaxAttempts, backoffJitter
     case input, scheduledAt, updatedAt
+    case windows, windowEnd, calendar, lastElapse
 
     /// The column's place in ``allCases`` (a jump table: positions are looked up for every
     /// column of every row read, and a dictionary keyed by the case hashed its name each time).
@@ -44,6 +45,10 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       case .input: 24
       case .scheduledAt: 25
       case .updatedAt: 26
+      case .windows: 27
+      case .windowEnd: 28
+      case .calendar: 29
+      case .lastElapse: 30
       }
     }
   }
@@ -95,10 +100,22 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     }
     blockedOn = predicates
     ephemeral = try reader.required(.ephemeral)
+    let windowsText: String = try reader.required(.windows)
+    guard let windows = Self.decodeWindows(windowsText) else {
+      throw reader.corrupt(.windows, "holds an invalid window in \"\(windowsText)\"")
+    }
     constraints = WorkConstraints(
       networkRequired: try reader.required(.network, NetworkRequirement.self),
       requiresCharging: try reader.required(.requiresCharging),
-      requiresBatteryNotLow: try reader.required(.requiresBatteryNotLow))
+      requiresBatteryNotLow: try reader.required(.requiresBatteryNotLow), windows: windows,
+      windowEnd: try reader.required(.windowEnd, WindowEnd.self))
+    if let calendarText: String = try reader.optional(.calendar) {
+      guard let schedule = Self.decodeCalendar(calendarText) else {
+        throw reader.corrupt(.calendar, "holds an invalid calendar \"\(calendarText)\"")
+      }
+      calendar = schedule
+    }
+    lastElapse = try reader.instant(.lastElapse)
     interval = try reader.duration(.interval)
     flexWindow = try reader.duration(.flexWindow)
     initialDelay = try reader.duration(.initialDelay) ?? .zero
@@ -202,6 +219,10 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case .input: input.databaseValue
     case .scheduledAt: scheduledAt.nanosecondsSince1970.databaseValue
     case .updatedAt: updatedAt.nanosecondsSince1970.databaseValue
+    case .windows: Self.encode(constraints.windows).databaseValue
+    case .windowEnd: constraints.windowEnd.rawValue.databaseValue
+    case .calendar: calendar.map(Self.encode)?.databaseValue ?? .null
+    case .lastElapse: lastElapse?.nanosecondsSince1970.databaseValue ?? .null
     }
   }
 }

@@ -26,6 +26,11 @@ struct TaskRow: Sendable, Equatable {
   var input: Data
   var scheduledAt: WallInstant
   var updatedAt: WallInstant
+  /// The calendar of a calendar-scheduled periodic task.
+  var calendar: CalendarSchedule?
+  /// The calendar elapse the task last ran for (its scheduling time until the first run):
+  /// elapses after it and not after now were missed.
+  var lastElapse: WallInstant?
 
   init(request: WorkRequest, input: Data, now: WallInstant) {
     id = request.taskId
@@ -59,6 +64,13 @@ struct TaskRow: Sendable, Equatable {
       constraints = request.constraints
       interval = request.interval
       flexWindow = request.flexWindow
+      if let schedule = request.calendar {
+        calendar = schedule
+        lastElapse = now
+        nextRun = schedule.due(lastElapse: now, now: now)?.startAt
+        interval = nil
+        flexWindow = nil
+      }
       initialDelay = .zero
       hint = .standard
       budget = request.budget
@@ -74,7 +86,7 @@ struct TaskRow: Sendable, Equatable {
       case .requiresCharging: "charging"
       case .requiresBatteryNotLow: "batteryNotLow"
       case .workerNotRegistered: "notRegistered"
-      case .waitingForBackoff, .waitingForEarliestBeginDate: nil
+      case .waitingForBackoff, .waitingForEarliestBeginDate, .waitingForWindow: nil
       }
     }.joined(separator: ",")
   }

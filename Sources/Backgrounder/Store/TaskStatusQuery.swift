@@ -17,17 +17,21 @@ enum TaskStatusQuery {
   {
     // In rowid order, sorted below: `ORDER BY id` walks the id index and seeks every row from
     // it, three times the work of the plain walk.
+    // A store not migrated yet (its daemon is older) has no windows.
+    let hasWindows = try db.columns(in: "task").contains { $0.name == "windows" }
+    let zone = CalendarTimeZones.local()
     let tasks = try db.makeStatement(
       sql: """
         SELECT id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason,
-          lastRunStartedAt, lastRunEndedAt, blockedOn, ephemeral, \(includingInput ? "input" : "x''")
+          lastRunStartedAt, lastRunEndedAt, blockedOn, ephemeral, \(includingInput ? "input" : "x''"),
+          \(hasWindows ? "windows" : "''")
         FROM task
         """)
     var statuses: [TaskStatus] = []
     var columns = ColumnCursor(tasks.sqliteStatement)
     defer { sqlite3_reset(tasks.sqliteStatement) }
     while try columns.step(db) {
-      statuses.append(try status(&columns, now: now))
+      statuses.append(try status(&columns, now: now, zone: zone))
     }
     // SQLite's order for TEXT (BINARY collation): the UTF-8 bytes compared.
     statuses.sort { first, second in
@@ -39,8 +43,8 @@ enum TaskStatusQuery {
   }
 
   /// One row of the task statement, columns in the order of its `SELECT`.
-  private static func status(_ row: inout ColumnCursor, now: Date) throws(StoreError)
-    -> TaskStatus
+  private static func status(_ row: inout ColumnCursor, now: Date, zone: CalendarTimeZone)
+    throws(StoreError) -> TaskStatus
   {
     let rawId = try row.text(0, "id")
     row.taskId = rawId
@@ -56,6 +60,10 @@ enum TaskStatusQuery {
     guard let blockedOn = TaskRow.decode(blocked) else {
       throw row.corrupt("blockedOn", "holds an unknown predicate in \"\(blocked)\"")
     }
+    let windowsText = try row.text(13, "windows")
+    guard let windows = TaskRow.decodeWindows(windowsText) else {
+      throw row.corrupt("windows", "holds an invalid window in \"\(windowsText)\"")
+    }
     return TaskStatus(
       id: id, kind: try row.value(1, "kind"), state: state,
       nextRun: state.isFinished ? nil : nextRun,
@@ -63,7 +71,8 @@ enum TaskStatusQuery {
       lastResult: try row.optionalValue(6, "lastResult"),
       lastReason: try row.optionalText(7, "lastReason"),
       pendingPredicates: TaskStatus.pendingPredicates(
-        blockedOn: blockedOn, state: state, nextRun: nextRun, now: now),
+        blockedOn: blockedOn, state: state, nextRun: nextRun, now: now, windows: windows,
+        zone: zone),
       ephemeral: try row.int(11, "ephemeral") != 0,
       lastRunStartedAt: try row.instant(8, "lastRunStartedAt")?.date,
       lastRunEndedAt: try row.instant(9, "lastRunEndedAt")?.date,
@@ -139,9 +148,19 @@ extension TaskStatus {
   /// What a task waits for as `status` shows it: the predicates the dispatcher recorded, plus
   /// the backoff or earliest-begin time while that is still ahead of `now`.
   static func pendingPredicates(
-    blockedOn: [PendingPredicate], state: TaskState, nextRun: Date?, now: Date
+    blockedOn: [PendingPredicate], state: TaskState, nextRun: Date?, now: Date,
+    windows: [TimeWindow] = [], zone: CalendarTimeZone = .utc
   ) -> [PendingPredicate] {
     var predicates = blockedOn
+    if !state.isFinished && state != .running, let next = nextRun, !windows.isEmpty {
+      // Due (or next) outside its windows: it waits for the next one to open.
+      let start = WallInstant(max(next, now))
+      let opening = windows.nextOpening(atOrAfter: start, in: zone)
+      if opening > start {
+        predicates.append(.waitingForWindow(opens: opening.date))
+        return predicates
+      }
+    }
     if !state.isFinished && state != .running, let next = nextRun, next > now {
       predicates.append(
         state == .backoff

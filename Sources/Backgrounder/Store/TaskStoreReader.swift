@@ -160,7 +160,8 @@ public struct TaskStoreReader: Sendable {
 
   private static func status(_ row: TaskRow, now: Date, history: [RunRecord]) -> TaskStatus {
     let predicates = TaskStatus.pendingPredicates(
-      blockedOn: row.blockedOn, state: row.state, nextRun: row.nextRun?.date, now: now)
+      blockedOn: row.blockedOn, state: row.state, nextRun: row.nextRun?.date, now: now,
+      windows: row.constraints.windows, zone: CalendarTimeZones.local())
     return TaskStatus(
       id: row.id, kind: row.kind, state: row.state,
       nextRun: row.state.isFinished ? nil : row.nextRun?.date, attempt: row.attempt,

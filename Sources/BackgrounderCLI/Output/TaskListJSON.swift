@@ -73,6 +73,11 @@ enum TaskListJSON {
     case .workerNotRegistered:
       json.key("kind", first: true)
       json.string("workerNotRegistered")
+    case .waitingForWindow(let opens):
+      json.key("kind", first: true)
+      json.string("waitingForWindow")
+      json.key("opens")
+      json.date(opens)
     }
     json.ascii("}")
   }

@@ -47,9 +47,14 @@ enum TaskStatusText {
       case .waitingForBackoff(let until): "backoff until \(clockTime(until, now: now))"
       case .waitingForEarliestBeginDate(let at): "start time \(clockTime(at, now: now))"
       case .workerNotRegistered: "a registered worker"
+      case .waitingForWindow(let opens):
+        "window opens \(CalendarTimeFormat.weekdayAndTime(WallInstant(opens), in: localZone))"
       }
     }.joined(separator: ", ")
   }
+
+  /// The zone window openings are shown in.
+  private static let localZone = CalendarTimeZones.local()
 
   /// "in 3h 59m", "2m ago", "now".
   static func relative(_ date: Date, now: Date) -> String {

@@ -112,7 +112,8 @@ struct WatchSections {
     for task in tasks {
       for predicate in task.pendingPredicates {
         switch predicate {
-        case .waitingForBackoff(let date), .waitingForEarliestBeginDate(let date):
+        case .waitingForBackoff(let date), .waitingForEarliestBeginDate(let date),
+          .waitingForWindow(let date):
           if date > now, date < earliest { earliest = date }
         default: break
         }

@@ -6,6 +6,8 @@ public struct JobDefinition: Sendable, Equatable, Codable {
     case every(Duration, flex: Duration?)
     /// `once = true` (optionally `delay = "10m"`): a one-time job.
     case once(delay: Duration)
+    /// `calendar = "Mon..Fri *-*-* 02:00"` or a list (in normal form): a run at every elapse.
+    case calendar([String])
   }
 
   /// `network = "none" | "any" | "unmetered"`.
@@ -48,6 +50,8 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   public var workingDirectory: String?
   /// Run ahead of standard work when the concurrency limit is reached.
   public var expedited = false
+  /// Windows, splay and catch-up (nil: none of their keys was written).
+  public var timing: JobTiming?
   /// `inherit-environment = true`: the command gets the daemon's whole environment (minus the
   /// service manager's private variables) instead of the allow-list of `JobEnvironment`.
   public var inheritEnvironment: Bool {

@@ -16,15 +16,15 @@ enum JobReader {
       throw job.error(
         "command", "missing (an argv array such as [\"rsync\", \"-a\", \"src\", \"dst\"])")
     }
-    if let calendar = try CalendarSettingsReader.read(job) {
-      // Checked in full above, so that a wrong expression or window is reported precisely;
-      // the dispatcher does not run calendar schedules or windows yet (issue #26).
-      throw job.error(
-        calendar.keysWritten[0],
-        "calendar schedules and time windows are checked but not yet run by this version "
-          + "(`backgrounder calendar` shows their elapses); use `every` for now")
-    }
-    var definition = JobDefinition(id: id, command: command, schedule: try schedule(of: job))
+    let calendar = try CalendarSettingsReader.read(job)
+    let schedule: JobDefinition.Schedule =
+      if let events = calendar?.calendars, !events.isEmpty {
+        .calendar(events.map(\.normalized))
+      } else {
+        try schedule(of: job)
+      }
+    var definition = JobDefinition(id: id, command: command, schedule: schedule)
+    definition.timing = calendar.map(JobTiming.init)
     if let network = try job.string("network") {
       guard let value = JobDefinition.Network(rawValue: network) else {
         throw job.error(
@@ -58,7 +58,8 @@ enum JobReader {
       return .every(every, flex: try job.duration("flex"))
     }
     guard once else {
-      throw job.error(nil, "needs a schedule: `every = \"4h\"` or `once = true`")
+      throw job.error(
+        nil, "needs a schedule: `every = \"4h\"`, `calendar = \"daily\"` or `once = true`")
     }
     if job.contains("flex") {
       throw job.error("flex", "only periodic (`every`) jobs take a flex window")

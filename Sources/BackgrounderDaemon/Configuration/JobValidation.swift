@@ -21,7 +21,17 @@ public enum JobValidation {
       }
     case .once(let delay):
       if delay < .zero { return ("delay", "must not be negative") }
+    case .calendar(let expressions):
+      if expressions.isEmpty { return ("calendar", "needs at least one calendar expression") }
+      for expression in expressions {
+        do {
+          _ = try CalendarEvent(expression)
+        } catch {
+          return ("calendar", error.description)
+        }
+      }
     }
+    if let problem = JobTimingValidation.problem(with: job) { return problem }
     // Bytes, as the kernel splits `NAME=value`: a combining mark after `=` hides it from
     // a Character search.
     if let name = job.environment.keys.filter({

@@ -15,7 +15,10 @@ public enum JobRequests {
   /// The work request for `job`. Throws ``InvalidJobDefinition`` when `job` breaks a rule of
   /// ``JobValidation``: a definition sent over the control socket has not been checked by the
   /// config reader or the CLI.
-  public static func request(for job: JobDefinition, origin: JobOrigin) throws -> WorkRequest {
+  public static func request(
+    for job: JobDefinition, origin: JobOrigin,
+    machineIdPath: String = MachineIdentity.defaultPath
+  ) throws -> WorkRequest {
     if let (key, message) = JobValidation.problem(with: job) {
       throw InvalidJobDefinition(key: key, message: message)
     }
@@ -24,7 +27,8 @@ public enum JobRequests {
     let constraints = WorkConstraints(
       networkRequired: NetworkRequirement(rawValue: job.network.rawValue) ?? .none,
       requiresCharging: job.requiresCharging,
-      requiresBatteryNotLow: job.requiresBatteryNotLow)
+      requiresBatteryNotLow: job.requiresBatteryNotLow,
+      windows: job.timing?.timeWindows ?? [], windowEnd: job.timing?.runtimeWindowEnd ?? .continue)
     let backoff =
       switch job.backoff.policy {
       case .linear:
@@ -43,6 +47,12 @@ public enum JobRequests {
         WorkRequest.Periodic(
           taskId: taskId, constraints: constraints, input: input, interval: interval,
           flexWindow: flex, backoff: backoff, budget: budget))
+    case .calendar(let expressions):
+      return .periodic(
+        WorkRequest.Periodic(
+          taskId: taskId, constraints: constraints, input: input,
+          calendar: try calendar(expressions, job, machineIdPath: machineIdPath),
+          backoff: backoff, budget: budget))
     case .once(let delay):
       return .oneTime(
         WorkRequest.OneTime(

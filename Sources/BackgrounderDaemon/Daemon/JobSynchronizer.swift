@@ -10,10 +10,15 @@ import Logging
 public actor JobSynchronizer {
   private let runtime: Backgrounder
   private let logger: Logger
+  /// The machine id file `fixed-random-delay` reads.
+  private let machineIdPath: String
 
-  public init(runtime: Backgrounder, logger: Logger) {
+  public init(
+    runtime: Backgrounder, logger: Logger, machineIdPath: String = MachineIdentity.defaultPath
+  ) {
     self.runtime = runtime
     self.logger = logger
+    self.machineIdPath = machineIdPath
   }
 
   /// Applies `configuration`'s jobs.
@@ -66,7 +71,7 @@ public actor JobSynchronizer {
   ) async -> (ok: Bool, message: String) {
     let request: WorkRequest
     do {
-      request = try JobRequests.request(for: job, origin: origin)
+      request = try JobRequests.request(for: job, origin: origin, machineIdPath: machineIdPath)
     } catch {
       return (false, "\(job.id): \(error)")
     }

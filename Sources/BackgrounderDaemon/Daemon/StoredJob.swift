@@ -85,9 +85,12 @@ private struct JobDocument: Codable {
   var workingDirectory: String?
   var expedited: Bool?
   var inheritEnvironment: Bool?
+  var calendar: [String]?
+  var timing: JobTiming?
 
   enum CodingKeys: String, CodingKey {
     case id, command, every, flex, once, delay, network, budget, backoff, environment, expedited
+    case calendar, timing
     case requiresCharging = "requires-charging"
     case requiresBatteryNotLow = "requires-battery-not-low"
     case workingDirectory = "working-directory"
@@ -104,7 +107,10 @@ private struct JobDocument: Codable {
     case .once(let delay):
       once = true
       self.delay = delay.storedNanoseconds
+    case .calendar(let expressions):
+      calendar = expressions
     }
+    timing = job.timing
     network = job.network
     requiresCharging = job.requiresCharging
     requiresBatteryNotLow = job.requiresBatteryNotLow
@@ -125,6 +131,8 @@ private struct JobDocument: Codable {
       schedule = .every(.nanoseconds(every), flex: flex.map(Duration.nanoseconds))
     } else if once == true {
       schedule = .once(delay: .nanoseconds(delay ?? 0))
+    } else if let calendar {
+      schedule = .calendar(calendar)
     } else {
       return nil
     }
@@ -142,6 +150,7 @@ private struct JobDocument: Codable {
     job.workingDirectory = workingDirectory
     if let expedited { job.expedited = expedited }
     if let inheritEnvironment { job.inheritEnvironment = inheritEnvironment }
+    job.timing = timing
     return job
   }
 }

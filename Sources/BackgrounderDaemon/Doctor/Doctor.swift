@@ -18,6 +18,10 @@ public struct Doctor: Sendable {
   public var searchPath: String
   /// Unit files to inspect if present (system and user locations).
   public var unitPaths: [String]
+  /// The machine id file `fixed-random-delay` reads.
+  public var machineIdPath = MachineIdentity.defaultPath
+  /// The time calendar jobs' next elapses are counted from (nil: now).
+  public var now: Date?
   /// The cgroup root runs would use, checked as `run` checks it (default:
   /// `$BACKGROUNDER_CGROUP`; nil: not checked).
   public var cgroupRoot: String? = ProcessInfo.processInfo.environment["BACKGROUNDER_CGROUP"]
@@ -73,6 +77,7 @@ public struct Doctor: Sendable {
       findings.append(.init(.problem, subject, "working-directory \(directory) does not exist"))
     }
     findings += checkEnvironment(of: job)
+    findings += checkCalendar(of: job)
     return findings
   }
 

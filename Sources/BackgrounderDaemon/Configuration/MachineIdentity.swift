@@ -1,0 +1,34 @@
+import Foundation
+
+/// This machine's id (`/etc/machine-id`), which fixes each job's `fixed-random-delay` so that a
+/// fleet spreads and each box keeps its slot.
+public enum MachineIdentity {
+  /// Where systemd keeps the machine id.
+  public static let defaultPath = "/etc/machine-id"
+
+  /// Why the machine id cannot be used.
+  public struct Unavailable: Error, Equatable, CustomStringConvertible {
+    /// The file read.
+    public var path: String
+    /// What is wrong with it.
+    public var reason: String
+
+    /// The whole explanation, naming the key that needs it.
+    public var description: String {
+      "`fixed-random-delay` needs this machine's id, but \(path) \(reason)"
+    }
+  }
+
+  /// The id in `path`: its first line, 32 hexadecimal digits as machine-id(5) has them.
+  public static func read(path: String = defaultPath) throws(Unavailable) -> String {
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw Unavailable(path: path, reason: "cannot be read")
+    }
+    let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first ?? ""
+    let id = line.trimmingCharacters(in: .whitespaces).lowercased()
+    guard id.count == 32, id.allSatisfy(\.isHexDigit) else {
+      throw Unavailable(path: path, reason: "does not hold a machine id (32 hexadecimal digits)")
+    }
+    return id
+  }
+}
