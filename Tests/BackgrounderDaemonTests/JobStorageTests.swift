@@ -26,6 +26,14 @@ struct JobStorageTests {
     job.workingDirectory = "/tmp"
     job.expedited = true
     job.inheritEnvironment = true
+    var priority = RunPriority()
+    priority.nice = -3
+    priority.ioClass = .bestEffort
+    priority.cpuWeight = 500
+    priority.ioWeight = 50
+    priority.memoryMax = 1 << 30
+    job.priority = priority
+    job.inhibit = .block
     return job
   }
 
@@ -64,7 +72,7 @@ struct JobStorageTests {
   func everySettingIsStored() {
     // A new setting must be added to `JobDocument` (with its default when absent); then
     // raise this count. Without it, the setting would be lost on the way through the store.
-    #expect(Mirror(reflecting: Self.fullJob).children.count == 12)
+    #expect(Mirror(reflecting: Self.fullJob).children.count == 14)
   }
 
   @Test("a store written in the previous format keeps every schedule and is migrated in place")

@@ -47,7 +47,7 @@ public struct CommandWorker: Worker {
     }
     let outcome = await runner.run(
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
-      jobID: job.id)
+      jobID: job.id, priority: job.priority ?? .background)
     return Self.result(of: outcome)
   }
 
@@ -63,6 +63,9 @@ public struct CommandWorker: Worker {
       case 1: ": \(lines[0])"
       default: ": \(lines[lines.count - 1])\n\(outcome.errorTail)"
       }
+    if outcome.exceededMemoryMax, outcome.termination != .exited(0) {
+      return .failure(reason: "killed for exceeding memory-max (cgroup oom_kill)\(stderr)")
+    }
     switch outcome.termination {
     case .exited(0): return .success
     case .exited(retryExitStatus): return .retry(reason: "exit \(retryExitStatus)\(stderr)")
