@@ -19,13 +19,17 @@ public struct CommandWorker: Worker {
   let runner: CommandRunner
   /// The daemon's environment, filtered per job by `JobEnvironment`.
   let daemonEnvironment: [String: String]
+  /// Holds a logind sleep inhibitor while a run goes (the job's `inhibit`); none when nil.
+  let inhibitor: SleepInhibitor?
 
   public init(
     runner: CommandRunner,
-    daemonEnvironment: [String: String] = ProcessInfo.processInfo.environment
+    daemonEnvironment: [String: String] = ProcessInfo.processInfo.environment,
+    inhibitor: SleepInhibitor? = nil
   ) {
     self.runner = runner
     self.daemonEnvironment = daemonEnvironment
+    self.inhibitor = inhibitor
   }
 
   public func execute(_ context: WorkContext) async -> WorkResult {
@@ -45,9 +49,11 @@ public struct CommandWorker: Worker {
     guard context.confirmStart() else {
       return .retry(reason: "the network changed before the command started")
     }
+    let lock = inhibitor?.hold(jobID: job.id, mode: job.inhibit ?? .delay)
     let outcome = await runner.run(
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
       jobID: job.id, priority: job.priority ?? .background)
+    lock?.release()
     return Self.result(of: outcome)
   }
 

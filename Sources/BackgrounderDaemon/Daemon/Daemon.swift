@@ -94,7 +94,8 @@ public final class Daemon: Service {
       storePath: configuration.storePath, logger: logger)
     let runner = CommandRunner(
       gracePeriod: options.killGracePeriod, containment: containment, logger: logger)
-    try runtime.registerFallback { _ in CommandWorker(runner: runner) }
+    let inhibitor = SleepInhibitor(logger: logger)
+    try runtime.registerFallback { _ in CommandWorker(runner: runner, inhibitor: inhibitor) }
     let events = runtime.events()
     do {
       try await runtime.start()
