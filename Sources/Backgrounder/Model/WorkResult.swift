@@ -44,6 +44,8 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
   case cancelled
   /// Stopped on request (test driver or operator).
   case requested
+  /// The system is about to suspend or shut down (``Backgrounder/systemSleeping(_:stopping:)``).
+  case systemSuspending
 
   /// For humans: "offline", "metered", "captive portal", …
   public var phrase: String {
@@ -57,6 +59,7 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
     case .shutdown: "shutdown"
     case .cancelled: "cancelled"
     case .requested: "requested"
+    case .systemSuspending: "system suspending"
     }
   }
 }

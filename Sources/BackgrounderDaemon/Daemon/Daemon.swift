@@ -104,6 +104,9 @@ public final class Daemon: Service {
     }
     let jobs = JobSynchronizer(runtime: runtime, logger: logger)
     await jobs.apply(configuration)
+    let sleepWatch = SystemSleepStops.watch(
+      runtime: runtime, inhibitor: inhibitor, eventLoop: eventLoop, logger: logger)
+    defer { sleepWatch.stopSoon() }
     HeapTuning.releaseFreeMemory()
 
     let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))

@@ -28,6 +28,8 @@ public final class SleepInhibitor: Sendable {
   let timeout: Duration
   let logger: Logger
   private let state = Lock<(availability: Availability, logged: Set<String>)>((.unknown, []))
+  /// The runs asking for or holding a lock now, by a number of their own.
+  private let runs = Lock<(next: Int, modes: [Int: (jobID: String, mode: InhibitMode)])>((0, [:]))
 
   public init(address: String? = nil, timeout: Duration = .seconds(2), logger: Logger) {
     self.address = address
@@ -38,11 +40,23 @@ public final class SleepInhibitor: Sendable {
   /// What the last request found.
   public var availability: Availability { state.withLock { $0.availability } }
 
+  /// The jobs whose runs go under a lock in `mode` now.
+  public func runningJobs(mode: InhibitMode) -> [String] {
+    runs.withLock { $0.modes.values.filter { $0.mode == mode }.map(\.jobID) }
+  }
+
   /// Starts asking for a lock for a run of `jobID`; nil for ``InhibitMode/none``. Release the
   /// returned lock when the run ends.
   public func hold(jobID: String, mode: InhibitMode) -> InhibitorLock? {
     guard mode != .none else { return nil }
-    let lock = InhibitorLock(jobID: jobID, mode: mode)
+    let number = runs.withLock { runs in
+      defer { runs.next += 1 }
+      runs.modes[runs.next] = (jobID, mode)
+      return runs.next
+    }
+    let lock = InhibitorLock(jobID: jobID, mode: mode) { [weak self] in
+      _ = self?.runs.withLock { $0.modes.removeValue(forKey: number) }
+    }
     let (address, timeout) = (self.address, self.timeout)
     Task.detached {
       do throws(InhibitRefusal) {
@@ -84,10 +98,12 @@ public final class InhibitorLock: Sendable {
   public let jobID: String
   public let mode: InhibitMode
   private let state = Lock<(descriptor: Int32?, released: Bool)>((nil, false))
+  private let onRelease: @Sendable () -> Void
 
-  init(jobID: String, mode: InhibitMode) {
+  init(jobID: String, mode: InhibitMode, onRelease: @escaping @Sendable () -> Void) {
     self.jobID = jobID
     self.mode = mode
+    self.onRelease = onRelease
   }
 
   /// Whether the lock is held now.
@@ -111,5 +127,6 @@ public final class InhibitorLock: Sendable {
       return state.descriptor
     }
     if let descriptor { close(descriptor) }
+    onRelease()
   }
 }

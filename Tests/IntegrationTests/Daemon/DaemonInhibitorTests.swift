@@ -50,6 +50,57 @@ struct DaemonInhibitorTests {
     _ = try await harness.waitForTask("dev.e2e.held", "finished") { $0.lastResult == "success" }
   }
 
+  @Test func sleepStopsDelayRunsAsRetryAndResumeRunsThemAgain() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    // Each run appends a line, then waits until released.
+    func job(_ id: String, _ name: String, _ extra: String) -> String {
+      daemonShellJob(
+        id: id,
+        script: "echo $BACKGROUNDER_ATTEMPT >> \(workspace.file(name)); "
+          + "while [ ! -e \(workspace.file("release")) ]; do sleep 0.05; done",
+        schedule: "once = true", extra: extra)
+    }
+    try workspace.writeConfig(
+      jobs: job("dev.e2e.delay", "delay", "") + job("dev.e2e.block", "block", "inhibit = \"block\"")
+    )
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    _ = try harness.startDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+    try await daemonEventually("both locks", describe: harness.describe()) {
+      let list = try logind.inhibitors()
+      return list.contains("\"running dev.e2e.delay\"")
+        && list.contains("\"running dev.e2e.block\"")
+        ? true : nil
+    }
+
+    try logind.emit("PrepareForSleep", true)
+    let stopped = try await harness.waitForTask("dev.e2e.delay", "stopped for sleep") {
+      $0.lastResult == "retry"
+    }
+    #expect(stopped.lastReason == "system suspending", "\(harness.describe())")
+    #expect(stopped.attempt == 0, "no attempt used: \(harness.describe())")
+    try await daemonEventually("the delay lock to go", describe: harness.describe()) {
+      try logind.inhibitors().contains("dev.e2e.delay") ? nil : true
+    }
+    #expect(try logind.inhibitors().contains("\"running dev.e2e.block\""), "block keeps its lock")
+    let block = try await harness.status().task("dev.e2e.block")
+    #expect(block?.state == "running", "\(harness.describe())")
+    #expect(workspace.lines(of: "delay") == ["0"], "nothing starts while the system sleeps")
+
+    try logind.emit("PrepareForSleep", false)
+    try await daemonEventually("the delay job to run again", describe: harness.describe()) {
+      workspace.lines(of: "delay").count == 2 ? true : nil
+    }
+    #expect(workspace.lines(of: "delay") == ["0", "0"], "the same attempt again")
+    try Data().write(to: URL(fileURLWithPath: workspace.file("release")))
+    _ = try await harness.waitForTask("dev.e2e.delay", "finished") { $0.lastResult == "success" }
+  }
+
   @Test func doctorSaysWhetherLogindGivesLocks() async throws {
     let bus = try PrivateBus()
     defer { bus.close() }
