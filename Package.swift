@@ -176,6 +176,7 @@ let package = Package(
         "BackgrounderLinux",
         "Broadcasting",
         "CSystemShims",
+        "CSystemdBus",
         "EventLoops",
         "Locking",
         "NetworkHints",

@@ -61,6 +61,13 @@ long csystem_getxattr(const char *path, const char *name, void *value, unsigned 
   return (long)getxattr(path, name, value, (size_t)size);
 }
 
+int csystem_ioprio_set(pid_t pid, int ioClass, int level) {
+  // IOPRIO_WHO_PROCESS = 1, IOPRIO_CLASS_SHIFT = 13 (linux/ioprio.h).
+  return (int)syscall(SYS_ioprio_set, 1, (int)pid, (ioClass << 13) | level);
+}
+
+int csystem_ioprio_get(pid_t pid) { return (int)syscall(SYS_ioprio_get, 1, (int)pid); }
+
 int csystem_release_free_heap(void) { return malloc_trim(0); }
 
 int csystem_use_single_malloc_arena(void) { return mallopt(M_ARENA_MAX, 1); }

@@ -33,6 +33,14 @@ struct JobStorageTests {
     timing.fixedRandomDelay = true
     timing.catchUp = false
     job.timing = timing
+    var priority = RunPriority()
+    priority.nice = -3
+    priority.ioClass = .bestEffort
+    priority.cpuWeight = 500
+    priority.ioWeight = 50
+    priority.memoryMax = 1 << 30
+    job.priority = priority
+    job.inhibit = .block
     return job
   }
 
@@ -79,7 +87,7 @@ struct JobStorageTests {
   func everySettingIsStored() {
     // A new setting must be added to `JobDocument` (with its default when absent); then
     // raise this count. Without it, the setting would be lost on the way through the store.
-    #expect(Mirror(reflecting: Self.fullJob).children.count == 13)
+    #expect(Mirror(reflecting: Self.fullJob).children.count == 15)
   }
 
   @Test("a store written in the previous format keeps every schedule and is migrated in place")

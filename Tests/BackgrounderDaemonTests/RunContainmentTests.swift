@@ -225,6 +225,21 @@ struct CgroupMount {
     return mounted
   }
 
+  /// A hierarchy whose root already enables `controllers` for its children (as systemd's
+  /// does), or nil (skipped) when it does not: the test never changes the machine's root.
+  static func make(controllers: [String]) throws -> CgroupMount? {
+    guard let mounted = try make() else { return nil }
+    let enabled =
+      (try? String(contentsOfFile: mounted.mountPoint + "/cgroup.subtree_control", encoding: .utf8))?
+      .split(whereSeparator: \.isWhitespace) ?? []
+    guard controllers.allSatisfy({ enabled.contains(Substring($0)) }) else {
+      print("skipped: cgroup v2 controllers \(controllers) not enabled at the root (\(enabled))")
+      mounted.remove()
+      return nil
+    }
+    return mounted
+  }
+
   func remove() {
     rmdir(root + "/runs")
     rmdir(root)

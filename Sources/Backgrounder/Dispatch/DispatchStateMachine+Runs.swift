@@ -132,7 +132,8 @@ extension DispatchStateMachine {
       entry.row.state = .pending
       entry.row.nextRun = now
       entry.row.lastResult = .retry
-      entry.row.lastReason = "stopped: \(reason.rawValue)"
+      entry.row.lastReason =
+        reason == .systemSuspending ? reason.phrase : "stopped: \(reason.rawValue)"
       entry.row.lastRunEndedAt = now
       entries[id] = entry
       effects.ops.append(.upsert(entry.row))

@@ -55,6 +55,8 @@ struct DispatchStateMachine: Sendable {
   /// A fallback factory serves ids that have no factory of their own.
   let acceptsAnyTask: Bool
   private(set) var accepting = true
+  /// The system is about to sleep or shut down: nothing starts until it is back.
+  var dispatchHeld = false
   private(set) var abandonedWorkers = 0
   /// Runs in flight (gating or running), including runs of cancelled or replaced tasks that
   /// have not returned yet: they hold a concurrency slot and block a new run of the same id.
@@ -208,6 +210,7 @@ struct DispatchStateMachine: Sendable {
     var effects = Effects()
     guard accepting else { return (effects, nil) }
     stopRunsPastTheirWindow(now: now, &effects)
+    guard !dispatchHeld else { return (effects, nil) }
     promoteClaims(now: now, &effects)
     while runsInSlots < settings.concurrencyLimit, let id = popDue(now: now, &effects) {
       claim(id, now: now, &effects)

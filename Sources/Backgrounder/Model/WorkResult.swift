@@ -46,6 +46,8 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
   case requested
   /// The window the run started in closed (`window-end = "stop"`).
   case windowClosed
+  /// The system is about to suspend or shut down (``Backgrounder/systemSleeping(_:stopping:)``).
+  case systemSuspending
 
   /// For humans: "offline", "metered", "captive portal", …
   public var phrase: String {
@@ -60,6 +62,7 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
     case .cancelled: "cancelled"
     case .windowClosed: "window closed"
     case .requested: "requested"
+    case .systemSuspending: "system suspending"
     }
   }
 }

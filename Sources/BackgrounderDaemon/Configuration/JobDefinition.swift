@@ -61,6 +61,13 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// Encoded only when set, so that a definition sent by an older CLI (the control socket's
   /// `schedule`) decodes unchanged.
   private var inheritsEnvironment: Bool?
+  /// `nice`, `io-class`, `cpu-weight`, `io-weight`, `memory-max`: how much of the machine its
+  /// runs may take; the background defaults (``RunPriority/background``) when nil. Encoded only
+  /// when set.
+  public var priority: RunPriority?
+  /// `inhibit`: the logind lock its runs hold; ``InhibitMode/delay`` when nil. Encoded only
+  /// when set.
+  public var inhibit: InhibitMode?
 
   /// A job with the given id, command and schedule and every other setting at its default.
   public init(id: String, command: [String], schedule: Schedule) {

@@ -4,8 +4,8 @@ enum JobReader {
     [
       "id", "command", "every", "flex", "once", "delay", "network", "requires-charging",
       "requires-battery-not-low", "budget", "backoff", "environment", "working-directory",
-      "expedited", "inherit-environment",
-    ] + CalendarSettingsReader.keys
+      "expedited", "inherit-environment", "inhibit",
+    ] + CalendarSettingsReader.keys + PrioritySettingsReader.keys
 
   static func read(_ job: TableReader) throws(ConfigurationError) -> JobDefinition {
     try job.rejectUnknownKeys(keys)
@@ -40,6 +40,14 @@ enum JobReader {
     definition.workingDirectory = try job.string("working-directory")
     definition.expedited = try job.bool("expedited") ?? false
     definition.inheritEnvironment = try job.bool("inherit-environment") ?? false
+    definition.priority = try PrioritySettingsReader.read(job)
+    if let inhibit = try job.string("inhibit") {
+      guard let mode = InhibitMode(rawValue: inhibit) else {
+        throw job.error(
+          "inhibit", "expected \"delay\", \"block\" or \"none\", got \"\(inhibit)\"")
+      }
+      definition.inhibit = mode
+    }
     if let (key, message) = JobValidation.problem(with: definition) {
       throw job.error(key, message)
     }

@@ -31,6 +31,16 @@ public struct RunCgroups: Sendable {
   private init(verified root: TrustedDirectory) throws {
     runs = try root.subdirectory("runs", mode: 0o755)
     runsDirectory = runs.path
+    Self.enableControllers(in: root.path)
+    Self.enableControllers(in: runsDirectory)
+  }
+
+  /// The controllers a run's priority uses (`cpu.weight`, `io.weight`, `memory.max`), enabled
+  /// for the children of `directory` one by one: one that was not delegated is left out.
+  private static func enableControllers(in directory: String) {
+    for controller in ["cpu", "io", "memory"] {
+      try? write("+" + controller, to: directory + "/cgroup.subtree_control")
+    }
   }
 
   /// `root` pinned, once it passed the whole-path rule and is on cgroup2.

@@ -44,13 +44,18 @@ public struct RunContainment: Sendable {
     return containment
   }
 
-  /// Prepares run `runID` of job `jobID`: its cgroup and its record.
-  func begin(jobID: String) -> RunScope {
+  /// Prepares a run of job `jobID`: its cgroup (with the weights and memory limit of
+  /// `priority`) and its record.
+  func begin(jobID: String, priority: RunPriority = .background) -> RunScope {
     let runID = UUID().uuidString.lowercased()
     var cgroup: String?
     if let cgroups {
       do {
         cgroup = try cgroups.create(runID: runID)
+        if let cgroup {
+          RunPriorityControl.configure(
+            cgroup: cgroup, for: priority, jobID: jobID, logger: logger)
+        }
       } catch {
         logger.warning(
           "run starts without its own cgroup", metadata: ["job": "\(jobID)", "error": "\(error)"])

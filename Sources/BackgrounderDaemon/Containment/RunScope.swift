@@ -7,15 +7,18 @@ struct RunScope: Sendable {
   let cgroup: String?
   var leader: ProcStat?
 
-  /// The argv that starts `argv` inside the run's cgroup: `/bin/sh` writes its own pid into
-  /// `cgroup.procs` and then execs the command, so the command is in the cgroup before it can
-  /// fork. The path is safe to write through: ``RunCgroups`` verified the cgroup root under the
-  /// whole-path rule (nobody else can rename anything on it) and created the run's cgroup
-  /// itself. Unchanged without a cgroup.
+  /// The argv that starts `argv` inside the run's cgroup and at its priority: `/bin/sh`
+  /// writes its own pid into `cgroup.procs` (so the command is in the cgroup before it can
+  /// fork), stops itself until ``RunPriorityControl`` set its priority and continued it, then
+  /// execs the command. The path is safe to write through: ``RunCgroups`` verified the cgroup
+  /// root under the whole-path rule (nobody else can rename anything on it) and created the
+  /// run's cgroup itself. Without a cgroup, only the stop.
   func launchArguments(for argv: [String]) -> [String] {
-    guard let cgroup else { return argv }
+    let pause = "kill -STOP $$; exec \"$@\""
+    guard let cgroup else { return ["/bin/sh", "-c", pause, "backgrounder-run"] + argv }
     let script =
-      "echo $$ >\"$0\" || { echo \"backgrounder: cannot join cgroup $0\" >&2; exit 125; }; exec \"$@\""
+      "echo $$ >\"$0\" || { echo \"backgrounder: cannot join cgroup $0\" >&2; exit 125; }; "
+      + pause
     return ["/bin/sh", "-c", script, cgroup + "/cgroup.procs"] + argv
   }
 }

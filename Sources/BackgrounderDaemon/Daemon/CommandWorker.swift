@@ -19,13 +19,17 @@ public struct CommandWorker: Worker {
   let runner: CommandRunner
   /// The daemon's environment, filtered per job by `JobEnvironment`.
   let daemonEnvironment: [String: String]
+  /// Holds a logind sleep inhibitor while a run goes (the job's `inhibit`); none when nil.
+  let inhibitor: SleepInhibitor?
 
   public init(
     runner: CommandRunner,
-    daemonEnvironment: [String: String] = ProcessInfo.processInfo.environment
+    daemonEnvironment: [String: String] = ProcessInfo.processInfo.environment,
+    inhibitor: SleepInhibitor? = nil
   ) {
     self.runner = runner
     self.daemonEnvironment = daemonEnvironment
+    self.inhibitor = inhibitor
   }
 
   public func execute(_ context: WorkContext) async -> WorkResult {
@@ -45,9 +49,11 @@ public struct CommandWorker: Worker {
     guard context.confirmStart() else {
       return .retry(reason: "the network changed before the command started")
     }
+    let lock = inhibitor?.hold(jobID: job.id, mode: job.inhibit ?? .delay)
     let outcome = await runner.run(
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
-      jobID: job.id)
+      jobID: job.id, priority: job.priority ?? .background)
+    lock?.release()
     return Self.result(of: outcome)
   }
 
@@ -63,6 +69,9 @@ public struct CommandWorker: Worker {
       case 1: ": \(lines[0])"
       default: ": \(lines[lines.count - 1])\n\(outcome.errorTail)"
       }
+    if outcome.exceededMemoryMax, outcome.termination != .exited(0) {
+      return .failure(reason: "killed for exceeding memory-max (cgroup oom_kill)\(stderr)")
+    }
     switch outcome.termination {
     case .exited(0): return .success
     case .exited(retryExitStatus): return .retry(reason: "exit \(retryExitStatus)\(stderr)")

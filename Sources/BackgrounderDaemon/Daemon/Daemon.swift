@@ -94,7 +94,8 @@ public final class Daemon: Service {
       storePath: configuration.storePath, logger: logger)
     let runner = CommandRunner(
       gracePeriod: options.killGracePeriod, containment: containment, logger: logger)
-    try runtime.registerFallback { _ in CommandWorker(runner: runner) }
+    let inhibitor = SleepInhibitor(logger: logger)
+    try runtime.registerFallback { _ in CommandWorker(runner: runner, inhibitor: inhibitor) }
     let events = runtime.events()
     do {
       try await runtime.start()
@@ -103,6 +104,9 @@ public final class Daemon: Service {
     }
     let jobs = JobSynchronizer(runtime: runtime, logger: logger)
     await jobs.apply(configuration)
+    let sleepWatch = SystemSleepStops.watch(
+      runtime: runtime, inhibitor: inhibitor, eventLoop: eventLoop, logger: logger)
+    defer { sleepWatch.stopSoon() }
     HeapTuning.releaseFreeMemory()
 
     let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))

@@ -87,6 +87,12 @@ private struct JobDocument: Codable {
   var inheritEnvironment: Bool?
   var calendar: [String]?
   var timing: JobTiming?
+  var nice: Int?
+  var ioClass: RunPriority.IOClass?
+  var cpuWeight: Int?
+  var ioWeight: Int?
+  var memoryMax: UInt64?
+  var inhibit: InhibitMode?
 
   enum CodingKeys: String, CodingKey {
     case id, command, every, flex, once, delay, network, budget, backoff, environment, expedited
@@ -95,6 +101,11 @@ private struct JobDocument: Codable {
     case requiresBatteryNotLow = "requires-battery-not-low"
     case workingDirectory = "working-directory"
     case inheritEnvironment = "inherit-environment"
+    case nice, inhibit
+    case ioClass = "io-class"
+    case cpuWeight = "cpu-weight"
+    case ioWeight = "io-weight"
+    case memoryMax = "memory-max"
   }
 
   init(_ job: JobDefinition) {
@@ -122,6 +133,27 @@ private struct JobDocument: Codable {
     workingDirectory = job.workingDirectory
     expedited = job.expedited
     inheritEnvironment = job.inheritEnvironment ? true : nil
+    if let priority = job.priority {
+      nice = priority.nice
+      ioClass = priority.ioClass
+      cpuWeight = priority.cpuWeight
+      ioWeight = priority.ioWeight
+      memoryMax = priority.memoryMax
+    }
+    inhibit = job.inhibit
+  }
+
+  /// The stored priority keys, or nil when none was stored (the background defaults).
+  private var priority: RunPriority? {
+    guard nice != nil || ioClass != nil || cpuWeight != nil || ioWeight != nil || memoryMax != nil
+    else { return nil }
+    var priority = RunPriority()
+    if let nice { priority.nice = nice }
+    if let ioClass { priority.ioClass = ioClass }
+    if let cpuWeight { priority.cpuWeight = cpuWeight }
+    if let ioWeight { priority.ioWeight = ioWeight }
+    priority.memoryMax = memoryMax
+    return priority
   }
 
   /// The job, with defaults for absent settings; nil without a schedule.
@@ -151,6 +183,8 @@ private struct JobDocument: Codable {
     if let expedited { job.expedited = expedited }
     if let inheritEnvironment { job.inheritEnvironment = inheritEnvironment }
     job.timing = timing
+    job.priority = priority
+    job.inhibit = inhibit
     return job
   }
 }

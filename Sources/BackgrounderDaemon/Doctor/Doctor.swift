@@ -52,6 +52,7 @@ public struct Doctor: Sendable {
     }
     for job in configuration.jobs { findings += check(job: job) }
     findings += checkOverrides(configuration)
+    if let inhibitor = checkInhibitor(configuration.jobs) { findings.append(inhibitor) }
     findings.append(checkStore(configuration.storePath))
     findings.append(checkSocket(configuration.controlSocketPath))
     if let metricsFile = configuration.metricsFile { findings.append(checkMetrics(metricsFile)) }
@@ -78,6 +79,7 @@ public struct Doctor: Sendable {
     }
     findings += checkEnvironment(of: job)
     findings += checkCalendar(of: job)
+    findings += checkPriority(of: job)
     return findings
   }
 

@@ -25,6 +25,8 @@ public struct CommandOutcome: Sendable, Equatable {
   public var outputTail: String
   /// The last lines it printed on stderr.
   public var errorTail: String = ""
+  /// The kernel's OOM killer ended a process of the run for exceeding its `memory-max`.
+  public var exceededMemoryMax = false
 }
 
 /// Runs an argv directly (no shell) in its own session and process group (and its own cgroup
@@ -53,10 +55,11 @@ public struct CommandRunner: Sendable {
     self.containment = containment ?? RunContainment(logger: logger)
   }
 
-  /// Runs `argv` with exactly `environment`, returning once the process and everything else
-  /// of the run is gone.
+  /// Runs `argv` with exactly `environment` at `priority`, returning once the process and
+  /// everything else of the run is gone.
   public func run(
-    argv: [String], environment: [String: String], workingDirectory: String?, jobID: String
+    argv: [String], environment: [String: String], workingDirectory: String?, jobID: String,
+    priority: RunPriority = .background
   ) async -> CommandOutcome {
     guard let program = argv.first else {
       return CommandOutcome(termination: .failedToStart("empty command"), outputTail: "")
@@ -68,7 +71,7 @@ public struct CommandRunner: Sendable {
       let problem = program.contains("/") ? "not an executable file" : "not found in PATH"
       return CommandOutcome(termination: .failedToStart("\(program): \(problem)"), outputTail: "")
     }
-    var scope = containment.begin(jobID: jobID)
+    var scope = containment.begin(jobID: jobID, priority: priority)
     let launch = scope.launchArguments(for: [resolved] + argv.dropFirst())
     var keys: [Environment.Key: String] = [:]
     for (name, value) in environment {
@@ -88,7 +91,7 @@ public struct CommandRunner: Sendable {
       limiter: LogRateLimiter(burst: logBurst, linesPerSecond: logLinesPerSecond),
       now: { clock.now - origin })
     let lineLength = maxLoggedLineLength
-    let outcome: CommandOutcome
+    var outcome: CommandOutcome
     do {
       let result = try await Subprocess.run(
         .path(FilePath(launch[0])),
@@ -101,6 +104,8 @@ public struct CommandRunner: Sendable {
         error: .sequence
       ) { execution in
         containment.started(&scope, pid: execution.processIdentifier.value)
+        await RunPriorityControl.release(
+          execution.processIdentifier.value, at: priority, jobID: jobID, logger: logger)
         metadata["pid"] = "\(execution.processIdentifier.value)"
         output.started(pid: execution.processIdentifier.value)
         await withTaskGroup(of: Void.self) { group in
@@ -127,6 +132,9 @@ public struct CommandRunner: Sendable {
         errorTail: output.errorTail)
     }
     output.finish()
+    if let cgroup = scope.cgroup {
+      outcome.exceededMemoryMax = RunPriorityControl.oomKills(in: cgroup) > 0
+    }
     await containment.end(scope, grace: gracePeriod)
     return outcome
   }

@@ -41,6 +41,15 @@ long csystem_filesystem_type(int fd);
 /// `getxattr(path, name, value, size)` (sys/xattr.h is not in the Glibc module).
 long csystem_getxattr(const char *path, const char *name, void *value, unsigned long size);
 
+/// `ioprio_set(IOPRIO_WHO_PROCESS, pid, IOPRIO_PRIO_VALUE(ioClass, level))`: the I/O
+/// scheduling class (1 realtime, 2 best-effort, 3 idle) and level (0–7) of `pid` (0: the
+/// caller). Returns 0, or -1 with errno.
+int csystem_ioprio_set(pid_t pid, int ioClass, int level);
+
+/// `ioprio_get(IOPRIO_WHO_PROCESS, pid)`: the class in bits 13 and up, the level below; -1 with
+/// errno.
+int csystem_ioprio_get(pid_t pid);
+
 /// Gives the heap's free memory back to the kernel (`malloc_trim(0)`). Returns 1 when some
 /// memory was released.
 int csystem_release_free_heap(void);

@@ -1,0 +1,114 @@
+import CSystemShims
+import Foundation
+import Logging
+import SystemCalls
+
+/// Puts a run at its ``RunPriority`` before the job executes, so that no instant of the job
+/// runs at the daemon's priority.
+///
+/// swift-subprocess offers no pre-exec hook on Linux, and setting the priority on the child
+/// after spawning leaves a window in which the job already runs at full priority. So the run's
+/// wrapper shell (``RunScope/launchArguments(for:)``) joins the run cgroup, whose weights and
+/// memory limit were written before the spawn, then stops itself (`kill -STOP $$`); the daemon
+/// waits for that stop, sets the nice value (`setpriority`) and the I/O class (`ioprio_set`) of
+/// the stopped shell, and continues it (`SIGCONT`); the shell then `exec`s the job, which
+/// inherits both.
+enum RunPriorityControl {
+  /// The I/O priority level of the best-effort class (the kernel's default, 0 highest … 7).
+  static let bestEffortLevel: Int32 = 4
+
+  /// Waits (at most `timeout`) until the wrapper shell `pid` stopped itself, sets `priority` on
+  /// it and continues it. Returns early when the shell exited instead (it could not join its
+  /// cgroup). A priority the daemon may not set (a negative nice without `CAP_SYS_NICE`) is
+  /// logged; the run goes on at the priority it has.
+  static func release(
+    _ pid: pid_t, at priority: RunPriority, jobID: String, logger: Logger,
+    timeout: Duration = .seconds(10)
+  ) async {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    var stopped = false
+    while clock.now < deadline {
+      guard let stat = ProcStat.read(pid: pid), stat.state != "Z" else { return }
+      if stat.state == "T" {
+        stopped = true
+        break
+      }
+      // Not cancellable: the shell must be continued whatever happens to the run.
+      try? await Task.sleep(for: .milliseconds(1))
+    }
+    if stopped {
+      for failure in apply(priority, to: pid) {
+        logger.warning(
+          "cannot set the run's priority; it runs at the daemon's",
+          metadata: ["job": "\(jobID)", "error": "\(failure)"])
+      }
+    } else {
+      logger.warning(
+        "the run's wrapper did not stop to have its priority set; it runs without it",
+        metadata: ["job": "\(jobID)", "pid": "\(pid)"])
+    }
+    kill(pid, SIGCONT)
+  }
+
+  /// Sets the nice value and the I/O class of process `pid`, each on its own; returns what
+  /// failed (a negative nice without `CAP_SYS_NICE`: `EACCES`).
+  static func apply(_ priority: RunPriority, to pid: pid_t) -> [SystemCallError] {
+    var failures: [SystemCallError] = []
+    do {
+      _ = try systemCall("setpriority(\(pid), \(priority.nice))") {
+        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(pid), Int32(priority.nice))
+      }
+    } catch {
+      failures.append(error)
+    }
+    let (ioClass, level) = ioPriority(priority.ioClass)
+    do {
+      _ = try systemCall("ioprio_set(\(pid))") { csystem_ioprio_set(pid, ioClass, level) }
+    } catch {
+      failures.append(error)
+    }
+    return failures
+  }
+
+  /// The kernel's class number and level for `ioClass` (`IOPRIO_CLASS_IDLE` = 3,
+  /// `IOPRIO_CLASS_BE` = 2).
+  static func ioPriority(_ ioClass: RunPriority.IOClass) -> (ioClass: Int32, level: Int32) {
+    switch ioClass {
+    case .idle: (3, 0)
+    case .bestEffort: (2, bestEffortLevel)
+    }
+  }
+
+  /// Writes the weights and the memory limit of `priority` into the run cgroup `directory`,
+  /// for each controller the cgroup has (a file that is not there is a controller not
+  /// delegated: logged, the run goes on without it).
+  static func configure(
+    cgroup directory: String, for priority: RunPriority, jobID: String, logger: Logger
+  ) {
+    var settings = [("cpu.weight", "\(priority.cpuWeight)"), ("io.weight", "\(priority.ioWeight)")]
+    if let memoryMax = priority.memoryMax { settings.append(("memory.max", "\(memoryMax)")) }
+    for (file, value) in settings {
+      do {
+        try RunCgroups.write(value, to: directory + "/" + file)
+      } catch {
+        // A limit the job asked for is worth a warning; the default weights are not.
+        logger.log(
+          level: file == "memory.max" ? .warning : .debug,
+          "run cgroup setting not applied (controller not delegated?)",
+          metadata: ["job": "\(jobID)", "file": "\(file)", "error": "\(error)"])
+      }
+    }
+  }
+
+  /// How many processes of cgroup `directory` the kernel's OOM killer ended for exceeding
+  /// `memory.max` (`oom_kill` of `memory.events`); 0 without the memory controller.
+  static func oomKills(in directory: String) -> Int {
+    guard let text = try? String(contentsOfFile: directory + "/memory.events", encoding: .utf8)
+    else { return 0 }
+    for line in text.split(separator: "\n") where line.hasPrefix("oom_kill ") {
+      return Int(line.dropFirst("oom_kill ".count)) ?? 0
+    }
+    return 0
+  }
+}

@@ -1,0 +1,135 @@
+import CSystemdBus
+import EventLoops
+import Foundation
+import Logging
+
+/// Watches systemd-logind's `PrepareForSleep` and `PrepareForShutdown` signals on a bus
+/// connection of its own, served by the daemon's event loop (no thread of its own; an idle
+/// connection makes no system calls). `true`: the system is about to go; `false`: it is back
+/// (or the shutdown was cancelled).
+public final class LogindSleepWatch: @unchecked Sendable {
+  // @unchecked: `bus` is set up on a task of its own before the event loop sees it, then used
+  // on the event loop's thread only; `registration` the same.
+  private let eventLoop: EventLoop
+  private let address: String?
+  private let logger: Logger
+  private let onChange: @Sendable (_ sleeping: Bool) -> Void
+  private var bus: OpaquePointer?
+  private var slot: OpaquePointer?
+  private var registration: EventLoop.Registration?
+
+  /// `address`: a bus address, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
+  public init(
+    eventLoop: EventLoop, address: String? = nil, logger: Logger,
+    onChange: @escaping @Sendable (_ sleeping: Bool) -> Void
+  ) {
+    self.eventLoop = eventLoop
+    self.address = address
+    self.logger = logger
+    self.onChange = onChange
+  }
+
+  deinit {
+    sd_bus_slot_unref(slot)
+    sd_bus_flush_close_unref(bus)
+  }
+
+  /// Connects and subscribes off the caller (bounded by 2 s), then serves the connection on
+  /// the event loop. Without a bus the daemon goes on without the signals (logged).
+  public func start() {
+    Task.detached {
+      do throws(InhibitRefusal) {
+        try self.connect()
+      } catch {
+        self.logger.info(
+          "not watching for system sleep: runs are not stopped before it",
+          metadata: ["reason": "\(error)"])
+        return
+      }
+      self.eventLoop.execute { self.serve() }
+    }
+  }
+
+  /// Stops serving the connection (on the event loop, soon).
+  public func stopSoon() {
+    eventLoop.execute {
+      if let registration = self.registration { self.eventLoop.deregister(registration) }
+      self.registration = nil
+    }
+  }
+
+  private func connect() throws(InhibitRefusal) {
+    var result: Int32
+    if let address {
+      result = sd_bus_new(&bus)
+      if result >= 0 { result = sd_bus_set_address(bus, address) }
+      if result >= 0 { result = sd_bus_set_bus_client(bus, 1) }
+      if result >= 0 { result = sd_bus_start(bus) }
+    } else {
+      result = sd_bus_open_system(&bus)
+    }
+    if result >= 0 { result = sd_bus_set_method_call_timeout(bus, 2_000_000) }
+    if result >= 0 {
+      let rule =
+        "type='signal',sender='\(LogindInhibitCall.destination)',"
+        + "path='\(LogindInhibitCall.path)',interface='\(LogindInhibitCall.interface)'"
+      result = sd_bus_add_match(
+        bus, &slot, rule,
+        { message, context, _ in
+          guard let message, let context else { return 0 }
+          Unmanaged<LogindSleepWatch>.fromOpaque(context).takeUnretainedValue().received(message)
+          return 0
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+    guard result >= 0 else {
+      throw InhibitRefusal(
+        isAbsent: true, description: "logind signals: \(String(cString: strerror(-result)))")
+    }
+  }
+
+  /// On the event loop: registers the connection and processes what is pending.
+  private func serve() {
+    do {
+      registration = try eventLoop.register(sd_bus_get_fd(bus), interest: .readable) { _ in
+        self.process()
+      }
+    } catch {
+      logger.warning(
+        "cannot watch for system sleep", metadata: ["error": "\(error)"])
+      return
+    }
+    process()
+  }
+
+  private func process() {
+    while true {
+      let result = sd_bus_process(bus, nil)
+      if result == 0 { break }
+      if result < 0 {
+        logger.warning(
+          "the bus connection for system sleep broke: runs are no longer stopped before it",
+          metadata: ["error": "\(String(cString: strerror(-result)))"])
+        if let registration { eventLoop.deregister(registration) }
+        registration = nil
+        return
+      }
+    }
+    // Level-triggered: ask for writability only while sd-bus has something to send.
+    if let registration {
+      let events = sd_bus_get_events(bus)
+      let interest: EventLoop.Interest =
+        events >= 0 && (Int16(events) & Int16(POLLOUT)) != 0 ? [.readable, .writable] : .readable
+      try? eventLoop.setInterest(registration, interest)
+    }
+  }
+
+  private func received(_ message: OpaquePointer) {
+    guard let member = sd_bus_message_get_member(message).map({ String(cString: $0) }),
+      member == "PrepareForSleep" || member == "PrepareForShutdown"
+    else { return }
+    var active: Int32 = 0
+    guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &active) > 0 else { return }
+    logger.info("systemd-logind: \(member)(\(active != 0))")
+    onChange(active != 0)
+  }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Locking
+import Logging
+
+/// Holds a systemd-logind `sleep:shutdown` inhibitor lock (`who` "backgrounder", `why`
+/// "running <job id>") while a run goes, in the job's ``InhibitMode``.
+///
+/// The lock is asked for off the dispatcher, on a task of its own, bounded by ``timeout``, so
+/// neither the dispatch loop nor the run's start waits for logind. A refusal is logged once
+/// (and `doctor` reports it), never fatal: the run goes on without a lock. logind absent (no
+/// system bus, or nobody owning `org.freedesktop.login1`) is noted once the same way.
+public final class SleepInhibitor: Sendable {
+  /// What the last request found.
+  public enum Availability: Sendable, Equatable {
+    /// No lock asked for yet.
+    case unknown
+    /// logind gave a lock.
+    case available
+    /// logind is not there: runs hold no lock.
+    case absent(String)
+    /// logind refused the lock.
+    case refused(String)
+  }
+
+  /// The bus to find logind on; nil: the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
+  let address: String?
+  /// The longest a request may take.
+  let timeout: Duration
+  let logger: Logger
+  private let state = Lock<(availability: Availability, logged: Set<String>)>((.unknown, []))
+  /// The runs asking for or holding a lock now, by a number of their own.
+  private let runs = Lock<(next: Int, modes: [Int: (jobID: String, mode: InhibitMode)])>((0, [:]))
+
+  public init(address: String? = nil, timeout: Duration = .seconds(2), logger: Logger) {
+    self.address = address
+    self.timeout = timeout
+    self.logger = logger
+  }
+
+  /// What the last request found.
+  public var availability: Availability { state.withLock { $0.availability } }
+
+  /// The jobs whose runs go under a lock in `mode` now.
+  public func runningJobs(mode: InhibitMode) -> [String] {
+    runs.withLock { $0.modes.values.filter { $0.mode == mode }.map(\.jobID) }
+  }
+
+  /// Starts asking for a lock for a run of `jobID`; nil for ``InhibitMode/none``. Release the
+  /// returned lock when the run ends.
+  public func hold(jobID: String, mode: InhibitMode) -> InhibitorLock? {
+    guard mode != .none else { return nil }
+    let number = runs.withLock { runs in
+      defer { runs.next += 1 }
+      runs.modes[runs.next] = (jobID, mode)
+      return runs.next
+    }
+    let lock = InhibitorLock(jobID: jobID, mode: mode) { [weak self] in
+      _ = self?.runs.withLock { $0.modes.removeValue(forKey: number) }
+    }
+    let (address, timeout) = (self.address, self.timeout)
+    Task.detached {
+      do throws(InhibitRefusal) {
+        let descriptor = try LogindInhibitCall.inhibit(
+          what: "sleep:shutdown", who: "backgrounder", why: "running \(jobID)",
+          mode: mode.rawValue, address: address, timeout: timeout)
+        self.state.withLock { $0.availability = .available }
+        lock.acquired(descriptor)
+      } catch {
+        self.noteRefusal(error)
+        lock.acquired(nil)
+      }
+    }
+    return lock
+  }
+
+  private func noteRefusal(_ refusal: InhibitRefusal) {
+    let first = state.withLock { state in
+      state.availability =
+        refusal.isAbsent ? .absent(refusal.description) : .refused(refusal.description)
+      return state.logged.insert(refusal.description).inserted
+    }
+    guard first else { return }
+    if refusal.isAbsent {
+      logger.info(
+        "systemd-logind is not available: runs hold no sleep inhibitor",
+        metadata: ["reason": "\(refusal.description)"])
+    } else {
+      logger.warning(
+        "systemd-logind refused a sleep inhibitor: runs go on without one",
+        metadata: ["reason": "\(refusal.description)"])
+    }
+  }
+}
+
+/// One run's inhibitor lock: its descriptor once logind answered. ``release()`` closes it at
+/// once, or as soon as it arrives when the answer is still on its way.
+public final class InhibitorLock: Sendable {
+  public let jobID: String
+  public let mode: InhibitMode
+  private let state = Lock<(descriptor: Int32?, released: Bool)>((nil, false))
+  private let onRelease: @Sendable () -> Void
+
+  init(jobID: String, mode: InhibitMode, onRelease: @escaping @Sendable () -> Void) {
+    self.jobID = jobID
+    self.mode = mode
+    self.onRelease = onRelease
+  }
+
+  /// Whether the lock is held now.
+  public var isHeld: Bool { state.withLock { $0.descriptor != nil } }
+
+  /// logind's answer: the lock's descriptor, or nil for none.
+  func acquired(_ descriptor: Int32?) {
+    let stale = state.withLock { state -> Int32? in
+      guard !state.released else { return descriptor }
+      state.descriptor = descriptor
+      return nil
+    }
+    if let stale { close(stale) }
+  }
+
+  /// Releases the lock (closes its descriptor); a later answer is released on arrival.
+  public func release() {
+    let descriptor = state.withLock { state -> Int32? in
+      state.released = true
+      defer { state.descriptor = nil }
+      return state.descriptor
+    }
+    if let descriptor { close(descriptor) }
+    onRelease()
+  }
+}

@@ -1,0 +1,170 @@
+import BackgrounderDaemon
+import Foundation
+import Logging
+import Testing
+
+/// Sleep inhibitors through python-dbusmock's logind on a private bus: a run holds a
+/// `sleep:shutdown` lock naming its job while it goes, in its job's mode, and releases it when
+/// it ends; `inhibit = "none"` takes none; no logind, no lock and no failure.
+@Suite(
+  .serialized,
+  .enabled(if: LogindMock.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),
+  .timeLimit(.minutes(2)))
+struct DaemonInhibitorTests {
+  @Test func aRunHoldsALockNamingItsJobUntilItEnds() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    func job(_ id: String, _ name: String, _ extra: String) -> String {
+      daemonShellJob(
+        id: id,
+        script: "touch \(workspace.file(name)); "
+          + "while [ ! -e \(workspace.file("release")) ]; do sleep 0.05; done",
+        schedule: "once = true", extra: extra)
+    }
+    try workspace.writeConfig(
+      jobs: job("dev.e2e.held", "held", "inhibit = \"block\"")
+        + job("dev.e2e.free", "free", "inhibit = \"none\""))
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    _ = try harness.startDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+    try await daemonEventually("both runs to start", describe: harness.describe()) {
+      FileManager.default.fileExists(atPath: workspace.file("held"))
+        && FileManager.default.fileExists(atPath: workspace.file("free")) ? true : nil
+    }
+    let held = try await daemonEventually("the lock", describe: harness.describe()) {
+      let list = try logind.inhibitors()
+      return list.contains("\"running dev.e2e.held\"") ? list : nil
+    }
+    #expect(held.contains("\"sleep:shutdown\"") && held.contains("\"backgrounder\""))
+    #expect(held.contains("\"block\""), "the job's mode: \(held)")
+    #expect(!held.contains("dev.e2e.free"), "inhibit = \"none\" takes no lock: \(held)")
+
+    try Data().write(to: URL(fileURLWithPath: workspace.file("release")))
+    try await daemonEventually("the lock to be released", describe: harness.describe()) {
+      try logind.inhibitors().contains("running") ? nil : true
+    }
+    _ = try await harness.waitForTask("dev.e2e.held", "finished") { $0.lastResult == "success" }
+  }
+
+  @Test func sleepStopsDelayRunsAsRetryAndResumeRunsThemAgain() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    // Each run appends a line, then waits until released.
+    func job(_ id: String, _ name: String, _ extra: String) -> String {
+      daemonShellJob(
+        id: id,
+        script: "echo $BACKGROUNDER_ATTEMPT >> \(workspace.file(name)); "
+          + "while [ ! -e \(workspace.file("release")) ]; do sleep 0.05; done",
+        schedule: "once = true", extra: extra)
+    }
+    try workspace.writeConfig(
+      jobs: job("dev.e2e.delay", "delay", "") + job("dev.e2e.block", "block", "inhibit = \"block\"")
+    )
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    _ = try harness.startDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+    try await daemonEventually("both locks", describe: harness.describe()) {
+      let list = try logind.inhibitors()
+      return list.contains("\"running dev.e2e.delay\"")
+        && list.contains("\"running dev.e2e.block\"")
+        ? true : nil
+    }
+
+    try logind.emit("PrepareForSleep", true)
+    let stopped = try await harness.waitForTask("dev.e2e.delay", "stopped for sleep") {
+      $0.lastResult == "retry"
+    }
+    #expect(stopped.lastReason == "system suspending", "\(harness.describe())")
+    #expect(stopped.attempt == 0, "no attempt used: \(harness.describe())")
+    try await daemonEventually("the delay lock to go", describe: harness.describe()) {
+      try logind.inhibitors().contains("dev.e2e.delay") ? nil : true
+    }
+    #expect(try logind.inhibitors().contains("\"running dev.e2e.block\""), "block keeps its lock")
+    let block = try await harness.status().task("dev.e2e.block")
+    #expect(block?.state == "running", "\(harness.describe())")
+    #expect(workspace.lines(of: "delay") == ["0"], "nothing starts while the system sleeps")
+
+    try logind.emit("PrepareForSleep", false)
+    try await daemonEventually("the delay job to run again", describe: harness.describe()) {
+      workspace.lines(of: "delay").count == 2 ? true : nil
+    }
+    #expect(workspace.lines(of: "delay") == ["0", "0"], "the same attempt again")
+    try Data().write(to: URL(fileURLWithPath: workspace.file("release")))
+    _ = try await harness.waitForTask("dev.e2e.delay", "finished") { $0.lastResult == "success" }
+  }
+
+  @Test func doctorSaysWhetherLogindGivesLocks() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    try workspace.writeConfig(
+      jobs: daemonShellJob(id: "dev.e2e.doctor", script: "true", schedule: "once = true"))
+    func doctor() async throws -> String {
+      let child = try DaemonChild(
+        [
+          "/usr/bin/env", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", try DaemonBinary.path(),
+          "doctor", "--config", workspace.configPath,
+        ], outputPath: workspace.file("doctor.out"), errorPath: workspace.file("doctor.err"))
+      _ = await child.waitForExit(timeout: .seconds(30))
+      return child.output + child.errorOutput
+    }
+    let absent = try await doctor()
+    #expect(absent.contains("inhibitor: systemd-logind is not available"), "\(absent)")
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let present = try await doctor()
+    #expect(present.contains("ok: inhibitor: systemd-logind gives"), "\(present)")
+  }
+
+  @Test func noLogindMeansNoLockAndTheRunGoesOn() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let inhibitor = SleepInhibitor(address: bus.address, logger: Logger(label: "test.inhibitor"))
+    let lock = try #require(inhibitor.hold(jobID: "a.b", mode: .delay))
+    let availability = try await daemonEventually("logind's absence to be noted") {
+      inhibitor.availability == .unknown ? nil : inhibitor.availability
+    }
+    guard case .absent = availability else {
+      Issue.record("expected absent, got \(availability)")
+      return
+    }
+    #expect(!lock.isHeld)
+    lock.release()
+    #expect(inhibitor.hold(jobID: "a.b", mode: .none) == nil)
+  }
+
+  @Test func aLockReleasedBeforeLogindAnswersIsReleasedOnArrival() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let inhibitor = SleepInhibitor(address: bus.address, logger: Logger(label: "test.inhibitor"))
+    let lock = try #require(inhibitor.hold(jobID: "a.quick", mode: .delay))
+    lock.release()
+    _ = try await daemonEventually("logind to answer") {
+      inhibitor.availability == .unknown ? nil : true
+    }
+    #expect(inhibitor.availability == .available)
+    #expect(!lock.isHeld)
+    try await daemonEventually("no lock to be left") {
+      try logind.inhibitors().contains("a.quick") ? nil : true
+    }
+    let kept = try #require(inhibitor.hold(jobID: "a.kept", mode: .delay))
+    try await daemonEventually("the lock") {
+      try logind.inhibitors().contains("\"running a.kept\"") && kept.isHeld ? true : nil
+    }
+    kept.release()
+    try await daemonEventually("the lock to go") {
+      try logind.inhibitors().contains("a.kept") ? nil : true
+    }
+  }
+}
