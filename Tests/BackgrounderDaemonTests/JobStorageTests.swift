@@ -26,6 +26,9 @@ struct JobStorageTests {
     job.workingDirectory = "/tmp"
     job.expedited = true
     job.inheritEnvironment = true
+    job.ssids = ["Home*", "Office-WiFi"]
+    job.interfaces = ["eth*"]
+    job.requiresMount = "/media/backup"
     return job
   }
 
@@ -64,7 +67,7 @@ struct JobStorageTests {
   func everySettingIsStored() {
     // A new setting must be added to `JobDocument` (with its default when absent); then
     // raise this count. Without it, the setting would be lost on the way through the store.
-    #expect(Mirror(reflecting: Self.fullJob).children.count == 12)
+    #expect(Mirror(reflecting: Self.fullJob).children.count == 15)
   }
 
   @Test("a store written in the previous format keeps every schedule and is migrated in place")

@@ -44,15 +44,38 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
   public var requiresCharging: Bool
   /// The battery must not be low.
   public var requiresBatteryNotLow: Bool
+  /// The networks the worker may run on (SSIDs, interfaces); the default allows any.
+  public var allowedNetworks: NetworkAllowList
+  /// A path that must be a mount point (a backup disk, a network share), or `nil`.
+  public var requiredMount: String?
 
   /// Creates constraints; the default has none.
   public init(
     networkRequired: NetworkRequirement = .none, requiresCharging: Bool = false,
-    requiresBatteryNotLow: Bool = false
+    requiresBatteryNotLow: Bool = false, allowedNetworks: NetworkAllowList = .any,
+    requiredMount: String? = nil
   ) {
     self.networkRequired = networkRequired
     self.requiresCharging = requiresCharging
     self.requiresBatteryNotLow = requiresBatteryNotLow
+    self.allowedNetworks = allowedNetworks
+    self.requiredMount = requiredMount
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case networkRequired, requiresCharging, requiresBatteryNotLow, allowedNetworks
+    case requiredMount
+  }
+
+  /// Decodes what the synthesized encoder writes; the fields added later may be missing.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    networkRequired = try container.decode(NetworkRequirement.self, forKey: .networkRequired)
+    requiresCharging = try container.decode(Bool.self, forKey: .requiresCharging)
+    requiresBatteryNotLow = try container.decode(Bool.self, forKey: .requiresBatteryNotLow)
+    allowedNetworks =
+      try container.decodeIfPresent(NetworkAllowList.self, forKey: .allowedNetworks) ?? .any
+    requiredMount = try container.decodeIfPresent(String.self, forKey: .requiredMount)
   }
 
   /// No constraints.

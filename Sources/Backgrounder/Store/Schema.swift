@@ -54,6 +54,13 @@ enum Schema {
           CREATE INDEX run_task ON run(taskId, id);
           """)
     }
+    migrator.registerMigration("v2-allowed-networks-and-mounts") { db in
+      try db.execute(
+        sql: """
+          ALTER TABLE task ADD COLUMN allowedNetworks TEXT NOT NULL DEFAULT '';
+          ALTER TABLE task ADD COLUMN requiredMount TEXT;
+          """)
+    }
     return migrator
   }
 

@@ -12,6 +12,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case requiresCharging, requiresBatteryNotLow, interval, flexWindow, initialDelay
     case expedited, budget, backoffKind, backoffInitial, backoffMaxAttempts, backoffJitter
     case input, scheduledAt, updatedAt
+    case allowedNetworks, requiredMount
 
     /// The column's place in ``allCases`` (a jump table: positions are looked up for every
     /// column of every row read, and a dictionary keyed by the case hashed its name each time).
@@ -44,6 +45,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       case .input: 24
       case .scheduledAt: 25
       case .updatedAt: 26
+      case .allowedNetworks: 27
+      case .requiredMount: 28
       }
     }
   }
@@ -98,7 +101,9 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     constraints = WorkConstraints(
       networkRequired: try reader.required(.network, NetworkRequirement.self),
       requiresCharging: try reader.required(.requiresCharging),
-      requiresBatteryNotLow: try reader.required(.requiresBatteryNotLow))
+      requiresBatteryNotLow: try reader.required(.requiresBatteryNotLow),
+      allowedNetworks: try reader.allowList(),
+      requiredMount: try reader.optional(.requiredMount))
     interval = try reader.duration(.interval)
     flexWindow = try reader.duration(.flexWindow)
     initialDelay = try reader.duration(.initialDelay) ?? .zero
@@ -202,6 +207,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case .input: input.databaseValue
     case .scheduledAt: scheduledAt.nanosecondsSince1970.databaseValue
     case .updatedAt: updatedAt.nanosecondsSince1970.databaseValue
+    case .allowedNetworks: PlacePredicateCoding.text(constraints.allowedNetworks).databaseValue
+    case .requiredMount: constraints.requiredMount?.databaseValue ?? .null
     }
   }
 }
@@ -284,6 +291,15 @@ private struct ColumnReader {
 
   func duration(_ column: TaskRow.Columns) throws(StoreError) -> Duration? {
     try optional(column, Int64.self).map(Duration.nanoseconds)
+  }
+
+  /// The `allowedNetworks` column (as ``PlacePredicateCoding/text(_:)`` writes it).
+  func allowList() throws(StoreError) -> NetworkAllowList {
+    let text = try required(.allowedNetworks, String.self)
+    guard let list = PlacePredicateCoding.allowList(text) else {
+      throw corrupt(.allowedNetworks, "holds an unreadable allow-list \"\(text)\"")
+    }
+    return list
   }
 
   func corrupt(_ column: TaskRow.Columns, _ problem: String) -> StoreError {

@@ -74,6 +74,7 @@ struct TaskRow: Sendable, Equatable {
       case .requiresCharging: "charging"
       case .requiresBatteryNotLow: "batteryNotLow"
       case .workerNotRegistered: "notRegistered"
+      case .wifiNetwork, .networkInterface, .mounted: PlacePredicateCoding.encode(predicate)
       case .waitingForBackoff, .waitingForEarliestBeginDate: nil
       }
     }.joined(separator: ",")
@@ -97,7 +98,7 @@ struct TaskRow: Sendable, Equatable {
         {
           .workingInternet(connectivity)
         } else {
-          nil
+          PlacePredicateCoding.decode(item)
         }
       }
     }

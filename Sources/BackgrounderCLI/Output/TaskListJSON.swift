@@ -73,6 +73,29 @@ enum TaskListJSON {
     case .workerNotRegistered:
       json.key("kind", first: true)
       json.string("workerNotRegistered")
+    case .wifiNetwork(let allowed, let current):
+      if let current {
+        json.key("current", first: true)
+        json.string(current)
+      }
+      json.key("kind", first: current == nil)
+      json.string("wifiNetwork")
+      json.key("ssids")
+      json.array(allowed) { $1.string($0) }
+    case .networkInterface(let allowed, let current):
+      if let current {
+        json.key("current", first: true)
+        json.string(current)
+      }
+      json.key("interfaces", first: current == nil)
+      json.array(allowed) { $1.string($0) }
+      json.key("kind")
+      json.string("networkInterface")
+    case .mounted(let path):
+      json.key("kind", first: true)
+      json.string("mounted")
+      json.key("path")
+      json.string(path)
     }
     json.ascii("}")
   }

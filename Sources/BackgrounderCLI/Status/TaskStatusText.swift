@@ -47,6 +47,11 @@ enum TaskStatusText {
       case .waitingForBackoff(let until): "backoff until \(clockTime(until, now: now))"
       case .waitingForEarliestBeginDate(let at): "start time \(clockTime(at, now: now))"
       case .workerNotRegistered: "a registered worker"
+      case .wifiNetwork(let allowed, let current):
+        "Wi-Fi network \(allowed.joined(separator: ", ")) (now: \(current ?? "not on Wi-Fi"))"
+      case .networkInterface(let allowed, let current):
+        "interface \(allowed.joined(separator: ", ")) (now: \(current ?? "none"))"
+      case .mounted(let path): "\(path) to be mounted"
       }
     }.joined(separator: ", ")
   }

@@ -24,7 +24,9 @@ public enum JobRequests {
     let constraints = WorkConstraints(
       networkRequired: NetworkRequirement(rawValue: job.network.rawValue) ?? .none,
       requiresCharging: job.requiresCharging,
-      requiresBatteryNotLow: job.requiresBatteryNotLow)
+      requiresBatteryNotLow: job.requiresBatteryNotLow,
+      allowedNetworks: NetworkAllowList(ssids: job.ssids ?? [], interfaces: job.interfaces ?? []),
+      requiredMount: job.requiresMount)
     let backoff =
       switch job.backoff.policy {
       case .linear:

@@ -85,6 +85,9 @@ private struct JobDocument: Codable {
   var workingDirectory: String?
   var expedited: Bool?
   var inheritEnvironment: Bool?
+  var ssids: [String]?
+  var interfaces: [String]?
+  var requiresMount: String?
 
   enum CodingKeys: String, CodingKey {
     case id, command, every, flex, once, delay, network, budget, backoff, environment, expedited
@@ -92,6 +95,8 @@ private struct JobDocument: Codable {
     case requiresBatteryNotLow = "requires-battery-not-low"
     case workingDirectory = "working-directory"
     case inheritEnvironment = "inherit-environment"
+    case ssids, interfaces
+    case requiresMount = "requires-mount"
   }
 
   init(_ job: JobDefinition) {
@@ -116,6 +121,9 @@ private struct JobDocument: Codable {
     workingDirectory = job.workingDirectory
     expedited = job.expedited
     inheritEnvironment = job.inheritEnvironment ? true : nil
+    ssids = job.ssids
+    interfaces = job.interfaces
+    requiresMount = job.requiresMount
   }
 
   /// The job, with defaults for absent settings; nil without a schedule.
@@ -142,6 +150,9 @@ private struct JobDocument: Codable {
     job.workingDirectory = workingDirectory
     if let expedited { job.expedited = expedited }
     if let inheritEnvironment { job.inheritEnvironment = inheritEnvironment }
+    job.ssids = ssids
+    job.interfaces = interfaces
+    job.requiresMount = requiresMount
     return job
   }
 }
