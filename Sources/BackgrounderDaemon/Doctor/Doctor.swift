@@ -73,6 +73,7 @@ public struct Doctor: Sendable {
       findings.append(.init(.problem, subject, "working-directory \(directory) does not exist"))
     }
     findings += checkEnvironment(of: job)
+    findings += checkMount(of: job)
     return findings
   }
 
