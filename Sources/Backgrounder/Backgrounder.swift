@@ -27,6 +27,9 @@ public final class Backgrounder: Sendable {
     /// Power conditions for `requiresCharging` / `requiresBatteryNotLow`. The default,
     /// ``UnconfiguredPower``, holds power-constrained runs and reports a health problem.
     public var power: any PowerConditionSource
+    /// Mount points for `requiredMount`. The default, ``UnconfiguredMounts``, holds every run
+    /// that requires a mount (unknown is not permission).
+    public var mounts: any MountConditionSource = UnconfiguredMounts()
     /// Wall-clock steps and resumes from suspend; due times are re-evaluated on each. `nil`
     /// notices a jump only at the next wake-up.
     public var clockChanges: (any ClockChangeSource)?
@@ -247,7 +250,8 @@ public final class Backgrounder: Sendable {
       settings: settings, registered: Set(factories.keys),
       acceptsAnyTask: fallback != nil || !configuration.dispatchesWork,
       network: configuration.network.current, power: configuration.power.current,
-      seed: configuration.jitterSeed ?? UInt64.random(in: .min ... .max))
+      seed: configuration.jitterSeed ?? UInt64.random(in: .min ... .max),
+      mounts: configuration.mounts.current)
     let runtime = Runtime(
       configuration: configuration, factories: factories, fallback: fallback, store: store,
       events: hub, health: health,

@@ -55,6 +55,8 @@ public final class LinuxConditionSources: Service, Sendable {
   public let powerProbe: PowerProbe
   /// Wall-clock steps and resumes from suspend.
   public let clockChanges: WallClockChangeMonitor
+  /// The mount points of this process's mount namespace (`requiresMount`).
+  public let mounts: MountTableMonitor
   /// The long-running parts by name ("network monitor", "network hints", …), in start order:
   /// ``run()`` runs them all; a host that names its parts (the daemon) runs them itself.
   public let parts: [(name: String, service: any Service)]
@@ -70,6 +72,7 @@ public final class LinuxConditionSources: Service, Sendable {
       sysfsRoot: options.sysfsRoot, logger: logger,
       uevents: eventLoop.flatMap { try? NetlinkUeventSocket(eventLoop: $0) })
     clockChanges = WallClockChangeMonitor(logger: logger, eventLoop: eventLoop)
+    mounts = MountTableMonitor(logger: logger, eventLoop: eventLoop)
     var parts: [(name: String, service: any Service)] = [
       ("network monitor", monitor),
       (
@@ -86,7 +89,10 @@ public final class LinuxConditionSources: Service, Sendable {
             networkNamespacePath: options.reachability.networkNamespacePath, logger: logger)
         ))
     }
-    parts += [("power probe", powerProbe), ("clock-change monitor", clockChanges)]
+    parts += [
+      ("power probe", powerProbe), ("clock-change monitor", clockChanges),
+      ("mount table monitor", mounts),
+    ]
     self.parts = parts
   }
 
@@ -100,6 +106,7 @@ public final class LinuxConditionSources: Service, Sendable {
     configuration.network = network
     configuration.power = power
     configuration.clockChanges = clockChanges
+    configuration.mounts = mounts
   }
 
   /// A runtime configuration for `storePath` with these sources and defaults for the rest.

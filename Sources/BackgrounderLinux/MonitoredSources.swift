@@ -25,7 +25,7 @@ public struct MonitoredNetwork: NetworkConditionSource {
       primaryLink: status.primary,
       connectivity: InternetConnectivity(rawValue: status.connectivity.rawValue) ?? .unknown,
       unknownSources: status.waitingSources.map(\.rawValue),
-      expectsConnectivity: status.expectsConnectivity)
+      expectsConnectivity: status.expectsConnectivity, primarySSID: status.primaryLink?.ssid)
   }
 }
 

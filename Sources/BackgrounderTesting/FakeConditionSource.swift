@@ -48,6 +48,9 @@ public final class FakeConditionSource<Value: Sendable & Equatable>: Sendable {
 public typealias FakeNetworkSource = FakeConditionSource<NetworkConditions>
 /// Fake power conditions for tests.
 public typealias FakePowerSource = FakeConditionSource<PowerConditions>
+/// Fake mount conditions for tests.
+public typealias FakeMountSource = FakeConditionSource<MountConditions>
 
 extension FakeConditionSource: NetworkConditionSource where Value == NetworkConditions {}
 extension FakeConditionSource: PowerConditionSource where Value == PowerConditions {}
+extension FakeConditionSource: MountConditionSource where Value == MountConditions {}

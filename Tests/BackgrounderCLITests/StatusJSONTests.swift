@@ -19,6 +19,10 @@ struct StatusJSONTests {
       .requiresBatteryNotLow, .waitingForBackoff(until: start.addingTimeInterval(61.5)),
       .waitingForEarliestBeginDate(at: start.addingTimeInterval(86_400)),
       .workerNotRegistered,
+      .wifiNetwork(allowed: ["Home*", "Office \"5G\""], current: "Pixel-Hotspot"),
+      .wifiNetwork(allowed: ["Home*"], current: nil),
+      .networkInterface(allowed: ["eth*", "enp*"], current: "wlan0"),
+      .networkInterface(allowed: [], current: nil), .mounted(path: "/media/My Backup"),
     ]
     let runs = [
       RunRecord(

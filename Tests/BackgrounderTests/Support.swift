@@ -13,6 +13,7 @@ struct Harness {
   let backgrounder: Backgrounder
   let recorder: EventRecorder
   let driver: TestDriver
+  let mounts: FakeMountSource
 
   var storePath: String { directory.appendingPathComponent("store.sqlite").path }
   var t0: Date
@@ -24,8 +25,10 @@ struct Harness {
     gracePeriod: Duration = .seconds(10), directory: URL? = nil, clock: ManualClock? = nil,
     expeditedQuota: ExpeditedQuota? = nil, fallback: (any Worker)? = nil,
     dispatchesWork: Bool = true, watchesClockChanges: Bool = false,
-    networkSource: (any NetworkConditionSource)? = nil, timeZone: CalendarTimeZone = .utc
+    networkSource: (any NetworkConditionSource)? = nil, timeZone: CalendarTimeZone = .utc,
+    mounts: MountConditions = .unconfigured
   ) async throws -> Harness {
+    let mountSource = FakeMountSource(mounts)
     let clock = clock ?? ManualClock()
     let directory = directory ?? temporaryDirectory()
     let fakeNetwork = FakeNetworkSource(network)
@@ -37,6 +40,7 @@ struct Harness {
       jitterSeed: 1)
     configuration.dispatchesWork = dispatchesWork
     configuration.timeZone = timeZone
+    configuration.mounts = mountSource
     if watchesClockChanges { configuration.clockChanges = clock }
     let backgrounder = Backgrounder(configuration: configuration)
     for (id, worker) in workers {
@@ -48,7 +52,7 @@ struct Harness {
     return Harness(
       clock: clock, network: fakeNetwork, power: powerSource, directory: directory,
       backgrounder: backgrounder, recorder: recorder, driver: TestDriver(backgrounder),
-      t0: clock.date)
+      mounts: mountSource, t0: clock.date)
   }
 
   func stop(removeFiles: Bool = true) async {

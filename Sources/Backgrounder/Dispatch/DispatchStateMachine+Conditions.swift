@@ -5,8 +5,8 @@ extension DispatchStateMachine {
     var effects = Effects()
     setNetwork(conditions)
     for (id, entry) in entries {
-      let requirement = entry.row.constraints.networkRequired
-      guard requirement != .none else { continue }
+      let requirement = entry.row.constraints.networkNeed
+      guard !requirement.isNone else { continue }
       let satisfied = requirement.isSatisfied(by: conditions)
       switch entry.phase {
       case .gating(let token):
@@ -61,32 +61,31 @@ extension DispatchStateMachine {
   /// Power changed: release blocked work that is now allowed, update what blocked work waits
   /// for, and stop running work that lost its power constraint.
   mutating func powerChanged(_ conditions: PowerConditions, now: WallInstant) -> Effects {
-    var effects = Effects()
     setPower(conditions)
+    return deviceConditionsChanged(now: now)
+  }
+
+  /// Power or mounts changed: what ``powerChanged(_:now:)`` does, for both.
+  mutating func deviceConditionsChanged(now: WallInstant) -> Effects {
+    var effects = Effects()
     for (id, entry) in entries {
-      let unmet = entry.row.constraints.unmetPower(conditions)
+      let unmet = unmetDevice(entry.row.constraints)
       switch entry.phase {
       case .running(let token, _, let exempt):
-        // A run is stopped for a known loss only, never because power became unknown.
-        if !unmet.isEmpty && conditions.isKnown && !exempt && !entry.overridden {
-          let reason: StopReason =
-            unmet.contains(.requiresCharging) ? .chargerDisconnected : .batteryLow
+        // A run is stopped for a known loss only, never because a condition became unknown.
+        if !exempt && !entry.overridden, let reason = knownLoss(unmet) {
           effects.stops.append((token, reason))
         }
       case .gating, .claimed:
         continue
       case .idle:
         guard entry.row.state == .blocked,
-          entry.row.blockedOn.contains(where: {
-            $0 == .requiresCharging || $0 == .requiresBatteryNotLow
-          })
+          entry.row.blockedOn.contains(where: { Self.isDeviceCondition($0) })
         else { continue }
         if unmet.isEmpty {
           update(id) { entry in
             entry.row.state = .pending
-            entry.row.blockedOn.removeAll {
-              $0 == .requiresCharging || $0 == .requiresBatteryNotLow
-            }
+            entry.row.blockedOn.removeAll { Self.isDeviceCondition($0) }
             entry.row.updatedAt = now
             effects.ops.append(.upsert(entry.row))
           }

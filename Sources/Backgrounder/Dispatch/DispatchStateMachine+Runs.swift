@@ -14,9 +14,9 @@ extension DispatchStateMachine {
       promoteClaims(now: now, &effects)
       return (.over, effects)
     }
-    let requirement = entry.row.constraints.networkRequired
+    let requirement = entry.row.constraints.networkNeed
     if passed {
-      let unmet = entry.overridden ? [] : entry.row.constraints.unmetPower(power)
+      let unmet = entry.overridden ? [] : unmetDevice(entry.row.constraints)
       if !unmet.isEmpty {
         // Power went away while waiting for the network: block, no attempt used.
         _ = endLiveRun(token)
@@ -309,28 +309,35 @@ extension DispatchStateMachine {
   /// What a gate that timed out waited for, in words: "any network not available", "no
   /// working internet (captive portal)", "NetworkManager has not answered", "connectivity not
   /// known yet".
-  func gateWaitPhrase(_ requirement: NetworkRequirement) -> String {
+  func gateWaitPhrase(_ requirement: NetworkNeed) -> String {
     if !network.unknownSources.isEmpty {
       let names = network.unknownSources.joined(separator: ", ")
       return "\(names) \(network.unknownSources.count == 1 ? "has" : "have") not answered"
     }
     if !network.isKnown { return "connectivity not known yet" }
-    if case .workingInternet(let connectivity) = networkPredicate(requirement) {
+    switch networkPredicate(requirement) {
+    case .workingInternet(let connectivity):
       return "no working internet (\(connectivity.waitingPhrase))"
+    case .networkRequired(let requirement): return "\(requirement.rawValue) network not available"
+    case let predicate: return Self.describe([predicate])
     }
-    return "\(requirement.rawValue) network not available"
   }
 
   static func isNetwork(_ predicate: PendingPredicate) -> Bool {
     switch predicate {
-    case .networkRequired, .workingInternet: true
+    case .networkRequired, .workingInternet, .wifiNetwork, .networkInterface: true
     default: false
     }
   }
 
-  /// What unmet `requirement` waits for: working internet when routes are there but the
-  /// connectivity is known to be broken (captive portal, limited), else the network itself.
-  func networkPredicate(_ requirement: NetworkRequirement) -> PendingPredicate {
+  /// What unmet `need` waits for: working internet when routes are there but the
+  /// connectivity is known to be broken (captive portal, limited), else the network itself;
+  /// once the requirement is met, the allow-list (Wi-Fi network, interface).
+  func networkPredicate(_ need: NetworkNeed) -> PendingPredicate {
+    let requirement = need.requirement
+    if requirement.isSatisfied(by: network), let unmet = need.allowList.unmet(by: network) {
+      return unmet
+    }
     var routesOnly = network
     routesOnly.connectivity = .unknown
     routesOnly.expectsConnectivity = false

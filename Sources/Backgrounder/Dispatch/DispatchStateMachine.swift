@@ -51,6 +51,8 @@ struct DispatchStateMachine: Sendable {
   var entries: [TaskId: Entry] = [:]
   private(set) var network: NetworkConditions
   private(set) var power: PowerConditions
+  /// The mount points (`requiredMount`).
+  private(set) var mounts = MountConditions.unconfigured
   private(set) var registered: Set<TaskId>
   /// A fallback factory serves ids that have no factory of their own.
   let acceptsAnyTask: Bool
@@ -82,8 +84,10 @@ struct DispatchStateMachine: Sendable {
 
   init(
     settings: DispatchSettings, registered: Set<TaskId>, acceptsAnyTask: Bool = false,
-    network: NetworkConditions, power: PowerConditions, seed: UInt64
+    network: NetworkConditions, power: PowerConditions, seed: UInt64,
+    mounts: MountConditions = .unconfigured
   ) {
+    self.mounts = mounts
     self.settings = settings
     self.registered = registered
     self.acceptsAnyTask = acceptsAnyTask
@@ -272,7 +276,7 @@ struct DispatchStateMachine: Sendable {
 
   private func isPowerBlocked(_ entry: Entry) -> Bool {
     entry.row.state == .blocked && entry.phase == .idle
-      && entry.row.blockedOn.contains { $0 == .requiresCharging || $0 == .requiresBatteryNotLow }
+      && entry.row.blockedOn.contains { Self.isDeviceCondition($0) }
   }
 
   private mutating func quotaAvailable(now: WallInstant) -> Bool {
@@ -308,14 +312,16 @@ struct DispatchStateMachine: Sendable {
     _ id: TaskId, now: WallInstant, _ effects: inout Effects
   ) -> Bool {
     guard var entry = entries[id], !entry.forced, !entry.overridden else { return false }
-    let unmet = entry.row.constraints.unmetPower(power)
+    let unmet = unmetDevice(entry.row.constraints)
     if unmet.isEmpty { return false }
     if entry.row.state != .blocked || entry.row.blockedOn != unmet {
       entry.row.state = .blocked
       entry.row.blockedOn = unmet
       entry.row.updatedAt = now
       let reason: DeferralReason =
-        unmet.contains(.requiresCharging) ? .chargingNotMet : .batteryNotLowNotMet
+        unmet.contains(.requiresCharging)
+        ? .chargingNotMet
+        : unmet.contains(.requiresBatteryNotLow) ? .batteryNotLowNotMet : .mountNotMet
       effects.persist(
         entry.row, run: entry.row.attempt, startedAt: nil, endedAt: now,
         outcome: "blocked", reason: Self.describe(unmet))
@@ -329,7 +335,7 @@ struct DispatchStateMachine: Sendable {
     guard var entry = entries[id] else { return }
     let token = newToken()
     let exempt = entry.forced || entry.overridden
-    let requirement = entry.row.constraints.networkRequired
+    let requirement = entry.row.constraints.networkNeed
     let needsGate = !exempt && !requirement.isSatisfied(by: network)
     if entry.row.hint.isExpedited && !entry.demoted { expeditedStarts.append(now) }
     entry.forced = false
@@ -415,14 +421,14 @@ struct DispatchStateMachine: Sendable {
         state = .pending
       case .gating:
         state = .blocked
-        predicates.append(networkPredicate(row.constraints.networkRequired))
+        predicates.append(networkPredicate(row.constraints.networkNeed))
       case .idle:
         if !isRegistered(row.id) { predicates.append(.workerNotRegistered) }
-        let requirement = row.constraints.networkRequired
+        let requirement = row.constraints.networkNeed
         if !entry.overridden && !requirement.isSatisfied(by: network) {
           predicates.append(networkPredicate(requirement))
         }
-        if !entry.overridden { predicates += row.constraints.unmetPower(power) }
+        if !entry.overridden { predicates += unmetDevice(row.constraints) }
         if entry.forced {
           state = isPowerBlocked(entry) ? .blocked : .pending
         } else if isPowerBlocked(entry) || !isRegistered(row.id) {
@@ -530,6 +536,10 @@ struct DispatchStateMachine: Sendable {
     power = conditions
   }
 
+  mutating func setMounts(_ conditions: MountConditions) {
+    mounts = conditions
+  }
+
   mutating func jitterSample() -> Double {
     rng.nextUnit()
   }
@@ -547,6 +557,11 @@ struct DispatchStateMachine: Sendable {
       case .requiresCharging: "requires charging"
       case .requiresBatteryNotLow: "requires battery not low"
       case .workerNotRegistered: "no worker registered"
+      case .wifiNetwork(let allowed, let current):
+        "Wi-Fi network \(allowed.joined(separator: ", ")) (now: \(current ?? "not on Wi-Fi"))"
+      case .networkInterface(let allowed, let current):
+        "interface \(allowed.joined(separator: ", ")) (now: \(current ?? "none"))"
+      case .mounted(let path): "\(path) to be mounted"
       case .waitingForBackoff(let until): "waiting for backoff until \(ISO8601.string(until))"
       case .waitingForEarliestBeginDate(let at): "earliest begin \(ISO8601.string(at))"
       case .waitingForWindow(let opens): "waiting for window opening \(ISO8601.string(opens))"

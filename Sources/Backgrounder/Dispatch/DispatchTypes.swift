@@ -7,7 +7,7 @@ struct RunToken: Hashable, Sendable {
 
 /// The network gate a run must pass before its worker is invoked.
 struct GateSpec: Hashable, Sendable {
-  var requirement: NetworkRequirement
+  var requirement: NetworkNeed
   var deadline: WallInstant
 }
 

@@ -8,8 +8,11 @@ public struct NetworkConditions: Hashable, Sendable, Codable {
   public var isReachable: Bool
   /// The primary link is metered (cellular, tethering, ...).
   public var isDataMetered: Bool
-  /// The name of the primary link, if known (for diagnostics only).
+  /// The name of the primary link, if known (diagnostics, ``NetworkAllowList/interfaces``).
   public var primaryLink: String?
+  /// The SSID of the primary link when it is Wi-Fi and associated, if known
+  /// (``NetworkAllowList/ssids``).
+  public var primarySSID: String?
   /// Whether the internet really answers (NetworkManager or the connectivity probe);
   /// ``InternetConnectivity/unknown`` trusts the routes.
   public var connectivity: InternetConnectivity
@@ -26,8 +29,9 @@ public struct NetworkConditions: Hashable, Sendable, Codable {
   public init(
     isReachable: Bool, isDataMetered: Bool = false, primaryLink: String? = nil,
     connectivity: InternetConnectivity = .unknown, unknownSources: [String] = [],
-    expectsConnectivity: Bool = false
+    expectsConnectivity: Bool = false, primarySSID: String? = nil
   ) {
+    self.primarySSID = primarySSID
     self.isReachable = isReachable
     self.isDataMetered = isDataMetered
     self.primaryLink = primaryLink
@@ -48,7 +52,7 @@ public struct NetworkConditions: Hashable, Sendable, Codable {
 
   private enum CodingKeys: String, CodingKey {
     case isReachable, isDataMetered, primaryLink, connectivity, unknownSources
-    case expectsConnectivity
+    case expectsConnectivity, primarySSID
   }
 
   /// Decodes what the synthesized encoder writes; the fields added later may be missing.
@@ -62,6 +66,7 @@ public struct NetworkConditions: Hashable, Sendable, Codable {
       try container.decodeIfPresent([String].self, forKey: .unknownSources) ?? []
     expectsConnectivity =
       try container.decodeIfPresent(Bool.self, forKey: .expectsConnectivity) ?? false
+    primarySSID = try container.decodeIfPresent(String.self, forKey: .primarySSID)
   }
 
   /// Reachable and unmetered.

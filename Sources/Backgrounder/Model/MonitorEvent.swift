@@ -65,6 +65,8 @@ public enum DeferralReason: String, Hashable, Sendable, Codable {
   case chargingNotMet
   /// `requiresBatteryNotLow` is not met.
   case batteryNotLowNotMet
+  /// `requiredMount` is not mounted.
+  case mountNotMet
   /// The run was stopped because a constraint was lost; it resumes when the constraint returns.
   case constraintLost
 }

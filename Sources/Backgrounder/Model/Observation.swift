@@ -46,10 +46,20 @@ public enum PendingPredicate: Hashable, Sendable {
   case workerNotRegistered
   /// Due, but outside its time windows: waiting for the next one to open.
   case waitingForWindow(opens: Date)
+  /// The primary link is not Wi-Fi on one of the `allowed` SSID globs; `current` is its SSID
+  /// now (`nil`: not Wi-Fi, not associated, or not known).
+  case wifiNetwork(allowed: [String], current: String?)
+  /// The primary link's name matches none of the `allowed` globs; `current` is its name now
+  /// (`nil`: no primary link, or not known).
+  case networkInterface(allowed: [String], current: String?)
+  /// `path` is not a mount point (or that is not known yet).
+  case mounted(path: String)
 }
 
 extension PendingPredicate: Encodable {
-  private enum CodingKeys: String, CodingKey { case kind, network, until, at, connectivity, opens }
+  private enum CodingKeys: String, CodingKey {
+    case kind, network, until, at, connectivity, opens, ssids, interfaces, current, path
+  }
 
   /// Encodes as `{"kind": ..., ...}` with ISO 8601 times.
   public func encode(to encoder: any Encoder) throws {
@@ -73,6 +83,17 @@ extension PendingPredicate: Encodable {
     case .waitingForWindow(let opens):
       try container.encode("waitingForWindow", forKey: .kind)
       try container.encode(ISO8601.string(opens), forKey: .opens)
+    case .wifiNetwork(let allowed, let current):
+      try container.encode("wifiNetwork", forKey: .kind)
+      try container.encode(allowed, forKey: .ssids)
+      try container.encodeIfPresent(current, forKey: .current)
+    case .networkInterface(let allowed, let current):
+      try container.encode("networkInterface", forKey: .kind)
+      try container.encode(allowed, forKey: .interfaces)
+      try container.encodeIfPresent(current, forKey: .current)
+    case .mounted(let path):
+      try container.encode("mounted", forKey: .kind)
+      try container.encode(path, forKey: .path)
     }
   }
 }

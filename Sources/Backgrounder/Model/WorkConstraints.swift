@@ -49,26 +49,33 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
   public var windows: [TimeWindow]
   /// What happens to a run still going when its window closes.
   public var windowEnd: WindowEnd
+  /// The networks the worker may run on (SSIDs, interfaces); the default allows any.
+  public var allowedNetworks: NetworkAllowList
+  /// A path that must be a mount point (a backup disk, a network share), or `nil`.
+  public var requiredMount: String?
 
   /// Creates constraints; the default has none.
   public init(
     networkRequired: NetworkRequirement = .none, requiresCharging: Bool = false,
     requiresBatteryNotLow: Bool = false, windows: [TimeWindow] = [],
-    windowEnd: WindowEnd = .continue
+    windowEnd: WindowEnd = .continue, allowedNetworks: NetworkAllowList = .any,
+    requiredMount: String? = nil
   ) {
     self.networkRequired = networkRequired
     self.requiresCharging = requiresCharging
     self.requiresBatteryNotLow = requiresBatteryNotLow
     self.windows = windows
     self.windowEnd = windowEnd
+    self.allowedNetworks = allowedNetworks
+    self.requiredMount = requiredMount
   }
 
   private enum CodingKeys: String, CodingKey {
     case networkRequired, requiresCharging, requiresBatteryNotLow, windows, windowEnd
+    case allowedNetworks, requiredMount
   }
 
-  /// Decodes what the synthesized encoder writes; the window fields, added later, may be
-  /// missing.
+  /// Decodes what the synthesized encoder writes; the fields added later may be missing.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: CodingKeys.self)
     networkRequired = try container.decode(NetworkRequirement.self, forKey: .networkRequired)
@@ -76,6 +83,9 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     requiresBatteryNotLow = try container.decode(Bool.self, forKey: .requiresBatteryNotLow)
     windows = try container.decodeIfPresent([TimeWindow].self, forKey: .windows) ?? []
     windowEnd = try container.decodeIfPresent(WindowEnd.self, forKey: .windowEnd) ?? .continue
+    allowedNetworks =
+      try container.decodeIfPresent(NetworkAllowList.self, forKey: .allowedNetworks) ?? .any
+    requiredMount = try container.decodeIfPresent(String.self, forKey: .requiredMount)
   }
 
   /// No constraints.

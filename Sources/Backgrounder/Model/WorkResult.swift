@@ -34,6 +34,10 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
   case captivePortal
   /// The network does not reach the internet (connectivity `limited`).
   case limitedConnectivity
+  /// The primary link is no longer on an allowed network (`ssids`, `interfaces`).
+  case networkNotAllowed
+  /// A required mount point was unmounted.
+  case unmounted
   /// External power was disconnected.
   case chargerDisconnected
   /// The battery became low.
@@ -56,6 +60,8 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
     case .networkMetered: "metered"
     case .captivePortal: "captive portal"
     case .limitedConnectivity: "limited connectivity"
+    case .networkNotAllowed: "not an allowed network"
+    case .unmounted: "unmounted"
     case .chargerDisconnected: "charging lost"
     case .batteryLow: "battery low"
     case .shutdown: "shutdown"

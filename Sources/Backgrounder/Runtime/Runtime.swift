@@ -129,6 +129,13 @@ final class Runtime: Sendable {
         }
         if !Task.isCancelled { self.health.ended(.power, at: self.clock.now) }
       }
+      let mounts = configuration.mounts
+      subscriptions.addTask {
+        for await conditions in mounts.updates() {
+          self.step { machine, now in ((), machine.mountsChanged(conditions, now: now)) }
+          self.wake.fire()
+        }
+      }
       // Subscribed before the first iteration, so no change after that is missed.
       if let clockChanges = configuration.clockChanges?.clockChanges() {
         subscriptions.addTask {

@@ -65,6 +65,13 @@ enum Schema {
           ALTER TABLE task ADD COLUMN lastElapse INTEGER;
           """)
     }
+    migrator.registerMigration("v2-allowed-networks-and-mounts") { db in
+      try db.execute(
+        sql: """
+          ALTER TABLE task ADD COLUMN allowedNetworks TEXT NOT NULL DEFAULT '';
+          ALTER TABLE task ADD COLUMN requiredMount TEXT;
+          """)
+    }
     return migrator
   }
 

@@ -13,6 +13,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case expedited, budget, backoffKind, backoffInitial, backoffMaxAttempts, backoffJitter
     case input, scheduledAt, updatedAt
     case windows, windowEnd, calendar, lastElapse
+    case allowedNetworks, requiredMount
 
     /// The column's place in ``allCases`` (a jump table: positions are looked up for every
     /// column of every row read, and a dictionary keyed by the case hashed its name each time).
@@ -49,6 +50,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       case .windowEnd: 28
       case .calendar: 29
       case .lastElapse: 30
+      case .allowedNetworks: 31
+      case .requiredMount: 32
       }
     }
   }
@@ -108,7 +111,9 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       networkRequired: try reader.required(.network, NetworkRequirement.self),
       requiresCharging: try reader.required(.requiresCharging),
       requiresBatteryNotLow: try reader.required(.requiresBatteryNotLow), windows: windows,
-      windowEnd: try reader.required(.windowEnd, WindowEnd.self))
+      windowEnd: try reader.required(.windowEnd, WindowEnd.self),
+      allowedNetworks: try reader.allowList(),
+      requiredMount: try reader.optional(.requiredMount))
     if let calendarText: String = try reader.optional(.calendar) {
       guard let schedule = Self.decodeCalendar(calendarText) else {
         throw reader.corrupt(.calendar, "holds an invalid calendar \"\(calendarText)\"")
@@ -223,6 +228,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case .windowEnd: constraints.windowEnd.rawValue.databaseValue
     case .calendar: calendar.map(Self.encode)?.databaseValue ?? .null
     case .lastElapse: lastElapse?.nanosecondsSince1970.databaseValue ?? .null
+    case .allowedNetworks: PlacePredicateCoding.text(constraints.allowedNetworks).databaseValue
+    case .requiredMount: constraints.requiredMount?.databaseValue ?? .null
     }
   }
 }
@@ -305,6 +312,15 @@ private struct ColumnReader {
 
   func duration(_ column: TaskRow.Columns) throws(StoreError) -> Duration? {
     try optional(column, Int64.self).map(Duration.nanoseconds)
+  }
+
+  /// The `allowedNetworks` column (as ``PlacePredicateCoding/text(_:)`` writes it).
+  func allowList() throws(StoreError) -> NetworkAllowList {
+    let text = try required(.allowedNetworks, String.self)
+    guard let list = PlacePredicateCoding.allowList(text) else {
+      throw corrupt(.allowedNetworks, "holds an unreadable allow-list \"\(text)\"")
+    }
+    return list
   }
 
   func corrupt(_ column: TaskRow.Columns, _ problem: String) -> StoreError {

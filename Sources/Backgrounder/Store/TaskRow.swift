@@ -86,6 +86,7 @@ struct TaskRow: Sendable, Equatable {
       case .requiresCharging: "charging"
       case .requiresBatteryNotLow: "batteryNotLow"
       case .workerNotRegistered: "notRegistered"
+      case .wifiNetwork, .networkInterface, .mounted: PlacePredicateCoding.encode(predicate)
       case .waitingForBackoff, .waitingForEarliestBeginDate, .waitingForWindow: nil
       }
     }.joined(separator: ",")
@@ -109,7 +110,7 @@ struct TaskRow: Sendable, Equatable {
         {
           .workingInternet(connectivity)
         } else {
-          nil
+          PlacePredicateCoding.decode(item)
         }
       }
     }

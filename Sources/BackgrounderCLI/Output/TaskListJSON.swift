@@ -78,6 +78,29 @@ enum TaskListJSON {
       json.string("waitingForWindow")
       json.key("opens")
       json.date(opens)
+    case .wifiNetwork(let allowed, let current):
+      if let current {
+        json.key("current", first: true)
+        json.string(current)
+      }
+      json.key("kind", first: current == nil)
+      json.string("wifiNetwork")
+      json.key("ssids")
+      json.array(allowed) { $1.string($0) }
+    case .networkInterface(let allowed, let current):
+      if let current {
+        json.key("current", first: true)
+        json.string(current)
+      }
+      json.key("interfaces", first: current == nil)
+      json.array(allowed) { $1.string($0) }
+      json.key("kind")
+      json.string("networkInterface")
+    case .mounted(let path):
+      json.key("kind", first: true)
+      json.string("mounted")
+      json.key("path")
+      json.string(path)
     }
     json.ascii("}")
   }

@@ -49,6 +49,11 @@ enum TaskStatusText {
       case .workerNotRegistered: "a registered worker"
       case .waitingForWindow(let opens):
         "window opens \(CalendarTimeFormat.weekdayAndTime(WallInstant(opens), in: localZone))"
+      case .wifiNetwork(let allowed, let current):
+        "Wi-Fi network \(allowed.joined(separator: ", ")) (now: \(current ?? "not on Wi-Fi"))"
+      case .networkInterface(let allowed, let current):
+        "interface \(allowed.joined(separator: ", ")) (now: \(current ?? "none"))"
+      case .mounted(let path): "\(path) to be mounted"
       }
     }.joined(separator: ", ")
   }

@@ -41,6 +41,15 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   public var network: Network = .none
   public var requiresCharging = false
   public var requiresBatteryNotLow = false
+  /// `ssids = ["Home*"]`: the primary link must be Wi-Fi on a network matching one of these
+  /// globs; `nil`: any network.
+  public var ssids: [String]?
+  /// `interfaces = ["eth*"]`: the primary link's name must match one of these globs; `nil`:
+  /// any interface.
+  public var interfaces: [String]?
+  /// `requires-mount = "/media/backup"`: the path must be a mount point of the daemon's mount
+  /// namespace.
+  public var requiresMount: String?
   /// Per-run time budget; the runtime's default (10 minutes) when nil.
   public var budget: Duration?
   public var backoff = Backoff()

@@ -5,7 +5,7 @@ enum JobReader {
       "id", "command", "every", "flex", "once", "delay", "network", "requires-charging",
       "requires-battery-not-low", "budget", "backoff", "environment", "working-directory",
       "expedited", "inherit-environment", "inhibit",
-    ] + CalendarSettingsReader.keys + PrioritySettingsReader.keys
+    ] + CalendarSettingsReader.keys + PrioritySettingsReader.keys + PlaceKeys.keys
 
   static func read(_ job: TableReader) throws(ConfigurationError) -> JobDefinition {
     try job.rejectUnknownKeys(keys)
@@ -34,6 +34,7 @@ enum JobReader {
     }
     definition.requiresCharging = try job.bool("requires-charging") ?? false
     definition.requiresBatteryNotLow = try job.bool("requires-battery-not-low") ?? false
+    try PlaceKeys.read(job, into: &definition)
     definition.budget = try job.duration("budget")
     if let backoff = try job.table("backoff") { definition.backoff = try read(backoff: backoff) }
     definition.environment = try job.stringTable("environment") ?? [:]

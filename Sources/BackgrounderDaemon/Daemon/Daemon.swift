@@ -142,7 +142,7 @@ public final class Daemon: Service {
     for (name, service) in sources.parts {
       // The hint sources end at the shutdown signal; the others when cancelled.
       if service is ReachabilityMonitor || service is PowerProbe
-        || service is WallClockChangeMonitor
+        || service is WallClockChangeMonitor || service is MountTableMonitor
       {
         parts.append(DaemonPart(name) { try await service.run() })
       } else {

@@ -28,7 +28,9 @@ public enum JobRequests {
       networkRequired: NetworkRequirement(rawValue: job.network.rawValue) ?? .none,
       requiresCharging: job.requiresCharging,
       requiresBatteryNotLow: job.requiresBatteryNotLow,
-      windows: job.timing?.timeWindows ?? [], windowEnd: job.timing?.runtimeWindowEnd ?? .continue)
+      windows: job.timing?.timeWindows ?? [], windowEnd: job.timing?.runtimeWindowEnd ?? .continue,
+      allowedNetworks: NetworkAllowList(ssids: job.ssids ?? [], interfaces: job.interfaces ?? []),
+      requiredMount: job.requiresMount)
     let backoff =
       switch job.backoff.policy {
       case .linear:

@@ -93,6 +93,9 @@ private struct JobDocument: Codable {
   var ioWeight: Int?
   var memoryMax: UInt64?
   var inhibit: InhibitMode?
+  var ssids: [String]?
+  var interfaces: [String]?
+  var requiresMount: String?
 
   enum CodingKeys: String, CodingKey {
     case id, command, every, flex, once, delay, network, budget, backoff, environment, expedited
@@ -106,6 +109,8 @@ private struct JobDocument: Codable {
     case cpuWeight = "cpu-weight"
     case ioWeight = "io-weight"
     case memoryMax = "memory-max"
+    case ssids, interfaces
+    case requiresMount = "requires-mount"
   }
 
   init(_ job: JobDefinition) {
@@ -141,6 +146,9 @@ private struct JobDocument: Codable {
       memoryMax = priority.memoryMax
     }
     inhibit = job.inhibit
+    ssids = job.ssids
+    interfaces = job.interfaces
+    requiresMount = job.requiresMount
   }
 
   /// The stored priority keys, or nil when none was stored (the background defaults).
@@ -185,6 +193,9 @@ private struct JobDocument: Codable {
     job.timing = timing
     job.priority = priority
     job.inhibit = inhibit
+    job.ssids = ssids
+    job.interfaces = interfaces
+    job.requiresMount = requiresMount
     return job
   }
 }

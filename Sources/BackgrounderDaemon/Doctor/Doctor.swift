@@ -80,6 +80,7 @@ public struct Doctor: Sendable {
     findings += checkEnvironment(of: job)
     findings += checkCalendar(of: job)
     findings += checkPriority(of: job)
+    findings += checkMount(of: job)
     return findings
   }
 

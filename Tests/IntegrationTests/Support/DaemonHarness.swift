@@ -261,14 +261,17 @@ final class DaemonHarness: Sendable {
   let workspace: DaemonWorkspace
   let binary: String
   let namespace: String?
+  /// Put before the daemon's command line only (the CLI runs without it): `unshare -m ...`.
+  let daemonWrapper: [String]
   private let daemons = Lock<[DaemonChild]>([])
   private let jobGroups = Lock<Set<Int32>>([])
   private let trace = Lock<[String]>([])
 
-  init(workspace: DaemonWorkspace, namespace: String? = nil) throws {
+  init(workspace: DaemonWorkspace, namespace: String? = nil, daemonWrapper: [String] = []) throws {
     self.workspace = workspace
     self.binary = try DaemonBinary.path()
     self.namespace = namespace
+    self.daemonWrapper = daemonWrapper
   }
 
   private func commandLine(_ arguments: [String]) -> [String] {
@@ -280,7 +283,7 @@ final class DaemonHarness: Sendable {
   func startDaemon(environment: [String: String] = [:]) throws -> DaemonChild {
     let count = daemons.withLock { $0.count }
     let daemon = try DaemonChild(
-      commandLine(["run", "--config", workspace.configPath]),
+      daemonWrapper + commandLine(["run", "--config", workspace.configPath]),
       outputPath: workspace.file("daemon-\(count).log"), environment: environment)
     daemons.withLock { $0.append(daemon) }
     return daemon

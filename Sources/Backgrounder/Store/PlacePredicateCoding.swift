@@ -1,0 +1,65 @@
+import Foundation
+
+/// How the store writes the network allow-list of a task and the predicates of
+/// ``NetworkAllowList`` and `requiredMount` (in the comma-separated `blockedOn` column): each
+/// value percent-encoded, so that globs, SSIDs and paths round-trip whatever they hold.
+enum PlacePredicateCoding {
+  /// `wifi:` / `interface:` + the allowed globs joined by `|`, then `=` + the current value
+  /// when there is one; `mount:` + the path.
+  static func encode(_ predicate: PendingPredicate) -> String? {
+    switch predicate {
+    case .wifiNetwork(let allowed, let current): "wifi:" + list(allowed, current)
+    case .networkInterface(let allowed, let current): "interface:" + list(allowed, current)
+    case .mounted(let path): "mount:" + escape(path)
+    default: nil
+    }
+  }
+
+  /// The predicate `item` encodes, or `nil` when it is not one of these.
+  static func decode(_ item: Substring) -> PendingPredicate? {
+    if item.hasPrefix("wifi:"), let (allowed, current) = list(item.dropFirst(5)) {
+      return .wifiNetwork(allowed: allowed, current: current)
+    }
+    if item.hasPrefix("interface:"), let (allowed, current) = list(item.dropFirst(10)) {
+      return .networkInterface(allowed: allowed, current: current)
+    }
+    if item.hasPrefix("mount:"), let path = item.dropFirst(6).removingPercentEncoding {
+      return .mounted(path: path)
+    }
+    return nil
+  }
+
+  /// The `allowedNetworks` column: empty for ``NetworkAllowList/any``, else JSON.
+  static func text(_ list: NetworkAllowList) -> String {
+    guard !list.isEmpty, let data = try? JSONEncoder().encode(list) else { return "" }
+    return String(decoding: data, as: UTF8.self)
+  }
+
+  /// The allow-list `text` holds, or `nil` when it is not one.
+  static func allowList(_ text: String) -> NetworkAllowList? {
+    if text.isEmpty { return .any }
+    return try? JSONDecoder().decode(NetworkAllowList.self, from: Data(text.utf8))
+  }
+
+  private static func list(_ allowed: [String], _ current: String?) -> String {
+    allowed.map(escape).joined(separator: "|") + (current.map { "=" + escape($0) } ?? "")
+  }
+
+  private static func list(_ text: Substring) -> ([String], String?)? {
+    let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+    var allowed: [String] = []
+    if !parts[0].isEmpty {
+      for item in parts[0].split(separator: "|", omittingEmptySubsequences: false) {
+        guard let value = item.removingPercentEncoding else { return nil }
+        allowed.append(value)
+      }
+    }
+    guard parts.count == 2 else { return (allowed, nil) }
+    guard let current = parts[1].removingPercentEncoding else { return nil }
+    return (allowed, current)
+  }
+
+  private static func escape(_ value: String) -> String {
+    value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+  }
+}
