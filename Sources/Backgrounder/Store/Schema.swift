@@ -54,6 +54,9 @@ enum Schema {
           CREATE INDEX run_task ON run(taskId, id);
           """)
     }
+    migrator.registerMigration("i29-staleness") { db in
+      try TaskSuccess.createTable(db)
+    }
     return migrator
   }
 

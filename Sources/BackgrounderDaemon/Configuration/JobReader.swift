@@ -5,7 +5,7 @@ enum JobReader {
       "id", "command", "every", "flex", "once", "delay", "network", "requires-charging",
       "requires-battery-not-low", "budget", "backoff", "environment", "working-directory",
       "expedited", "inherit-environment",
-    ] + CalendarSettingsReader.keys
+    ] + CalendarSettingsReader.keys + JobAlertsReader.jobKeys
 
   static func read(_ job: TableReader) throws(ConfigurationError) -> JobDefinition {
     try job.rejectUnknownKeys(keys)

@@ -107,6 +107,15 @@ public final class Daemon: Service {
 
     let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
     let reporter = EventReporter(logger: logger, metrics: metrics)
+    let alerts = AlertWatch(
+      clock: runtimeConfiguration.clock,
+      read: {
+        (try await runtime.storedSuccesses(), try await runtime.storedTasks(historyLimit: 0))
+      },
+      hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics, logger: logger,
+      notify: { [notifier] in notifier.notify($0) })
+    alerts.configure(configuration)
+    let alertEvents = runtime.events()
     let (listening, listened) = AsyncStream<Void>.makeStream()
     let control = ControlServer(
       path: configuration.controlSocketPath, logger: logger, eventLoop: eventLoop,
@@ -117,8 +126,9 @@ public final class Daemon: Service {
       changes: { TaskChanges.stream(of: runtime, network: monitor) },
       onAnswered: { Self.releaseIdleMemory(runtime) },
       handler: ControlHandler(
-        runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) },
-        sourceProblems: { sources.healthProblems() }, hints: { monitor.hints }
+        runtime: runtime, jobs: jobs, reload: { await self.reload(jobs, alerts) },
+        sourceProblems: { sources.healthProblems() + alerts.problems() },
+        hints: { monitor.hints }
       ).handle)
     do {
       try control.bindNow()
@@ -157,6 +167,10 @@ public final class Daemon: Service {
           reporter.report(event)
           if Self.mayEndBusyPeriod(event) { Self.releaseIdleMemory(runtime) }
         }
+        try await gracefulShutdown()  // the stream ends when the runtime has shut down
+      },
+      DaemonPart("alert watch") {
+        await alerts.run(events: alertEvents)
         try await gracefulShutdown()  // the stream ends when the runtime has shut down
       },
       .untilShutdown("control socket") { try await control.run() },
@@ -201,7 +215,9 @@ public final class Daemon: Service {
         try await gracefulShutdown()
       },
       .untilShutdown("config reload (SIGHUP)") {
-        for await _ in await UnixSignalsSequence(trapping: .sighup) { await self.reload(jobs) }
+        for await _ in await UnixSignalsSequence(trapping: .sighup) {
+          await self.reload(jobs, alerts)
+        }
       },
     ]
     let group = ServiceGroup(
@@ -231,10 +247,11 @@ public final class Daemon: Service {
   }
 
   /// Re-reads the config file and applies it; a broken file is logged and changes nothing.
-  private func reload(_ jobs: JobSynchronizer) async {
+  private func reload(_ jobs: JobSynchronizer, _ alerts: AlertWatch) async {
     do {
       let configuration = try ConfigurationLoader.load(path: options.configPath)
       await jobs.apply(configuration)
+      alerts.configure(configuration)
       HeapTuning.releaseIdleMemory()
       notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")
       logger.info("config reloaded", metadata: ["jobs": "\(configuration.jobs.count)"])
