@@ -17,6 +17,7 @@ struct BackgrounderCommand: AsyncParsableCommand {
       CaptureCommand.self,
       UnitCommand.self,
       CalendarCommand.self,
+      HistoryCommand.self,
     ]
   )
 }
