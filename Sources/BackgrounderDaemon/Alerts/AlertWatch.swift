@@ -25,6 +25,8 @@ final class AlertWatch: Sendable {
   private let metrics: MetricsFile?
   /// Receives the `STATUS=` line when the set of stale jobs changes.
   private let notify: @Sendable (String) -> Void
+  /// Called after each look that read the store (the daemon gives back the memory it used).
+  private let afterLook: @Sendable () -> Void
   private let logger: Logger
   private let state = Lock(State())
   private let wake: AsyncStream<Void>.Continuation
@@ -34,8 +36,10 @@ final class AlertWatch: Sendable {
 
   init(
     clock: any WallClock, read: @escaping Read, hooks: AlertHooks?, metrics: MetricsFile?,
-    logger: Logger, notify: @escaping @Sendable (String) -> Void = { _ in }
+    logger: Logger, notify: @escaping @Sendable (String) -> Void = { _ in },
+    afterLook: @escaping @Sendable () -> Void = {}
   ) {
+    self.afterLook = afterLook
     self.clock = clock
     self.read = read
     self.hooks = hooks
@@ -134,6 +138,7 @@ final class AlertWatch: Sendable {
       return (update, state.alerts, changed)
     }
     report(update, alerts: alerts, successes: read.successes, tasks: tasks, changed: changed)
+    afterLook()
   }
 
   private func report(

@@ -113,7 +113,8 @@ public final class Daemon: Service {
         (try await runtime.storedSuccesses(), try await runtime.storedTasks(historyLimit: 0))
       },
       hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics, logger: logger,
-      notify: { [notifier] in notifier.notify($0) })
+      notify: { [notifier] in notifier.notify($0) },
+      afterLook: { Self.releaseIdleMemory(runtime) })
     alerts.configure(configuration)
     let alertEvents = runtime.events()
     let (listening, listened) = AsyncStream<Void>.makeStream()
