@@ -168,6 +168,7 @@ let package = Package(
         "BackgrounderLinux",
         "Broadcasting",
         "CSystemShims",
+        "CSystemdBus",
         "EventLoops",
         "Locking",
         "NetworkHints",

@@ -18,6 +18,7 @@ struct BackgrounderCommand: AsyncParsableCommand {
       UnitCommand.self,
       CalendarCommand.self,
       HistoryCommand.self,
+      LogsCommand.self,
     ]
   )
 }

@@ -47,7 +47,7 @@ public struct CommandWorker: Worker {
     }
     let outcome = await runner.run(
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
-      jobID: job.id)
+      jobID: job.id, attempt: context.attempt)
     return Self.result(of: outcome)
   }
 

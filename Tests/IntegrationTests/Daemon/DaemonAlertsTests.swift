@@ -74,6 +74,21 @@ struct DaemonAlertsTests {
     #expect(unknown.status != 0 && unknown.stderr.contains("no such job"), "\(unknown)")
   }
 
+  @Test(
+    "logs without a systemd journal says where the lines are",
+    .enabled(if: !FileManager.default.fileExists(atPath: "/run/systemd/journal/socket")))
+  func logsWithoutJournal() async throws {
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    let result = try await harness.cli("logs", "dev.e2e.any")
+    #expect(result.status != 0, "\(result)")
+    #expect(
+      result.stderr.contains("no systemd journal") && result.stderr.contains("job=dev.e2e.any"),
+      "\(result)")
+  }
+
   private struct History: Decodable {
     struct Run: Decodable {
       var attempt: Int
