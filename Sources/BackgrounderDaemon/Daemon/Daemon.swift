@@ -96,17 +96,8 @@ public final class Daemon: Service {
       gracePeriod: options.killGracePeriod, containment: containment, logger: logger)
     try runtime.registerFallback { _ in CommandWorker(runner: runner) }
     let events = runtime.events()
-    do {
-      try await runtime.start()
-    } catch {
-      throw DaemonPartFailure(part: "store", reason: "\(error)")
-    }
-    let jobs = JobSynchronizer(runtime: runtime, logger: logger)
-    await jobs.apply(configuration)
-    HeapTuning.releaseFreeMemory()
-
+    let alertEvents = runtime.events()
     let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
-    let reporter = EventReporter(logger: logger, metrics: metrics)
     let alerts = AlertWatch(
       clock: runtimeConfiguration.clock,
       read: {
@@ -115,8 +106,20 @@ public final class Daemon: Service {
       hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics, logger: logger,
       notify: { [notifier] in notifier.notify($0) },
       afterLook: { Self.releaseIdleMemory(runtime) })
+    do {
+      try await runtime.start()
+    } catch {
+      throw DaemonPartFailure(part: "store", reason: "\(error)")
+    }
+    // A first look before the config's jobs are applied: the failures stored by then are old,
+    // any later one runs its on-failure hook.
     alerts.configure(configuration)
-    let alertEvents = runtime.events()
+    await alerts.look()
+    let jobs = JobSynchronizer(runtime: runtime, logger: logger)
+    await jobs.apply(configuration)
+    HeapTuning.releaseFreeMemory()
+
+    let reporter = EventReporter(logger: logger, metrics: metrics)
     let (listening, listened) = AsyncStream<Void>.makeStream()
     let control = ControlServer(
       path: configuration.controlSocketPath, logger: logger, eventLoop: eventLoop,

@@ -14,10 +14,13 @@ struct DaemonAlertsTests {
     let id = "dev.e2e.stale"
     let metrics = workspace.file("backgrounder.prom")
     let staleEnvironment = workspace.file("stale.env")
+    let failures = workspace.file("failures.log")
     try workspace.writeConfig(
       jobs: """
         [metrics]
         file = "\(metrics)"
+        [daemon]
+        on-failure = ["/bin/sh", "-c", "echo $BACKGROUNDER_RESULT $BACKGROUNDER_TASK_ID >> \(failures)"]
 
         """
           + daemonShellJob(
@@ -51,6 +54,11 @@ struct DaemonAlertsTests {
     let text = try String(contentsOfFile: metrics, encoding: .utf8)
     #expect(text.contains("backgrounder_job_stale{job=\"\(id)\"} 1"), "\(text)")
 
+    // The [daemon] on-failure hook ran for the failure of the first run, right at start.
+    try await daemonEventually("the on-failure hook", describe: harness.describe()) {
+      workspace.lines(of: "failures.log") == ["failure \(id)"] ? true : nil
+    }
+
     // history: the stored runs, newest first, with their reasons; -n bounds them.
     let trigger = try await harness.cli("trigger", id, "--config", config)
     #expect(trigger.status == 0, "\(trigger)")
@@ -60,6 +68,9 @@ struct DaemonAlertsTests {
       return document.runs.count == 2 ? document : nil
     }
     #expect(history.id == id)
+    try await daemonEventually("the second on-failure hook", describe: harness.describe()) {
+      workspace.lines(of: "failures.log").count == 2 ? true : nil
+    }
     for run in history.runs {
       #expect(run.outcome == "failure")
       #expect(run.reason?.hasPrefix("exit status 3: disk full") == true, "\(run)")
