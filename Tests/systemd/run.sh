@@ -146,6 +146,16 @@ else
   fail "no journal line with dev.test.hello and its output"
 fi
 
+# --- journald fields: journalctl BACKGROUNDER_JOB=ID returns that job's lines, nothing else -----
+job_field() { journal BACKGROUNDER_JOB=dev.test.hello | grep -q hello-from-the-job; }
+if eventually 30 job_field; then
+  others=$(journal BACKGROUNDER_JOB=dev.test.hello | grep -v 'job=dev.test.hello' || true)
+  [[ -z $others ]] && pass "journalctl BACKGROUNDER_JOB=dev.test.hello: the job's lines only" \
+    || fail "journalctl BACKGROUNDER_JOB=dev.test.hello also shows: $others"
+else
+  fail "no journal entry with BACKGROUNDER_JOB=dev.test.hello and the job's output"
+fi
+
 # --- systemctl stop ends every job process -----------------------------------------------------
 sleepers() { machine_processes | grep -c '^sleep 360[01]' || true; }
 job_processes_running() { (($(sleepers) >= 2)); }

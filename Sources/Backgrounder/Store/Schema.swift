@@ -72,6 +72,9 @@ enum Schema {
           ALTER TABLE task ADD COLUMN requiredMount TEXT;
           """)
     }
+    migrator.registerMigration("i29-staleness") { db in
+      try TaskSuccess.createTable(db)
+    }
     return migrator
   }
 

@@ -142,6 +142,17 @@ public struct TaskStoreReader: Sendable {
     }
   }
 
+  /// `body`'s answer read from the store (nil while it has no schema yet), errors as
+  /// ``StoreError``.
+  func read<T>(_ body: (Database) throws -> T) throws -> T? {
+    guard hasSchema else { return nil }
+    do {
+      return try queue.read(body)
+    } catch {
+      throw Schema.storeError(error, path: path)
+    }
+  }
+
   private static func history(_ db: Database, _ id: TaskId, _ limit: Int) throws -> [RunRecord] {
     guard limit > 0 else { return [] }
     // Prepared once per connection: `status` asks this once per task.

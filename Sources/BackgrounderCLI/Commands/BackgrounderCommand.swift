@@ -17,6 +17,8 @@ struct BackgrounderCommand: AsyncParsableCommand {
       CaptureCommand.self,
       UnitCommand.self,
       CalendarCommand.self,
+      HistoryCommand.self,
+      LogsCommand.self,
     ]
   )
 }

@@ -38,7 +38,12 @@ struct RunCommand: AsyncParsableCommand {
   var killGrace: DurationArgument?
 
   func run() async throws {
-    LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+    // Under systemd, to the journal with the job's fields; else plain stderr lines.
+    if JournalLogHandler.isStandardErrorJournal() {
+      LoggingSystem.bootstrap { JournalLogHandler(label: $0) }
+    } else {
+      LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+    }
     let logger = Logger(label: "backgrounder")
     _ = try config.load()  // fail fast, with file, line and key, before anything starts
     var options = Daemon.Options(configPath: config.path)

@@ -73,7 +73,8 @@ public enum ConfigurationLoader {
       configuration.metricsFile = try metrics.string("file")
     }
     if let daemon = try root.table("daemon") {
-      try daemon.rejectUnknownKeys(["max-concurrent"])
+      try daemon.rejectUnknownKeys(["max-concurrent"] + JobAlertsReader.daemonKeys)
+      configuration.alertDefaults = try JobAlertsReader.read(daemon, jobTable: false)
       if let limit = try daemon.int("max-concurrent", in: 1...64) {
         configuration.maxConcurrentJobs = limit
       }
@@ -90,6 +91,8 @@ public enum ConfigurationLoader {
       }
       seen[definition.id] = job.path
       configuration.jobs.append(definition)
+      let alerts = try JobAlertsReader.read(job, jobTable: true)
+      if !alerts.isEmpty { configuration.alerts[definition.id] = alerts }
     }
     return configuration
   }

@@ -32,6 +32,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
   public var maxConcurrentJobs = 2
   /// `[[job]]` entries, in file order.
   public var jobs: [JobDefinition] = []
+  /// The alert settings of the `[[job]]` entries that have any (`alert-after`, `on-failure`,
+  /// `on-stale`), by job id.
+  public var alerts: [String: JobAlerts] = [:]
+  /// `[daemon] on-failure` and `on-stale`: the hooks of every job that sets none of its own.
+  public var alertDefaults = JobAlerts()
 
   /// A configuration with no jobs, using the default locations for the current user.
   public init(sourcePath: String, locations: DefaultLocations = .current()) {

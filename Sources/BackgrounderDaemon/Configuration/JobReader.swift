@@ -6,6 +6,7 @@ enum JobReader {
       "requires-battery-not-low", "budget", "backoff", "environment", "working-directory",
       "expedited", "inherit-environment", "inhibit",
     ] + CalendarSettingsReader.keys + PrioritySettingsReader.keys + PlaceKeys.keys
+      + JobAlertsReader.jobKeys
 
   static func read(_ job: TableReader) throws(ConfigurationError) -> JobDefinition {
     try job.rejectUnknownKeys(keys)

@@ -52,7 +52,7 @@ public struct CommandWorker: Worker {
     let lock = inhibitor?.hold(jobID: job.id, mode: job.inhibit ?? .delay)
     let outcome = await runner.run(
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
-      jobID: job.id, priority: job.priority ?? .background)
+      jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background)
     lock?.release()
     return Self.result(of: outcome)
   }

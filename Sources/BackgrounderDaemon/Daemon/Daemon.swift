@@ -97,11 +97,25 @@ public final class Daemon: Service {
     let inhibitor = SleepInhibitor(logger: logger)
     try runtime.registerFallback { _ in CommandWorker(runner: runner, inhibitor: inhibitor) }
     let events = runtime.events()
+    let alertEvents = runtime.events()
+    let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
+    let alerts = AlertWatch(
+      clock: runtimeConfiguration.clock,
+      read: {
+        (try await runtime.storedSuccesses(), try await runtime.storedTasks(historyLimit: 0))
+      },
+      hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics, logger: logger,
+      notify: { [notifier] in notifier.notify($0) },
+      afterLook: { Self.releaseIdleMemory(runtime) })
     do {
       try await runtime.start()
     } catch {
       throw DaemonPartFailure(part: "store", reason: "\(error)")
     }
+    // A first look before the config's jobs are applied: the failures stored by then are old,
+    // any later one runs its on-failure hook.
+    alerts.configure(configuration)
+    await alerts.look()
     let jobs = JobSynchronizer(runtime: runtime, logger: logger)
     await jobs.apply(configuration)
     let sleepWatch = SystemSleepStops.watch(
@@ -109,7 +123,6 @@ public final class Daemon: Service {
     defer { sleepWatch.stopSoon() }
     HeapTuning.releaseFreeMemory()
 
-    let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
     let reporter = EventReporter(logger: logger, metrics: metrics)
     let (listening, listened) = AsyncStream<Void>.makeStream()
     let control = ControlServer(
@@ -121,8 +134,9 @@ public final class Daemon: Service {
       changes: { TaskChanges.stream(of: runtime, network: monitor) },
       onAnswered: { Self.releaseIdleMemory(runtime) },
       handler: ControlHandler(
-        runtime: runtime, jobs: jobs, reload: { await self.reload(jobs) },
-        sourceProblems: { sources.healthProblems() }, hints: { monitor.hints }
+        runtime: runtime, jobs: jobs, reload: { await self.reload(jobs, alerts) },
+        sourceProblems: { sources.healthProblems() + alerts.problems() },
+        hints: { monitor.hints }
       ).handle)
     do {
       try control.bindNow()
@@ -161,6 +175,10 @@ public final class Daemon: Service {
           reporter.report(event)
           if Self.mayEndBusyPeriod(event) { Self.releaseIdleMemory(runtime) }
         }
+        try await gracefulShutdown()  // the stream ends when the runtime has shut down
+      },
+      DaemonPart("alert watch") {
+        await alerts.run(events: alertEvents)
         try await gracefulShutdown()  // the stream ends when the runtime has shut down
       },
       .untilShutdown("control socket") { try await control.run() },
@@ -205,7 +223,9 @@ public final class Daemon: Service {
         try await gracefulShutdown()
       },
       .untilShutdown("config reload (SIGHUP)") {
-        for await _ in await UnixSignalsSequence(trapping: .sighup) { await self.reload(jobs) }
+        for await _ in await UnixSignalsSequence(trapping: .sighup) {
+          await self.reload(jobs, alerts)
+        }
       },
     ]
     let group = ServiceGroup(
@@ -235,10 +255,11 @@ public final class Daemon: Service {
   }
 
   /// Re-reads the config file and applies it; a broken file is logged and changes nothing.
-  private func reload(_ jobs: JobSynchronizer) async {
+  private func reload(_ jobs: JobSynchronizer, _ alerts: AlertWatch) async {
     do {
       let configuration = try ConfigurationLoader.load(path: options.configPath)
       await jobs.apply(configuration)
+      alerts.configure(configuration)
       HeapTuning.releaseIdleMemory()
       notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")
       logger.info("config reloaded", metadata: ["jobs": "\(configuration.jobs.count)"])

@@ -11,7 +11,9 @@ struct EventReporter: Sendable {
     let metadata: Logger.Metadata = ["job": "\(job)"]
     switch event.kind {
     case .workStarted(let attempt):
-      logger.info("run started (attempt \(attempt))", metadata: metadata)
+      logger.info(
+        "run started (attempt \(attempt))",
+        metadata: metadata.merging(["attempt": "\(attempt)"]) { $1 })
       metrics?.recordRunStarted(job: job)
     case .workCompleted(let attempt, let result, let runtime):
       let name: String
@@ -20,7 +22,11 @@ struct EventReporter: Sendable {
       case .failure: name = "failure"
       case .retry: name = "retry"
       }
-      logger.info("run finished: \(name) (attempt \(attempt), \(runtime))", metadata: metadata)
+      // A failure is an error in the journal (PRIORITY=3); success and retry are info.
+      logger.log(
+        level: name == "failure" ? .error : .info,
+        "run finished: \(name) (attempt \(attempt), \(runtime))",
+        metadata: metadata.merging(["attempt": "\(attempt)"]) { $1 })
       metrics?.recordResult(job: job, result: name)
     case .attemptDeferred(let reason):
       logger.info("run deferred: \(reason.rawValue)", metadata: metadata)

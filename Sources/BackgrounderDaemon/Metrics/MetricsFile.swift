@@ -62,6 +62,23 @@ public final class MetricsFile: Sendable {
     gauge("battery_percent", "Battery level; -1 when unknown.").set(to: batteryPercent ?? -1)
   }
 
+  /// `job` last succeeded at `date` (the end of its run).
+  public func setLastSuccess(job: String, at date: Date) {
+    gauge(
+      "job_last_success_timestamp_seconds", "When the job's last successful run ended (Unix time).",
+      [("job", job)]
+    ).set(to: date.timeIntervalSince1970)
+  }
+
+  /// Whether `job` (which has `alert-after`) is stale.
+  public func setStale(job: String, stale: Bool) {
+    gauge(
+      "job_stale", "1 while the job has gone longer than its alert-after without a success.",
+      [("job", job)]
+    )
+    .set(to: stale ? 1 : 0)
+  }
+
   /// Writes the current values to `path` atomically, relative to its directory pinned under
   /// the whole-path rule (``TrustedDirectory``: a directory someone else could swap for a
   /// symlink is refused, naming its path, owner and mode): into a new file with an
@@ -110,5 +127,12 @@ public final class MetricsFile: Sendable {
     registry.makeGauge(
       descriptor: MetricNameDescriptor(
         namespace: "backgrounder", metricName: name, unitName: "", helpText: help))
+  }
+
+  private func gauge(_ name: String, _ help: String, _ labels: [(String, String)]) -> Gauge {
+    registry.makeGauge(
+      descriptor: MetricNameDescriptor(
+        namespace: "backgrounder", metricName: name, unitName: "", helpText: help),
+      labels: labels)
   }
 }

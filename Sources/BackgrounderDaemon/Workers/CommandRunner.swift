@@ -56,10 +56,11 @@ public struct CommandRunner: Sendable {
   }
 
   /// Runs `argv` with exactly `environment` at `priority`, returning once the process and
-  /// everything else of the run is gone.
+  /// everything else of the run is gone. Its log lines carry the job id, the run id and
+  /// `attempt` when given.
   public func run(
     argv: [String], environment: [String: String], workingDirectory: String?, jobID: String,
-    priority: RunPriority = .background
+    attempt: Int? = nil, priority: RunPriority = .background
   ) async -> CommandOutcome {
     guard let program = argv.first else {
       return CommandOutcome(termination: .failedToStart("empty command"), outputTail: "")
@@ -85,7 +86,8 @@ public struct CommandRunner: Sendable {
     ]
     let clock = ContinuousClock()
     let origin = clock.now
-    var metadata: Logger.Metadata = ["job": "\(jobID)"]
+    var metadata: Logger.Metadata = ["job": "\(jobID)", "run": "\(scope.runID)"]
+    if let attempt { metadata["attempt"] = "\(attempt)" }
     let output = RunOutput(
       logger: logger, metadata: metadata,
       limiter: LogRateLimiter(burst: logBurst, linesPerSecond: logLinesPerSecond),

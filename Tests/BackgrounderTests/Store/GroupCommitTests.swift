@@ -136,7 +136,8 @@ struct GroupCommitTests {
         [.upsert(scheduled), .appendRun(run), .upsert(claimed)], in: db, historyLimit: 5)
       return db.totalChangesCount - before
     }
-    #expect(changes == 2, "one task row and one run row written")
+    // The success also writes the task's last success (the `run_success` trigger).
+    #expect(changes == 3, "one task row, one run row and one last-success row written")
     let stored = try store.pool.read { db in try TaskRow.fetchOne(db, key: scheduled.id.rawValue) }
     #expect(stored == claimed)
   }

@@ -1,0 +1,118 @@
+import ArgumentParser
+import Backgrounder
+import BackgrounderDaemon
+import Foundation
+
+/// `backgrounder history ID [-n N] [--json]`: a job's stored runs, newest first, read
+/// read-only from the store (no daemon needed).
+struct HistoryCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "history",
+    abstract: "Show a job's stored runs, newest first.",
+    discussion: """
+      Each run: when it started and ended, how long it took, the attempt, the outcome (success,
+      failure, retry, deferred, expired, interrupted, stopped, skipped) and the reason, which
+      for a failing command carries the end of its standard error. Read read-only from the
+      store (safe while the daemon runs). The store keeps the newest 20 runs of each job.
+      """
+  )
+
+  @OptionGroup var job: JobIdArgument
+
+  @Option(
+    name: .customShort("n"), help: ArgumentHelp("Show at most this many runs.", valueName: "n"))
+  var count = 20
+
+  @Flag(help: "Print one JSON document.")
+  var json = false
+
+  @OptionGroup var config: ConfigOption
+
+  @Option(
+    help: ArgumentHelp(
+      "The store to read runs from (default: from the config).", valueName: "file"))
+  var store: String?
+
+  func validate() throws {
+    guard count > 0 else { throw ValidationError("-n must be at least 1") }
+  }
+
+  func run() async throws {
+    let taskId: TaskId
+    do {
+      taskId = try TaskId(job.id)
+    } catch {
+      throw OperatorError("invalid job id \"\(job.id)\": \(error)")
+    }
+    let storePath =
+      try store ?? config.loadIfPresent(decodingJobs: false)?.storePath
+      ?? DefaultLocations.current().storePath
+    let task: TaskStatus?
+    do {
+      task = try TaskStoreReader(path: storePath).task(taskId, historyLimit: count)
+    } catch {
+      throw OperatorError("\(error)")
+    }
+    guard let task else { throw OperatorError("no such job in \(storePath): \(job.id)") }
+    let runs = task.recentRuns.map(HistoryRun.init)
+    if json {
+      Output.line(try Output.json(HistoryDocument(id: task.id.rawValue, runs: runs)))
+      return
+    }
+    Output.line("\(task.id): \(runs.count) run(s), newest first")
+    for run in runs { Output.line(run.text) }
+  }
+}
+
+/// What `history --json` prints.
+struct HistoryDocument: Encodable {
+  var id: String
+  var runs: [HistoryRun]
+}
+
+/// One stored run as `history` shows it.
+struct HistoryRun: Encodable {
+  var attempt: Int
+  var startedAt: Date?
+  var endedAt: Date
+  var outcome: String
+  var reason: String?
+
+  init(_ record: RunRecord) {
+    attempt = record.attempt
+    startedAt = record.startedAt
+    endedAt = record.endedAt
+    outcome = record.outcome
+    reason = record.reason
+  }
+
+  /// Seconds from start to end; nil when the worker never started.
+  var durationSeconds: Double? { startedAt.map { endedAt.timeIntervalSince($0) } }
+
+  private enum CodingKeys: String, CodingKey {
+    case attempt, startedAt, endedAt, durationSeconds, outcome, reason
+  }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(attempt, forKey: .attempt)
+    try container.encode(startedAt.map(ISO8601.string), forKey: .startedAt)
+    try container.encode(ISO8601.string(endedAt), forKey: .endedAt)
+    try container.encode(durationSeconds, forKey: .durationSeconds)
+    try container.encode(outcome, forKey: .outcome)
+    try container.encode(reason, forKey: .reason)
+  }
+
+  /// `2026-11-28T02:10:00Z  failure  attempt 0  1.2 s  exit status 1: disk full`, the reason's
+  /// further lines indented below.
+  var text: String {
+    let duration = durationSeconds.map { String(format: "%.1f s", $0) } ?? "not started"
+    var lines = ["\(ISO8601.string(endedAt))  \(outcome)  attempt \(attempt)  \(duration)"]
+    if let reason, !reason.isEmpty {
+      let reasonLines = reason.split(separator: "\n", omittingEmptySubsequences: false)
+      lines[0] += "  \(reasonLines[0])"
+      lines += reasonLines.dropFirst().map { "    \($0)" }
+    }
+    return lines.joined(separator: "\n")
+  }
+}

@@ -1,0 +1,207 @@
+import Backgrounder
+import Foundation
+import Locking
+import Logging
+
+/// Watches the jobs with alert settings: looks at the store when a run ends or a job is
+/// (re)scheduled, and once more at the earliest staleness deadline — one timer, armed only
+/// while a watched job is not stale yet, so an idle daemon wakes for nothing else. Each look
+/// feeds an ``AlertTracker``; its answer becomes the `jobStale` health problems, the staleness
+/// metrics, the systemd `STATUS=` line and the hooks to run.
+final class AlertWatch: Sendable {
+  /// What one look reads: every stored task's creation and last success, and its status.
+  typealias Read = @Sendable () async throws -> (successes: [TaskSuccess], tasks: [TaskStatus])
+
+  private struct State {
+    var alerts: [TaskId: JobAlerts] = [:]
+    var tracker = AlertTracker()
+    var problems: [HealthProblem] = []
+    var sleeper: Task<Void, Never>?
+  }
+
+  private let clock: any WallClock
+  private let read: Read
+  private let hooks: AlertHooks?
+  private let metrics: MetricsFile?
+  /// Receives the `STATUS=` line when the set of stale jobs changes.
+  private let notify: @Sendable (String) -> Void
+  /// Called after each look that read the store (the daemon gives back the memory it used).
+  private let afterLook: @Sendable () -> Void
+  private let logger: Logger
+  private let state = Lock(State())
+  private let wake: AsyncStream<Void>.Continuation
+  private let wakes: AsyncStream<Void>
+  private let hookCalls: AsyncStream<AlertHooks.Call>.Continuation
+  private let pendingHooks: AsyncStream<AlertHooks.Call>
+
+  init(
+    clock: any WallClock, read: @escaping Read, hooks: AlertHooks?, metrics: MetricsFile?,
+    logger: Logger, notify: @escaping @Sendable (String) -> Void = { _ in },
+    afterLook: @escaping @Sendable () -> Void = {}
+  ) {
+    self.afterLook = afterLook
+    self.clock = clock
+    self.read = read
+    self.hooks = hooks
+    self.metrics = metrics
+    self.logger = logger
+    self.notify = notify
+    (wakes, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    (pendingHooks, hookCalls) = AsyncStream.makeStream()
+  }
+
+  /// Takes the config's alert settings (at start and on every reload) and looks again.
+  func configure(_ configuration: DaemonConfiguration) {
+    var alerts: [TaskId: JobAlerts] = [:]
+    for job in configuration.jobs {
+      guard let id = try? TaskId(job.id) else { continue }
+      let settings = (configuration.alerts[job.id] ?? JobAlerts())
+        .merged(withDefaults: configuration.alertDefaults)
+      if !settings.isEmpty { alerts[id] = settings }
+    }
+    state.withLock { $0.alerts = alerts }
+    wake.yield()
+  }
+
+  /// Whether any job has alert settings (else the watch need not run).
+  var isWatching: Bool { state.withLock { !$0.alerts.isEmpty } }
+
+  /// The stale jobs, as health problems.
+  func problems() -> [HealthProblem] { state.withLock { $0.problems } }
+
+  /// Looks at the store whenever `events` says a run ended or a job changed, and at the
+  /// staleness deadlines, until `events` ends; runs the hooks one at a time meanwhile.
+  func run(events: some AsyncSequence<MonitorEvent, Never> & Sendable) async {
+    defer { state.withLock { $0.sleeper?.cancel() } }
+    await withDiscardingTaskGroup { group in
+      group.addTask {
+        for await event in events where Self.mayChangeAlerts(event.kind) { self.wake.yield() }
+        self.wake.finish()
+        self.hookCalls.finish()
+      }
+      group.addTask {
+        guard let hooks = self.hooks else { return }
+        for await call in self.pendingHooks { await hooks.run(call) }
+      }
+      for await _ in wakes { await look() }
+    }
+  }
+
+  /// Reads the store and acts on what changed.
+  func look() async {
+    let idle = state.withLock { state in
+      guard state.alerts.isEmpty, metrics == nil else { return false }
+      state.problems = []
+      state.sleeper?.cancel()
+      state.sleeper = nil
+      return true
+    }
+    // Nothing to watch and no metrics to publish: the store is not read.
+    if idle { return }
+    let read: (successes: [TaskSuccess], tasks: [TaskStatus])
+    do {
+      read = try await self.read()
+    } catch {
+      logger.warning("cannot read the store for staleness alerts", metadata: ["error": "\(error)"])
+      return
+    }
+    let now = clock.now.date
+    let tasks = Dictionary(read.tasks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    let (update, alerts, changed) = state.withLock { state in
+      let jobs = read.successes.compactMap { success -> AlertTracker.Job? in
+        guard let alerts = state.alerts[success.id] else { return nil }
+        let task = tasks[success.id]
+        return AlertTracker.Job(
+          id: success.id, createdAt: success.createdAt, lastSuccessAt: success.lastSuccessAt,
+          alertAfter: alerts.alertAfter,
+          finishedForGood: success.state == .succeeded && task?.kind == .oneTime,
+          lastFailureAt: task?.lastResult == .failure ? task?.lastRunEndedAt : nil)
+      }
+      let update = state.tracker.update(jobs, now: now)
+      let problems = update.stale.map { stale in
+        HealthProblem(
+          kind: .jobStale, taskId: stale.id, detectedAt: stale.staleness.deadline,
+          message: StalenessMessage.text(
+            since: stale.staleness.since, now: now, activity: tasks[stale.id].map(Self.activity)))
+      }
+      let changed = problems.map(\.taskId) != state.problems.map(\.taskId)
+      state.problems = problems
+      state.sleeper?.cancel()
+      state.sleeper = update.nextDeadline.map { deadline in
+        Task { [clock, wake] in
+          do {
+            try await clock.sleep(until: WallInstant(deadline), tolerance: nil)
+            wake.yield()
+          } catch {}
+        }
+      }
+      return (update, state.alerts, changed)
+    }
+    report(update, alerts: alerts, successes: read.successes, tasks: tasks, changed: changed)
+    afterLook()
+  }
+
+  private func report(
+    _ update: AlertTracker.Update, alerts: [TaskId: JobAlerts], successes: [TaskSuccess],
+    tasks: [TaskId: TaskStatus], changed: Bool
+  ) {
+    for stale in update.began {
+      let message = problems().first { $0.taskId == stale.id }?.message ?? "stale"
+      logger.error("job is stale: \(message)", metadata: ["job": "\(stale.id)"])
+      if let argv = alerts[stale.id]?.onStale {
+        hookCalls.yield(
+          .init(
+            argv: argv, job: stale.id, result: "stale", reason: message,
+            lastSuccessAt: stale.lastSuccessAt))
+      }
+    }
+    for id in update.ended { logger.notice("job is no longer stale", metadata: ["job": "\(id)"]) }
+    for id in update.failed {
+      guard let argv = alerts[id]?.onFailure else { continue }
+      let lastSuccess = successes.first { $0.id == id }?.lastSuccessAt
+      hookCalls.yield(
+        .init(
+          argv: argv, job: id, result: "failure", reason: tasks[id]?.lastReason ?? "",
+          lastSuccessAt: lastSuccess))
+    }
+    if changed {
+      let stale = update.stale.map(\.id.rawValue)
+      notify(
+        stale.isEmpty
+          ? "STATUS=no job is stale"
+          : "STATUS=\(stale.count) stale job(s): \(stale.joined(separator: ", "))")
+    }
+    guard let metrics else { return }
+    let staleIds = Set(update.stale.map(\.id))
+    for success in successes {
+      if let at = success.lastSuccessAt {
+        metrics.setLastSuccess(job: success.id.rawValue, at: at)
+      }
+      if alerts[success.id]?.alertAfter != nil {
+        metrics.setStale(job: success.id.rawValue, stale: staleIds.contains(success.id))
+      }
+    }
+    do {
+      try metrics.write()
+    } catch {
+      logger.warning("cannot write metrics file", metadata: ["error": "\(error)"])
+    }
+  }
+
+  private static func activity(_ task: TaskStatus) -> StalenessMessage.Activity {
+    StalenessMessage.Activity(
+      waitingFor: task.pendingPredicates, lastResult: task.lastResult,
+      lastReason: task.lastReason, lastRunEndedAt: task.lastRunEndedAt)
+  }
+
+  /// Whether `event` may make a job stale or not, or be a failure to report.
+  private static func mayChangeAlerts(_ kind: MonitorEvent.Kind) -> Bool {
+    switch kind {
+    case .workCompleted, .attemptFailed, .attemptDeferred, .scheduled, .scheduleReplaced,
+      .cancelled, .workStopped:
+      true
+    default:
+      false
+    }
+  }
+}
