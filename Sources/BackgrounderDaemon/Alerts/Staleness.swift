@@ -75,6 +75,10 @@ enum StalenessMessage {
     case .requiresCharging: "external power"
     case .requiresBatteryNotLow: "a battery that is not low"
     case .workerNotRegistered: "a worker"
+    case .wifiNetwork(let allowed, _): "Wi-Fi network \(allowed.joined(separator: ", "))"
+    case .networkInterface(let allowed, _): "interface \(allowed.joined(separator: ", "))"
+    case .mounted(let path): "\(path) to be mounted"
+    case .waitingForWindow: "its time window"
     case .waitingForBackoff, .waitingForEarliestBeginDate: nil
     }
   }
