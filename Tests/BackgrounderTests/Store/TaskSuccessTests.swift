@@ -27,7 +27,7 @@ struct TaskSuccessTests {
       request: .periodic(WorkRequest.Periodic(taskId: taskId, interval: .seconds(3600))),
       input: Data(), now: t0)
     let queue = try DatabaseQueue(path: path)
-    try Schema.migrator.migrate(queue, upTo: "v1-tasks-and-runs")
+    try Schema.migrator.migrate(queue, upTo: "v2-allowed-networks-and-mounts")
     try queue.write { db in
       try TaskStore.apply(
         [.upsert(row), run("success", at: 10), run("success", at: 20), run("failure", at: 30)],
