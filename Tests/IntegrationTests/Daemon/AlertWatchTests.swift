@@ -118,6 +118,67 @@ struct AlertWatchTests {
     await watching.value
   }
 
+  @Test("retries exhausted run the on-failure hook once; a retry with attempts left does not")
+  func retriesExhausted() async throws {
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("alerts-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let failureFile = directory.appendingPathComponent("failure.env").path
+    let clock = ManualClock()
+    let id = try TaskId("dev.example.flaky")
+    let runtime = Backgrounder(
+      configuration: Backgrounder.Configuration(
+        storePath: directory.appendingPathComponent("store.sqlite").path, clock: clock))
+    try runtime.register(id) { ClosureWorker { _ in .retry(reason: "exit 75: server busy") } }
+    let events = runtime.events()
+    try await runtime.start()
+    let logger = Logger(label: "test.alerts")
+    let watch = AlertWatch(
+      clock: clock,
+      read: {
+        (try await runtime.storedSuccesses(), try await runtime.storedTasks(historyLimit: 0))
+      },
+      hooks: AlertHooks(runner: CommandRunner(logger: logger), logger: logger), metrics: nil,
+      logger: logger)
+    var configuration = DaemonConfiguration(sourcePath: directory.path)
+    configuration.jobs = [
+      JobDefinition(id: id.rawValue, command: ["/bin/true"], schedule: .once(delay: .zero))
+    ]
+    configuration.alertDefaults = JobAlerts(onFailure: Self.hook(writingTo: failureFile))
+    watch.configure(configuration)
+    await watch.look()
+    let watching = Task { await watch.run(events: events) }
+
+    let backoff = BackoffPolicy(
+      kind: .linear, initialDelay: .seconds(30), maxAttempts: 2, jitter: 0)
+    #expect(await runtime.schedule(WorkRequest.OneTime(taskId: id, backoff: backoff)) == .scheduled)
+    try await waitForRetry(id, runtime)
+    #expect(Self.blocks(failureFile).isEmpty, "a retry with attempts left is no failure")
+    clock.advance(by: .seconds(30))
+    #expect(await eventually { Self.blocks(failureFile).count == 1 ? true : nil } != nil)
+    #expect(
+      Self.blocks(failureFile)[0]["BACKGROUNDER_REASON"]?.contains("retries exhausted") == true)
+    #expect(Self.blocks(failureFile)[0]["BACKGROUNDER_RESULT"] == "failure")
+
+    await runtime.shutdown()
+    await watching.value
+    #expect(Self.blocks(failureFile).count == 1)
+  }
+
+  /// Waits until `id`'s first attempt is recorded as a retry.
+  private func waitForRetry(_ id: TaskId, _ runtime: Backgrounder) async throws {
+    for _ in 0..<500 {
+      if try await runtime.storedTasks(historyLimit: 0).first(where: { $0.id == id })?.lastResult
+        == .retry
+      {
+        return
+      }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    Issue.record("no retry recorded")
+  }
+
   /// A hook that appends its environment and a `---` line to `file`.
   private static func hook(writingTo file: String) -> [String] {
     ["/bin/sh", "-c", "/usr/bin/env >> \"$0\"; echo --- >> \"$0\"", file]

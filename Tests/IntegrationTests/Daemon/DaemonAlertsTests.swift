@@ -30,7 +30,9 @@ struct DaemonAlertsTests {
               on-stale = ["/bin/sh", "-c", "/usr/bin/env > \(staleEnvironment)"]
               """))
     let config = workspace.configPath
-    _ = try harness.startDaemon()
+    let notify = try NotifySocketListener(directory: workspace.directory)
+    defer { notify.stop() }
+    _ = try harness.startDaemon(environment: ["NOTIFY_SOCKET": notify.path])
     _ = try await harness.waitForTask(id, "the first run to fail") { $0.lastResult == "failure" }
 
     // Stale 2 s after its creation: the hook ran with the job's id and why.
@@ -49,6 +51,9 @@ struct DaemonAlertsTests {
     #expect(doctor.status == 1, "\(doctor)")
     #expect(
       doctor.stdout.contains("problem: health: jobStale (\(id)): no success for"), "\(doctor)")
+    try await daemonEventually("STATUS= naming the stale job", describe: harness.describe()) {
+      notify.received("STATUS=1 stale job(s): \(id)").isEmpty ? nil : true
+    }
     let status = try await harness.status()
     #expect(status.raw.contains("\"kind\":\"jobStale\""), "\(status.raw)")
     let text = try String(contentsOfFile: metrics, encoding: .utf8)
