@@ -1,5 +1,6 @@
-// libsystemd's sd-bus (D-Bus client), seen by the NetworkHints module only. Swift cannot call
-// the variadic sd-bus functions, so the few calls needing them are wrapped here.
+// libsystemd's sd-bus (D-Bus client), seen by NetworkHints and the daemon's logind client
+// (BackgrounderDaemon/Sleep). Swift cannot call the variadic sd-bus functions, so the few calls
+// needing them are wrapped here.
 #ifndef C_SYSTEMD_BUS_SHIM_H
 #define C_SYSTEMD_BUS_SHIM_H
 
