@@ -1,6 +1,7 @@
-// libsystemd's sd-bus (D-Bus client), seen by the NetworkHints module, and sd-journal's
-// sd_journal_sendv, seen by the daemon's journal log handler. Swift cannot call the variadic
-// sd-bus functions, so the few calls needing them are wrapped here.
+// libsystemd's sd-bus (D-Bus client), seen by NetworkHints and the daemon's logind client
+// (BackgrounderDaemon/Sleep), and sd-journal's sd_journal_sendv, seen by the daemon's journal
+// log handler. Swift cannot call the variadic sd-bus functions, so the few calls needing them
+// are wrapped here.
 #ifndef C_SYSTEMD_BUS_SHIM_H
 #define C_SYSTEMD_BUS_SHIM_H
 

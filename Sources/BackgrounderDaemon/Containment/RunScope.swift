@@ -12,9 +12,11 @@ struct RunScope: Sendable {
   /// fork), stops itself until ``RunPriorityControl`` set its priority and continued it, then
   /// execs the command. The path is safe to write through: ``RunCgroups`` verified the cgroup
   /// root under the whole-path rule (nobody else can rename anything on it) and created the
-  /// run's cgroup itself. Without a cgroup, only the stop.
-  func launchArguments(for argv: [String]) -> [String] {
-    let pause = "kill -STOP $$; exec \"$@\""
+  /// run's cgroup itself. Without a cgroup, only the stop. The shell's own `PWD` is unset
+  /// before the exec unless the command's environment has one (`passesPWD`), so the command
+  /// sees exactly its environment.
+  func launchArguments(for argv: [String], passesPWD: Bool = false) -> [String] {
+    let pause = (passesPWD ? "" : "unset PWD; ") + "kill -STOP $$; exec \"$@\""
     guard let cgroup else { return ["/bin/sh", "-c", pause, "backgrounder-run"] + argv }
     let script =
       "echo $$ >\"$0\" || { echo \"backgrounder: cannot join cgroup $0\" >&2; exit 125; }; "

@@ -73,7 +73,8 @@ public struct CommandRunner: Sendable {
       return CommandOutcome(termination: .failedToStart("\(program): \(problem)"), outputTail: "")
     }
     var scope = containment.begin(jobID: jobID, priority: priority)
-    let launch = scope.launchArguments(for: [resolved] + argv.dropFirst())
+    let launch = scope.launchArguments(
+      for: [resolved] + argv.dropFirst(), passesPWD: environment["PWD"] != nil)
     var keys: [Environment.Key: String] = [:]
     for (name, value) in environment {
       if let key = Environment.Key(rawValue: name) { keys[key] = value }
