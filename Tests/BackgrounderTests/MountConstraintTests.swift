@@ -32,6 +32,39 @@ struct MountConstraintTests {
     #expect(worker.invocations == 1)
   }
 
+  @Test("blocked on power and a mount: status names what is still missing as each returns")
+  func blockedOnPowerAndMount() async throws {
+    let job = id("test.mount.power")
+    let worker = RecordingWorker(.success)
+    let onBattery = PowerConditions(isCharging: false, isBatteryNotLow: true)
+    let h = try await Harness.start(
+      workers: [job: worker], power: onBattery, mounts: Self.unmounted)
+    defer { Task { await h.stop() } }
+
+    _ = await h.backgrounder.schedule(
+      WorkRequest.OneTime(
+        taskId: job, constraints: .init(requiresCharging: true, requiredMount: "/media/backup")))
+    await h.waitFor(job) { $0 == .attemptDeferred(reason: .chargingNotMet) }
+    #expect(
+      try await h.status(job)?.pendingPredicates == [
+        .requiresCharging, .mounted(path: "/media/backup"),
+      ])
+    h.power.set(.externalPower)
+    // The change reaches the runtime asynchronously: wait (bounded) for the store to show it.
+    let expected: [PendingPredicate] = [.mounted(path: "/media/backup")]
+    var stored = try await h.status(job)?.pendingPredicates
+    for _ in 0..<300 where stored != expected {
+      try await Task.sleep(for: .milliseconds(10))
+      await h.driver.flush()
+      stored = try await h.status(job)?.pendingPredicates
+    }
+    #expect(stored == expected)
+    #expect(worker.invocations == 0)
+    h.mounts.set(Self.mounted)
+    await h.waitFor(job) { $0.isWorkCompleted }
+    #expect(worker.invocations == 1)
+  }
+
   @Test("an unmount mid-run stops the run as a retry; the mount returning runs it again")
   func unmountStops() async throws {
     let job = id("test.mount.midrun")

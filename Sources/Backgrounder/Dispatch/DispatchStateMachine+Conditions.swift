@@ -90,6 +90,14 @@ extension DispatchStateMachine {
             effects.ops.append(.upsert(entry.row))
           }
           rearm(id)
+        } else if entry.row.blockedOn.filter({ Self.isDeviceCondition($0) }) != unmet {
+          // Still blocked, for something else now (charged, but the disk is not mounted).
+          update(id) { entry in
+            entry.row.blockedOn.removeAll { Self.isDeviceCondition($0) }
+            entry.row.blockedOn += unmet
+            entry.row.updatedAt = now
+            effects.ops.append(.upsert(entry.row))
+          }
         }
       }
     }
