@@ -18,7 +18,7 @@ struct StatusJSONTests {
       .networkRequired(.unmetered), .workingInternet(.portal), .requiresCharging,
       .requiresBatteryNotLow, .waitingForBackoff(until: start.addingTimeInterval(61.5)),
       .waitingForEarliestBeginDate(at: start.addingTimeInterval(86_400)),
-      .workerNotRegistered,
+      .workerNotRegistered, .waitingForWindow(opens: start.addingTimeInterval(7200.25)),
     ]
     let runs = [
       RunRecord(
