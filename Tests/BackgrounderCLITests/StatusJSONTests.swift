@@ -23,6 +23,7 @@ struct StatusJSONTests {
       .wifiNetwork(allowed: ["Home*"], current: nil),
       .networkInterface(allowed: ["eth*", "enp*"], current: "wlan0"),
       .networkInterface(allowed: [], current: nil), .mounted(path: "/media/My Backup"),
+      .waitingForWindow(opens: start.addingTimeInterval(7200.25)),
     ]
     let runs = [
       RunRecord(

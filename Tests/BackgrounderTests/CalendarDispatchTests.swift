@@ -38,6 +38,31 @@ import Testing
     #expect(worker.invocations == 1)
   }
 
+  @Test("the next run is the elapse plus the job's splay, fixed by machine and job")
+  func nextRunIncludesSplay() async throws {
+    let job = id("test.calendar.splay")
+    let worker = RecordingWorker()
+    let h = try await Harness.start(workers: [job: worker])
+    defer { Task { await h.stop() } }
+    let calendar = CalendarSchedule(
+      events: [try CalendarEvent("*-*-* 23:00")], localZone: .utc, randomDelay: .seconds(1800),
+      splay: .fixed(machineId: "0123456789abcdef0123456789abcdef", jobId: job.rawValue))
+    _ = await h.backgrounder.schedule(WorkRequest.Periodic(taskId: job, calendar: calendar))
+    let elapse = WallInstant(h.at(Self.elevenPM))
+    let splay = RandomDelay.fixed(
+      machineId: "0123456789abcdef0123456789abcdef", jobId: job.rawValue,
+      maximum: .seconds(1800))
+    #expect(splay > .zero)
+    let startAt = elapse.advanced(by: splay)
+    let start = startAt.date
+    #expect(h.task(job)?.nextRunHint == start)
+    #expect(try await h.status(job)?.nextRun == start)
+    await h.clock.waitForSleepers(until: start)
+    h.clock.advance(to: startAt)
+    await h.waitFor(job) { $0.isWorkCompleted }
+    #expect(worker.contexts.map(\.startedAt) == [start])
+  }
+
   @Test("a window holds a due job and releases it when the window opens")
   func windowHoldsAndReleases() async throws {
     let job = id("test.calendar.window")

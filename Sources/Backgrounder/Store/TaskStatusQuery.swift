@@ -64,15 +64,16 @@ enum TaskStatusQuery {
     guard let windows = TaskRow.decodeWindows(windowsText) else {
       throw row.corrupt("windows", "holds an invalid window in \"\(windowsText)\"")
     }
+    let predicates = TaskStatus.pendingPredicates(
+      blockedOn: blockedOn, state: state, nextRun: nextRun, now: now, windows: windows,
+      zone: zone)
     return TaskStatus(
       id: id, kind: try row.value(1, "kind"), state: state,
-      nextRun: state.isFinished ? nil : nextRun,
+      nextRun: state.isFinished ? nil : TaskStatus.windowOpening(in: predicates) ?? nextRun,
       attempt: try row.int(4, "attempt"), deferrals: try row.int(5, "deferrals"),
       lastResult: try row.optionalValue(6, "lastResult"),
       lastReason: try row.optionalText(7, "lastReason"),
-      pendingPredicates: TaskStatus.pendingPredicates(
-        blockedOn: blockedOn, state: state, nextRun: nextRun, now: now, windows: windows,
-        zone: zone),
+      pendingPredicates: predicates,
       ephemeral: try row.int(11, "ephemeral") != 0,
       lastRunStartedAt: try row.instant(8, "lastRunStartedAt")?.date,
       lastRunEndedAt: try row.instant(9, "lastRunEndedAt")?.date,
@@ -147,6 +148,12 @@ enum TaskStatusQuery {
 extension TaskStatus {
   /// What a task waits for as `status` shows it: the predicates the dispatcher recorded, plus
   /// the backoff or earliest-begin time while that is still ahead of `now`.
+  /// When the window a task waits for opens (its next run), if it waits for one.
+  static func windowOpening(in predicates: [PendingPredicate]) -> Date? {
+    for case .waitingForWindow(let opens) in predicates { return opens }
+    return nil
+  }
+
   static func pendingPredicates(
     blockedOn: [PendingPredicate], state: TaskState, nextRun: Date?, now: Date,
     windows: [TimeWindow] = [], zone: CalendarTimeZone = .utc

@@ -175,7 +175,9 @@ public struct TaskStoreReader: Sendable {
       windows: row.constraints.windows, zone: CalendarTimeZones.local())
     return TaskStatus(
       id: row.id, kind: row.kind, state: row.state,
-      nextRun: row.state.isFinished ? nil : row.nextRun?.date, attempt: row.attempt,
+      nextRun: row.state.isFinished
+        ? nil : TaskStatus.windowOpening(in: predicates) ?? row.nextRun?.date,
+      attempt: row.attempt,
       deferrals: row.deferrals, lastResult: row.lastResult, lastReason: row.lastReason,
       pendingPredicates: predicates, ephemeral: row.ephemeral,
       lastRunStartedAt: row.lastRunStartedAt?.date, lastRunEndedAt: row.lastRunEndedAt?.date,

@@ -1,9 +1,9 @@
 import Backgrounder
 
 extension JobRequests {
-  /// The splay seed of this daemon process: a calendar job's random delay is drawn anew each
-  /// start, as systemd draws `RandomizedDelaySec=` each time a timer is armed, and stays put
-  /// across reloads.
+  /// The splay seed of this daemon process, for the jobs it schedules (or reschedules when
+  /// their definition changes): each elapse gets its own random delay. The seed is stored with
+  /// the job, so a restart or reload does not move a planned run.
   static let splaySeed = UInt64.random(in: .min ... .max)
   /// The machine's local zone, read once.
   static let localZone = CalendarTimeZones.local()

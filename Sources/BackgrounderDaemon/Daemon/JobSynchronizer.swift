@@ -39,7 +39,9 @@ public actor JobSynchronizer {
       wanted.insert(id)
       guard let policy = Self.policy(for: job, existing: stored[id]) else { continue }
       rescheduled.insert(id)
-      _ = await schedule(job, origin: .config, policy: policy)
+      let (ok, message) = await schedule(job, origin: .config, policy: policy)
+      // A job the runtime cannot take (say `fixed-random-delay` without a machine id).
+      if !ok { logger.error("job not scheduled", metadata: ["error": "\(message)"]) }
     }
     for (id, task) in stored.sorted(by: { $0.key < $1.key }) where !task.state.isFinished {
       guard let decoded = StoredJob.decode(task.input) else { continue }

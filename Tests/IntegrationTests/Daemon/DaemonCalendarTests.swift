@@ -15,7 +15,7 @@ struct DaemonCalendarTests {
     var utc = Calendar(identifier: .gregorian)
     utc.timeZone = TimeZone(identifier: "UTC")!
     // Whole seconds, far enough ahead for the daemon to start and schedule the job first.
-    let elapse = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 12).rounded(.down))
+    let elapse = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 15).rounded(.down))
     let time = utc.dateComponents([.hour, .minute, .second], from: elapse)
     let expression = String(
       format: "*-*-* %02d:%02d:%02d UTC", time.hour!, time.minute!, time.second!)
