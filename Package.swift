@@ -92,6 +92,7 @@ let package = Package(
       name: "NetworkHints",
       dependencies: [
         "CSystemdBus",
+        "EventLoops",
         "Locking",
         "Netlink",
         "Nl80211",
