@@ -245,7 +245,7 @@ let package = Package(
       name: "IntegrationTests",
       dependencies: [
         "Reachability", "PowerSource", "Backgrounder", "BackgrounderLinux", "BackgrounderTesting",
-        "BackgrounderDaemon", "Locking", "NetworkHints", "ResurrectionChild",
+        "BackgrounderDaemon", "EventLoops", "Locking", "NetworkHints", "ResurrectionChild",
       ]
     ),
     // Child process of IntegrationTests/ResurrectionTests (killed with SIGKILL mid-run).
