@@ -92,6 +92,7 @@ let package = Package(
       name: "NetworkHints",
       dependencies: [
         "CSystemdBus",
+        "EventLoops",
         "Locking",
         "Netlink",
         "Nl80211",
@@ -245,7 +246,7 @@ let package = Package(
       name: "IntegrationTests",
       dependencies: [
         "Reachability", "PowerSource", "Backgrounder", "BackgrounderLinux", "BackgrounderTesting",
-        "BackgrounderDaemon", "Locking", "NetworkHints", "ResurrectionChild",
+        "BackgrounderDaemon", "EventLoops", "Locking", "NetworkHints", "ResurrectionChild",
       ]
     ),
     // Child process of IntegrationTests/ResurrectionTests (killed with SIGKILL mid-run).

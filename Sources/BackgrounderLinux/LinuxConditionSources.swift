@@ -62,8 +62,9 @@ public final class LinuxConditionSources: Service, Sendable {
   public let parts: [(name: String, service: any Service)]
 
   /// Creates the sources; nothing is watched until ``run()`` (or each of ``parts`` runs). The
-  /// hint sources count as waiting from here on. The clock-change timer and the uevent socket
-  /// are watched by `eventLoop` (a host's shared loop), or by loops of their own.
+  /// hint sources count as waiting from here on. The clock-change timer, the uevent socket, the
+  /// D-Bus connection and the nl80211 socket are watched by `eventLoop` (a host's shared loop),
+  /// or by loops of their own.
   public init(options: Options = Options(), eventLoop: EventLoop? = nil, logger: Logger) {
     monitor = ReachabilityMonitor(configuration: options.reachability, logger: logger)
     // On a shared loop, the uevent socket is watched there; one that cannot be opened here is
@@ -77,7 +78,8 @@ public final class LinuxConditionSources: Service, Sendable {
       ("network monitor", monitor),
       (
         "network hints",
-        NetworkHintsService(monitor: monitor, configuration: options.hints, logger: logger)
+        NetworkHintsService(
+          monitor: monitor, configuration: options.hints, logger: logger, eventLoop: eventLoop)
       ),
     ]
     if let check = options.connectivityCheck {

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <time.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 
 /// Appends one string argument (sd_bus_message_append(m, "s", value)).
 static inline int csd_append_string(sd_bus_message *message, const char *value) {
@@ -23,9 +22,6 @@ static inline unsigned long long csd_monotonic_microseconds(void) {
   clock_gettime(CLOCK_MONOTONIC, &now);
   return (unsigned long long)now.tv_sec * 1000000ULL + (unsigned long long)now.tv_nsec / 1000ULL;
 }
-
-/// An eventfd (counter 0, close-on-exec, non-blocking) that wakes the hints thread's poll().
-static inline int csd_eventfd_nonblocking(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
 /// The name of a D-Bus error reply, or NULL.
 static inline const char *csd_error_name(const sd_bus_error *error) { return error->name; }

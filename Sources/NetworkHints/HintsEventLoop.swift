@@ -1,13 +1,22 @@
 import CSystemdBus
+import EventLoops
 import Glibc
 import Logging
 import Nl80211
 import Reachability
 import SystemCalls
 
-/// The hints thread's state: the D-Bus connection to NetworkManager and the nl80211 socket,
-/// both in one `poll()` with no timeout while idle. Used by that thread only.
-final class HintsEventLoop {
+/// The hints' state, driven by an `EventLoop`: the D-Bus connection to NetworkManager and the
+/// nl80211 socket are registered there, with one timer for the next deadline (sd-bus's own, a
+/// reconnection, the stale limit); nothing is scheduled while idle. Every method runs on the
+/// loop's thread, so the state needs no lock; NetworkManager's reads, which block in
+/// `sd_bus_call` up to the source timeout, run on a short-lived thread of their own while the
+/// loop leaves the bus alone (``reading``), so a silent NetworkManager never holds the shared
+/// loop.
+final class HintsEventLoop: @unchecked Sendable {
+  // @unchecked: touched only on the loop's thread (and the bus, while `reading`, only by the
+  // read's thread; the hand-over goes through the loop's lock).
+
   /// Set by the D-Bus match callback, read after `sd_bus_process`.
   final class SignalFlag {
     var refreshNeeded = false
@@ -16,16 +25,23 @@ final class HintsEventLoop {
   private let configuration: NetworkHintsConfiguration
   private let monitor: ReachabilityMonitor
   private let logger: Logger
-  private let wakeDescriptor: Int32
+  private let loop: EventLoop
   private let signals = SignalFlag()
   private var bus: SystemBus?
+  private var busRegistration: EventLoop.Registration?
+  private var busInterest: EventLoop.Interest?
+  /// A NetworkManager read runs on its own thread: the bus is not touched meanwhile.
+  private var reading = false
   private var everConnected = false
   private var reconnectAt: UInt64?
   private var reconnectDelay: UInt64 = 1_000_000
   private var networkManager: NetworkManagerSource?
   private var wifi: Nl80211Socket?
+  private var wifiRegistration: EventLoop.Registration?
   private var tracker = WifiIdentityTracker()
   private var wifiDumps = Nl80211DumpQueue()
+  private var timer: EventLoop.Timer?
+  private var stopped = false
   private let onSettled: @Sendable () -> Void
   private var hasSettled = false
 
@@ -33,75 +49,119 @@ final class HintsEventLoop {
 
   init(
     configuration: NetworkHintsConfiguration, monitor: ReachabilityMonitor, logger: Logger,
-    wakeDescriptor: Int32, onSettled: @escaping @Sendable () -> Void
+    loop: EventLoop, onSettled: @escaping @Sendable () -> Void
   ) {
     self.onSettled = onSettled
     self.configuration = configuration
     self.monitor = monitor
     self.logger = logger
-    self.wakeDescriptor = wakeDescriptor
+    self.loop = loop
     if configuration.useNetworkManager {
       networkManager = NetworkManagerSource(
         limits: configuration.networkManagerLimits, wall: wallSeconds())
     }
   }
 
-  /// Runs until the wake descriptor becomes readable. Failures of D-Bus or nl80211 are logged
-  /// and degrade to "no hints"; they never end the loop.
-  func run() {
+  /// Connects and opens what the configuration asks for, on the loop. Failures of D-Bus or
+  /// nl80211 are logged and degrade to "no hints"; they never stop the hints.
+  func start() {
     if configuration.useNetworkManager { connectBus() }
     if configuration.watchWifi { openWifi() }
     settleIfDone()
-    while true {
-      var descriptors = [pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
-      var timeout: Int32 = -1
-      var busIndex: Int?
-      var wifiIndex: Int?
-      if let bus {
-        do {
-          let parameters = try bus.pollParameters()
-          busIndex = descriptors.count
-          descriptors.append(
-            pollfd(fd: parameters.descriptor, events: parameters.events, revents: 0))
-          timeout = parameters.timeout
-        } catch {
-          lostBus(error)
-        }
-      }
-      for deadline in [reconnectAt, networkManager?.staleUntil].compactMap({ $0 }) {
-        let now = csd_monotonic_microseconds()
-        let wait = deadline <= now ? 0 : Int32(clamping: (deadline - now + 999) / 1000)
-        timeout = timeout < 0 ? wait : min(timeout, wait)
-      }
-      if let wifi {
-        wifiIndex = descriptors.count
-        descriptors.append(pollfd(fd: wifi.fileDescriptor, events: Int16(POLLIN), revents: 0))
-      }
-      let ready: Int32
-      do {
-        ready = try systemCall("poll") { poll(&descriptors, nfds_t(descriptors.count), timeout) }
-      } catch {
-        logger.error("hints poll failed: \(error)")
-        return
-      }
-      if descriptors[0].revents != 0 { return }
-      if let busIndex, ready == 0 || descriptors[busIndex].revents != 0 { serviceBus() }
-      if let reconnectAt, reconnectAt <= csd_monotonic_microseconds() { connectBus() }
-      if let wifiIndex, descriptors[wifiIndex].revents != 0 { serviceWifi() }
-      if let publication = networkManager?.tick(
+    rearm()
+  }
+
+  /// Deregisters everything and closes the bus and the nl80211 socket, on the loop. A read
+  /// still under way finishes on its thread and is dropped.
+  func stop() {
+    stopped = true
+    if let timer { loop.cancel(timer) }
+    timer = nil
+    dropBus()
+    closeWifi()
+  }
+
+  /// One round, as one `poll()` wake-up was: the bus processed (on its readiness or a
+  /// deadline), a due reconnection, nl80211 read when ready, the stale limit checked.
+  private func step(busReady: Bool, wifiReady: Bool) {
+    guard !stopped else { return }
+    if busReady, !reading { serviceBus() }
+    if let reconnectAt, reconnectAt <= csd_monotonic_microseconds() { connectBus() }
+    if wifiReady { serviceWifi() }
+    if !reading,
+      let publication = networkManager?.tick(
         now: csd_monotonic_microseconds(), wall: wallSeconds())
-      {
-        logger.info("NetworkManager stayed away past the stale limit: kernel signals decide")
-        publish(publication)
-      }
-      settleIfDone()
+    {
+      logger.info("NetworkManager stayed away past the stale limit: kernel signals decide")
+      publish(publication)
     }
+    settleIfDone()
+    rearm()
+  }
+
+  /// Registers the bus with what sd-bus waits for now, and schedules the next deadline.
+  private func rearm() {
+    guard !stopped else { return }
+    var deadline: UInt64?
+    if let bus, !reading {
+      do {
+        let parameters = try bus.pollParameters()
+        try watchBus(parameters.descriptor, interest: Self.interest(parameters.events))
+        if parameters.timeout >= 0 {
+          deadline = csd_monotonic_microseconds() + UInt64(parameters.timeout) * 1000
+        }
+      } catch let error as BusError {
+        lostBus(error)
+      } catch {
+        lostBus(BusError(description: "cannot watch the bus: \(error)"))
+      }
+    }
+    for next in [reconnectAt, reading ? nil : networkManager?.staleUntil].compactMap({ $0 }) {
+      deadline = min(deadline ?? next, next)
+    }
+    if let timer { loop.cancel(timer) }
+    timer = nil
+    guard let deadline else { return }
+    let now = csd_monotonic_microseconds()
+    let delay = Duration.microseconds(deadline <= now ? 0 : Int64(deadline - now))
+    timer = loop.schedule(after: delay) { [self] in
+      timer = nil
+      step(busReady: true, wifiReady: false)
+    }
+  }
+
+  private func watchBus(_ descriptor: Int32, interest: EventLoop.Interest) throws(SystemCallError) {
+    if let registration = busRegistration, registration.descriptor == descriptor {
+      if interest != busInterest { try loop.setInterest(registration, interest) }
+    } else {
+      if let registration = busRegistration { loop.deregister(registration) }
+      busRegistration = nil
+      busRegistration = try loop.register(descriptor, interest: interest) { [self] _ in
+        step(busReady: true, wifiReady: false)
+      }
+    }
+    busInterest = interest
+  }
+
+  private static func interest(_ pollEvents: Int16) -> EventLoop.Interest {
+    var interest: EventLoop.Interest = []
+    if Int32(pollEvents) & Int32(POLLIN) != 0 { interest.insert(.readable) }
+    if Int32(pollEvents) & Int32(POLLOUT) != 0 { interest.insert(.writable) }
+    return interest
+  }
+
+  /// Stops watching the bus and closes it.
+  private func dropBus() {
+    if let registration = busRegistration { loop.deregister(registration) }
+    busRegistration = nil
+    busInterest = nil
+    bus = nil
   }
 
   /// Reports once that the first NetworkManager read and the first nl80211 dumps (interfaces,
   /// then the scan results of those whose reply had no SSID) are done.
   private func settleIfDone() {
-    guard !hasSettled, wifiDumps.isIdle else { return }
+    guard !hasSettled, wifiDumps.isIdle, !reading else { return }
     hasSettled = true
     if configuration.watchWifi {
       let state: HintSourceState = wifi == nil ? .absent : .answered
@@ -151,13 +211,34 @@ final class HintsEventLoop {
     if signals.refreshNeeded { refresh() }
   }
 
+  /// Reads NetworkManager's state on a thread of its own (the read blocks in `sd_bus_call`, up
+  /// to the source timeout); the bus is left alone until ``finishRead(_:)`` runs on the loop.
   private func refresh() {
     signals.refreshNeeded = false
-    guard let bus, var source = networkManager else { return }
+    guard let bus, let source = networkManager else { return }
+    if let registration = busRegistration { loop.deregister(registration) }
+    busRegistration = nil
+    busInterest = nil
+    reading = true
+    let read = BusRead(bus: bus, deadline: source.readDeadline(now: csd_monotonic_microseconds()))
+    do {
+      try SystemThread.detach(name: "bg-nm-read") { [self, loop] in
+        let result = read.run()
+        loop.execute { [self] in finishRead(result) }
+      }
+    } catch {
+      let result = read.run()  // no thread: read here, as before
+      loop.execute { [self] in finishRead(result) }
+    }
+  }
+
+  /// Takes a read's result, on the loop.
+  private func finishRead(_ result: Result<NetworkManagerSnapshot, BusError>) {
+    reading = false
+    guard !stopped, var source = networkManager else { return }
     let publication: NetworkManagerSource.Publication?
     do {
-      let deadline = source.readDeadline(now: csd_monotonic_microseconds())
-      publication = source.answered(try NetworkManagerSnapshot.read(from: bus, deadline: deadline))
+      publication = source.answered(try result.get())
     } catch {
       if error.isTimeout {
         logger.info(
@@ -165,6 +246,7 @@ final class HintsEventLoop {
         publication = source.silent(now: csd_monotonic_microseconds(), wall: wallSeconds())
       } else if error.name == nil {
         lostBus(error)
+        step(busReady: false, wifiReady: false)
         return
       } else {
         if source.state != .absent { logger.debug("NetworkManager not available: \(error)") }
@@ -173,6 +255,8 @@ final class HintsEventLoop {
     }
     networkManager = source
     if let publication { publish(publication) }
+    // Signals that came during the read wait in sd-bus's queue: its timeout (0) says so.
+    step(busReady: false, wifiReady: false)
   }
 
   /// NetworkManager is not reachable over D-Bus: a last answer is kept as stale.
@@ -196,7 +280,7 @@ final class HintsEventLoop {
 
   private func lostBus(_ error: BusError) {
     logger.notice("D-Bus connection lost, NetworkManager's last answer kept (stale): \(error)")
-    bus = nil
+    dropBus()
     notOnBus()
     scheduleReconnect()
   }
@@ -225,13 +309,23 @@ final class HintsEventLoop {
     do {
       let socket = try Nl80211Socket()
       wifi = socket
+      wifiRegistration = try loop.register(socket.fileDescriptor, interest: .readable) {
+        [self] _ in step(busReady: false, wifiReady: true)
+      }
       wifiDumps.enqueue(.interfaces)
       try sendNextWifiDump(socket)
     } catch {
       logger.debug("Wi-Fi SSIDs off: \(error)")
-      wifi = nil
+      closeWifi()
       wifiDumps = Nl80211DumpQueue()
     }
+  }
+
+  /// Stops watching the nl80211 socket and closes it.
+  private func closeWifi() {
+    if let registration = wifiRegistration { loop.deregister(registration) }
+    wifiRegistration = nil
+    wifi = nil
   }
 
   private func serviceWifi() {
@@ -262,7 +356,7 @@ final class HintsEventLoop {
       }
     } catch {
       logger.notice("Wi-Fi SSIDs off: \(error)")
-      self.wifi = nil
+      closeWifi()
       wifiDumps = Nl80211DumpQueue()
       tracker = WifiIdentityTracker()
       changed = true
@@ -287,4 +381,16 @@ func wallSeconds() -> Double {
   var now = timespec()
   clock_gettime(CLOCK_REALTIME, &now)
   return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// One NetworkManager read, handed to the thread that performs it.
+private struct BusRead: @unchecked Sendable {
+  // @unchecked: the loop leaves the bus alone until the read's result is back on the loop.
+  let bus: SystemBus
+  /// Monotonic microseconds.
+  let deadline: UInt64
+
+  func run() -> Result<NetworkManagerSnapshot, BusError> {
+    Result { () throws(BusError) in try NetworkManagerSnapshot.read(from: bus, deadline: deadline) }
+  }
 }

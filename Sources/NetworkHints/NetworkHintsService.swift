@@ -1,4 +1,5 @@
 import CSystemdBus
+import EventLoops
 import Glibc
 import Locking
 import Logging
@@ -48,7 +49,8 @@ public struct NetworkHintsConfiguration: Sendable, Equatable {
 /// Feeds a ``ReachabilityMonitor`` with link hints: NetworkManager's metered settings and
 /// connectivity over D-Bus (following `PropertiesChanged` and `NameOwnerChanged`, re-reading
 /// after each), and the SSID of each Wi-Fi link from nl80211 (connect, disconnect and roam
-/// events). One dedicated thread sleeps in `poll()` with no timeout while nothing changes.
+/// events). The bus and the socket are watched by an `EventLoop` (a host's shared loop, or one
+/// of its own while ``run()`` runs), with no timer while nothing changes.
 ///
 /// Unknown is not permission: from its creation the monitor's status lists NetworkManager and
 /// nl80211 as ``HintSourceState/waiting(since:)`` until they answered, are known absent, or
@@ -60,14 +62,18 @@ public final class NetworkHintsService: Service, Sendable {
   private let configuration: NetworkHintsConfiguration
   private let monitor: ReachabilityMonitor
   private let logger: Logger
+  private let eventLoop: EventLoop?
   private let settledWaiters = Lock<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>(
     (false, []))
 
-  /// Creates the service; nothing happens until ``run()``.
+  /// Creates the service; nothing happens until ``run()``. Without `eventLoop`, the service runs
+  /// one of its own while it runs.
   public init(
-    monitor: ReachabilityMonitor, configuration: NetworkHintsConfiguration, logger: Logger
+    monitor: ReachabilityMonitor, configuration: NetworkHintsConfiguration, logger: Logger,
+    eventLoop: EventLoop? = nil
   ) {
     self.monitor = monitor
+    self.eventLoop = eventLoop
     self.configuration = configuration
     self.logger = logger
     let since = wallSeconds()
@@ -79,33 +85,26 @@ public final class NetworkHintsService: Service, Sendable {
     }
   }
 
-  /// Runs until cancelled or graceful shutdown. Throws only when the thread cannot start.
+  /// Runs until cancelled or graceful shutdown. Throws only when its own event loop cannot
+  /// start.
   public func run() async throws {
-    let wake = WakeDescriptor()
-    guard wake.descriptor >= 0 else { throw SystemCallError.current("eventfd") }
-    let loop = HintsEventLoopBox(
-      HintsEventLoop(
-        configuration: configuration, monitor: monitor, logger: logger,
-        wakeDescriptor: wake.descriptor, onSettled: { [self] in settle() }))
-    try await withGracefulShutdownHandler {
-      try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation {
-          (continuation: CheckedContinuation<Void, any Error>) in
-          do {
-            try SystemThread.detach(name: "bg-hints") {
-              loop.run()
-              continuation.resume()
-            }
-          } catch {
-            continuation.resume(throwing: error)
-          }
-        }
+    let loop = try eventLoop ?? EventLoop(name: "bg-hints")
+    defer { if eventLoop == nil { loop.stop() } }
+    let hints = HintsEventLoop(
+      configuration: configuration, monitor: monitor, logger: logger, loop: loop,
+      onSettled: { [self] in settle() })
+    loop.execute { hints.start() }
+    let (ends, end) = AsyncStream<Void>.makeStream()
+    await withGracefulShutdownHandler {
+      await withTaskCancellationHandler {
+        for await _ in ends {}
       } onCancel: {
-        wake.signal()
+        end.finish()
       }
     } onGracefulShutdown: {
-      wake.signal()
+      end.finish()
     }
+    await loop.submit { hints.stop() }
     settle()
     monitor.updateHints { hints in
       hints.networkManagerMetered = [:]
@@ -140,25 +139,5 @@ extension NetworkHintsService {
       return state.waiters
     }
     for waiter in waiters { waiter.resume() }
-  }
-}
-
-/// Hands the loop to its thread; only that thread touches it.
-private final class HintsEventLoopBox: @unchecked Sendable {
-  private let loop: HintsEventLoop
-  init(_ loop: HintsEventLoop) { self.loop = loop }
-  func run() { loop.run() }
-}
-
-/// An eventfd that wakes the hints thread.
-private final class WakeDescriptor: Sendable {
-  let descriptor: Int32
-
-  init() { descriptor = csd_eventfd_nonblocking() }
-  deinit { if descriptor >= 0 { close(descriptor) } }
-
-  func signal() {
-    var one: UInt64 = 1
-    _ = write(descriptor, &one, MemoryLayout<UInt64>.size)
   }
 }

@@ -25,11 +25,18 @@ final class TaskStore: Sendable {
   /// The file opened (device, inode); every write checks that `path` still names it.
   private let identity: FileIdentity?
   private let onReplaced: (@Sendable (StoreError) -> Void)?
+  /// The read-only connection that checked an existing file, closed, kept as long as the store:
+  /// releasing it would dispose of its Dispatch queue, and a disposal runs on a Dispatch worker
+  /// thread, whose start arms libdispatch's workqueue monitor, a 1 s timer that never stops (an
+  /// idle daemon restarted on its store woke every second).
+  private let checkedReadOnly: DatabaseQueue?
 
   private init(
     path: String, displayPath: String, pool: DatabasePool, historyLimit: Int,
-    identity: FileIdentity?, onReplaced: (@Sendable (StoreError) -> Void)?
+    identity: FileIdentity?, onReplaced: (@Sendable (StoreError) -> Void)?,
+    checkedReadOnly: DatabaseQueue?
   ) {
+    self.checkedReadOnly = checkedReadOnly
     self.path = path
     self.displayPath = displayPath
     self.pool = pool
@@ -60,6 +67,7 @@ final class TaskStore: Sendable {
     do {
       // Check an existing file read-only first: opening a pool writes to the file (GRDB makes
       // sure a WAL file exists), and a file we do not understand must stay untouched.
+      var checkedReadOnly: DatabaseQueue?
       if let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int,
         size > 0
       {
@@ -67,6 +75,7 @@ final class TaskStore: Sendable {
         readOnly.readonly = true
         readOnly.busyMode = .timeout(5)
         let queue = try DatabaseQueue(path: path, configuration: readOnly)
+        checkedReadOnly = queue
         defer { try? queue.close() }
         try queue.read { db in try Schema.check(db, path: displayPath) }
       }
@@ -86,7 +95,7 @@ final class TaskStore: Sendable {
       try Schema.migrator.migrate(pool)
       return TaskStore(
         path: path, displayPath: displayPath, pool: pool, historyLimit: historyLimit,
-        identity: FileIdentity(path), onReplaced: onReplaced)
+        identity: FileIdentity(path), onReplaced: onReplaced, checkedReadOnly: checkedReadOnly)
     } catch {
       throw Schema.storeError(error, path: displayPath)
     }

@@ -90,8 +90,8 @@ struct DaemonNetworkManagerTests {
     _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
     try await withDaemon(bus: bus, settings: "stale-hints = \"4s\"") { harness, workspace in
       _ = try await harness.waitForTask(Self.id, "held: metered") { $0.lastResult == "retry" }
-      // Taken before the stop: the daemon cannot see NetworkManager leave before it is asked
-      // to (after the stop returns, the daemon may already have counted a few milliseconds).
+      // Taken before the stop: dbus-daemon may announce the departure before waitUntilExit
+      // returns, and the limit runs from the daemon's notice.
       let left = Date()
       bus.stopNetworkManager()
       // Stale: the kernel's guess (veth: unmetered) must not release the job.

@@ -1,5 +1,6 @@
 import Backgrounder
 import BackgrounderLinux
+import EventLoops
 import Foundation
 import Locking
 import Logging
@@ -21,7 +22,7 @@ struct NetworkManagerHintsTests {
   /// A monitor watching a namespace whose veth0 is reachable, fed by a hints service on `bus`.
   private func withHintedMonitor(
     bus: PrivateBus, sourceTimeout: Duration = .seconds(5), staleHints: Duration = .seconds(120),
-    untilSettled: Bool = true,
+    untilSettled: Bool = true, eventLoop: EventLoop? = nil,
     _ body: (ReachabilityMonitor, NamespaceSandbox) async throws -> Void
   ) async throws {
     let sandbox = try NamespaceSandbox.create()
@@ -39,7 +40,7 @@ struct NetworkManagerHintsTests {
       configuration: NetworkHintsConfiguration(
         busAddress: bus.address, watchWifi: false, sourceTimeout: sourceTimeout,
         staleHints: staleHints),
-      logger: logger)
+      logger: logger, eventLoop: eventLoop)
     let running = Task {
       try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await monitor.run() }
@@ -52,6 +53,33 @@ struct NetworkManagerHintsTests {
       $0.primary == "veth0" && (!untilSettled || $0.isSettled)
     }
     try await body(monitor, sandbox)
+  }
+
+  /// The names of this process's threads (`/proc/self/task/*/comm`).
+  private static func threadNames() -> [String] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.compactMap {
+      try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+  }
+
+  @Test func onASharedEventLoopTheHintsFollowSignalsWithoutALoopOfTheirOwn() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try bus.startNetworkManager()
+    let device = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
+    let loop = try EventLoop(name: "bg-test-shared")
+    defer { loop.stop() }
+    try await withHintedMonitor(bus: bus, eventLoop: loop) { monitor, _ in
+      _ = try await monitor.firstStatus("metered by NetworkManager") { $0.isDataMetered }
+      #expect(!Self.threadNames().contains("bg-hints"))
+      try bus.setMetered(Self.notMetered, device: device)
+      let unmetered = try await monitor.firstStatus("the user flipped it to no") {
+        !$0.isDataMetered
+      }
+      #expect(unmetered.primaryLink?.meteredReason == .networkManager(.no))
+    }
   }
 
   @Test func meteredSettingFollowsNetworkManagerSignals() async throws {
