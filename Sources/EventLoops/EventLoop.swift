@@ -72,6 +72,9 @@ public final class EventLoop: Sendable {
       ?? false
   }
 
+  /// How many descriptors are registered now (for diagnostics: which sources share the loop).
+  public var registrationCount: Int { state.withLock { $0.handlers.count } }
+
   // MARK: Descriptors
 
   /// Watches `descriptor` for `interest`; `handler` runs on the loop's thread while it is ready
