@@ -104,7 +104,8 @@ public final class Daemon: Service {
       read: {
         (try await runtime.storedSuccesses(), try await runtime.storedTasks(historyLimit: 0))
       },
-      hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics, logger: logger,
+      hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics,
+      notices: configuration.desktopNotices ? DesktopNotices(logger: logger) : nil, logger: logger,
       notify: { [notifier] in notifier.notify($0) },
       afterLook: { Self.releaseIdleMemory(runtime) })
     do {
