@@ -253,7 +253,7 @@ final class Runtime: Sendable {
       return finish(ticket.token, early, abandoned: false)
     }
     let ending = await invoke(ticket, handle, attempt: attempt, startedAt: startedAt)
-    return finish(ticket.token, ending.0, abandoned: ending.1)
+    return finish(ticket.token, ending.0, abandoned: ending.1, detail: handle.detail)
   }
 
   /// Creates the worker, runs it under its budget, and returns how the run ended and whether
@@ -279,8 +279,11 @@ final class Runtime: Sendable {
       return (.finished(.failure(reason: "stored input cannot be decoded: \(error)")), false)
     }
     let token = ticket.token
-    let network =
-      core.withLock { $0.machine.startConditions(token) } ?? configuration.network.current
+    let (started, power) = core.withLock {
+      ($0.machine.startConditions(token), $0.machine.power)
+    }
+    let network = started ?? configuration.network.current
+    handle.recordConditions(RunConditions.text(network: network, power: power))
     let context = WorkContext(
       taskId: ticket.taskId, attempt: attempt, input: input, budget: ticket.budget,
       startedAt: startedAt.date,
@@ -326,11 +329,11 @@ final class Runtime: Sendable {
   }
 
   /// Records how a run ended; returns the runs promoted into the slot it freed.
-  private func finish(_ token: RunToken, _ ending: RunEnding, abandoned: Bool) -> [(
-    RunTicket, RunHandle
-  )] {
+  private func finish(
+    _ token: RunToken, _ ending: RunEnding, abandoned: Bool, detail: RunDetail = RunDetail()
+  ) -> [(RunTicket, RunHandle)] {
     let ended = step { machine, now in
-      ((), machine.runEnded(token, ending: ending, abandoned: abandoned, now: now))
+      ((), machine.runEnded(token, ending: ending, abandoned: abandoned, now: now, detail: detail))
     }
     core.withLock { _ = $0.handles.removeValue(forKey: token) }
     wake.fire()
