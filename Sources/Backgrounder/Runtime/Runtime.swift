@@ -15,6 +15,8 @@ final class Runtime: Sendable {
     var waiting: [RunToken: (RunTicket, RunHandle)] = [:]
     /// Runs to start that a run's own task could not take on (for the loop to start).
     var unstarted: [(RunTicket, RunHandle)] = []
+    /// What each task waits for, as last written (for ``Backgrounder/Configuration/onWaitChange``).
+    var waits = WaitChanges()
   }
 
   struct Step<Value: Sendable>: Sendable {
@@ -62,10 +64,12 @@ final class Runtime: Sendable {
   func step<Value: Sendable>(
     _ body: (inout DispatchStateMachine, WallInstant) -> (Value, Effects)
   ) -> Step<Value> {
-    let (result, releases, stops) = core.withLock {
-      core -> (Step<Value>, [RunHandle], [(RunHandle, StopReason)]) in
+    let onWaitChange = configuration.onWaitChange
+    let (result, releases, stops, waits) = core.withLock {
+      core -> (Step<Value>, [RunHandle], [(RunHandle, StopReason)], ([WaitChanges.Change], Date)) in
       let now = clock.now
       let (value, effects) = body(&core.machine, now)
+      let waits = onWaitChange == nil ? [] : core.waits.changes(in: effects.ops)
       let sequence = writer.enqueue(effects.ops, events: effects.events)
       var tickets: [(RunTicket, RunHandle)] = []
       for var ticket in effects.tickets {
@@ -89,7 +93,12 @@ final class Runtime: Sendable {
       let stops = effects.stops.compactMap { token, reason in
         core.handles[token].map { ($0, reason) }
       }
-      return (Step(value: value, sequence: sequence, tickets: tickets), releases, stops)
+      return (
+        Step(value: value, sequence: sequence, tickets: tickets), releases, stops, (waits, now.date)
+      )
+    }
+    if let onWaitChange {
+      for change in waits.0 { onWaitChange(change.task, change.predicates, waits.1) }
     }
     for handle in releases { handle.gate.resolve(.passed) }
     for (handle, reason) in stops { handle.stop(reason) }

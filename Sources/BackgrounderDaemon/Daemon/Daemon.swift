@@ -89,6 +89,8 @@ public final class Daemon: Service {
     let (storeReplaced, replacedContinuation) = AsyncStream<StoreError>.makeStream(
       bufferingPolicy: .bufferingOldest(1))
     runtimeConfiguration.onStoreReplaced = { replacedContinuation.yield($0) }
+    let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
+    if let metrics { runtimeConfiguration.onWaitChange = WaitMetrics(metrics: metrics).change }
     let runtime = Backgrounder(configuration: runtimeConfiguration)
     let containment = try await RunContainment.prepare(
       storePath: configuration.storePath, logger: logger)
@@ -98,7 +100,6 @@ public final class Daemon: Service {
     try runtime.registerFallback { _ in CommandWorker(runner: runner, inhibitor: inhibitor) }
     let events = runtime.events()
     let alertEvents = runtime.events()
-    let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
     let alerts = AlertWatch(
       clock: runtimeConfiguration.clock,
       read: {
