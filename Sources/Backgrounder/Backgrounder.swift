@@ -58,6 +58,11 @@ public final class Backgrounder: Sendable {
     /// ``StoreError/Code/replaced``). The runtime keeps refusing writes; a daemon should stop
     /// and start again on the new file.
     public var onStoreReplaced: (@Sendable (StoreError) -> Void)?
+    /// Called when what a task waits for changes, with the time of the change: the predicates
+    /// a due task is blocked on (the network, power, a mount, its window), or none once it
+    /// starts, is cancelled or waits no more. Driven by the dispatcher's own writes (no
+    /// polling); called outside the dispatcher's lock, so keep it short.
+    public var onWaitChange: (@Sendable (TaskId, [PendingPredicate], Date) -> Void)?
     /// The path SQLite opens when it is not ``storePath`` itself: for example
     /// `/proc/self/fd/N/state.sqlite` through a directory descriptor the caller holds open, so
     /// that renaming a directory of ``storePath`` after the caller checked it changes nothing.

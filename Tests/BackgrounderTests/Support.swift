@@ -26,7 +26,8 @@ struct Harness {
     expeditedQuota: ExpeditedQuota? = nil, fallback: (any Worker)? = nil,
     dispatchesWork: Bool = true, watchesClockChanges: Bool = false,
     networkSource: (any NetworkConditionSource)? = nil, timeZone: CalendarTimeZone = .utc,
-    mounts: MountConditions = .unconfigured
+    mounts: MountConditions = .unconfigured,
+    onWaitChange: (@Sendable (TaskId, [PendingPredicate], Date) -> Void)? = nil
   ) async throws -> Harness {
     let mountSource = FakeMountSource(mounts)
     let clock = clock ?? ManualClock()
@@ -41,6 +42,7 @@ struct Harness {
     configuration.dispatchesWork = dispatchesWork
     configuration.timeZone = timeZone
     configuration.mounts = mountSource
+    configuration.onWaitChange = onWaitChange
     if watchesClockChanges { configuration.clockChanges = clock }
     let backgrounder = Backgrounder(configuration: configuration)
     for (id, worker) in workers {

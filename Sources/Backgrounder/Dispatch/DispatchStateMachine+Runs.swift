@@ -65,7 +65,8 @@ extension DispatchStateMachine {
 
   /// Records how a run ended — exactly once per token (later calls are ignored).
   mutating func runEnded(
-    _ token: RunToken, ending: RunEnding, abandoned: Bool, now: WallInstant
+    _ token: RunToken, ending: RunEnding, abandoned: Bool, now: WallInstant,
+    detail: RunDetail = RunDetail()
   ) -> Effects {
     var effects = Effects()
     guard let id = endLiveRun(token) else { return effects }
@@ -190,6 +191,13 @@ extension DispatchStateMachine {
       retryCounted(
         id, reason: "factory threw: \(message)", historyOutcome: "retry", startedAt: startedAt,
         now: now, &effects)
+    }
+    // The history row this end appended keeps the run's detail, in the same write.
+    for index in effects.ops.indices {
+      guard case .appendRun(var run) = effects.ops[index], run.taskId == id else { continue }
+      run.conditions = detail.conditions
+      run.outputTail = detail.outputTail
+      effects.ops[index] = .appendRun(run)
     }
     rearm(id)
     promoteClaims(now: now, &effects)

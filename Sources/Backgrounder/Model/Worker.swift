@@ -54,6 +54,10 @@ public struct WorkContext: Sendable {
     return false
   }
 
+  /// Keeps `text` (the last lines the work printed, at most 4 KiB: the end is kept) with this
+  /// run's record in the store, for `history`. The last call counts.
+  public func recordOutputTail(_ text: String) { handle.recordOutputTail(text) }
+
   /// Why the run is being stopped, once it is (budget expiry is reported as `nil`;
   /// check `Task.isCancelled` for every kind of stop).
   public var stopReason: StopReason? { handle.stopReason }

@@ -15,6 +15,19 @@ final class RunHandle: Sendable {
   /// `true` when the worker returned, `false` when it was abandoned after the grace period.
   let exit = Latch<Bool>()
   private let state = Lock<(worker: Task<Void, Never>?, stopReason: StopReason?)>((nil, nil))
+  private let recorded = Lock(RunDetail())
+
+  /// What the run record keeps besides the outcome: start conditions and output tail.
+  var detail: RunDetail { recorded.withLock { $0 } }
+
+  /// The conditions the worker was started under, in words.
+  func recordConditions(_ text: String) { recorded.withLock { $0.conditions = text } }
+
+  /// The worker's output tail, bounded.
+  func recordOutputTail(_ text: String) {
+    let bounded = RunDetail.bounded(text)
+    recorded.withLock { $0.outputTail = bounded }
+  }
 
   var stopReason: StopReason? { state.withLock { $0.stopReason } }
 

@@ -15,6 +15,8 @@ final class Runtime: Sendable {
     var waiting: [RunToken: (RunTicket, RunHandle)] = [:]
     /// Runs to start that a run's own task could not take on (for the loop to start).
     var unstarted: [(RunTicket, RunHandle)] = []
+    /// What each task waits for, as last written (for ``Backgrounder/Configuration/onWaitChange``).
+    var waits = WaitChanges()
   }
 
   struct Step<Value: Sendable>: Sendable {
@@ -62,10 +64,12 @@ final class Runtime: Sendable {
   func step<Value: Sendable>(
     _ body: (inout DispatchStateMachine, WallInstant) -> (Value, Effects)
   ) -> Step<Value> {
-    let (result, releases, stops) = core.withLock {
-      core -> (Step<Value>, [RunHandle], [(RunHandle, StopReason)]) in
+    let onWaitChange = configuration.onWaitChange
+    let (result, releases, stops, waits) = core.withLock {
+      core -> (Step<Value>, [RunHandle], [(RunHandle, StopReason)], ([WaitChanges.Change], Date)) in
       let now = clock.now
       let (value, effects) = body(&core.machine, now)
+      let waits = onWaitChange == nil ? [] : core.waits.changes(in: effects.ops)
       let sequence = writer.enqueue(effects.ops, events: effects.events)
       var tickets: [(RunTicket, RunHandle)] = []
       for var ticket in effects.tickets {
@@ -89,7 +93,12 @@ final class Runtime: Sendable {
       let stops = effects.stops.compactMap { token, reason in
         core.handles[token].map { ($0, reason) }
       }
-      return (Step(value: value, sequence: sequence, tickets: tickets), releases, stops)
+      return (
+        Step(value: value, sequence: sequence, tickets: tickets), releases, stops, (waits, now.date)
+      )
+    }
+    if let onWaitChange {
+      for change in waits.0 { onWaitChange(change.task, change.predicates, waits.1) }
     }
     for handle in releases { handle.gate.resolve(.passed) }
     for (handle, reason) in stops { handle.stop(reason) }
@@ -253,7 +262,7 @@ final class Runtime: Sendable {
       return finish(ticket.token, early, abandoned: false)
     }
     let ending = await invoke(ticket, handle, attempt: attempt, startedAt: startedAt)
-    return finish(ticket.token, ending.0, abandoned: ending.1)
+    return finish(ticket.token, ending.0, abandoned: ending.1, detail: handle.detail)
   }
 
   /// Creates the worker, runs it under its budget, and returns how the run ended and whether
@@ -279,8 +288,11 @@ final class Runtime: Sendable {
       return (.finished(.failure(reason: "stored input cannot be decoded: \(error)")), false)
     }
     let token = ticket.token
-    let network =
-      core.withLock { $0.machine.startConditions(token) } ?? configuration.network.current
+    let (started, power) = core.withLock {
+      ($0.machine.startConditions(token), $0.machine.power)
+    }
+    let network = started ?? configuration.network.current
+    handle.recordConditions(RunConditions.text(network: network, power: power))
     let context = WorkContext(
       taskId: ticket.taskId, attempt: attempt, input: input, budget: ticket.budget,
       startedAt: startedAt.date,
@@ -326,11 +338,11 @@ final class Runtime: Sendable {
   }
 
   /// Records how a run ended; returns the runs promoted into the slot it freed.
-  private func finish(_ token: RunToken, _ ending: RunEnding, abandoned: Bool) -> [(
-    RunTicket, RunHandle
-  )] {
+  private func finish(
+    _ token: RunToken, _ ending: RunEnding, abandoned: Bool, detail: RunDetail = RunDetail()
+  ) -> [(RunTicket, RunHandle)] {
     let ended = step { machine, now in
-      ((), machine.runEnded(token, ending: ending, abandoned: abandoned, now: now))
+      ((), machine.runEnded(token, ending: ending, abandoned: abandoned, now: now, detail: detail))
     }
     core.withLock { _ = $0.handles.removeValue(forKey: token) }
     wake.fire()

@@ -75,6 +75,13 @@ enum Schema {
     migrator.registerMigration("i29-staleness") { db in
       try TaskSuccess.createTable(db)
     }
+    migrator.registerMigration("i29-run-detail") { db in
+      try db.execute(
+        sql: """
+          ALTER TABLE run ADD COLUMN conditions TEXT;
+          ALTER TABLE run ADD COLUMN outputTail TEXT;
+          """)
+    }
     return migrator
   }
 

@@ -131,6 +131,11 @@ public struct RunRecord: Hashable, Sendable, Encodable {
   public var outcome: String
   /// Why.
   public var reason: String?
+  /// The conditions the run started under, in words (``RunConditions``); nil when it never
+  /// started or was recorded before they were kept. Not part of `status`'s JSON.
+  public var conditions: String? = nil
+  /// The last output the worker recorded (at most 4 KiB); not part of `status`'s JSON.
+  public var outputTail: String? = nil
 
   /// Encodes with ISO 8601 times.
   public func encode(to encoder: any Encoder) throws {
@@ -153,6 +158,10 @@ struct RunRow: Sendable, Equatable {
   var endedAt: WallInstant
   var outcome: String
   var reason: String?
+  /// The conditions the run started under (migration `i29-run-detail`).
+  var conditions: String? = nil
+  /// The tail of the run's output (migration `i29-run-detail`).
+  var outputTail: String? = nil
 }
 
 /// A change the writer applies, in order.

@@ -189,10 +189,14 @@ final class TaskStore: Sendable {
       case .appendRun(let run):
         try db.cachedStatement(
           sql:
-            "INSERT INTO run (taskId, attempt, startedAt, endedAt, outcome, reason) VALUES (?, ?, ?, ?, ?, ?)"
+            """
+            INSERT INTO run (taskId, attempt, startedAt, endedAt, outcome, reason, conditions,
+              outputTail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """
         ).execute(arguments: [
           run.taskId.rawValue, run.attempt, run.startedAt?.nanosecondsSince1970,
-          run.endedAt.nanosecondsSince1970, run.outcome, run.reason,
+          run.endedAt.nanosecondsSince1970, run.outcome, run.reason, run.conditions,
+          run.outputTail,
         ])
         try db.cachedStatement(
           sql: """

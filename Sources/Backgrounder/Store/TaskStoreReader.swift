@@ -158,14 +158,15 @@ public struct TaskStoreReader: Sendable {
     // Prepared once per connection: `status` asks this once per task.
     let statement = try db.cachedStatement(
       sql: """
-        SELECT attempt, startedAt, endedAt, outcome, reason FROM run
+        SELECT attempt, startedAt, endedAt, outcome, reason, conditions, outputTail FROM run
         WHERE taskId = ? ORDER BY id DESC LIMIT ?
         """)
     return try Row.fetchAll(statement, arguments: [id.rawValue, limit]).map { row in
       RunRecord(
         attempt: row[0],
         startedAt: (row[1] as Int64?).map { WallInstant(nanosecondsSince1970: $0).date },
-        endedAt: WallInstant(nanosecondsSince1970: row[2]).date, outcome: row[3], reason: row[4])
+        endedAt: WallInstant(nanosecondsSince1970: row[2]).date, outcome: row[3], reason: row[4],
+        conditions: row[5], outputTail: row[6])
     }
   }
 

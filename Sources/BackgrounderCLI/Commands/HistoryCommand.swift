@@ -12,7 +12,9 @@ struct HistoryCommand: AsyncParsableCommand {
     discussion: """
       Each run: when it started and ended, how long it took, the attempt, the outcome (success,
       failure, retry, deferred, expired, interrupted, stopped, skipped) and the reason, which
-      for a failing command carries the end of its standard error. Read read-only from the
+      for a failing command carries the end of its standard error; the conditions the run
+      started under (link, metered, connectivity, power) and the tail of its output (the last
+      20 lines, at most 4 KiB) for runs recorded since they are kept. Read read-only from the
       store (safe while the daemon runs). The store keeps the newest 20 runs of each job.
       """
   )
@@ -77,6 +79,10 @@ struct HistoryRun: Encodable {
   var endedAt: Date
   var outcome: String
   var reason: String?
+  /// The conditions the run started under, in words.
+  var conditions: String?
+  /// The last lines of its output.
+  var outputTail: String?
 
   init(_ record: RunRecord) {
     attempt = record.attempt
@@ -84,13 +90,15 @@ struct HistoryRun: Encodable {
     endedAt = record.endedAt
     outcome = record.outcome
     reason = record.reason
+    conditions = record.conditions
+    outputTail = record.outputTail
   }
 
   /// Seconds from start to end; nil when the worker never started.
   var durationSeconds: Double? { startedAt.map { endedAt.timeIntervalSince($0) } }
 
   private enum CodingKeys: String, CodingKey {
-    case attempt, startedAt, endedAt, durationSeconds, outcome, reason
+    case attempt, startedAt, endedAt, durationSeconds, outcome, reason, conditions, outputTail
   }
 
   func encode(to encoder: any Encoder) throws {
@@ -101,6 +109,8 @@ struct HistoryRun: Encodable {
     try container.encode(durationSeconds, forKey: .durationSeconds)
     try container.encode(outcome, forKey: .outcome)
     try container.encode(reason, forKey: .reason)
+    try container.encode(conditions, forKey: .conditions)
+    try container.encode(outputTail, forKey: .outputTail)
   }
 
   /// `2026-11-28T02:10:00Z  failure  attempt 0  1.2 s  exit status 1: disk full`, the reason's
@@ -112,6 +122,13 @@ struct HistoryRun: Encodable {
       let reasonLines = reason.split(separator: "\n", omittingEmptySubsequences: false)
       lines[0] += "  \(reasonLines[0])"
       lines += reasonLines.dropFirst().map { "    \($0)" }
+    }
+    if let conditions { lines.append("    started under: \(conditions)") }
+    if let outputTail, !outputTail.isEmpty {
+      lines.append("    output:")
+      lines += outputTail.split(separator: "\n", omittingEmptySubsequences: false).map {
+        "      \($0)"
+      }
     }
     return lines.joined(separator: "\n")
   }

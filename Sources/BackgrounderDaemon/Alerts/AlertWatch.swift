@@ -22,6 +22,9 @@ final class AlertWatch: Sendable {
   private let clock: any WallClock
   private let read: Read
   private let hooks: AlertHooks?
+  /// Desktop notices of failures and stale episodes (`[notify] desktop`), when on: every job
+  /// of the config is then watched for failures, with or without alert settings.
+  private let notices: DesktopNotices?
   private let metrics: MetricsFile?
   /// Receives the `STATUS=` line when the set of stale jobs changes.
   private let notify: @Sendable (String) -> Void
@@ -36,13 +39,15 @@ final class AlertWatch: Sendable {
 
   init(
     clock: any WallClock, read: @escaping Read, hooks: AlertHooks?, metrics: MetricsFile?,
-    logger: Logger, notify: @escaping @Sendable (String) -> Void = { _ in },
+    notices: DesktopNotices? = nil, logger: Logger,
+    notify: @escaping @Sendable (String) -> Void = { _ in },
     afterLook: @escaping @Sendable () -> Void = {}
   ) {
     self.afterLook = afterLook
     self.clock = clock
     self.read = read
     self.hooks = hooks
+    self.notices = notices
     self.metrics = metrics
     self.logger = logger
     self.notify = notify
@@ -57,7 +62,7 @@ final class AlertWatch: Sendable {
       guard let id = try? TaskId(job.id) else { continue }
       let settings = (configuration.alerts[job.id] ?? JobAlerts())
         .merged(withDefaults: configuration.alertDefaults)
-      if !settings.isEmpty { alerts[id] = settings }
+      if !settings.isEmpty || notices != nil { alerts[id] = settings }
     }
     state.withLock { $0.alerts = alerts }
     wake.yield()
@@ -78,7 +83,9 @@ final class AlertWatch: Sendable {
         for await event in events where Self.mayChangeAlerts(event.kind) { self.wake.yield() }
         self.wake.finish()
         self.hookCalls.finish()
+        self.notices?.finish()
       }
+      group.addTask { await self.notices?.run() }
       group.addTask {
         guard let hooks = self.hooks else { return }
         for await call in self.pendingHooks { await hooks.run(call) }
@@ -148,6 +155,7 @@ final class AlertWatch: Sendable {
     for stale in update.began {
       let message = problems().first { $0.taskId == stale.id }?.message ?? "stale"
       logger.error("job is stale: \(message)", metadata: ["job": "\(stale.id)"])
+      notices?.stale(job: stale.id, message: message)
       if let argv = alerts[stale.id]?.onStale {
         hookCalls.yield(
           .init(
@@ -157,8 +165,9 @@ final class AlertWatch: Sendable {
     }
     for id in update.ended { logger.notice("job is no longer stale", metadata: ["job": "\(id)"]) }
     for id in update.failed {
-      guard let argv = alerts[id]?.onFailure else { continue }
       let lastSuccess = successes.first { $0.id == id }?.lastSuccessAt
+      notices?.failed(job: id, reason: tasks[id]?.lastReason ?? "", lastSuccessAt: lastSuccess)
+      guard let argv = alerts[id]?.onFailure else { continue }
       hookCalls.yield(
         .init(
           argv: argv, job: id, result: "failure", reason: tasks[id]?.lastReason ?? "",

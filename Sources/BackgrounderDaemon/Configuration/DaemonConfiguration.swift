@@ -35,6 +35,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
   /// The alert settings of the `[[job]]` entries that have any (`alert-after`, `on-failure`,
   /// `on-stale`), by job id.
   public var alerts: [String: JobAlerts] = [:]
+  /// `[notify] desktop`: freedesktop desktop notices of failures and stale jobs on the session
+  /// bus (default false).
+  public var desktopNotices = false
   /// `[daemon] on-failure` and `on-stale`: the hooks of every job that sets none of its own.
   public var alertDefaults = JobAlerts()
 

@@ -54,6 +54,7 @@ public struct CommandWorker: Worker {
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
       jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background)
     lock?.release()
+    if !outcome.outputTail.isEmpty { context.recordOutputTail(outcome.outputTail) }
     return Self.result(of: outcome)
   }
 

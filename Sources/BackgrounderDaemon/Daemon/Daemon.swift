@@ -89,6 +89,8 @@ public final class Daemon: Service {
     let (storeReplaced, replacedContinuation) = AsyncStream<StoreError>.makeStream(
       bufferingPolicy: .bufferingOldest(1))
     runtimeConfiguration.onStoreReplaced = { replacedContinuation.yield($0) }
+    let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
+    if let metrics { runtimeConfiguration.onWaitChange = WaitMetrics(metrics: metrics).change }
     let runtime = Backgrounder(configuration: runtimeConfiguration)
     let containment = try await RunContainment.prepare(
       storePath: configuration.storePath, logger: logger)
@@ -98,13 +100,13 @@ public final class Daemon: Service {
     try runtime.registerFallback { _ in CommandWorker(runner: runner, inhibitor: inhibitor) }
     let events = runtime.events()
     let alertEvents = runtime.events()
-    let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
     let alerts = AlertWatch(
       clock: runtimeConfiguration.clock,
       read: {
         (try await runtime.storedSuccesses(), try await runtime.storedTasks(historyLimit: 0))
       },
-      hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics, logger: logger,
+      hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics,
+      notices: configuration.desktopNotices ? DesktopNotices(logger: logger) : nil, logger: logger,
       notify: { [notifier] in notifier.notify($0) },
       afterLook: { Self.releaseIdleMemory(runtime) })
     do {

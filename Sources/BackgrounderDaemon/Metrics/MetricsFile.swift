@@ -49,6 +49,16 @@ public final class MetricsFile: Sendable {
     ).increment()
   }
 
+  /// `job` waited `seconds` for `condition` (`network`, `unmetered`, `charging`, `battery`,
+  /// `window`, `mount`, `wifi`, …) while due.
+  public func recordWaited(job: String, condition: String, seconds: Double) {
+    counter(
+      "job_waited_seconds",
+      "Seconds a due job waited for a condition, per job and condition (counted when the wait ends or changes).",
+      [("job", job), ("condition", condition)]
+    ).increment(by: seconds)
+  }
+
   /// The current network state.
   public func setNetwork(reachable: Bool, metered: Bool) {
     gauge("network_reachable", "1 when a usable default route exists.").set(to: reachable ? 1 : 0)

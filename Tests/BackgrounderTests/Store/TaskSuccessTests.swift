@@ -29,9 +29,17 @@ struct TaskSuccessTests {
     let queue = try DatabaseQueue(path: path)
     try Schema.migrator.migrate(queue, upTo: "v2-allowed-networks-and-mounts")
     try queue.write { db in
-      try TaskStore.apply(
-        [.upsert(row), run("success", at: 10), run("success", at: 20), run("failure", at: 30)],
-        in: db, historyLimit: 5)
+      try TaskStore.apply([.upsert(row)], in: db, historyLimit: 5)
+      // The run table as it was then (before i29-run-detail's columns).
+      for (outcome, seconds) in [("success", 10), ("success", 20), ("failure", 30)] {
+        try db.execute(
+          sql:
+            "INSERT INTO run (taskId, attempt, startedAt, endedAt, outcome) VALUES (?, 0, ?, ?, ?)",
+          arguments: [
+            taskId.rawValue, t0.nanosecondsSince1970,
+            t0.advanced(by: .seconds(Int64(seconds))).nanosecondsSince1970, outcome,
+          ])
+      }
     }
     try queue.close()
 

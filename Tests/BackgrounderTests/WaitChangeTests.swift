@@ -1,0 +1,34 @@
+import Backgrounder
+import BackgrounderTesting
+import Foundation
+import Locking
+import Testing
+
+/// `Configuration.onWaitChange`: what a due task waits for, told when it changes (from the
+/// dispatcher's writes, with the injected clock's time), for the time-waited metrics.
+@Suite(.timeLimit(.minutes(1)))
+struct WaitChangeTests {
+  @Test("a task blocked on charging is told at its block and at its start, with the clock's times")
+  func blockedThenStarted() async throws {
+    let job = id("test.wait.charging")
+    let worker = RecordingWorker(.success)
+    let changes = Lock<[(TaskId, [PendingPredicate], Date)]>([])
+    let h = try await Harness.start(
+      workers: [job: worker], power: PowerConditions(isCharging: false, isBatteryNotLow: true),
+      onWaitChange: { id, predicates, time in changes.withLock { $0.append((id, predicates, time)) }
+      })
+    defer { Task { await h.stop() } }
+
+    _ = await h.backgrounder.schedule(
+      WorkRequest.OneTime(taskId: job, constraints: .init(requiresCharging: true)))
+    await h.waitFor(job) { $0 == .attemptDeferred(reason: .chargingNotMet) }
+    h.clock.advance(by: .seconds(90))
+    h.power.set(.externalPower)
+    await h.waitFor(job) { $0.isWorkCompleted }
+
+    let seen = changes.withLock { $0 }
+    #expect(seen.map(\.0) == [job, job])
+    #expect(seen.map(\.1) == [[.requiresCharging], []])
+    #expect(seen.map(\.2) == [h.t0, h.t0.addingTimeInterval(90)])
+  }
+}
