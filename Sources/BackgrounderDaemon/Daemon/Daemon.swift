@@ -119,7 +119,8 @@ public final class Daemon: Service {
     let jobs = JobSynchronizer(runtime: runtime, logger: logger)
     await jobs.apply(configuration)
     let sleepWatch = SystemSleepStops.watch(
-      runtime: runtime, inhibitor: inhibitor, eventLoop: eventLoop, logger: logger)
+      runtime: runtime, inhibitor: inhibitor, runner: runner, eventLoop: eventLoop,
+      logger: logger)
     defer { sleepWatch.stopSoon() }
     HeapTuning.releaseFreeMemory()
 

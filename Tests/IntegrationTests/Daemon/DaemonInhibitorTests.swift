@@ -101,6 +101,44 @@ struct DaemonInhibitorTests {
     _ = try await harness.waitForTask("dev.e2e.delay", "finished") { $0.lastResult == "success" }
   }
 
+  /// A run that ignores SIGTERM, a runner grace of 60 s, logind's delay 2 s: the run is killed
+  /// within the delay (the 20 s wait for the retry would fail with the runner's grace).
+  @Test func aSleepStopKillsWithinLogindsDelay() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    try logind.setInhibitDelayMax(microseconds: 2_000_000)
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    try workspace.writeConfig(
+      jobs: daemonShellJob(
+        id: "dev.e2e.stubborn",
+        script: "trap '' TERM; echo $$ > \(workspace.file("pid")); "
+          + "while [ ! -e \(workspace.file("release")) ]; do sleep 0.05; done",
+        schedule: "once = true"))
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    _ = try harness.startDaemon(
+      environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], arguments: ["--kill-grace", "60s"])
+    try await daemonEventually("the lock", describe: harness.describe()) {
+      try logind.inhibitors().contains("\"running dev.e2e.stubborn\"") ? true : nil
+    }
+    let pid = try await daemonEventually("the run's pid", describe: harness.describe()) {
+      pid_t(workspace.lines(of: "pid").first ?? "")
+    }
+
+    try logind.emit("PrepareForSleep", true)
+    let stopped = try await harness.waitForTask("dev.e2e.stubborn", "killed for sleep") {
+      $0.lastResult == "retry"
+    }
+    #expect(stopped.lastReason == "system suspending", "\(harness.describe())")
+    #expect(kill(pid, 0) != 0, "the run's shell is gone")
+    try await daemonEventually("the lock to go", describe: harness.describe()) {
+      try logind.inhibitors().contains("dev.e2e.stubborn") ? nil : true
+    }
+  }
+
   @Test func doctorSaysWhetherLogindGivesLocks() async throws {
     let bus = try PrivateBus()
     defer { bus.close() }
