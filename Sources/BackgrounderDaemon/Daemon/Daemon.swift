@@ -137,7 +137,7 @@ public final class Daemon: Service {
       handler: ControlHandler(
         runtime: runtime, jobs: jobs, reload: { await self.reload(jobs, alerts) },
         sourceProblems: { sources.healthProblems() + alerts.problems() },
-        hints: { monitor.hints }
+        hints: { monitor.hints }, inhibitor: inhibitor
       ).handle)
     do {
       try control.bindNow()

@@ -13,13 +13,20 @@ public struct DaemonInfo: Sendable, Equatable, Codable {
   public var storePath: String
   /// The error of its last store write when that failed (disk full, read-only), else nil.
   public var storeError: String?
+  /// Its systemd-logind inhibitors: whether logind gives locks, and the runs' locks (nil from
+  /// a daemon that does not say).
+  public var inhibitors: InhibitorsInfo?
 
-  public init(pid: Int32, since: String, version: String, storePath: String, storeError: String?) {
+  public init(
+    pid: Int32, since: String, version: String, storePath: String, storeError: String?,
+    inhibitors: InhibitorsInfo? = nil
+  ) {
     self.pid = pid
     self.since = since
     self.version = version
     self.storePath = storePath
     self.storeError = storeError
+    self.inhibitors = inhibitors
   }
 
   /// This build's version.

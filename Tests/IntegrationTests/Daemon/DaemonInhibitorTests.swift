@@ -43,11 +43,37 @@ struct DaemonInhibitorTests {
     #expect(held.contains("\"block\""), "the job's mode: \(held)")
     #expect(!held.contains("dev.e2e.free"), "inhibit = \"none\" takes no lock: \(held)")
 
+    // status says which run holds a lock, in which mode, and that logind gives them.
+    let inhibitors = try await daemonEventually("status to show the lock") {
+      let inhibitors = try await Self.statusInhibitors(harness)
+      return inhibitors?.locks.first?.held == true ? inhibitors : nil
+    }
+    #expect(inhibitors.availability == "available")
+    #expect(
+      inhibitors.locks == [.init(job: "dev.e2e.held", mode: "block", held: true)],
+      "the block lock only: inhibit = \"none\" shows none")
+    let text = try await harness.cli("status", "--config", workspace.configPath).stdout
+    #expect(text.contains("  inhibitors: available (systemd-logind)"), "\(text)")
+    #expect(text.contains("  inhibitor: dev.e2e.held holds a block lock"), "\(text)")
+    #expect(!text.contains("inhibitor: dev.e2e.free"), "\(text)")
+
     try Data().write(to: URL(fileURLWithPath: workspace.file("release")))
     try await daemonEventually("the lock to be released", describe: harness.describe()) {
       try logind.inhibitors().contains("running") ? nil : true
     }
     _ = try await harness.waitForTask("dev.e2e.held", "finished") { $0.lastResult == "success" }
+    let after = try await Self.statusInhibitors(harness)
+    #expect(after?.locks == [], "no run, no lock: \(String(describing: after))")
+  }
+
+  /// `status --json`'s `daemon.inhibitors`.
+  private static func statusInhibitors(_ harness: DaemonHarness) async throws -> InhibitorsInfo? {
+    struct Document: Decodable {
+      struct Daemon: Decodable { var inhibitors: InhibitorsInfo? }
+      var daemon: Daemon
+    }
+    let raw = try await harness.status().raw
+    return try JSONDecoder().decode(Document.self, from: Data(raw.utf8)).daemon.inhibitors
   }
 
   @Test func sleepStopsDelayRunsAsRetryAndResumeRunsThemAgain() async throws {
