@@ -53,6 +53,7 @@ public struct Doctor: Sendable {
     for job in configuration.jobs { findings += check(job: job) }
     findings += checkOverrides(configuration)
     if let inhibitor = checkInhibitor(configuration.jobs) { findings.append(inhibitor) }
+    findings += checkWakeAlarms(configuration.jobs)
     findings.append(checkStore(configuration.storePath))
     findings.append(checkSocket(configuration.controlSocketPath))
     if let metricsFile = configuration.metricsFile { findings.append(checkMetrics(metricsFile)) }
