@@ -16,11 +16,15 @@ struct DaemonSection: Sendable {
     var storeError: String?
     /// The daemon's systemd-logind inhibitors and the locks of its runs (absent: not said).
     var inhibitors: InhibitorsInfo?
+    /// Whether `wake-system` jobs can wake the machine (see ``DaemonInfo/wakeAlarms``).
+    var wakeAlarms: String?
+    var wakeAlarmsReason: String?
     /// Why the socket could not be asked (not "nobody listens").
     var error: String?
 
     private enum CodingKeys: String, CodingKey {
-      case running, pid, since, version, storeError, inhibitors, error
+      case running, pid, since, version, storeError, inhibitors, wakeAlarms, wakeAlarmsReason
+      case error
     }
 
     /// The report of a daemon that answered with `info`.
@@ -29,6 +33,8 @@ struct DaemonSection: Sendable {
         running: true, pid: info.pid, since: info.since, version: info.version,
         storeError: info.storeError)
       inhibitors = info.inhibitors
+      wakeAlarms = info.wakeAlarms
+      wakeAlarmsReason = info.wakeAlarmsReason
     }
 
     init(
@@ -51,6 +57,8 @@ struct DaemonSection: Sendable {
       try container.encode(version, forKey: .version)
       try container.encode(storeError, forKey: .storeError)
       try container.encodeIfPresent(inhibitors, forKey: .inhibitors)
+      try container.encodeIfPresent(wakeAlarms, forKey: .wakeAlarms)
+      try container.encodeIfPresent(wakeAlarmsReason, forKey: .wakeAlarmsReason)
       try container.encodeIfPresent(error, forKey: .error)
     }
   }
@@ -83,6 +91,16 @@ struct DaemonSection: Sendable {
     }
     if let storeError = report.storeError { lines.append("  store error: \(storeError)") }
     if let inhibitors = report.inhibitors { lines += inhibitorLines(inhibitors) }
+    if let wakeAlarms = report.wakeAlarms {
+      let words =
+        switch wakeAlarms {
+        case "available": "available (wake-system jobs wake the machine)"
+        case "unavailable": "unavailable: " + (report.wakeAlarmsReason ?? "unknown reason")
+        case "unused": "no wake-system job"
+        default: "not needed yet"
+        }
+      lines.append("  wake alarms: \(words)")
+    }
     return lines
   }
 

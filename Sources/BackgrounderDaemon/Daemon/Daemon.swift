@@ -141,7 +141,7 @@ public final class Daemon: Service {
       handler: ControlHandler(
         runtime: runtime, jobs: jobs, reload: { await self.reload(jobs, alerts, wakeAlarms) },
         sourceProblems: { sources.healthProblems() + alerts.problems() },
-        hints: { monitor.hints }, inhibitor: inhibitor
+        hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms
       ).handle)
     do {
       try control.bindNow()

@@ -1,6 +1,7 @@
 import Backgrounder
 import EventLoops
 import Foundation
+import Locking
 import Logging
 import SystemCalls
 
@@ -21,12 +22,18 @@ final class WakeAlarms: @unchecked Sendable {
   private var registration: EventLoop.Registration?
   private var armedFor: Date?
   private var refused = false
+  /// What `status` shows: see ``availability``.
+  private let shown = Lock<(availability: String, reason: String?)>(("unused", nil))
 
   init(runtime: Backgrounder, eventLoop: EventLoop, logger: Logger) {
     self.runtime = runtime
     self.eventLoop = eventLoop
     self.logger = logger
   }
+
+  /// For `status`: `unused` (no `wake-system` job), `unknown` (no alarm needed yet),
+  /// `available` (an alarm timer was created) or `unavailable` (with the reason).
+  var availability: (availability: String, reason: String?) { shown.withLock { $0 } }
 
   /// Follows the runtime's events until it shuts down.
   func start() {
@@ -41,6 +48,11 @@ final class WakeAlarms: @unchecked Sendable {
     let wakeJobs = Set(jobs.filter(\.wakeSystem).map(\.id))
     eventLoop.execute {
       self.wakeJobs = wakeJobs
+      self.shown.withLock { shown in
+        if shown.availability == "unused" || shown.availability == "unknown" {
+          shown = (wakeJobs.isEmpty ? "unused" : "unknown", nil)
+        }
+      }
       self.update()
     }
   }
@@ -88,9 +100,11 @@ final class WakeAlarms: @unchecked Sendable {
         self.update()
       }
       self.timer = timer
+      shown.withLock { $0 = ("available", nil) }
       return timer
     } catch {
       refused = true
+      shown.withLock { $0 = ("unavailable", WakeAlarmRefusal.explain(error)) }
       logger.warning(
         "wake-system jobs cannot wake the machine: their runs wait for the next wake",
         metadata: ["reason": "\(WakeAlarmRefusal.explain(error))"])

@@ -47,6 +47,8 @@ struct DaemonWakeAlarmTests {
       Self.alarmSecondsLeft(pid: daemon.pid).flatMap { $0 > 0 ? $0 : nil }
     }
     #expect((3000...3600).contains(armed), "the wake job's run in 1h, not the other's: \(armed)")
+    let status = try await harness.status().raw
+    #expect(status.contains("\"wakeAlarms\":\"available\""), "\(status)")
 
     try workspace.writeConfig(
       jobs: Self.job("dev.e2e.wake", delay: "3h", wake: true)
@@ -92,6 +94,10 @@ struct DaemonWakeAlarmTests {
       daemon.output.contains("wake-system jobs cannot wake the machine") ? true : nil
     }
     #expect(Self.alarmSecondsLeft(pid: daemon.pid) == nil, "no alarm timer")
-    _ = try await harness.status()
+    let status = try await harness.status().raw
+    #expect(status.contains("\"wakeAlarms\":\"unavailable\""), "\(status)")
+    #expect(status.contains("CAP_WAKE_ALARM"), "\(status)")
+    let text = try await harness.cli("status", "--config", workspace.configPath).stdout
+    #expect(text.contains("  wake alarms: unavailable: "), "\(text)")
   }
 }
