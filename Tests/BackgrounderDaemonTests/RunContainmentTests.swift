@@ -225,6 +225,14 @@ struct CgroupMount {
     return mounted
   }
 
+  /// Whether ``make(controllers:)`` gives a hierarchy here (mounted and removed again), for
+  /// `.enabled(if:)`: a test that needs one is then reported as skipped, not passed.
+  static func available(controllers: [String]) -> Bool {
+    guard let mounted = try? make(controllers: controllers) else { return false }
+    mounted.remove()
+    return true
+  }
+
   /// A hierarchy whose root already enables `controllers` for its children (as systemd's
   /// does), or nil (skipped) when it does not: the test never changes the machine's root.
   static func make(controllers: [String]) throws -> CgroupMount? {

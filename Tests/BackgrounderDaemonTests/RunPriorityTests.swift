@@ -43,14 +43,16 @@ import Testing
       io-weight = 1
       memory-max = "2G"
       inhibit = "block"
+      wake-system = true
       """)
     let priority = try #require(definition.priority)
     #expect(priority.nice == -5 && priority.ioClass == .bestEffort)
     #expect(priority.cpuWeight == 300 && priority.ioWeight == 1)
     #expect(priority.memoryMax == 2 << 30)
     #expect(definition.inhibit == .block)
+    #expect(definition.wakeSystem)
     let defaults = try job("")
-    #expect(defaults.priority == nil && defaults.inhibit == nil)
+    #expect(defaults.priority == nil && defaults.inhibit == nil && !defaults.wakeSystem)
     #expect(try job("nice = 3").priority?.ioClass == .idle)
   }
 
@@ -63,6 +65,7 @@ import Testing
       ("memory-max = \"2 GB\"", "memory-max", "\"2 GB\""),
       ("memory-max = 2", "memory-max", "string"),
       ("inhibit = \"always\"", "inhibit", "\"always\""),
+      ("wake-system = \"yes\"", "wake-system", "true or false"),
     ] {
       let problem = try #require(error(keys), "\(keys) is refused")
       #expect(problem.file == "jobs.toml")
@@ -139,8 +142,12 @@ import Testing
     }
   }
 
-  @Test func runCgroupGetsWeightsAndMemoryLimit() async throws {
-    guard let hierarchy = try CgroupMount.make(controllers: ["cpu", "io", "memory"]) else { return }
+  @Test(
+    .enabled(
+      if: CgroupMount.available(controllers: ["cpu", "io", "memory"]),
+      "needs root and a cgroup2 hierarchy with the cpu, io and memory controllers enabled"))
+  func runCgroupGetsWeightsAndMemoryLimit() async throws {
+    let hierarchy = try #require(try CgroupMount.make(controllers: ["cpu", "io", "memory"]))
     defer { hierarchy.remove() }
     let containment = RunContainment(
       cgroups: try RunCgroups(root: hierarchy.root), registry: nil,
@@ -164,8 +171,12 @@ import Testing
     #expect(values.last == "\(64 << 20)")
   }
 
-  @Test func memoryMaxKillIsRecordedAsTheReason() async throws {
-    guard let hierarchy = try CgroupMount.make(controllers: ["memory"]) else { return }
+  @Test(
+    .enabled(
+      if: CgroupMount.available(controllers: ["memory"]),
+      "needs root and a cgroup2 hierarchy with the memory controller enabled"))
+  func memoryMaxKillIsRecordedAsTheReason() async throws {
+    let hierarchy = try #require(try CgroupMount.make(controllers: ["memory"]))
     defer { hierarchy.remove() }
     let containment = RunContainment(
       cgroups: try RunCgroups(root: hierarchy.root), registry: nil,

@@ -82,6 +82,24 @@ once = true
 id = "dev.test.sleeper"
 command = ["/bin/sh", "-c", "sleep 3600 & sleep 3601; wait"]
 once = true
+
+# Inhibitor locks: each runs until /run/backgrounder-test-release exists.
+[[job]]
+id = "dev.test.inhibit-delay"
+command = ["/bin/sh", "-c", "until [ -e /run/backgrounder-test-release ]; do sleep 0.05; done"]
+once = true
+
+[[job]]
+id = "dev.test.inhibit-block"
+command = ["/bin/sh", "-c", "until [ -e /run/backgrounder-test-release ]; do sleep 0.05; done"]
+once = true
+inhibit = "block"
+
+[[job]]
+id = "dev.test.inhibit-none"
+command = ["/bin/sh", "-c", "until [ -e /run/backgrounder-test-release ]; do sleep 0.05; done"]
+once = true
+inhibit = "none"
 TOML
 echo "== machine prepared in $((SECONDS - started)) s" >&2
 boot_machine
@@ -154,6 +172,37 @@ if eventually 30 job_field; then
     || fail "journalctl BACKGROUNDER_JOB=dev.test.hello also shows: $others"
 else
   fail "no journal entry with BACKGROUNDER_JOB=dev.test.hello and the job's output"
+fi
+
+# --- inhibitor locks: the real systemd-logind lists each run's lock, in its mode ----------------
+# `systemd-inhibit --list` columns: WHO UID USER PID COMM WHAT WHY MODE.
+inhibitors() { inside systemd-inhibit --list --no-pager --no-legend 2>/dev/null; }
+lock_of() { inhibitors | grep "^backgrounder .* sleep:shutdown *running $1 " || true; }
+runs_hold_locks() {
+  [[ -n $(lock_of dev.test.inhibit-delay) && -n $(lock_of dev.test.inhibit-block) ]]
+}
+if eventually 30 runs_hold_locks; then
+  delay_lock=$(lock_of dev.test.inhibit-delay)
+  block_lock=$(lock_of dev.test.inhibit-block)
+  [[ $delay_lock == *' delay' && $block_lock == *' block' ]] \
+    && pass "systemd-inhibit --list: a delay and a block lock naming their jobs" \
+    || fail "inhibitor modes: '$delay_lock' / '$block_lock'"
+  [[ -z $(inhibitors | grep 'running dev.test.inhibit-none') ]] \
+    && pass "inhibit = \"none\": no lock" \
+    || fail "inhibit = \"none\" took a lock: $(inhibitors | grep 'dev.test.inhibit-none')"
+  released_at=$(date +%s%N)
+  inside touch /run/backgrounder-test-release
+  no_run_lock() { ! inhibitors | grep -q 'running dev.test.inhibit-'; }
+  if eventually 10 no_run_lock; then
+    gone_ms=$((($(date +%s%N) - released_at) / 1000000))
+    # The jobs poll for the release every 50 ms; the rest is the run's end and the release.
+    ((gone_ms <= 1000)) && pass "the locks are gone ${gone_ms} ms after the release" \
+      || fail "the locks went only ${gone_ms} ms after the release"
+  else
+    fail "the locks are still there 10 s after the runs ended: $(inhibitors)"
+  fi
+else
+  fail "no inhibitor locks for the running jobs: $(inhibitors)"
 fi
 
 # --- systemctl stop ends every job process -----------------------------------------------------

@@ -14,11 +14,17 @@ struct DaemonSection: Sendable {
     var version: String?
     /// The daemon's last store write error (disk full, read-only), when it failed.
     var storeError: String?
+    /// The daemon's systemd-logind inhibitors and the locks of its runs (absent: not said).
+    var inhibitors: InhibitorsInfo?
+    /// Whether `wake-system` jobs can wake the machine (see ``DaemonInfo/wakeAlarms``).
+    var wakeAlarms: String?
+    var wakeAlarmsReason: String?
     /// Why the socket could not be asked (not "nobody listens").
     var error: String?
 
     private enum CodingKeys: String, CodingKey {
-      case running, pid, since, version, storeError, error
+      case running, pid, since, version, storeError, inhibitors, wakeAlarms, wakeAlarmsReason
+      case error
     }
 
     /// The report of a daemon that answered with `info`.
@@ -26,6 +32,9 @@ struct DaemonSection: Sendable {
       self.init(
         running: true, pid: info.pid, since: info.since, version: info.version,
         storeError: info.storeError)
+      inhibitors = info.inhibitors
+      wakeAlarms = info.wakeAlarms
+      wakeAlarmsReason = info.wakeAlarmsReason
     }
 
     init(
@@ -47,6 +56,9 @@ struct DaemonSection: Sendable {
       try container.encode(since, forKey: .since)
       try container.encode(version, forKey: .version)
       try container.encode(storeError, forKey: .storeError)
+      try container.encodeIfPresent(inhibitors, forKey: .inhibitors)
+      try container.encodeIfPresent(wakeAlarms, forKey: .wakeAlarms)
+      try container.encodeIfPresent(wakeAlarmsReason, forKey: .wakeAlarmsReason)
       try container.encodeIfPresent(error, forKey: .error)
     }
   }
@@ -78,6 +90,36 @@ struct DaemonSection: Sendable {
       lines = ["Daemon: not running (no answer on \(socketPath))"]
     }
     if let storeError = report.storeError { lines.append("  store error: \(storeError)") }
+    if let inhibitors = report.inhibitors { lines += inhibitorLines(inhibitors) }
+    if let wakeAlarms = report.wakeAlarms {
+      let words =
+        switch wakeAlarms {
+        case "available": "available (wake-system jobs wake the machine)"
+        case "unavailable": "unavailable: " + (report.wakeAlarmsReason ?? "unknown reason")
+        case "unused": "no wake-system job"
+        default: "not needed yet"
+        }
+      lines.append("  wake alarms: \(words)")
+    }
     return lines
+  }
+
+  /// `  inhibitors: available`, then one line per run's lock:
+  /// `  inhibitor: dev.example.backup holds a delay lock`.
+  static func inhibitorLines(_ inhibitors: InhibitorsInfo) -> [String] {
+    let availability =
+      switch inhibitors.availability {
+      case "available": "available (systemd-logind)"
+      case "absent": "unavailable: systemd-logind is not there"
+      case "refused": "refused by systemd-logind"
+      default: "not asked for yet"
+      }
+    let reason = inhibitors.reason.map { " (\($0))" } ?? ""
+    return ["  inhibitors: \(availability)\(reason)"]
+      + inhibitors.locks.map { lock in
+        lock.held
+          ? "  inhibitor: \(lock.job) holds a \(lock.mode) lock"
+          : "  inhibitor: \(lock.job) has no \(lock.mode) lock (asked for, not given)"
+      }
   }
 }

@@ -77,6 +77,14 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// `inhibit`: the logind lock its runs hold; ``InhibitMode/delay`` when nil. Encoded only
   /// when set.
   public var inhibit: InhibitMode?
+  /// `wake-system = true`: a suspended machine wakes for its next run (a `CLOCK_REALTIME_ALARM`
+  /// timer, which needs `CAP_WAKE_ALARM`).
+  public var wakeSystem: Bool {
+    get { wakesSystem ?? false }
+    set { wakesSystem = newValue ? true : nil }
+  }
+  /// Encoded only when set.
+  private var wakesSystem: Bool?
 
   /// A job with the given id, command and schedule and every other setting at its default.
   public init(id: String, command: [String], schedule: Schedule) {

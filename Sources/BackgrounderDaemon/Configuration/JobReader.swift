@@ -4,9 +4,9 @@ enum JobReader {
     [
       "id", "command", "every", "flex", "once", "delay", "network", "requires-charging",
       "requires-battery-not-low", "budget", "backoff", "environment", "working-directory",
-      "expedited", "inherit-environment", "inhibit",
+      "expedited", "inherit-environment", "inhibit", "wake-system",
     ] + CalendarSettingsReader.keys + PrioritySettingsReader.keys + PlaceKeys.keys
-      + JobAlertsReader.jobKeys
+    + JobAlertsReader.jobKeys
 
   static func read(_ job: TableReader) throws(ConfigurationError) -> JobDefinition {
     try job.rejectUnknownKeys(keys)
@@ -50,6 +50,7 @@ enum JobReader {
       }
       definition.inhibit = mode
     }
+    definition.wakeSystem = try job.bool("wake-system") ?? false
     if let (key, message) = JobValidation.problem(with: definition) {
       throw job.error(key, message)
     }

@@ -9,6 +9,8 @@ public struct RunContainment: Sendable {
   let cgroups: RunCgroups?
   let registry: RunRegistry?
   let logger: Logger
+  /// The runs going now.
+  let live = LiveRuns()
 
   /// Containment by process group only, with no records: for tests and embedders.
   public init(logger: Logger) {
@@ -63,6 +65,7 @@ public struct RunContainment: Sendable {
     }
     let scope = RunScope(runID: runID, jobID: jobID, cgroup: cgroup, leader: nil)
     record(scope)
+    live.update(scope)
     return scope
   }
 
@@ -70,6 +73,7 @@ public struct RunContainment: Sendable {
   func started(_ scope: inout RunScope, pid: pid_t) {
     scope.leader = ProcStat.read(pid: pid)
     record(scope)
+    live.update(scope)
   }
 
   /// Ends every remaining process of `scope` (SIGTERM, then SIGKILL after `grace`), reaps the
@@ -91,6 +95,7 @@ public struct RunContainment: Sendable {
       }
       if let cgroup = scope.cgroup { RunCgroups.remove(cgroup) }
     }.value
+    live.remove(runID: scope.runID)
     registry?.remove(runID: scope.runID)
   }
 

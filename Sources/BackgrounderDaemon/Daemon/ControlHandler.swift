@@ -12,6 +12,10 @@ struct ControlHandler: Sendable {
   var sourceProblems: @Sendable () -> [HealthProblem] = { [] }
   /// The monitor's hints (NetworkManager, nl80211, probe), for `status`.
   var hints: @Sendable () -> LinkHints? = { nil }
+  /// The runs' systemd-logind locks, for `status`.
+  var inhibitor: SleepInhibitor?
+  /// Whether wake alarms can be armed, for `status`.
+  var wakeAlarms: WakeAlarms?
   /// When the daemon started serving (for `ping`).
   let startedAt = Date()
   /// How long `trigger` waits for the run to start before answering that it is pending.
@@ -76,7 +80,9 @@ struct ControlHandler: Sendable {
     return DaemonInfo(
       pid: getpid(), since: ISO8601DateFormatter().string(from: startedAt),
       version: DaemonInfo.version, storePath: diagnostics.storePath,
-      storeError: diagnostics.lastStoreError)
+      storeError: diagnostics.lastStoreError, inhibitors: inhibitor?.info,
+      wakeAlarms: wakeAlarms?.availability.availability,
+      wakeAlarmsReason: wakeAlarms?.availability.reason)
   }
 
   private func withTaskId(_ id: String, _ body: (TaskId) -> ControlResponse) -> ControlResponse {

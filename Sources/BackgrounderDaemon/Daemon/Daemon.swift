@@ -121,8 +121,13 @@ public final class Daemon: Service {
     let jobs = JobSynchronizer(runtime: runtime, logger: logger)
     await jobs.apply(configuration)
     let sleepWatch = SystemSleepStops.watch(
-      runtime: runtime, inhibitor: inhibitor, eventLoop: eventLoop, logger: logger)
+      runtime: runtime, inhibitor: inhibitor, runner: runner, eventLoop: eventLoop,
+      logger: logger)
     defer { sleepWatch.stopSoon() }
+    let wakeAlarms = WakeAlarms(runtime: runtime, eventLoop: eventLoop, logger: logger)
+    wakeAlarms.start()
+    wakeAlarms.configure(configuration.jobs)
+    defer { wakeAlarms.stopSoon() }
     HeapTuning.releaseFreeMemory()
 
     let reporter = EventReporter(logger: logger, metrics: metrics)
@@ -136,9 +141,9 @@ public final class Daemon: Service {
       changes: { TaskChanges.stream(of: runtime, network: monitor) },
       onAnswered: { Self.releaseIdleMemory(runtime) },
       handler: ControlHandler(
-        runtime: runtime, jobs: jobs, reload: { await self.reload(jobs, alerts) },
+        runtime: runtime, jobs: jobs, reload: { await self.reload(jobs, alerts, wakeAlarms) },
         sourceProblems: { sources.healthProblems() + alerts.problems() },
-        hints: { monitor.hints }
+        hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms
       ).handle)
     do {
       try control.bindNow()
@@ -226,7 +231,7 @@ public final class Daemon: Service {
       },
       .untilShutdown("config reload (SIGHUP)") {
         for await _ in await UnixSignalsSequence(trapping: .sighup) {
-          await self.reload(jobs, alerts)
+          await self.reload(jobs, alerts, wakeAlarms)
         }
       },
     ]
@@ -257,10 +262,13 @@ public final class Daemon: Service {
   }
 
   /// Re-reads the config file and applies it; a broken file is logged and changes nothing.
-  private func reload(_ jobs: JobSynchronizer, _ alerts: AlertWatch) async {
+  private func reload(
+    _ jobs: JobSynchronizer, _ alerts: AlertWatch, _ wakeAlarms: WakeAlarms
+  ) async {
     do {
       let configuration = try ConfigurationLoader.load(path: options.configPath)
       await jobs.apply(configuration)
+      wakeAlarms.configure(configuration.jobs)
       alerts.configure(configuration)
       HeapTuning.releaseIdleMemory()
       notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")

@@ -13,13 +13,27 @@ public struct DaemonInfo: Sendable, Equatable, Codable {
   public var storePath: String
   /// The error of its last store write when that failed (disk full, read-only), else nil.
   public var storeError: String?
+  /// Its systemd-logind inhibitors: whether logind gives locks, and the runs' locks (nil from
+  /// a daemon that does not say).
+  public var inhibitors: InhibitorsInfo?
+  /// Whether `wake-system` jobs can wake the machine: `unused` (no such job), `unknown` (no
+  /// alarm needed yet), `available` or `unavailable` (nil from a daemon that does not say).
+  public var wakeAlarms: String?
+  /// Why wake alarms are unavailable.
+  public var wakeAlarmsReason: String?
 
-  public init(pid: Int32, since: String, version: String, storePath: String, storeError: String?) {
+  public init(
+    pid: Int32, since: String, version: String, storePath: String, storeError: String?,
+    inhibitors: InhibitorsInfo? = nil, wakeAlarms: String? = nil, wakeAlarmsReason: String? = nil
+  ) {
     self.pid = pid
     self.since = since
     self.version = version
     self.storePath = storePath
     self.storeError = storeError
+    self.inhibitors = inhibitors
+    self.wakeAlarms = wakeAlarms
+    self.wakeAlarmsReason = wakeAlarmsReason
   }
 
   /// This build's version.

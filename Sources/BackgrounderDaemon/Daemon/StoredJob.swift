@@ -93,6 +93,7 @@ private struct JobDocument: Codable {
   var ioWeight: Int?
   var memoryMax: UInt64?
   var inhibit: InhibitMode?
+  var wakeSystem: Bool?
   var ssids: [String]?
   var interfaces: [String]?
   var requiresMount: String?
@@ -105,6 +106,7 @@ private struct JobDocument: Codable {
     case workingDirectory = "working-directory"
     case inheritEnvironment = "inherit-environment"
     case nice, inhibit
+    case wakeSystem = "wake-system"
     case ioClass = "io-class"
     case cpuWeight = "cpu-weight"
     case ioWeight = "io-weight"
@@ -146,6 +148,7 @@ private struct JobDocument: Codable {
       memoryMax = priority.memoryMax
     }
     inhibit = job.inhibit
+    wakeSystem = job.wakeSystem ? true : nil
     ssids = job.ssids
     interfaces = job.interfaces
     requiresMount = job.requiresMount
@@ -193,6 +196,7 @@ private struct JobDocument: Codable {
     job.timing = timing
     job.priority = priority
     job.inhibit = inhibit
+    if let wakeSystem { job.wakeSystem = wakeSystem }
     job.ssids = ssids
     job.interfaces = interfaces
     job.requiresMount = requiresMount

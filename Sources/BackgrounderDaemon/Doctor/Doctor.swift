@@ -54,6 +54,7 @@ public struct Doctor: Sendable {
     findings += checkOverrides(configuration)
     if let inhibitor = checkInhibitor(configuration.jobs) { findings.append(inhibitor) }
     if configuration.desktopNotices { findings.append(checkDesktopNotices()) }
+    findings += checkWakeAlarms(configuration.jobs)
     findings.append(checkStore(configuration.storePath))
     findings.append(checkSocket(configuration.controlSocketPath))
     if let metricsFile = configuration.metricsFile { findings.append(checkMetrics(metricsFile)) }

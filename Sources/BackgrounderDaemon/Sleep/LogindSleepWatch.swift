@@ -6,14 +6,16 @@ import Logging
 /// Watches systemd-logind's `PrepareForSleep` and `PrepareForShutdown` signals on a bus
 /// connection of its own, served by the daemon's event loop (no thread of its own; an idle
 /// connection makes no system calls). `true`: the system is about to go; `false`: it is back
-/// (or the shutdown was cancelled).
+/// (or the shutdown was cancelled). With it comes logind's `InhibitDelayMaxUSec`, read once
+/// when connecting (nil when it could not be read).
 public final class LogindSleepWatch: @unchecked Sendable {
   // @unchecked: `bus` is set up on a task of its own before the event loop sees it, then used
   // on the event loop's thread only; `registration` the same.
   private let eventLoop: EventLoop
   private let address: String?
   private let logger: Logger
-  private let onChange: @Sendable (_ sleeping: Bool) -> Void
+  private let onChange: @Sendable (_ sleeping: Bool, _ inhibitDelayMax: Duration?) -> Void
+  private var inhibitDelayMax: Duration?
   private var bus: OpaquePointer?
   private var slot: OpaquePointer?
   private var registration: EventLoop.Registration?
@@ -21,7 +23,7 @@ public final class LogindSleepWatch: @unchecked Sendable {
   /// `address`: a bus address, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
   public init(
     eventLoop: EventLoop, address: String? = nil, logger: Logger,
-    onChange: @escaping @Sendable (_ sleeping: Bool) -> Void
+    onChange: @escaping @Sendable (_ sleeping: Bool, _ inhibitDelayMax: Duration?) -> Void
   ) {
     self.eventLoop = eventLoop
     self.address = address
@@ -85,6 +87,23 @@ public final class LogindSleepWatch: @unchecked Sendable {
       throw InhibitRefusal(
         isAbsent: true, description: "logind signals: \(String(cString: strerror(-result)))")
     }
+    inhibitDelayMax = readInhibitDelayMax()
+  }
+
+  /// logind's `InhibitDelayMaxUSec` (the longest sleep waits for a delay lock), nil when it
+  /// cannot be read (logged).
+  private func readInhibitDelayMax() -> Duration? {
+    var microseconds: UInt64 = 0
+    let result = sd_bus_get_property_trivial(
+      bus, LogindInhibitCall.destination, LogindInhibitCall.path, LogindInhibitCall.interface,
+      "InhibitDelayMaxUSec", nil, CChar(UInt8(ascii: "t")), &microseconds)
+    guard result >= 0 else {
+      logger.info(
+        "cannot read logind's InhibitDelayMaxUSec: runs stopped for sleep get the full grace",
+        metadata: ["error": "\(String(cString: strerror(-result)))"])
+      return nil
+    }
+    return .microseconds(Int64(clamping: microseconds))
   }
 
   /// On the event loop: registers the connection and processes what is pending.
@@ -130,6 +149,6 @@ public final class LogindSleepWatch: @unchecked Sendable {
     var active: Int32 = 0
     guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &active) > 0 else { return }
     logger.info("systemd-logind: \(member)(\(active != 0))")
-    onChange(active != 0)
+    onChange(active != 0, inhibitDelayMax)
   }
 }

@@ -29,7 +29,7 @@ public final class SleepInhibitor: Sendable {
   let logger: Logger
   private let state = Lock<(availability: Availability, logged: Set<String>)>((.unknown, []))
   /// The runs asking for or holding a lock now, by a number of their own.
-  private let runs = Lock<(next: Int, modes: [Int: (jobID: String, mode: InhibitMode)])>((0, [:]))
+  private let runs = Lock<(next: Int, modes: [Int: InhibitorLock])>((0, [:]))
 
   public init(address: String? = nil, timeout: Duration = .seconds(2), logger: Logger) {
     self.address = address
@@ -45,18 +45,25 @@ public final class SleepInhibitor: Sendable {
     runs.withLock { $0.modes.values.filter { $0.mode == mode }.map(\.jobID) }
   }
 
+  /// The locks of the runs going now (asked for or held), by job id.
+  var locks: [InhibitorsInfo.Lock] {
+    runs.withLock { Array($0.modes.values) }
+      .map { InhibitorsInfo.Lock(job: $0.jobID, mode: $0.mode.rawValue, held: $0.isHeld) }
+      .sorted { ($0.job, $0.mode) < ($1.job, $1.mode) }
+  }
+
   /// Starts asking for a lock for a run of `jobID`; nil for ``InhibitMode/none``. Release the
   /// returned lock when the run ends.
   public func hold(jobID: String, mode: InhibitMode) -> InhibitorLock? {
     guard mode != .none else { return nil }
     let number = runs.withLock { runs in
       defer { runs.next += 1 }
-      runs.modes[runs.next] = (jobID, mode)
       return runs.next
     }
     let lock = InhibitorLock(jobID: jobID, mode: mode) { [weak self] in
       _ = self?.runs.withLock { $0.modes.removeValue(forKey: number) }
     }
+    runs.withLock { $0.modes[number] = lock }
     let (address, timeout) = (self.address, self.timeout)
     Task.detached {
       do throws(InhibitRefusal) {

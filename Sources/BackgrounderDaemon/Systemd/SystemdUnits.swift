@@ -12,7 +12,8 @@ public enum SystemdUnits {
   /// private), a `0700` runtime directory for the control socket, and `Delegate=yes` with
   /// `KillMode=mixed`: each job run gets its own cgroup below the daemon's, and on stop the
   /// daemon cancels its jobs before systemd kills what is left. The system unit also keeps
-  /// its store in `StateDirectory=` (`/var/lib/backgrounder`, mode `0700`).
+  /// its store in `StateDirectory=` (`/var/lib/backgrounder`, mode `0700`) and is granted
+  /// `CAP_WAKE_ALARM` (`wake-system` jobs wake a suspended machine).
   public static func service(user: Bool, executable: String) -> String {
     let configPath = user ? "%E/backgrounder/config.toml" : "/etc/backgrounder/config.toml"
     let wantedBy = user ? "default.target" : "multi-user.target"
@@ -24,6 +25,7 @@ public enum SystemdUnits {
       StateDirectoryMode=0700
       NoNewPrivileges=yes
       ProtectSystem=full
+      AmbientCapabilities=CAP_WAKE_ALARM
 
       """
     return """

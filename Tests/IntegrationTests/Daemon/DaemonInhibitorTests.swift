@@ -43,11 +43,37 @@ struct DaemonInhibitorTests {
     #expect(held.contains("\"block\""), "the job's mode: \(held)")
     #expect(!held.contains("dev.e2e.free"), "inhibit = \"none\" takes no lock: \(held)")
 
+    // status says which run holds a lock, in which mode, and that logind gives them.
+    let inhibitors = try await daemonEventually("status to show the lock") {
+      let inhibitors = try await Self.statusInhibitors(harness)
+      return inhibitors?.locks.first?.held == true ? inhibitors : nil
+    }
+    #expect(inhibitors.availability == "available")
+    #expect(
+      inhibitors.locks == [.init(job: "dev.e2e.held", mode: "block", held: true)],
+      "the block lock only: inhibit = \"none\" shows none")
+    let text = try await harness.cli("status", "--config", workspace.configPath).stdout
+    #expect(text.contains("  inhibitors: available (systemd-logind)"), "\(text)")
+    #expect(text.contains("  inhibitor: dev.e2e.held holds a block lock"), "\(text)")
+    #expect(!text.contains("inhibitor: dev.e2e.free"), "\(text)")
+
     try Data().write(to: URL(fileURLWithPath: workspace.file("release")))
     try await daemonEventually("the lock to be released", describe: harness.describe()) {
       try logind.inhibitors().contains("running") ? nil : true
     }
     _ = try await harness.waitForTask("dev.e2e.held", "finished") { $0.lastResult == "success" }
+    let after = try await Self.statusInhibitors(harness)
+    #expect(after?.locks == [], "no run, no lock: \(String(describing: after))")
+  }
+
+  /// `status --json`'s `daemon.inhibitors`.
+  private static func statusInhibitors(_ harness: DaemonHarness) async throws -> InhibitorsInfo? {
+    struct Document: Decodable {
+      struct Daemon: Decodable { var inhibitors: InhibitorsInfo? }
+      var daemon: Daemon
+    }
+    let raw = try await harness.status().raw
+    return try JSONDecoder().decode(Document.self, from: Data(raw.utf8)).daemon.inhibitors
   }
 
   @Test func sleepStopsDelayRunsAsRetryAndResumeRunsThemAgain() async throws {
@@ -99,6 +125,48 @@ struct DaemonInhibitorTests {
     #expect(workspace.lines(of: "delay") == ["0", "0"], "the same attempt again")
     try Data().write(to: URL(fileURLWithPath: workspace.file("release")))
     _ = try await harness.waitForTask("dev.e2e.delay", "finished") { $0.lastResult == "success" }
+  }
+
+  /// A run that ignores SIGTERM, a runner grace of 60 s, logind's delay 2 s: the run is killed
+  /// within the delay (the 20 s waits for it to be gone fail with the runner's grace).
+  @Test func aSleepStopKillsWithinLogindsDelay() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    try logind.setInhibitDelayMax(microseconds: 2_000_000)
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    try workspace.writeConfig(
+      jobs: daemonShellJob(
+        id: "dev.e2e.stubborn",
+        script: "trap '' TERM; echo $$ > \(workspace.file("pid")); "
+          + "while [ ! -e \(workspace.file("release")) ]; do sleep 0.05; done",
+        schedule: "once = true"))
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    _ = try harness.startDaemon(
+      environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], arguments: ["--kill-grace", "60s"])
+    try await daemonEventually("the lock", describe: harness.describe()) {
+      try logind.inhibitors().contains("\"running dev.e2e.stubborn\"") ? true : nil
+    }
+    let pid = try await daemonEventually("the run's pid", describe: harness.describe()) {
+      pid_t(workspace.lines(of: "pid").first ?? "")
+    }
+
+    try logind.emit("PrepareForSleep", true)
+    let stopped = try await harness.waitForTask("dev.e2e.stubborn", "killed for sleep") {
+      $0.lastResult == "retry"
+    }
+    #expect(stopped.lastReason == "system suspending", "\(harness.describe())")
+    // The runtime abandons a worker after its own grace (10 s) and records the retry then:
+    // the process being gone is what shows the kill.
+    try await daemonEventually("the run's shell to be gone", describe: harness.describe()) {
+      kill(pid, 0) != 0 ? true : nil
+    }
+    try await daemonEventually("the lock to go", describe: harness.describe()) {
+      try logind.inhibitors().contains("dev.e2e.stubborn") ? nil : true
+    }
   }
 
   @Test func doctorSaysWhetherLogindGivesLocks() async throws {

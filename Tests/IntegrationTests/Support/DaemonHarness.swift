@@ -279,11 +279,14 @@ final class DaemonHarness: Sendable {
     return prefix + [binary] + arguments
   }
 
-  /// Starts `backgrounder run --config CFG` with `environment` added to the test's own.
-  func startDaemon(environment: [String: String] = [:]) throws -> DaemonChild {
+  /// Starts `backgrounder run --config CFG` (then `arguments`) with `environment` added to the
+  /// test's own.
+  func startDaemon(
+    environment: [String: String] = [:], arguments: [String] = []
+  ) throws -> DaemonChild {
     let count = daemons.withLock { $0.count }
     let daemon = try DaemonChild(
-      daemonWrapper + commandLine(["run", "--config", workspace.configPath]),
+      daemonWrapper + commandLine(["run", "--config", workspace.configPath] + arguments),
       outputPath: workspace.file("daemon-\(count).log"), environment: environment)
     daemons.withLock { $0.append(daemon) }
     return daemon

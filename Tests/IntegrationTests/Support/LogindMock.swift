@@ -48,6 +48,14 @@ final class LogindMock {
       "string:\(signal)", "string:b", "array:boolean:\(active)")
   }
 
+  /// Adds logind's `InhibitDelayMaxUSec` property (the template has none) with `microseconds`.
+  func setInhibitDelayMax(microseconds: UInt64) throws {
+    _ = try bus.send(
+      destination: "org.freedesktop.login1", path: Self.path,
+      method: "org.freedesktop.DBus.Mock.AddProperty", "string:\(Self.manager)",
+      "string:InhibitDelayMaxUSec", "variant:uint64:\(microseconds)")
+  }
+
   func stop() {
     kill(process.processIdentifier, SIGKILL)
     process.waitUntilExit()

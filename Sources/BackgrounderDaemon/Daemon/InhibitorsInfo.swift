@@ -1,0 +1,46 @@
+/// What `status` shows of the daemon's systemd-logind inhibitors (under `"daemon"`,
+/// `"inhibitors"`): whether logind gives locks, and the lock of each run going now.
+public struct InhibitorsInfo: Sendable, Equatable, Codable {
+  /// One run's lock.
+  public struct Lock: Sendable, Equatable, Codable {
+    /// The job whose run asked for the lock.
+    public var job: String
+    /// `delay` or `block`.
+    public var mode: String
+    /// Whether logind gave it (false: asked for, or refused).
+    public var held: Bool
+
+    public init(job: String, mode: String, held: Bool) {
+      self.job = job
+      self.mode = mode
+      self.held = held
+    }
+  }
+
+  /// `unknown` (no lock asked for yet), `available`, `absent` (no logind) or `refused`.
+  public var availability: String
+  /// Why logind is absent or refused, as it said.
+  public var reason: String?
+  /// The locks of the runs going now, by job id.
+  public var locks: [Lock]
+
+  public init(availability: String, reason: String? = nil, locks: [Lock] = []) {
+    self.availability = availability
+    self.reason = reason
+    self.locks = locks
+  }
+}
+
+extension SleepInhibitor {
+  /// The availability and the locks now, for `status`.
+  public var info: InhibitorsInfo {
+    let (availability, reason): (String, String?) =
+      switch self.availability {
+      case .unknown: ("unknown", nil)
+      case .available: ("available", nil)
+      case .absent(let why): ("absent", why)
+      case .refused(let why): ("refused", why)
+      }
+    return InhibitorsInfo(availability: availability, reason: reason, locks: locks)
+  }
+}
