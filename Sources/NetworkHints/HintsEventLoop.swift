@@ -13,16 +13,19 @@ final class HintsEventLoop {
     var refreshNeeded = false
   }
 
-  private let configuration: NetworkHintsConfiguration
-  private let monitor: ReachabilityMonitor
-  private let logger: Logger
+  let configuration: NetworkHintsConfiguration
+  let monitor: ReachabilityMonitor
+  let logger: Logger
   private let wakeDescriptor: Int32
   private let signals = SignalFlag()
-  private var bus: SystemBus?
+  private(set) var bus: SystemBus?
   private var everConnected = false
   private var reconnectAt: UInt64?
   private var reconnectDelay: UInt64 = 1_000_000
   private var networkManager: NetworkManagerSource?
+  /// ModemManager (HintsEventLoop+ModemManager.swift), on the same bus connection.
+  var modemManager: ModemManagerSource?
+  let modemManagerSignals = SignalFlag()
   private var wifi: Nl80211Socket?
   private var tracker = WifiIdentityTracker()
   private var wifiDumps = Nl80211DumpQueue()
@@ -44,12 +47,16 @@ final class HintsEventLoop {
       networkManager = NetworkManagerSource(
         limits: configuration.networkManagerLimits, wall: wallSeconds())
     }
+    if configuration.useModemManager {
+      modemManager = ModemManagerSource(
+        limits: configuration.networkManagerLimits, wall: wallSeconds())
+    }
   }
 
   /// Runs until the wake descriptor becomes readable. Failures of D-Bus or nl80211 are logged
   /// and degrade to "no hints"; they never end the loop.
   func run() {
-    if configuration.useNetworkManager { connectBus() }
+    if configuration.useNetworkManager || configuration.useModemManager { connectBus() }
     if configuration.watchWifi { openWifi() }
     settleIfDone()
     while true {
@@ -68,7 +75,8 @@ final class HintsEventLoop {
           lostBus(error)
         }
       }
-      for deadline in [reconnectAt, networkManager?.staleUntil].compactMap({ $0 }) {
+      let deadlines = [reconnectAt, networkManager?.staleUntil, modemManager?.staleUntil]
+      for deadline in deadlines.compactMap({ $0 }) {
         let now = csd_monotonic_microseconds()
         let wait = deadline <= now ? 0 : Int32(clamping: (deadline - now + 999) / 1000)
         timeout = timeout < 0 ? wait : min(timeout, wait)
@@ -94,6 +102,7 @@ final class HintsEventLoop {
         logger.info("NetworkManager stayed away past the stale limit: kernel signals decide")
         publish(publication)
       }
+      tickModemManager()
       settleIfDone()
     }
   }
@@ -125,17 +134,20 @@ final class HintsEventLoop {
       try bus.addMatch(
         "type='signal',path_namespace='\(NetworkManagerSnapshot.managerPath)'",
         handler: Self.onSignal, context: context)
+      if modemManager != nil { try addModemManagerMatches(bus) }
       self.bus = bus
       everConnected = true
       reconnectDelay = 1_000_000
       logger.debug("connected to D-Bus for NetworkManager hints")
       refresh()
+      refreshModemManager()
     } catch {
       if everConnected {
         scheduleReconnect()
       } else {
         logger.debug("NetworkManager hints off: \(error)")
         notOnBus()
+        modemManagerNotOnBus()
       }
     }
   }
@@ -149,6 +161,7 @@ final class HintsEventLoop {
       return
     }
     if signals.refreshNeeded { refresh() }
+    if modemManagerSignals.refreshNeeded { refreshModemManager() }
   }
 
   private func refresh() {
@@ -194,10 +207,11 @@ final class HintsEventLoop {
     }
   }
 
-  private func lostBus(_ error: BusError) {
+  func lostBus(_ error: BusError) {
     logger.notice("D-Bus connection lost, NetworkManager's last answer kept (stale): \(error)")
     bus = nil
     notOnBus()
+    modemManagerNotOnBus()
     scheduleReconnect()
   }
 

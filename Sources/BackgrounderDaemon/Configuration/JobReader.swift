@@ -6,7 +6,7 @@ enum JobReader {
       "requires-battery-not-low", "budget", "backoff", "environment", "working-directory",
       "expedited", "inherit-environment", "inhibit",
     ] + CalendarSettingsReader.keys + PrioritySettingsReader.keys + PlaceKeys.keys
-      + JobAlertsReader.jobKeys
+    + JobAlertsReader.jobKeys
 
   static func read(_ job: TableReader) throws(ConfigurationError) -> JobDefinition {
     try job.rejectUnknownKeys(keys)
@@ -29,7 +29,8 @@ enum JobReader {
     if let network = try job.string("network") {
       guard let value = JobDefinition.Network(rawValue: network) else {
         throw job.error(
-          "network", "expected \"none\", \"any\" or \"unmetered\", got \"\(network)\"")
+          "network",
+          "expected \"none\", \"any\", \"unmetered\" or \"not-roaming\", got \"\(network)\"")
       }
       definition.network = value
     }

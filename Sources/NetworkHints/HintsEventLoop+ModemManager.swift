@@ -1,0 +1,87 @@
+import CSystemdBus
+import Reachability
+
+/// ModemManager on the hints loop's bus connection: its `GetManagedObjects`, re-read after
+/// `NameOwnerChanged`, `InterfacesAdded`/`InterfacesRemoved` and the `PropertiesChanged` of a
+/// modem's 3GPP registration, a modem's bearers or a bearer; the decisions are
+/// ``ModemManagerSource``'s.
+extension HintsEventLoop {
+  /// The match rules of ModemManager's signals, whose callbacks ask for a re-read.
+  func addModemManagerMatches(_ bus: SystemBus) throws(BusError) {
+    let context = Unmanaged.passUnretained(modemManagerSignals).toOpaque()
+    let service = ModemManagerSnapshot.service
+    let root = ModemManagerSnapshot.rootPath
+    var rules = [
+      "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+        + "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(service)'",
+      "type='signal',path='\(root)',interface='org.freedesktop.DBus.ObjectManager'",
+    ]
+    for interface in [
+      ModemManagerSnapshot.modem3gppInterface, ModemManagerSnapshot.modemInterface,
+      ModemManagerSnapshot.bearerInterface,
+    ] {
+      rules.append(
+        "type='signal',path_namespace='\(root)',interface='org.freedesktop.DBus.Properties',"
+          + "member='PropertiesChanged',arg0='\(interface)'")
+    }
+    for rule in rules {
+      try bus.addMatch(rule, handler: Self.onModemManagerSignal, context: context)
+    }
+  }
+
+  /// Reads ModemManager's modems and bearers and publishes what ``ModemManagerSource`` decides.
+  func refreshModemManager() {
+    modemManagerSignals.refreshNeeded = false
+    guard let bus, var source = modemManager else { return }
+    let publication: ModemManagerSource.Publication?
+    do {
+      let deadline = source.readDeadline(now: csd_monotonic_microseconds())
+      publication = source.answered(try ModemManagerSnapshot.read(from: bus, deadline: deadline))
+    } catch {
+      if error.isTimeout {
+        logger.info("ModemManager did not answer within \(source.limits.sourceTimeout): \(error)")
+        publication = source.silent(now: csd_monotonic_microseconds(), wall: wallSeconds())
+      } else if error.name == nil {
+        lostBus(error)
+        return
+      } else {
+        if source.state != .absent { logger.debug("ModemManager not available: \(error)") }
+        publication = source.notOnBus(now: csd_monotonic_microseconds(), wall: wallSeconds())
+      }
+    }
+    modemManager = source
+    if let publication { publishModemManager(publication) }
+  }
+
+  /// ModemManager is not reachable over D-Bus: a last answer is kept as stale.
+  func modemManagerNotOnBus() {
+    guard var source = modemManager else { return }
+    let publication = source.notOnBus(now: csd_monotonic_microseconds(), wall: wallSeconds())
+    modemManager = source
+    if let publication { publishModemManager(publication) }
+  }
+
+  /// Drops a stale answer whose limit passed.
+  func tickModemManager() {
+    guard var source = modemManager else { return }
+    let publication = source.tick(now: csd_monotonic_microseconds(), wall: wallSeconds())
+    modemManager = source
+    guard let publication else { return }
+    logger.info("ModemManager stayed away past the stale limit: roaming not known")
+    publishModemManager(publication)
+  }
+
+  private func publishModemManager(_ publication: ModemManagerSource.Publication) {
+    monitor.updateHints { hints in
+      hints.modemManagerRoaming = publication.snapshot.roaming
+      hints.sources[.modemManager] = publication.state
+    }
+  }
+
+  /// The match callback: every matched signal asks for one re-read after processing.
+  private static let onModemManagerSignal: sd_bus_message_handler_t = { _, context, _ in
+    guard let context else { return 0 }
+    Unmanaged<SignalFlag>.fromOpaque(context).takeUnretainedValue().refreshNeeded = true
+    return 0
+  }
+}
