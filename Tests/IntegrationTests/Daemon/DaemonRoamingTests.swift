@@ -35,7 +35,7 @@ struct DaemonRoamingTests {
         + daemonShellJob(
           id: Self.id, script: script, schedule: "once = true",
           extra: "network = \"not-roaming\"\nbudget = \"2m\"\n"
-            + "backoff = { policy = \"exponential\", initial = \"1s\" }"))
+            + "backoff = { policy = \"exponential\", initial = \"10s\" }"))
     let harness = try DaemonHarness(workspace: workspace, namespace: sandbox.name)
     defer { harness.cleanUp() }
     _ = try harness.startDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
@@ -70,12 +70,14 @@ struct DaemonRoamingTests {
       #expect(roaming.raw.contains("\"modemmanager:roaming\""), "\(roaming.raw)")
       let text = try await harness.cli("status", "--config", workspace.configPath)
       #expect(text.stdout.contains("a network that is not roaming"), "\(text.stdout)")
-      // Well past the 1 s backoff: still held.
-      try await Task.sleep(for: .seconds(3))
+      // Due and gated: still held a while later.
+      try await Task.sleep(for: .seconds(2))
       #expect(workspace.lines(of: "side-effect") == ["start"], "ran while roaming")
 
       try modemManager.setRegistration(ModemManagerStandIn.home)
-      try await daemonEventually("the run back home", describe: harness.describe()) {
+      try await daemonEventually(
+        "the run back home", timeout: .seconds(40), describe: harness.describe()
+      ) {
         workspace.lines(of: "side-effect").count == 2 ? true : nil
       }
     }
