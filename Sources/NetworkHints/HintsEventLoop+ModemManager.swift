@@ -3,8 +3,8 @@ import Reachability
 
 /// ModemManager on the hints loop's bus connection: its `GetManagedObjects`, re-read after
 /// `NameOwnerChanged`, `InterfacesAdded`/`InterfacesRemoved` and the `PropertiesChanged` of a
-/// modem's 3GPP registration, a modem's bearers or a bearer; the decisions are
-/// ``ModemManagerSource``'s.
+/// modem's 3GPP registration, a modem's bearers or a bearer (not of its signal quality, which
+/// changes every few seconds); the decisions are ``ModemManagerSource``'s.
 extension HintsEventLoop {
   /// The match rules of ModemManager's signals, whose callbacks ask for a re-read.
   func addModemManagerMatches(_ bus: SystemBus) throws(BusError) {
@@ -17,16 +17,16 @@ extension HintsEventLoop {
       "type='signal',path='\(root)',interface='org.freedesktop.DBus.ObjectManager'",
     ]
     for interface in [
-      ModemManagerSnapshot.modem3gppInterface, ModemManagerSnapshot.modemInterface,
-      ModemManagerSnapshot.bearerInterface,
+      ModemManagerSnapshot.modem3gppInterface, ModemManagerSnapshot.bearerInterface,
     ] {
-      rules.append(
-        "type='signal',path_namespace='\(root)',interface='org.freedesktop.DBus.Properties',"
-          + "member='PropertiesChanged',arg0='\(interface)'")
+      rules.append(Self.propertiesChangedRule(root: root, interface: interface))
     }
     for rule in rules {
       try bus.addMatch(rule, handler: Self.onModemManagerSignal, context: context)
     }
+    try bus.addMatch(
+      Self.propertiesChangedRule(root: root, interface: ModemManagerSnapshot.modemInterface),
+      handler: Self.onModemPropertiesChanged, context: context)
   }
 
   /// Reads ModemManager's modems and bearers and publishes what ``ModemManagerSource`` decides.
@@ -75,6 +75,38 @@ extension HintsEventLoop {
     monitor.updateHints { hints in
       hints.modemManagerRoaming = publication.snapshot.roaming
       hints.sources[.modemManager] = publication.state
+    }
+  }
+
+  private static func propertiesChangedRule(root: String, interface: String) -> String {
+    "type='signal',path_namespace='\(root)',interface='org.freedesktop.DBus.Properties',"
+      + "member='PropertiesChanged',arg0='\(interface)'"
+  }
+
+  /// The callback of a modem's `PropertiesChanged`: a re-read only when its `Bearers` changed
+  /// (or the message cannot be read).
+  private static let onModemPropertiesChanged: sd_bus_message_handler_t = { message, context, _ in
+    guard let message, let context else { return 0 }
+    if changesBearers(message) {
+      Unmanaged<SignalFlag>.fromOpaque(context).takeUnretainedValue().refreshNeeded = true
+    }
+    return 0
+  }
+
+  /// Whether a `PropertiesChanged(s, a{sv}, as)` names `Bearers`, changed or invalidated;
+  /// `true` when it cannot be read. Leaves the message rewound for other callbacks.
+  static func changesBearers(_ message: OpaquePointer) -> Bool {
+    defer { sd_bus_message_rewind(message, 1) }
+    do {
+      _ = try SystemBus.readString(message, type: "s")
+      if try SystemBus.readDictionary(message)["Bearers"] != nil { return true }
+      try SystemBus.check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "s"))
+      while let name = try SystemBus.readOptionalString(message, type: "s") {
+        if name == "Bearers" { return true }
+      }
+      return false
+    } catch {
+      return true
     }
   }
 

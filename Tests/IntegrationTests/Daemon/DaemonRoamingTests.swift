@@ -117,6 +117,27 @@ struct DaemonRoamingTests {
     }
   }
 
+  @Test func signalQualityChangesCauseNoReRead() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let modemManager = ModemManagerStandIn(bus: bus)
+    defer { modemManager.stop() }
+    try modemManager.start(interface: "veth0", state: ModemManagerStandIn.roaming)
+    try await withDaemon(bus: bus, long: false) { harness, workspace in
+      _ = try await harness.waitForTask(Self.id, "held while roaming") {
+        $0.predicateKinds.contains("notRoaming")
+      }
+      let before = try modemManager.reads()
+      for percent: UInt32 in [40, 55, 70] { try modemManager.setSignalQuality(percent) }
+      // Signals arrive in order: once the registration change is seen, so were the others.
+      try modemManager.setRegistration(ModemManagerStandIn.home)
+      try await daemonEventually("the run at home", describe: harness.describe()) {
+        workspace.lines(of: "side-effect").isEmpty ? nil : true
+      }
+      #expect(try modemManager.reads() == before + 1, "one read, for the registration")
+    }
+  }
+
   @Test func withoutModemManagerANonCellularLinkIsNotHeld() async throws {
     let bus = try PrivateBus()
     defer { bus.close() }

@@ -37,6 +37,28 @@ final class ModemManagerStandIn {
       method: "dev.backgrounder.Test.SetRegistration", "uint32:\(state)")
   }
 
+  /// Emits a modem `PropertiesChanged` of its `SignalQuality` only, as ModemManager does every
+  /// few seconds.
+  func setSignalQuality(_ percent: UInt32) throws {
+    try bus.send(
+      destination: "org.freedesktop.ModemManager1",
+      path: "/org/freedesktop/ModemManager1/Modem/0",
+      method: "dev.backgrounder.Test.SetSignalQuality", "uint32:\(percent)")
+  }
+
+  /// How many times `GetManagedObjects` was called.
+  func reads() throws -> Int {
+    let output = try bus.send(
+      destination: "org.freedesktop.ModemManager1", path: "/org/freedesktop/ModemManager1",
+      method: "dev.backgrounder.Test.Reads")
+    guard
+      let count = output.split(separator: " ").last.flatMap({
+        Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+      })
+    else { throw PrivateBus.Failed(description: "Reads answered \(output)") }
+    return count
+  }
+
   /// Kills the stand-in: its name leaves the bus.
   func stop() {
     guard let process else { return }
@@ -107,14 +129,29 @@ final class ModemManagerStandIn {
                 dbus.Dictionary({"RegistrationState": dbus.UInt32(state)}, signature="sv"),
                 dbus.Array([], signature="s"))
 
+        @dbus.service.method("dev.backgrounder.Test", in_signature="u", out_signature="")
+        def SetSignalQuality(self, percent):
+            self.PropertiesChanged(
+                MODEM_IFACE,
+                dbus.Dictionary(
+                    {"SignalQuality": dbus.Struct((dbus.UInt32(percent), dbus.Boolean(True)))},
+                    signature="sv"),
+                dbus.Array([], signature="s"))
+
 
     class Manager(dbus.service.Object):
         def __init__(self, bus, modem):
             super().__init__(bus, ROOT)
             self.modem = modem
+            self.reads = 0
+
+        @dbus.service.method("dev.backgrounder.Test", in_signature="", out_signature="u")
+        def Reads(self):
+            return dbus.UInt32(self.reads)
 
         @dbus.service.method(OBJECT_MANAGER, in_signature="", out_signature="a{oa{sa{sv}}}")
         def GetManagedObjects(self):
+            self.reads += 1
             return {dbus.ObjectPath(MODEM): self.modem.properties}
 
         @dbus.service.signal(OBJECT_MANAGER, signature="oa{sa{sv}}")
