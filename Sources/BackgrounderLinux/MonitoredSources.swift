@@ -20,12 +20,15 @@ public struct MonitoredNetwork: NetworkConditionSource {
   /// conditions unknown (``NetworkConditions/unknownSources``), and so does unknown
   /// connectivity while a connectivity source is expected.
   public static func conditions(_ status: NetworkStatus) -> NetworkConditions {
-    NetworkConditions(
+    var conditions = NetworkConditions(
       isReachable: status.isReachable, isDataMetered: status.isDataMetered,
       primaryLink: status.primary,
       connectivity: InternetConnectivity(rawValue: status.connectivity.rawValue) ?? .unknown,
       unknownSources: status.waitingSources.map(\.rawValue),
       expectsConnectivity: status.expectsConnectivity, primarySSID: status.primaryLink?.ssid)
+    conditions.isPrimaryRoaming = status.primaryIsRoaming
+    conditions.roamingUnknown = status.primaryRoamingUnknown
+    return conditions
   }
 }
 

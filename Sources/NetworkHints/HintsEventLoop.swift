@@ -22,20 +22,24 @@ final class HintsEventLoop: @unchecked Sendable {
     var refreshNeeded = false
   }
 
-  private let configuration: NetworkHintsConfiguration
-  private let monitor: ReachabilityMonitor
-  private let logger: Logger
+  let configuration: NetworkHintsConfiguration
+  let monitor: ReachabilityMonitor
+  let logger: Logger
   private let loop: EventLoop
   private let signals = SignalFlag()
-  private var bus: SystemBus?
+  private(set) var bus: SystemBus?
   private var busRegistration: EventLoop.Registration?
   private var busInterest: EventLoop.Interest?
-  /// A NetworkManager read runs on its own thread: the bus is not touched meanwhile.
+  /// A read of NetworkManager or ModemManager runs on its own thread: the bus is not touched
+  /// meanwhile.
   private var reading = false
   private var everConnected = false
   private var reconnectAt: UInt64?
   private var reconnectDelay: UInt64 = 1_000_000
   private var networkManager: NetworkManagerSource?
+  /// ModemManager (HintsEventLoop+ModemManager.swift), on the same bus connection.
+  var modemManager: ModemManagerSource?
+  let modemManagerSignals = SignalFlag()
   private var wifi: Nl80211Socket?
   private var wifiRegistration: EventLoop.Registration?
   private var tracker = WifiIdentityTracker()
@@ -60,12 +64,16 @@ final class HintsEventLoop: @unchecked Sendable {
       networkManager = NetworkManagerSource(
         limits: configuration.networkManagerLimits, wall: wallSeconds())
     }
+    if configuration.useModemManager {
+      modemManager = ModemManagerSource(
+        limits: configuration.networkManagerLimits, wall: wallSeconds())
+    }
   }
 
   /// Connects and opens what the configuration asks for, on the loop. Failures of D-Bus or
   /// nl80211 are logged and degrade to "no hints"; they never stop the hints.
   func start() {
-    if configuration.useNetworkManager { connectBus() }
+    if configuration.useNetworkManager || configuration.useModemManager { connectBus() }
     if configuration.watchWifi { openWifi() }
     settleIfDone()
     rearm()
@@ -95,6 +103,7 @@ final class HintsEventLoop: @unchecked Sendable {
       logger.info("NetworkManager stayed away past the stale limit: kernel signals decide")
       publish(publication)
     }
+    if !reading { tickModemManager() }
     settleIfDone()
     rearm()
   }
@@ -116,7 +125,8 @@ final class HintsEventLoop: @unchecked Sendable {
         lostBus(BusError(description: "cannot watch the bus: \(error)"))
       }
     }
-    for next in [reconnectAt, reading ? nil : networkManager?.staleUntil].compactMap({ $0 }) {
+    let staleLimits = reading ? [] : [networkManager?.staleUntil, modemManager?.staleUntil]
+    for next in ([reconnectAt] + staleLimits).compactMap({ $0 }) {
       deadline = min(deadline ?? next, next)
     }
     if let timer { loop.cancel(timer) }
@@ -185,17 +195,21 @@ final class HintsEventLoop: @unchecked Sendable {
       try bus.addMatch(
         "type='signal',path_namespace='\(NetworkManagerSnapshot.managerPath)'",
         handler: Self.onSignal, context: context)
+      if modemManager != nil { try addModemManagerMatches(bus) }
       self.bus = bus
       everConnected = true
       reconnectDelay = 1_000_000
-      logger.debug("connected to D-Bus for NetworkManager hints")
-      refresh()
+      logger.debug("connected to D-Bus for NetworkManager and ModemManager hints")
+      signals.refreshNeeded = networkManager != nil
+      modemManagerSignals.refreshNeeded = modemManager != nil
+      startRead()
     } catch {
       if everConnected {
         scheduleReconnect()
       } else {
         logger.debug("NetworkManager hints off: \(error)")
         notOnBus()
+        modemManagerNotOnBus()
       }
     }
   }
@@ -208,19 +222,28 @@ final class HintsEventLoop: @unchecked Sendable {
       lostBus(error)
       return
     }
-    if signals.refreshNeeded { refresh() }
+    startRead()
   }
 
-  /// Reads NetworkManager's state on a thread of its own (the read blocks in `sd_bus_call`, up
-  /// to the source timeout); the bus is left alone until ``finishRead(_:)`` runs on the loop.
-  private func refresh() {
+  /// Reads what the signals asked for — NetworkManager's state, ModemManager's modems — on a
+  /// thread of its own (each read blocks in `sd_bus_call`, up to its source timeout); the bus
+  /// is left alone until ``finishRead(_:)`` runs on the loop.
+  private func startRead() {
+    guard let bus, !reading else { return }
+    let now = csd_monotonic_microseconds()
+    let read = BusRead(
+      bus: bus,
+      networkManagerDeadline: signals.refreshNeeded
+        ? networkManager?.readDeadline(now: now) : nil,
+      modemManagerDeadline: modemManagerSignals.refreshNeeded
+        ? modemManager?.readDeadline(now: now) : nil)
     signals.refreshNeeded = false
-    guard let bus, let source = networkManager else { return }
+    modemManagerSignals.refreshNeeded = false
+    guard read.networkManagerDeadline != nil || read.modemManagerDeadline != nil else { return }
     if let registration = busRegistration { loop.deregister(registration) }
     busRegistration = nil
     busInterest = nil
     reading = true
-    let read = BusRead(bus: bus, deadline: source.readDeadline(now: csd_monotonic_microseconds()))
     do {
       try SystemThread.detach(name: "bg-nm-read") { [self, loop] in
         let result = read.run()
@@ -232,10 +255,22 @@ final class HintsEventLoop: @unchecked Sendable {
     }
   }
 
-  /// Takes a read's result, on the loop.
-  private func finishRead(_ result: Result<NetworkManagerSnapshot, BusError>) {
+  /// Takes a read's results, on the loop.
+  private func finishRead(_ result: BusRead.Results) {
     reading = false
-    guard !stopped, var source = networkManager else { return }
+    guard !stopped else { return }
+    let busKept = result.networkManager.map(finishNetworkManagerRead) ?? true
+    // On a lost bus ModemManager is marked stale already; its answer, if any, is not taken.
+    if busKept, let answer = result.modemManager { finishModemManagerRead(answer) }
+    // Signals that came during the read wait in sd-bus's queue: its timeout (0) says so.
+    step(busReady: false, wifiReady: false)
+  }
+
+  /// Publishes what NetworkManager's read decides; false when the bus was lost.
+  private func finishNetworkManagerRead(
+    _ result: Result<NetworkManagerSnapshot, BusError>
+  ) -> Bool {
+    guard var source = networkManager else { return true }
     let publication: NetworkManagerSource.Publication?
     do {
       publication = source.answered(try result.get())
@@ -246,8 +281,7 @@ final class HintsEventLoop: @unchecked Sendable {
         publication = source.silent(now: csd_monotonic_microseconds(), wall: wallSeconds())
       } else if error.name == nil {
         lostBus(error)
-        step(busReady: false, wifiReady: false)
-        return
+        return false
       } else {
         if source.state != .absent { logger.debug("NetworkManager not available: \(error)") }
         publication = source.notOnBus(now: csd_monotonic_microseconds(), wall: wallSeconds())
@@ -255,8 +289,7 @@ final class HintsEventLoop: @unchecked Sendable {
     }
     networkManager = source
     if let publication { publish(publication) }
-    // Signals that came during the read wait in sd-bus's queue: its timeout (0) says so.
-    step(busReady: false, wifiReady: false)
+    return true
   }
 
   /// NetworkManager is not reachable over D-Bus: a last answer is kept as stale.
@@ -278,10 +311,11 @@ final class HintsEventLoop: @unchecked Sendable {
     }
   }
 
-  private func lostBus(_ error: BusError) {
+  func lostBus(_ error: BusError) {
     logger.notice("D-Bus connection lost, NetworkManager's last answer kept (stale): \(error)")
     dropBus()
     notOnBus()
+    modemManagerNotOnBus()
     scheduleReconnect()
   }
 
@@ -383,14 +417,33 @@ func wallSeconds() -> Double {
   return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 
-/// One NetworkManager read, handed to the thread that performs it.
-private struct BusRead: @unchecked Sendable {
+/// One round of reads — NetworkManager's, ModemManager's or both — handed to the thread that
+/// performs them.
+struct BusRead: @unchecked Sendable {
   // @unchecked: the loop leaves the bus alone until the read's result is back on the loop.
   let bus: SystemBus
-  /// Monotonic microseconds.
-  let deadline: UInt64
+  /// When to give up on NetworkManager (monotonic microseconds), or nil: not read this time.
+  let networkManagerDeadline: UInt64?
+  /// When to give up on ModemManager, or nil: not read this time.
+  let modemManagerDeadline: UInt64?
 
-  func run() -> Result<NetworkManagerSnapshot, BusError> {
-    Result { () throws(BusError) in try NetworkManagerSnapshot.read(from: bus, deadline: deadline) }
+  /// What each read gave (nil: not read).
+  struct Results: Sendable {
+    var networkManager: Result<NetworkManagerSnapshot, BusError>?
+    var modemManager: Result<ModemManagerSnapshot, BusError>?
+  }
+
+  func run() -> Results {
+    Results(
+      networkManager: networkManagerDeadline.map { deadline in
+        Result { () throws(BusError) in
+          try NetworkManagerSnapshot.read(from: bus, deadline: deadline)
+        }
+      },
+      modemManager: modemManagerDeadline.map { deadline in
+        Result { () throws(BusError) in
+          try ModemManagerSnapshot.read(from: bus, deadline: deadline)
+        }
+      })
   }
 }

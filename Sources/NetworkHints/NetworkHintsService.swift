@@ -23,6 +23,9 @@ public struct NetworkHintsConfiguration: Sendable, Equatable {
   /// How long NetworkManager's last answer is kept, marked stale, after it left the bus
   /// (`[network] stale-hints`); then the kernel signals decide.
   public var staleHints: Duration
+  /// Ask ModemManager over D-Bus which links are on a modem registered on a roaming network
+  /// (`[network] modemmanager`).
+  public var useModemManager: Bool
 
   /// The default `[network] source-timeout`: 5 s.
   public static let defaultSourceTimeout: Duration = .seconds(5)
@@ -32,8 +35,10 @@ public struct NetworkHintsConfiguration: Sendable, Equatable {
   /// Creates a configuration.
   public init(
     useNetworkManager: Bool = true, busAddress: String? = nil, watchWifi: Bool = true,
-    sourceTimeout: Duration = defaultSourceTimeout, staleHints: Duration = defaultStaleHints
+    sourceTimeout: Duration = defaultSourceTimeout, staleHints: Duration = defaultStaleHints,
+    useModemManager: Bool = true
   ) {
+    self.useModemManager = useModemManager
     self.useNetworkManager = useNetworkManager
     self.busAddress = busAddress
     self.watchWifi = watchWifi
@@ -82,6 +87,7 @@ public final class NetworkHintsService: Service, Sendable {
         hints.sources[.networkManager] = .waiting(since: since)
       }
       if configuration.watchWifi { hints.sources[.nl80211] = .waiting(since: since) }
+      if configuration.useModemManager { hints.sources[.modemManager] = .waiting(since: since) }
     }
   }
 
@@ -114,6 +120,8 @@ public final class NetworkHintsService: Service, Sendable {
       hints.ssids = [:]
       hints.sources[.networkManager] = nil
       hints.sources[.nl80211] = nil
+      hints.modemManagerRoaming = [:]
+      hints.sources[.modemManager] = nil
     }
   }
 }

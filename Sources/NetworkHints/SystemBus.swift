@@ -102,20 +102,32 @@ final class SystemBus {
   func allProperties(destination: String, path: String, interface: String, deadline: UInt64)
     throws(BusError) -> [String: BusValue]
   {
+    try call(
+      destination: destination, path: path, interface: "org.freedesktop.DBus.Properties",
+      member: "GetAll", argument: interface, deadline: deadline, read: Self.readDictionary)
+  }
+
+  /// Calls `interface.member` on `path` of `destination` with one string `argument` (or none)
+  /// and reads the reply with `read`, waiting at most until `deadline` (monotonic
+  /// microseconds). No answer in time throws a ``BusError/isTimeout`` error.
+  func call<Value>(
+    destination: String, path: String, interface: String, member: String, argument: String?,
+    deadline: UInt64, read: (OpaquePointer) throws(BusError) -> Value
+  ) throws(BusError) -> Value {
+    let what = "\(member) \(path) \(argument ?? interface)"
     let now = csd_monotonic_microseconds()
     guard now < deadline else {
-      throw BusError(
-        description: "GetAll \(path) \(interface): no answer in time", isTimeout: true)
+      throw BusError(description: "\(what): no answer in time", isTimeout: true)
     }
     var message: OpaquePointer?
     var result = sd_bus_message_new_method_call(
-      bus, &message, destination, path, "org.freedesktop.DBus.Properties", "GetAll")
-    if result >= 0 { result = csd_append_string(message, interface) }
-    // Never start a stopped NetworkManager by asking it something.
+      bus, &message, destination, path, interface, member)
+    if result >= 0, let argument { result = csd_append_string(message, argument) }
+    // Never start a stopped service by asking it something.
     if result >= 0 { result = sd_bus_message_set_auto_start(message, 0) }
     guard result >= 0 else {
       sd_bus_message_unref(message)
-      throw BusError(description: "GetAll \(path): \(Self.text(errno: -result))")
+      throw BusError(description: "\(member) \(path): \(Self.text(errno: -result))")
     }
     defer { sd_bus_message_unref(message) }
     var error = csd_error_null()
@@ -131,20 +143,20 @@ final class SystemBus {
       let unanswered = result == -ETIMEDOUT || name == noReply
       let timedOut = unanswered && csd_monotonic_microseconds() >= deadline
       throw BusError(
-        description: "GetAll \(path) \(interface): \(name ?? Self.text(errno: -result))"
+        description: "\(what): \(name ?? Self.text(errno: -result))"
           + (detail.map { " (\($0))" } ?? ""),
         name: timedOut ? nil : (name ?? (unanswered ? noReply : nil)), isTimeout: timedOut)
     }
     defer { sd_bus_message_unref(reply) }
     do {
-      return try Self.readDictionary(reply)
+      return try read(reply)
     } catch {
-      throw BusError(description: "GetAll \(path) \(interface): malformed reply: \(error)")
+      throw BusError(description: "\(what): malformed reply: \(error)")
     }
   }
 
   /// Reads `a{sv}`.
-  private static func readDictionary(_ message: OpaquePointer) throws(BusError) -> [String:
+  static func readDictionary(_ message: OpaquePointer) throws(BusError) -> [String:
     BusValue]
   {
     var values: [String: BusValue] = [:]
@@ -185,15 +197,14 @@ final class SystemBus {
     return values
   }
 
-  private static func readString(_ message: OpaquePointer, type: String) throws(BusError) -> String
-  {
+  static func readString(_ message: OpaquePointer, type: String) throws(BusError) -> String {
     guard let text = try readOptionalString(message, type: type) else {
       throw BusError(description: "missing \(type) value")
     }
     return text
   }
 
-  private static func readOptionalString(_ message: OpaquePointer, type: String) throws(BusError)
+  static func readOptionalString(_ message: OpaquePointer, type: String) throws(BusError)
     -> String?
   {
     var pointer: UnsafePointer<CChar>?
@@ -204,7 +215,7 @@ final class SystemBus {
   }
 
   @discardableResult
-  private static func check(_ result: Int32) throws(BusError) -> Int32 {
+  static func check(_ result: Int32) throws(BusError) -> Int32 {
     guard result >= 0 else { throw BusError(description: text(errno: -result)) }
     return result
   }

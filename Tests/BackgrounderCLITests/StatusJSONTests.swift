@@ -24,6 +24,8 @@ struct StatusJSONTests {
       .networkInterface(allowed: ["eth*", "enp*"], current: "wlan0"),
       .networkInterface(allowed: [], current: nil), .mounted(path: "/media/My Backup"),
       .waitingForWindow(opens: start.addingTimeInterval(7200.25)),
+      .networkRequired(.notRoaming), .notRoaming(roamingUnknown: "ModemManager \"not\" running"),
+      .notRoaming(roamingUnknown: nil),
     ]
     let runs = [
       RunRecord(
@@ -99,6 +101,14 @@ struct StatusJSONTests {
           isMetered: true, hasDefaultRoute: true,
           meteredReason: .ssidOverride(pattern: "Pixel-*", ssid: "Pixel \"7\""),
           ssid: "Pixel \"7\" \\ é/"),
+        {
+          var modem = LinkStatus(
+            name: "wwan0", index: 4, type: .cellular, isUp: true, hasCarrier: true,
+            isMetered: true, hasDefaultRoute: false, meteredReason: .modemManagerRoaming)
+          modem.isRoaming = true
+          modem.isStale = true
+          return modem
+        }(),
       ],
       malformedMessages: 2, connectivity: .portal, connectivitySource: .networkManager)
     for (observedAt, network, tasks) in [

@@ -24,5 +24,12 @@ import Testing
     #expect(
       TaskStatusText.waitingFor([.mounted(path: "/media/backup"), .requiresCharging], now: now)
         == "/media/backup to be mounted, charger")
+    #expect(
+      TaskStatusText.waitingFor(
+        [.notRoaming(roamingUnknown: "ModemManager not running")], now: now)
+        == "a network that is not roaming (roaming unknown: ModemManager not running)")
+    #expect(
+      TaskStatusText.waitingFor([.notRoaming(roamingUnknown: nil)], now: now)
+        == "a network that is not roaming")
   }
 }

@@ -171,7 +171,7 @@ import Testing
     ),
     (
       "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nonce = true\nnetwork = \"wifi\"\n",
-      "job[0].network", "\"none\", \"any\" or \"unmetered\""
+      "job[0].network", "\"none\", \"any\", \"unmetered\" or \"not-roaming\""
     ),
     (
       "[[job]]\nid = \"dev.example.a\"\ncommand = \"true\"\nonce = true\n",

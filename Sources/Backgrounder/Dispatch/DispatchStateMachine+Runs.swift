@@ -333,7 +333,7 @@ extension DispatchStateMachine {
 
   static func isNetwork(_ predicate: PendingPredicate) -> Bool {
     switch predicate {
-    case .networkRequired, .workingInternet, .wifiNetwork, .networkInterface: true
+    case .networkRequired, .workingInternet, .wifiNetwork, .networkInterface, .notRoaming: true
     default: false
     }
   }
@@ -351,6 +351,9 @@ extension DispatchStateMachine {
     routesOnly.expectsConnectivity = false
     if network.connectivity.blocksNetworkWork && requirement.isSatisfied(by: routesOnly) {
       return .workingInternet(network.connectivity)
+    }
+    if requirement == .notRoaming, NetworkRequirement.any.isSatisfied(by: network) {
+      return .notRoaming(roamingUnknown: network.roamingUnknown)
     }
     return .networkRequired(requirement)
   }

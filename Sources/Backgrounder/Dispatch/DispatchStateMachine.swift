@@ -562,6 +562,7 @@ struct DispatchStateMachine: Sendable {
       case .networkInterface(let allowed, let current):
         "interface \(allowed.joined(separator: ", ")) (now: \(current ?? "none"))"
       case .mounted(let path): "\(path) to be mounted"
+      case .notRoaming(let unknown): NetworkRequirement.notRoamingPhrase(unknown)
       case .waitingForBackoff(let until): "waiting for backoff until \(ISO8601.string(until))"
       case .waitingForEarliestBeginDate(let at): "earliest begin \(ISO8601.string(at))"
       case .waitingForWindow(let opens): "waiting for window opening \(ISO8601.string(opens))"

@@ -24,6 +24,11 @@ public struct NetworkConditions: Hashable, Sendable, Codable {
   /// the probe): ``InternetConnectivity/unknown`` then means "not known yet", not "trust the
   /// routes".
   public var expectsConnectivity: Bool
+  /// The primary link is on a modem registered on a roaming network (ModemManager).
+  public var isPrimaryRoaming = false
+  /// Why it is not known whether the primary link is roaming, when that matters (a cellular
+  /// primary link and ModemManager not running, say): `nil` when it is known or not cellular.
+  public var roamingUnknown: String?
 
   /// Creates network conditions.
   public init(
@@ -52,7 +57,7 @@ public struct NetworkConditions: Hashable, Sendable, Codable {
 
   private enum CodingKeys: String, CodingKey {
     case isReachable, isDataMetered, primaryLink, connectivity, unknownSources
-    case expectsConnectivity, primarySSID
+    case expectsConnectivity, primarySSID, isPrimaryRoaming, roamingUnknown
   }
 
   /// Decodes what the synthesized encoder writes; the fields added later may be missing.
@@ -67,7 +72,13 @@ public struct NetworkConditions: Hashable, Sendable, Codable {
     expectsConnectivity =
       try container.decodeIfPresent(Bool.self, forKey: .expectsConnectivity) ?? false
     primarySSID = try container.decodeIfPresent(String.self, forKey: .primarySSID)
+    isPrimaryRoaming =
+      try container.decodeIfPresent(Bool.self, forKey: .isPrimaryRoaming) ?? false
+    roamingUnknown = try container.decodeIfPresent(String.self, forKey: .roamingUnknown)
   }
+
+  /// The primary link is known not to be roaming (``NetworkRequirement/notRoaming``).
+  public var isKnownNotRoaming: Bool { !isPrimaryRoaming && roamingUnknown == nil }
 
   /// Reachable and unmetered.
   public static let unmetered = NetworkConditions(isReachable: true, isDataMetered: false)

@@ -54,11 +54,15 @@ public enum PendingPredicate: Hashable, Sendable {
   case networkInterface(allowed: [String], current: String?)
   /// `path` is not a mount point (or that is not known yet).
   case mounted(path: String)
+  /// `network = "not-roaming"`: the primary link is roaming, or its roaming is not known
+  /// (`roamingUnknown` says why: "ModemManager not running").
+  case notRoaming(roamingUnknown: String?)
 }
 
 extension PendingPredicate: Encodable {
   private enum CodingKeys: String, CodingKey {
     case kind, network, until, at, connectivity, opens, ssids, interfaces, current, path
+    case roamingUnknown
   }
 
   /// Encodes as `{"kind": ..., ...}` with ISO 8601 times.
@@ -94,6 +98,9 @@ extension PendingPredicate: Encodable {
     case .mounted(let path):
       try container.encode("mounted", forKey: .kind)
       try container.encode(path, forKey: .path)
+    case .notRoaming(let roamingUnknown):
+      try container.encode("notRoaming", forKey: .kind)
+      try container.encodeIfPresent(roamingUnknown, forKey: .roamingUnknown)
     }
   }
 }

@@ -6,6 +6,10 @@ public enum NetworkRequirement: String, Hashable, Sendable, Codable, CaseIterabl
   case any
   /// A reachable network whose primary link is not metered.
   case unmetered
+  /// A reachable network whose primary link is not roaming (WorkManager's `NOT_ROAMING`):
+  /// config value `not-roaming`. A cellular primary link whose roaming is not known fails it
+  /// (``NetworkConditions/roamingUnknown``).
+  case notRoaming = "not-roaming"
 
   /// Whether `conditions` satisfy this requirement. Unknown is not permission: conditions that
   /// are not all known (``NetworkConditions/isKnown``) meet neither `any` nor `unmetered`.
@@ -19,6 +23,8 @@ public enum NetworkRequirement: String, Hashable, Sendable, Codable, CaseIterabl
     case .unmetered:
       conditions.isKnown && conditions.isReachable && !conditions.isDataMetered
         && !conditions.connectivity.blocksNetworkWork
+    case .notRoaming:
+      NetworkRequirement.any.isSatisfied(by: conditions) && conditions.isKnownNotRoaming
     }
   }
 
@@ -27,6 +33,10 @@ public enum NetworkRequirement: String, Hashable, Sendable, Codable, CaseIterabl
   public func lossReason(under conditions: NetworkConditions) -> StopReason? {
     guard self != .none, conditions.isKnown, !isSatisfied(by: conditions) else { return nil }
     if !conditions.isReachable { return .networkLost }
+    if self == .notRoaming, NetworkRequirement.any.isSatisfied(by: conditions) {
+      // Roaming that became unknown stops nothing; roaming that is known does.
+      return conditions.isPrimaryRoaming ? .roaming : nil
+    }
     switch conditions.connectivity {
     case .none: return .networkLost
     case .portal: return .captivePortal

@@ -52,6 +52,8 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
   case windowClosed
   /// The system is about to suspend or shut down (``Backgrounder/systemSleeping(_:stopping:)``).
   case systemSuspending
+  /// The primary link started roaming (`network = "not-roaming"`).
+  case roaming
 
   /// For humans: "offline", "metered", "captive portal", …
   public var phrase: String {
@@ -69,6 +71,7 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
     case .windowClosed: "window closed"
     case .requested: "requested"
     case .systemSuspending: "system suspending"
+    case .roaming: "roaming"
     }
   }
 }

@@ -11,6 +11,7 @@ enum PlacePredicateCoding {
     case .wifiNetwork(let allowed, let current): "wifi:" + list(allowed, current)
     case .networkInterface(let allowed, let current): "interface:" + list(allowed, current)
     case .mounted(let path): "mount:" + escape(path)
+    case .notRoaming(let unknown): "notRoaming" + (unknown.map { ":" + escape($0) } ?? "")
     default: nil
     }
   }
@@ -25,6 +26,10 @@ enum PlacePredicateCoding {
     }
     if item.hasPrefix("mount:"), let path = item.dropFirst(6).removingPercentEncoding {
       return .mounted(path: path)
+    }
+    if item == "notRoaming" { return .notRoaming(roamingUnknown: nil) }
+    if item.hasPrefix("notRoaming:"), let reason = item.dropFirst(11).removingPercentEncoding {
+      return .notRoaming(roamingUnknown: reason)
     }
     return nil
   }

@@ -78,6 +78,10 @@ extension JSONLineWriter {
     string(link.meteredReason.code)
     key("name")
     string(link.name)
+    if let roaming = link.isRoaming {
+      key("roaming")
+      bool(roaming)
+    }
     if let ssid = link.ssid {
       key("ssid")
       string(ssid)

@@ -101,6 +101,13 @@ enum TaskListJSON {
       json.string("mounted")
       json.key("path")
       json.string(path)
+    case .notRoaming(let unknown):
+      json.key("kind", first: true)
+      json.string("notRoaming")
+      if let unknown {
+        json.key("roamingUnknown")
+        json.string(unknown)
+      }
     }
     json.ascii("}")
   }

@@ -15,6 +15,7 @@ enum NetworkStatusText {
           + (primary.isStale ? " \(staleNote(status))" : ""))
       // SSIDs arrive escaped (control characters, backslash and invalid bytes as `\xNN`).
       if let ssid = primary.ssid { lines.append("Wi-Fi network: \"\(ssid)\"") }
+      if let roaming = primary.isRoaming { lines.append("Roaming: \(roaming ? "yes" : "no")") }
       lines.append("Connectivity: \(connectivityText(status))")
     } else {
       lines.append("Network: not reachable (no usable default route)")
@@ -28,7 +29,8 @@ enum NetworkStatusText {
       lines.append(
         "  \(link.index) \(escaped(link.name)) type=\(link.type.rawValue) "
           + "\(flags.joined(separator: ",")) \(metered) (\(escaped("\(link.meteredReason)")))"
-          + (link.ssid.map { " ssid=\"\($0)\"" } ?? "") + (link.isStale ? " stale" : ""))
+          + (link.ssid.map { " ssid=\"\($0)\"" } ?? "") + (link.isRoaming == true ? " roaming" : "")
+          + (link.isStale ? " stale" : ""))
     }
     for line in sourceLines(status) { lines.append(line) }
     if status.malformedMessages > 0 {

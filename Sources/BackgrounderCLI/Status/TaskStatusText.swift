@@ -40,6 +40,8 @@ enum TaskStatusText {
     return predicates.map { predicate in
       switch predicate {
       case .networkRequired(.unmetered): "unmetered network"
+      case .networkRequired(.notRoaming): NetworkRequirement.notRoamingPhrase(nil)
+      case .notRoaming(let unknown): NetworkRequirement.notRoamingPhrase(unknown)
       case .networkRequired: "network"
       case .workingInternet(let connectivity): "working internet (\(connectivity.waitingPhrase))"
       case .requiresCharging: "charger"

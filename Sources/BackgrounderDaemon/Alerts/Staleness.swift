@@ -70,6 +70,7 @@ enum StalenessMessage {
   private static func phrase(_ predicate: PendingPredicate) -> String? {
     switch predicate {
     case .networkRequired(.unmetered): "an unmetered network"
+    case .networkRequired(.notRoaming), .notRoaming: "a network that is not roaming"
     case .networkRequired: "a network"
     case .workingInternet: "working internet"
     case .requiresCharging: "external power"

@@ -16,6 +16,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
   public var unmeteredSSIDs: [String] = []
   /// `[network] networkmanager`: ask NetworkManager over D-Bus (default true).
   public var useNetworkManager = true
+  /// `[network] modemmanager`: ask ModemManager over D-Bus which links roam (default true).
+  public var useModemManager = true
   /// `[network] connectivity-check`: the opt-in HTTP connectivity probe, if set.
   public var connectivityCheck: ConnectivityCheck?
   /// `[network] source-timeout`: how long a hint source (NetworkManager) may take to answer,

@@ -10,11 +10,12 @@ public struct JobDefinition: Sendable, Equatable, Codable {
     case calendar([String])
   }
 
-  /// `network = "none" | "any" | "unmetered"`.
+  /// `network = "none" | "any" | "unmetered" | "not-roaming"`.
   public enum Network: String, Sendable, Equatable, Codable, CaseIterable {
     case none
     case any
     case unmetered
+    case notRoaming = "not-roaming"
   }
 
   /// `backoff = { policy = "exponential", initial = "30s", max-attempts = 10 }`.

@@ -29,7 +29,8 @@ enum JobReader {
     if let network = try job.string("network") {
       guard let value = JobDefinition.Network(rawValue: network) else {
         throw job.error(
-          "network", "expected \"none\", \"any\" or \"unmetered\", got \"\(network)\"")
+          "network",
+          "expected \"none\", \"any\", \"unmetered\" or \"not-roaming\", got \"\(network)\"")
       }
       definition.network = value
     }

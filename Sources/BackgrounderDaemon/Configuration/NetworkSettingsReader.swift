@@ -6,7 +6,7 @@ enum NetworkSettingsReader {
   /// Every key `[network]` accepts.
   static let keys: [String] = [
     "metered", "unmetered", "metered-ssids", "unmetered-ssids", "networkmanager",
-    "connectivity-check", "source-timeout", "stale-hints",
+    "connectivity-check", "source-timeout", "stale-hints", "modemmanager",
   ]
 
   static func read(_ network: TableReader, into configuration: inout DaemonConfiguration)
@@ -15,6 +15,7 @@ enum NetworkSettingsReader {
     configuration.meteredSSIDs = try network.stringArray("metered-ssids") ?? []
     configuration.unmeteredSSIDs = try network.stringArray("unmetered-ssids") ?? []
     configuration.useNetworkManager = try network.bool("networkmanager") ?? true
+    configuration.useModemManager = try network.bool("modemmanager") ?? true
     if let timeout = try network.duration("source-timeout") {
       guard timeout > .zero, timeout <= .seconds(300) else {
         throw network.error("source-timeout", "must be more than 0 s and at most 5 min")

@@ -17,7 +17,8 @@ extension DaemonConfiguration {
   /// `stale-hints`); the `DBUS_SYSTEM_BUS_ADDRESS` environment variable picks another bus.
   public var hintsConfiguration: NetworkHintsConfiguration {
     NetworkHintsConfiguration(
-      useNetworkManager: useNetworkManager, sourceTimeout: sourceTimeout, staleHints: staleHints)
+      useNetworkManager: useNetworkManager, sourceTimeout: sourceTimeout, staleHints: staleHints,
+      useModemManager: useModemManager)
   }
 
   /// Every live condition source as `[network]` asks: what the daemon runs.

@@ -32,6 +32,7 @@ struct WaitAccounting: Sendable {
   static func condition(_ predicate: PendingPredicate) -> String? {
     switch predicate {
     case .networkRequired(.unmetered): "unmetered"
+    case .networkRequired(.notRoaming), .notRoaming: "roaming"
     case .networkRequired: "network"
     case .workingInternet: "internet"
     case .requiresCharging: "charging"

@@ -4,6 +4,7 @@ extension LinkHints: Codable {
   private enum CodingKeys: String, CodingKey {
     case networkManagerMetered, networkManagerConnectivity, networkManagerDeviceConnectivity
     case networkManagerChecksConnectivity, ssids, probeLink, probeConnectivity, sources
+    case modemManagerRoaming
   }
 
   private struct SourceRecord: Codable {
@@ -30,6 +31,7 @@ extension LinkHints: Codable {
       records[name.rawValue] = SourceRecord(state: state.name, since: state.since)
     }
     try container.encode(records, forKey: .sources)
+    try container.encode(modemManagerRoaming, forKey: .modemManagerRoaming)
   }
 
   /// Decodes what ``encode(to:)`` wrote; unknown values are an error naming them.
@@ -65,6 +67,8 @@ extension LinkHints: Codable {
     networkManagerChecksConnectivity = try container.decode(
       Bool.self, forKey: .networkManagerChecksConnectivity)
     ssids = try container.decode([String: String].self, forKey: .ssids)
+    modemManagerRoaming =
+      try container.decodeIfPresent([String: Bool].self, forKey: .modemManagerRoaming) ?? [:]
     if let link = try container.decodeIfPresent(String.self, forKey: .probeLink),
       let text = try container.decodeIfPresent(String.self, forKey: .probeConnectivity)
     {

@@ -22,6 +22,9 @@ public struct LinkHints: Sendable, Equatable {
   /// NetworkManager checks connectivity (`ConnectivityCheckEnabled`): its `unknown` then means
   /// "not known yet".
   public var networkManagerChecksConnectivity = false
+  /// ModemManager: per network interface of a modem's bearer, whether the modem is registered
+  /// on a roaming network (absent: no modem ModemManager knows uses that interface).
+  public var modemManagerRoaming: [String: Bool] = [:]
 
   /// No hints.
   public init() {}
@@ -50,6 +53,7 @@ public struct LinkHints: Sendable, Equatable {
       && lhs.ssids == rhs.ssids && lhs.probe?.link == rhs.probe?.link
       && lhs.probe?.connectivity == rhs.probe?.connectivity && lhs.sources == rhs.sources
       && lhs.networkManagerChecksConnectivity == rhs.networkManagerChecksConnectivity
+      && lhs.modemManagerRoaming == rhs.modemManagerRoaming
   }
 
   /// A connectivity source is configured or present: NetworkManager with its check enabled

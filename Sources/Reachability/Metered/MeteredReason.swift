@@ -7,6 +7,9 @@ public enum MeteredReason: Sendable, Equatable, Hashable, CustomStringConvertibl
   /// NetworkManager's `Metered` property of the link's device: an explicit `yes`/`no` (set on
   /// the connection) wins over kernel signals, a `guess-yes`/`guess-no` only over defaults.
   case networkManager(NetworkManagerMetered)
+  /// ModemManager: the link is the bearer of a modem registered on a roaming network; roaming
+  /// is metered whatever else says.
+  case modemManagerRoaming
   /// `DEVTYPE=wwan` in sysfs uevent: a cellular modem.
   case wwanDevtype
   /// `ARPHRD_RAWIP`: a cellular data path.
@@ -40,6 +43,7 @@ public enum MeteredReason: Sendable, Equatable, Hashable, CustomStringConvertibl
     case .userOverride(let pattern): "override:\(pattern)"
     case .ssidOverride(let pattern, _): "ssid-override:\(pattern)"
     case .networkManager(let value): "networkmanager:\(value.rawValue)"
+    case .modemManagerRoaming: "modemmanager:roaming"
     case .wwanDevtype: "wwan-devtype"
     case .rawIP: "raw-ip"
     case .ppp: "ppp"
@@ -66,6 +70,7 @@ public enum MeteredReason: Sendable, Equatable, Hashable, CustomStringConvertibl
     case .networkManager(.guessYes): "NetworkManager guessed metered (hotspot hint)"
     case .networkManager(.guessNo): "NetworkManager guessed not metered"
     case .networkManager(.unknown): "NetworkManager has no opinion"
+    case .modemManagerRoaming: "roaming (ModemManager: the modem is on a roaming network)"
     case .wwanDevtype: "cellular modem (DEVTYPE=wwan)"
     case .rawIP: "cellular raw-IP link (ARPHRD_RAWIP)"
     case .ppp: "PPP link (ARPHRD_PPP)"

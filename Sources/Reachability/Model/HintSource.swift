@@ -10,6 +10,8 @@ public enum HintSourceName: String, Sendable, Hashable, Encodable, CaseIterable,
   case nl80211
   /// The opt-in HTTP connectivity probe (`[network] connectivity-check`).
   case probe
+  /// ModemManager over D-Bus: which links are on a modem registered on a roaming network.
+  case modemManager = "ModemManager"
 
   /// Orders by name.
   public static func < (lhs: HintSourceName, rhs: HintSourceName) -> Bool {

@@ -136,6 +136,9 @@ public struct LinkStatus: Sendable, Equatable, Encodable {
   /// ``meteredReason`` is the last answer of a source that went away (NetworkManager left the
   /// bus): JSON `"stale": true` beside it.
   public var isStale = false
+  /// Whether the link is the bearer of a modem registered on a roaming network (ModemManager);
+  /// `nil` when no modem ModemManager knows uses it. JSON `"roaming"`, only when known.
+  public var isRoaming: Bool?
 
   /// Creates a link status.
   public init(
@@ -155,6 +158,7 @@ public struct LinkStatus: Sendable, Equatable, Encodable {
 
   private enum CodingKeys: String, CodingKey {
     case name, index, type, up, carrier, metered, defaultRoute, meteredReason, stale, ssid
+    case roaming
   }
 
   /// Encodes with the documented keys.
@@ -170,6 +174,7 @@ public struct LinkStatus: Sendable, Equatable, Encodable {
     try container.encode(meteredReason.code, forKey: .meteredReason)
     if isStale { try container.encode(true, forKey: .stale) }
     try container.encodeIfPresent(ssid, forKey: .ssid)
+    try container.encodeIfPresent(isRoaming, forKey: .roaming)
   }
 }
 

@@ -108,6 +108,7 @@ extension ReachabilityModel {
         if case .networkManager = links[index].meteredReason { links[index].isStale = true }
       }
     }
+    applyModemManagerRoaming(to: &links)
     let primary = egress.first.flatMap { tables.links[$0.interfaceIndex]?.name }
     let primaryLink = links.first { $0.name == primary }
     let (connectivity, source) = hints.connectivity(primary: primary)

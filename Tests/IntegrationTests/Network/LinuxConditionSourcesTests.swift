@@ -35,7 +35,8 @@ struct LinuxConditionSourcesTests {
         reachability: ReachabilityConfiguration(
           sysfsRoot: "/nonexistent", networkNamespacePath: sandbox.path),
         hints: NetworkHintsConfiguration(
-          busAddress: bus.address, watchWifi: false, sourceTimeout: .seconds(30)),
+          busAddress: bus.address, watchWifi: false, sourceTimeout: .seconds(30),
+          useModemManager: false),
         sysfsRoot: "/nonexistent"),
       logger: Logger(label: "test.linux-sources"))
     let directory = NSTemporaryDirectory() + "bglinux-\(UInt32.random(in: 0...UInt32.max))"

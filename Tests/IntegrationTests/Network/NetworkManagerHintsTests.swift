@@ -39,7 +39,7 @@ struct NetworkManagerHintsTests {
       monitor: monitor,
       configuration: NetworkHintsConfiguration(
         busAddress: bus.address, watchWifi: false, sourceTimeout: sourceTimeout,
-        staleHints: staleHints),
+        staleHints: staleHints, useModemManager: false),
       logger: logger, eventLoop: eventLoop)
     let running = Task {
       try await withThrowingTaskGroup(of: Void.self) { group in

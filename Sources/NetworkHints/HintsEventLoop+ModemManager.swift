@@ -1,0 +1,118 @@
+import CSystemdBus
+import Reachability
+
+/// ModemManager on the hints loop's bus connection: its `GetManagedObjects`, re-read after
+/// `NameOwnerChanged`, `InterfacesAdded`/`InterfacesRemoved` and the `PropertiesChanged` of a
+/// modem's 3GPP registration, a modem's bearers or a bearer (not of its signal quality, which
+/// changes every few seconds); the decisions are ``ModemManagerSource``'s.
+extension HintsEventLoop {
+  /// The match rules of ModemManager's signals, whose callbacks ask for a re-read.
+  func addModemManagerMatches(_ bus: SystemBus) throws(BusError) {
+    let context = Unmanaged.passUnretained(modemManagerSignals).toOpaque()
+    let service = ModemManagerSnapshot.service
+    let root = ModemManagerSnapshot.rootPath
+    var rules = [
+      "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+        + "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(service)'",
+      "type='signal',path='\(root)',interface='org.freedesktop.DBus.ObjectManager'",
+    ]
+    for interface in [
+      ModemManagerSnapshot.modem3gppInterface, ModemManagerSnapshot.bearerInterface,
+    ] {
+      rules.append(Self.propertiesChangedRule(root: root, interface: interface))
+    }
+    for rule in rules {
+      try bus.addMatch(rule, handler: Self.onModemManagerSignal, context: context)
+    }
+    try bus.addMatch(
+      Self.propertiesChangedRule(root: root, interface: ModemManagerSnapshot.modemInterface),
+      handler: Self.onModemPropertiesChanged, context: context)
+  }
+
+  /// Publishes what ``ModemManagerSource`` decides from a read of ModemManager's modems and
+  /// bearers (made off the loop with NetworkManager's).
+  func finishModemManagerRead(_ result: Result<ModemManagerSnapshot, BusError>) {
+    guard var source = modemManager else { return }
+    let publication: ModemManagerSource.Publication?
+    do {
+      publication = source.answered(try result.get())
+    } catch {
+      if error.isTimeout {
+        logger.info("ModemManager did not answer within \(source.limits.sourceTimeout): \(error)")
+        publication = source.silent(now: csd_monotonic_microseconds(), wall: wallSeconds())
+      } else if error.name == nil {
+        lostBus(error)
+        return
+      } else {
+        if source.state != .absent { logger.debug("ModemManager not available: \(error)") }
+        publication = source.notOnBus(now: csd_monotonic_microseconds(), wall: wallSeconds())
+      }
+    }
+    modemManager = source
+    if let publication { publishModemManager(publication) }
+  }
+
+  /// ModemManager is not reachable over D-Bus: a last answer is kept as stale.
+  func modemManagerNotOnBus() {
+    guard var source = modemManager else { return }
+    let publication = source.notOnBus(now: csd_monotonic_microseconds(), wall: wallSeconds())
+    modemManager = source
+    if let publication { publishModemManager(publication) }
+  }
+
+  /// Drops a stale answer whose limit passed.
+  func tickModemManager() {
+    guard var source = modemManager else { return }
+    let publication = source.tick(now: csd_monotonic_microseconds(), wall: wallSeconds())
+    modemManager = source
+    guard let publication else { return }
+    logger.info("ModemManager stayed away past the stale limit: roaming not known")
+    publishModemManager(publication)
+  }
+
+  private func publishModemManager(_ publication: ModemManagerSource.Publication) {
+    monitor.updateHints { hints in
+      hints.modemManagerRoaming = publication.snapshot.roaming
+      hints.sources[.modemManager] = publication.state
+    }
+  }
+
+  private static func propertiesChangedRule(root: String, interface: String) -> String {
+    "type='signal',path_namespace='\(root)',interface='org.freedesktop.DBus.Properties',"
+      + "member='PropertiesChanged',arg0='\(interface)'"
+  }
+
+  /// The callback of a modem's `PropertiesChanged`: a re-read only when its `Bearers` changed
+  /// (or the message cannot be read).
+  private static let onModemPropertiesChanged: sd_bus_message_handler_t = { message, context, _ in
+    guard let message, let context else { return 0 }
+    if changesBearers(message) {
+      Unmanaged<SignalFlag>.fromOpaque(context).takeUnretainedValue().refreshNeeded = true
+    }
+    return 0
+  }
+
+  /// Whether a `PropertiesChanged(s, a{sv}, as)` names `Bearers`, changed or invalidated;
+  /// `true` when it cannot be read. Leaves the message rewound for other callbacks.
+  static func changesBearers(_ message: OpaquePointer) -> Bool {
+    defer { sd_bus_message_rewind(message, 1) }
+    do {
+      _ = try SystemBus.readString(message, type: "s")
+      if try SystemBus.readDictionary(message)["Bearers"] != nil { return true }
+      try SystemBus.check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "s"))
+      while let name = try SystemBus.readOptionalString(message, type: "s") {
+        if name == "Bearers" { return true }
+      }
+      return false
+    } catch {
+      return true
+    }
+  }
+
+  /// The match callback: every matched signal asks for one re-read after processing.
+  private static let onModemManagerSignal: sd_bus_message_handler_t = { _, context, _ in
+    guard let context else { return 0 }
+    Unmanaged<SignalFlag>.fromOpaque(context).takeUnretainedValue().refreshNeeded = true
+    return 0
+  }
+}

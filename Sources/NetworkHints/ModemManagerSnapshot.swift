@@ -1,0 +1,100 @@
+import CSystemdBus
+
+/// What ModemManager says at one moment, read over D-Bus: for each network interface a modem's
+/// bearer uses, whether the modem is registered on a roaming network.
+struct ModemManagerSnapshot: Sendable, Equatable {
+  /// Roaming per bearer interface name, for the modems registered on a network (home or
+  /// roaming); a modem that is not registered (idle, searching, denied, emergency only) says
+  /// nothing about its interfaces.
+  var roaming: [String: Bool] = [:]
+
+  /// ModemManager absent: no opinion on anything.
+  static let absent = ModemManagerSnapshot()
+
+  static let service = "org.freedesktop.ModemManager1"
+  static let rootPath = "/org/freedesktop/ModemManager1"
+  static let modemInterface = "org.freedesktop.ModemManager1.Modem"
+  static let modem3gppInterface = "org.freedesktop.ModemManager1.Modem.Modem3gpp"
+  static let bearerInterface = "org.freedesktop.ModemManager1.Bearer"
+
+  /// Whether `MMModem3gppRegistrationState` `value` is roaming: `true` for roaming (5),
+  /// roaming SMS-only (7) and roaming CSFB-not-preferred (10); `false` for home (1), home
+  /// SMS-only (6) and home CSFB-not-preferred (9); `nil` when not registered (idle 0,
+  /// searching 2, denied 3, unknown 4, emergency only 8, attached RLOS 11, anything newer).
+  static func roaming(registrationState value: UInt32) -> Bool? {
+    switch value {
+    case 5, 7, 10: true
+    case 1, 6, 9: false
+    default: nil
+    }
+  }
+
+  /// Records what one modem object holds (its interfaces and their properties, as
+  /// `GetManagedObjects` lists them) for the interfaces of its bearers, `bearerInterfaces`.
+  mutating func add(modem interfaces: [String: [String: BusValue]], bearerInterfaces: [String]) {
+    guard case .uint32(let state)? = interfaces[Self.modem3gppInterface]?["RegistrationState"],
+      let roaming = Self.roaming(registrationState: state)
+    else { return }
+    for name in bearerInterfaces where !name.isEmpty { self.roaming[name] = roaming }
+  }
+
+  /// The bearer object paths of a modem object (`Modem.Bearers`).
+  static func bearers(of interfaces: [String: [String: BusValue]]) -> [String] {
+    guard case .objectPaths(let paths)? = interfaces[modemInterface]?["Bearers"] else { return [] }
+    return paths
+  }
+
+  /// Reads `GetManagedObjects` at ``rootPath``, then the `Interface` of each registered modem's
+  /// bearers, all before `deadline` (monotonic microseconds). A bearer that vanished meanwhile
+  /// is skipped; no answer in time throws a ``BusError/isTimeout`` error.
+  static func read(from bus: SystemBus, deadline: UInt64) throws(BusError) -> ModemManagerSnapshot {
+    let objects = try bus.call(
+      destination: service, path: rootPath, interface: "org.freedesktop.DBus.ObjectManager",
+      member: "GetManagedObjects", argument: nil, deadline: deadline,
+      read: readManagedObjects)
+    var snapshot = ModemManagerSnapshot()
+    for path in objects.keys.sorted() {
+      let modem = objects[path]!
+      guard modem[modem3gppInterface] != nil else { continue }
+      var names: [String] = []
+      for bearer in bearers(of: modem) {
+        let properties: [String: BusValue]
+        do {
+          properties = try bus.allProperties(
+            destination: service, path: bearer, interface: bearerInterface, deadline: deadline)
+        } catch {
+          if error.isTimeout { throw error }
+          continue
+        }
+        if case .string(let name)? = properties["Interface"] { names.append(name) }
+      }
+      snapshot.add(modem: modem, bearerInterfaces: names)
+    }
+    return snapshot
+  }
+
+  /// Reads `a{oa{sa{sv}}}`: object path → interface → properties.
+  static func readManagedObjects(_ message: OpaquePointer) throws(BusError)
+    -> [String: [String: [String: BusValue]]]
+  {
+    let array = CChar(UInt8(ascii: "a"))
+    let entry = CChar(UInt8(ascii: "e"))
+    var objects: [String: [String: [String: BusValue]]] = [:]
+    try SystemBus.check(sd_bus_message_enter_container(message, array, "{oa{sa{sv}}}"))
+    while try SystemBus.check(sd_bus_message_enter_container(message, entry, "oa{sa{sv}}")) > 0 {
+      let path = try SystemBus.readString(message, type: "o")
+      var interfaces: [String: [String: BusValue]] = [:]
+      try SystemBus.check(sd_bus_message_enter_container(message, array, "{sa{sv}}"))
+      while try SystemBus.check(sd_bus_message_enter_container(message, entry, "sa{sv}")) > 0 {
+        let name = try SystemBus.readString(message, type: "s")
+        interfaces[name] = try SystemBus.readDictionary(message)
+        try SystemBus.check(sd_bus_message_exit_container(message))
+      }
+      try SystemBus.check(sd_bus_message_exit_container(message))
+      objects[path] = interfaces
+      try SystemBus.check(sd_bus_message_exit_container(message))
+    }
+    try SystemBus.check(sd_bus_message_exit_container(message))
+    return objects
+  }
+}
