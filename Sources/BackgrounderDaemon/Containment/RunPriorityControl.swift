@@ -30,7 +30,8 @@ enum RunPriorityControl {
     var stopped = false
     while clock.now < deadline {
       guard let stat = ProcStat.read(pid: pid), stat.state != "Z" else { return }
-      if stat.state == "T" {
+      // `t`: stopped while traced (a daemon run under `strace -f` or a debugger).
+      if stat.state == "T" || stat.state == "t" {
         stopped = true
         break
       }
