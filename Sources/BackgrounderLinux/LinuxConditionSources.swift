@@ -57,6 +57,9 @@ public final class LinuxConditionSources: Service, Sendable {
   public let clockChanges: WallClockChangeMonitor
   /// The mount points of this process's mount namespace (`requiresMount`).
   public let mounts: MountTableMonitor
+  /// The `requires-reachable` destinations, checked over the primary link
+  /// (``DestinationMonitor/watch(_:)`` names them).
+  public let destinations: DestinationMonitor
   /// The long-running parts by name ("network monitor", "network hints", …), in start order:
   /// ``run()`` runs them all; a host that names its parts (the daemon) runs them itself.
   public let parts: [(name: String, service: any Service)]
@@ -73,6 +76,7 @@ public final class LinuxConditionSources: Service, Sendable {
       uevents: eventLoop.flatMap { try? NetlinkUeventSocket(eventLoop: $0) })
     clockChanges = WallClockChangeMonitor(logger: logger, eventLoop: eventLoop)
     mounts = MountTableMonitor(logger: logger, eventLoop: eventLoop)
+    destinations = DestinationMonitor(network: monitor, eventLoop: eventLoop, logger: logger)
     var parts: [(name: String, service: any Service)] = [
       ("network monitor", monitor),
       (
@@ -91,7 +95,7 @@ public final class LinuxConditionSources: Service, Sendable {
     }
     parts += [
       ("power probe", powerProbe), ("clock-change monitor", clockChanges),
-      ("mount table monitor", mounts),
+      ("mount table monitor", mounts), ("destination monitor", destinations),
     ]
     self.parts = parts
   }
@@ -107,6 +111,7 @@ public final class LinuxConditionSources: Service, Sendable {
     configuration.power = power
     configuration.clockChanges = clockChanges
     configuration.mounts = mounts
+    configuration.destinations = destinations
   }
 
   /// A runtime configuration for `storePath` with these sources and defaults for the rest.

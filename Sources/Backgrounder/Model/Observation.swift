@@ -54,11 +54,15 @@ public enum PendingPredicate: Hashable, Sendable {
   case networkInterface(allowed: [String], current: String?)
   /// `path` is not a mount point (or that is not known yet).
   case mounted(path: String)
+  /// A TCP connect to `destination` (`host:port`) has not succeeded on this network; `failure`
+  /// is why the last one failed (`nil`: not checked yet).
+  case reachable(destination: String, failure: DestinationFailure?)
 }
 
 extension PendingPredicate: Encodable {
   private enum CodingKeys: String, CodingKey {
     case kind, network, until, at, connectivity, opens, ssids, interfaces, current, path
+    case destination, failure
   }
 
   /// Encodes as `{"kind": ..., ...}` with ISO 8601 times.
@@ -94,6 +98,10 @@ extension PendingPredicate: Encodable {
     case .mounted(let path):
       try container.encode("mounted", forKey: .kind)
       try container.encode(path, forKey: .path)
+    case .reachable(let destination, let failure):
+      try container.encode("reachable", forKey: .kind)
+      try container.encode(destination, forKey: .destination)
+      try container.encodeIfPresent(failure, forKey: .failure)
     }
   }
 }

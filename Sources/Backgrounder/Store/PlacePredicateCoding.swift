@@ -11,6 +11,8 @@ enum PlacePredicateCoding {
     case .wifiNetwork(let allowed, let current): "wifi:" + list(allowed, current)
     case .networkInterface(let allowed, let current): "interface:" + list(allowed, current)
     case .mounted(let path): "mount:" + escape(path)
+    case .reachable(let destination, let failure):
+      "reach:" + escape(destination) + (failure.map { "=" + $0.rawValue } ?? "")
     default: nil
     }
   }
@@ -25,6 +27,14 @@ enum PlacePredicateCoding {
     }
     if item.hasPrefix("mount:"), let path = item.dropFirst(6).removingPercentEncoding {
       return .mounted(path: path)
+    }
+    if item.hasPrefix("reach:") {
+      let parts = item.dropFirst(6).split(
+        separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      guard let destination = parts[0].removingPercentEncoding else { return nil }
+      guard parts.count == 2 else { return .reachable(destination: destination, failure: nil) }
+      guard let failure = DestinationFailure(rawValue: String(parts[1])) else { return nil }
+      return .reachable(destination: destination, failure: failure)
     }
     return nil
   }

@@ -75,6 +75,9 @@ enum Schema {
     migrator.registerMigration("i29-staleness") { db in
       try TaskSuccess.createTable(db)
     }
+    migrator.registerMigration("i28-reachable") { db in
+      try db.execute(sql: "ALTER TABLE task ADD COLUMN requiredReachable TEXT")
+    }
     return migrator
   }
 

@@ -86,7 +86,8 @@ struct TaskRow: Sendable, Equatable {
       case .requiresCharging: "charging"
       case .requiresBatteryNotLow: "batteryNotLow"
       case .workerNotRegistered: "notRegistered"
-      case .wifiNetwork, .networkInterface, .mounted: PlacePredicateCoding.encode(predicate)
+      case .wifiNetwork, .networkInterface, .mounted, .reachable:
+        PlacePredicateCoding.encode(predicate)
       case .waitingForBackoff, .waitingForEarliestBeginDate, .waitingForWindow: nil
       }
     }.joined(separator: ",")

@@ -101,6 +101,15 @@ enum TaskListJSON {
       json.string("mounted")
       json.key("path")
       json.string(path)
+    case .reachable(let destination, let failure):
+      json.key("destination", first: true)
+      json.string(destination)
+      if let failure {
+        json.key("failure")
+        json.string(failure.rawValue)
+      }
+      json.key("kind")
+      json.string("reachable")
     }
     json.ascii("}")
   }

@@ -117,6 +117,7 @@ public final class Daemon: Service {
     alerts.configure(configuration)
     await alerts.look()
     let jobs = JobSynchronizer(runtime: runtime, logger: logger)
+    sources.destinations.watch(configuration.requiredDestinations)
     await jobs.apply(configuration)
     let sleepWatch = SystemSleepStops.watch(
       runtime: runtime, inhibitor: inhibitor, eventLoop: eventLoop, logger: logger)
@@ -134,7 +135,8 @@ public final class Daemon: Service {
       changes: { TaskChanges.stream(of: runtime, network: monitor) },
       onAnswered: { Self.releaseIdleMemory(runtime) },
       handler: ControlHandler(
-        runtime: runtime, jobs: jobs, reload: { await self.reload(jobs, alerts) },
+        runtime: runtime, jobs: jobs,
+        reload: { await self.reload(jobs, alerts, sources.destinations) },
         sourceProblems: { sources.healthProblems() + alerts.problems() },
         hints: { monitor.hints }
       ).handle)
@@ -157,6 +159,7 @@ public final class Daemon: Service {
       // The hint sources end at the shutdown signal; the others when cancelled.
       if service is ReachabilityMonitor || service is PowerProbe
         || service is WallClockChangeMonitor || service is MountTableMonitor
+        || service is DestinationMonitor
       {
         parts.append(DaemonPart(name) { try await service.run() })
       } else {
@@ -224,7 +227,7 @@ public final class Daemon: Service {
       },
       .untilShutdown("config reload (SIGHUP)") {
         for await _ in await UnixSignalsSequence(trapping: .sighup) {
-          await self.reload(jobs, alerts)
+          await self.reload(jobs, alerts, sources.destinations)
         }
       },
     ]
@@ -255,9 +258,12 @@ public final class Daemon: Service {
   }
 
   /// Re-reads the config file and applies it; a broken file is logged and changes nothing.
-  private func reload(_ jobs: JobSynchronizer, _ alerts: AlertWatch) async {
+  private func reload(
+    _ jobs: JobSynchronizer, _ alerts: AlertWatch, _ destinations: DestinationMonitor
+  ) async {
     do {
       let configuration = try ConfigurationLoader.load(path: options.configPath)
+      destinations.watch(configuration.requiredDestinations)
       await jobs.apply(configuration)
       alerts.configure(configuration)
       HeapTuning.releaseIdleMemory()
