@@ -25,7 +25,8 @@ import Testing
       TaskStatusText.waitingFor([.mounted(path: "/media/backup"), .requiresCharging], now: now)
         == "/media/backup to be mounted, charger")
     #expect(
-      TaskStatusText.waitingFor([.reachable(destination: "nas.lan:445", failure: .refused)], now: now)
+      TaskStatusText.waitingFor(
+        [.reachable(destination: "nas.lan:445", failure: .refused)], now: now)
         == "nas.lan:445 to be reachable (connection refused)")
     #expect(
       TaskStatusText.waitingFor([.reachable(destination: "[::1]:445", failure: nil)], now: now)

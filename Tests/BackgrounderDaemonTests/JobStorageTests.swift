@@ -44,6 +44,7 @@ struct JobStorageTests {
     job.ssids = ["Home*", "Office-WiFi"]
     job.interfaces = ["eth*"]
     job.requiresMount = "/media/backup"
+    job.requiresReachable = "nas.lan:445"
     return job
   }
 
@@ -90,7 +91,7 @@ struct JobStorageTests {
   func everySettingIsStored() {
     // A new setting must be added to `JobDocument` (with its default when absent); then
     // raise this count. Without it, the setting would be lost on the way through the store.
-    #expect(Mirror(reflecting: Self.fullJob).children.count == 18)
+    #expect(Mirror(reflecting: Self.fullJob).children.count == 19)
   }
 
   @Test("a store written in the previous format keeps every schedule and is migrated in place")

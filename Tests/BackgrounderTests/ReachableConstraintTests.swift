@@ -75,8 +75,7 @@ struct ReachableConstraintTests {
     #expect(try Destination.parse("nas.lan:445").get() == Destination(host: "nas.lan", port: 445))
     #expect(try Destination.parse("10.0.0.7:22").get() == Destination(host: "10.0.0.7", port: 22))
     #expect(try Destination.parse("[::1]:445").get() == Destination(host: "::1", port: 445))
-    for bad in ["nas.lan", "nas.lan:0", "nas.lan:70000", ":445", "::1:445", "[nas]:445", "[::1]"]
-    {
+    for bad in ["nas.lan", "nas.lan:0", "nas.lan:70000", ":445", "::1:445", "[nas]:445", "[::1]"] {
       #expect((try? Destination.parse(bad).get()) == nil, "\(bad)")
     }
   }

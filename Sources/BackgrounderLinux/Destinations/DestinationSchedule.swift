@@ -102,7 +102,8 @@ struct DestinationSchedule: Sendable {
       backoff[destination] = nil
       due[destination] = nil
     } else {
-      let delay = backoff[destination].map { min($0 * 2, settings.maxBackoff) }
+      let delay =
+        backoff[destination].map { min($0 * 2, settings.maxBackoff) }
         ?? settings.initialBackoff
       backoff[destination] = delay
       due[destination] = now + delay

@@ -69,7 +69,7 @@ struct DaemonReachableTests {
     // The server starts listening, then the network changes (the primary link goes down and
     // comes back with its route): the held job runs.
     let listener = try startListener(in: server.name, port: 4450, ready: workspace.file("ready"))
-    defer { listener.terminate() }
+    defer { try? listener.fileHandleForWriting.close() }
     try await daemonEventually("the listener") {
       FileManager.default.fileExists(atPath: workspace.file("ready")) ? true : nil
     }
@@ -77,8 +77,7 @@ struct DaemonReachableTests {
     try client.ip("link", "set", "veth0", "down")
     try client.ip("link", "set", "veth0", "up")
     try client.ip("route", "replace", "default", "via", "10.233.0.2", "dev", "veth0")
-    let line = try await daemonEventually("the reachable job's run", describe: harness.describe())
-    {
+    let line = try await daemonEventually("the reachable job's run", describe: harness.describe()) {
       workspace.lines(of: "open").first
     }
     let fields = line.split(separator: " ")
@@ -98,14 +97,20 @@ struct DaemonReachableTests {
   }
 
   /// A TCP listener on `port` inside the namespace `namespace` (python3), which touches `ready`
-  /// once it listens.
-  private func startListener(in namespace: String, port: Int, ready: String) throws -> Process {
+  /// once it listens and exits when the returned pipe is closed (`ip netns exec` does not pass
+  /// a signal on to it).
+  private func startListener(in namespace: String, port: Int, ready: String) throws -> Pipe {
     let process = Process()
+    let stdin = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
     process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
     process.arguments = [
       "netns", "exec", namespace, "/usr/bin/python3", "-c",
       """
-      import socket, time
+      import os, socket, sys, threading
+      threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
       s = socket.socket()
       s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
       s.bind(("0.0.0.0", \(port)))
@@ -117,7 +122,7 @@ struct DaemonReachableTests {
       """,
     ]
     try process.run()
-    return process
+    return stdin
   }
 
   private func runChecked(_ arguments: String...) throws {
