@@ -66,7 +66,7 @@ public final class DestinationMonitor: DestinationConditionSource, Service, Send
     }
   }
 
-  /// Follows the network until cancelled.
+  /// Follows the network until cancelled or a graceful shutdown.
   public func run() async throws {
     let loop = try eventLoop ?? EventLoop(name: "bg-reach")
     running.withLock { $0 = loop }
@@ -81,11 +81,14 @@ public final class DestinationMonitor: DestinationConditionSource, Service, Send
     }
     // Destinations set before the loop ran are checked once the network answers.
     let statuses = network.statusUpdates()
-    for await status in statuses {
-      // Until the hint sources answered, the SSID is not known: the network is not either.
-      guard status.isSettled else { continue }
-      let key = Self.key(status)
-      loop.execute { [self] in apply(loop) { $0.networkChanged(to: key, now: .now) } }
+    // A graceful shutdown cancels the loop below, which ends the subscription.
+    await cancelWhenGracefulShutdown {
+      for await status in statuses {
+        // Until the hint sources answered, the SSID is not known: the network is not either.
+        guard status.isSettled else { continue }
+        let key = Self.key(status)
+        loop.execute { [self] in apply(loop) { $0.networkChanged(to: key, now: .now) } }
+      }
     }
     await loop.submit { [self] in
       state.withLock { state in
