@@ -49,7 +49,12 @@ struct DaemonReachableTests {
     }
     try workspace.writeConfig(
       jobs: job("open", "nas.test:4450") + job("closed", "10.233.0.2:4451")
-        + job("dropped", "10.234.0.7:4452") + job("nxdomain", "nowhere.invalid:445"))
+        + job("dropped", "10.234.0.7:4452") + job("nxdomain", "nowhere.invalid:445")
+        + daemonShellJob(
+          id: "dev.e2e.reach.long",
+          script: "echo start >> \(workspace.file("long")) && exec sleep 60",
+          schedule: "once = true", extra: "requires-reachable = \"nas.test:4450\"\nbudget = \"2m\"")
+    )
     _ = try harness.startDaemon()
 
     for (name, failure) in [
@@ -69,7 +74,7 @@ struct DaemonReachableTests {
     // The server starts listening, then the network changes (the primary link goes down and
     // comes back with its route): the held job runs.
     let listener = try startListener(in: server.name, port: 4450, ready: workspace.file("ready"))
-    defer { try? listener.fileHandleForWriting.close() }
+    defer { try? listener.fileHandleForWriting.close() }  // twice is harmless
     try await daemonEventually("the listener") {
       FileManager.default.fileExists(atPath: workspace.file("ready")) ? true : nil
     }
@@ -94,10 +99,32 @@ struct DaemonReachableTests {
     for name in ["closed", "dropped", "nxdomain"] {
       #expect(workspace.lines(of: name).isEmpty, "\(name) never ran")
     }
+
+    // The server goes away, then the network changes: the running job is stopped (a retry, no
+    // attempt used) and waits again.
+    try await daemonEventually("the long job's start", describe: harness.describe()) {
+      workspace.lines(of: "long").isEmpty ? nil : true
+    }
+    try listener.fileHandleForWriting.close()
+    try await daemonEventually("the listener's end") {
+      FileManager.default.fileExists(atPath: workspace.file("ready")) ? nil : true
+    }
+    try client.ip("link", "set", "veth0", "down")
+    try client.ip("link", "set", "veth0", "up")
+    try client.ip("route", "replace", "default", "via", "10.233.0.2", "dev", "veth0")
+    let stopped = try await harness.waitForTask("dev.e2e.reach.long", "stopped: unreachable") {
+      $0.lastReason == "stopped: unreachable"
+    }
+    #expect(stopped.attempt == 0, "a stop for a lost condition uses no attempt")
+    #expect(stopped.recentRuns.contains { $0.outcome == "stopped" && $0.reason == "unreachable" })
+    _ = try await harness.waitForTask("dev.e2e.reach.long", "waiting: refused again") {
+      $0.pendingPredicates.contains { $0.kind == "reachable" && $0.failure == "refused" }
+    }
+    #expect(workspace.lines(of: "long") == ["start"], "not started again")
   }
 
   /// A TCP listener on `port` inside the namespace `namespace` (python3), which touches `ready`
-  /// once it listens and exits when the returned pipe is closed (`ip netns exec` does not pass
+  /// once it listens and exits (removing `ready`) when the returned pipe is closed (`ip netns exec` does not pass
   /// a signal on to it).
   private func startListener(in namespace: String, port: Int, ready: String) throws -> Pipe {
     let process = Process()
@@ -110,7 +137,12 @@ struct DaemonReachableTests {
       "netns", "exec", namespace, "/usr/bin/python3", "-c",
       """
       import os, socket, sys, threading
-      threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
+      def end():
+          sys.stdin.read()
+          s.close()
+          os.unlink("\(ready)")
+          os._exit(0)
+      threading.Thread(target=end, daemon=True).start()
       s = socket.socket()
       s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
       s.bind(("0.0.0.0", \(port)))
