@@ -30,8 +30,12 @@ struct DaemonReachableTests {
       "echo 1 > /proc/sys/net/ipv4/ip_forward")
     // Names inside the client namespace: `ip netns exec` binds /etc/netns/NAME/* over /etc.
     let etc = "/etc/netns/\(client.name)"
+    let madeParent = !FileManager.default.fileExists(atPath: "/etc/netns")
     try FileManager.default.createDirectory(atPath: etc, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: etc) }
+    defer {
+      try? FileManager.default.removeItem(atPath: etc)
+      if madeParent { try? FileManager.default.removeItem(atPath: "/etc/netns") }
+    }
     try "127.0.0.1 localhost\n10.233.0.2 nas.test\n".write(
       toFile: etc + "/hosts", atomically: true, encoding: .utf8)
     try "nameserver 10.233.0.2\noptions timeout:1 attempts:1\n".write(
