@@ -30,6 +30,9 @@ public final class Backgrounder: Sendable {
     /// Mount points for `requiredMount`. The default, ``UnconfiguredMounts``, holds every run
     /// that requires a mount (unknown is not permission).
     public var mounts: any MountConditionSource = UnconfiguredMounts()
+    /// Destinations for `requiredReachable`. The default, ``UnconfiguredDestinations``, holds
+    /// every run that requires a reachable destination (unknown is not permission).
+    public var destinations: any DestinationConditionSource = UnconfiguredDestinations()
     /// Wall-clock steps and resumes from suspend; due times are re-evaluated on each. `nil`
     /// notices a jump only at the next wake-up.
     public var clockChanges: (any ClockChangeSource)?

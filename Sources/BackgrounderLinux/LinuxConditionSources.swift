@@ -57,6 +57,9 @@ public final class LinuxConditionSources: Service, Sendable {
   public let clockChanges: WallClockChangeMonitor
   /// The mount points of this process's mount namespace (`requiresMount`).
   public let mounts: MountTableMonitor
+  /// The `requires-reachable` destinations, checked over the primary link
+  /// (``DestinationMonitor/watch(_:)`` names them).
+  public let destinations: DestinationMonitor
   /// The long-running parts by name ("network monitor", "network hints", …), in start order:
   /// ``run()`` runs them all; a host that names its parts (the daemon) runs them itself.
   public let parts: [(name: String, service: any Service)]
@@ -74,6 +77,7 @@ public final class LinuxConditionSources: Service, Sendable {
       uevents: eventLoop.flatMap { try? NetlinkUeventSocket(eventLoop: $0) })
     clockChanges = WallClockChangeMonitor(logger: logger, eventLoop: eventLoop)
     mounts = MountTableMonitor(logger: logger, eventLoop: eventLoop)
+    destinations = DestinationMonitor(network: monitor, eventLoop: eventLoop, logger: logger)
     var parts: [(name: String, service: any Service)] = [
       ("network monitor", monitor),
       (
@@ -93,7 +97,7 @@ public final class LinuxConditionSources: Service, Sendable {
     }
     parts += [
       ("power probe", powerProbe), ("clock-change monitor", clockChanges),
-      ("mount table monitor", mounts),
+      ("mount table monitor", mounts), ("destination monitor", destinations),
     ]
     self.parts = parts
   }
@@ -109,6 +113,7 @@ public final class LinuxConditionSources: Service, Sendable {
     configuration.power = power
     configuration.clockChanges = clockChanges
     configuration.mounts = mounts
+    configuration.destinations = destinations
   }
 
   /// A runtime configuration for `storePath` with these sources and defaults for the rest.

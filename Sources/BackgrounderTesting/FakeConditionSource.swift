@@ -54,3 +54,7 @@ public typealias FakeMountSource = FakeConditionSource<MountConditions>
 extension FakeConditionSource: NetworkConditionSource where Value == NetworkConditions {}
 extension FakeConditionSource: PowerConditionSource where Value == PowerConditions {}
 extension FakeConditionSource: MountConditionSource where Value == MountConditions {}
+
+/// Fake destination conditions for tests.
+public typealias FakeDestinationSource = FakeConditionSource<DestinationConditions>
+extension FakeConditionSource: DestinationConditionSource where Value == DestinationConditions {}

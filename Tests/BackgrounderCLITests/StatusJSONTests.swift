@@ -23,6 +23,8 @@ struct StatusJSONTests {
       .wifiNetwork(allowed: ["Home*"], current: nil),
       .networkInterface(allowed: ["eth*", "enp*"], current: "wlan0"),
       .networkInterface(allowed: [], current: nil), .mounted(path: "/media/My Backup"),
+      .reachable(destination: "nas.lan:445", failure: .refused),
+      .reachable(destination: "[::1]:445", failure: nil),
       .waitingForWindow(opens: start.addingTimeInterval(7200.25)),
       .networkRequired(.notRoaming), .notRoaming(roamingUnknown: "ModemManager \"not\" running"),
       .notRoaming(roamingUnknown: nil),

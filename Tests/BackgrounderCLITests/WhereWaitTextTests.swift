@@ -31,5 +31,12 @@ import Testing
     #expect(
       TaskStatusText.waitingFor([.notRoaming(roamingUnknown: nil)], now: now)
         == "a network that is not roaming")
+    #expect(
+      TaskStatusText.waitingFor(
+        [.reachable(destination: "nas.lan:445", failure: .refused)], now: now)
+        == "nas.lan:445 to be reachable (connection refused)")
+    #expect(
+      TaskStatusText.waitingFor([.reachable(destination: "[::1]:445", failure: nil)], now: now)
+        == "[::1]:445 to be reachable (not checked yet)")
   }
 }

@@ -45,6 +45,7 @@ struct JobStorageTests {
     job.ssids = ["Home*", "Office-WiFi"]
     job.interfaces = ["eth*"]
     job.requiresMount = "/media/backup"
+    job.requiresReachable = "nas.lan:445"
     return job
   }
 

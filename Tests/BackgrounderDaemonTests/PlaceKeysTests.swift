@@ -43,6 +43,16 @@ import Testing
       periodic.constraints.allowedNetworks
         == NetworkAllowList(ssids: ["Home*", "Office-WiFi"], interfaces: ["wl*"]))
     #expect(periodic.constraints.requiredMount == "/media/backup")
+    let reach = try #require(try parse("requires-reachable = \"[::1]:445\""))
+    #expect(reach.requiresReachable == "[::1]:445")
+    guard case .periodic(let withReach) = try JobRequests.request(for: reach, origin: .config)
+    else {
+      Issue.record("expected a periodic request")
+      return
+    }
+    #expect(withReach.constraints.requiredReachable == "[::1]:445")
+    #expect(JobEnvironment.destinationVariables(reach) == ["BACKGROUNDER_REACHABLE": "1"])
+    #expect(JobEnvironment.destinationVariables(job).isEmpty)
     let plain = try #require(try parse(""))
     #expect(plain.ssids == nil && plain.requiresMount == nil)
   }
@@ -57,6 +67,10 @@ import Testing
       ("requires-mount = \"/media//backup\"", "requires-mount", "//"),
       ("requires-mount = \"/media/../backup\"", "requires-mount", ".."),
       ("requires-mount = \"/\"", "requires-mount", "always mounted"),
+      ("requires-reachable = \"nas.lan\"", "requires-reachable", "host:port"),
+      ("requires-reachable = \"nas.lan:0\"", "requires-reachable", "port"),
+      ("requires-reachable = \"::1:445\"", "requires-reachable", "[address]:port"),
+      ("requires-reachable = 445", "requires-reachable", "string"),
     ])
   func mistakesNameLineAndKey(keys: String, key: String, fragment: String) {
     do {

@@ -14,6 +14,8 @@ struct Harness {
   let recorder: EventRecorder
   let driver: TestDriver
   let mounts: FakeMountSource
+  /// The `requiredReachable` destinations (nothing checked until a test sets them).
+  let destinations: FakeDestinationSource
 
   var storePath: String { directory.appendingPathComponent("store.sqlite").path }
   var t0: Date
@@ -43,6 +45,8 @@ struct Harness {
     configuration.timeZone = timeZone
     configuration.mounts = mountSource
     configuration.onWaitChange = onWaitChange
+    let destinationSource = FakeDestinationSource(.unconfigured)
+    configuration.destinations = destinationSource
     if watchesClockChanges { configuration.clockChanges = clock }
     let backgrounder = Backgrounder(configuration: configuration)
     for (id, worker) in workers {
@@ -54,7 +58,7 @@ struct Harness {
     return Harness(
       clock: clock, network: fakeNetwork, power: powerSource, directory: directory,
       backgrounder: backgrounder, recorder: recorder, driver: TestDriver(backgrounder),
-      mounts: mountSource, t0: clock.date)
+      mounts: mountSource, destinations: destinationSource, t0: clock.date)
   }
 
   func stop(removeFiles: Bool = true) async {

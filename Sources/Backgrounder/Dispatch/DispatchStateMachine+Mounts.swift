@@ -10,6 +10,7 @@ extension DispatchStateMachine {
   /// source is not known).
   func unmetDevice(_ constraints: WorkConstraints) -> [PendingPredicate] {
     constraints.unmetPower(power) + constraints.unmetMount(mounts)
+      + constraints.unmetDestination(destinations)
   }
 
   /// Why a run must stop for `unmet`, counting only losses whose source is known: a run is
@@ -20,13 +21,16 @@ extension DispatchStateMachine {
     if mounts.isKnown && unmet.contains(where: { if case .mounted = $0 { true } else { false } }) {
       return .unmounted
     }
+    if unmet.contains(where: { if case .reachable(_, .some) = $0 { true } else { false } }) {
+      return .unreachable
+    }
     return nil
   }
 
   /// Whether `predicate` is a condition of the device that blocks due work (power, mounts).
   static func isDeviceCondition(_ predicate: PendingPredicate) -> Bool {
     switch predicate {
-    case .requiresCharging, .requiresBatteryNotLow, .mounted: true
+    case .requiresCharging, .requiresBatteryNotLow, .mounted, .reachable: true
     default: false
     }
   }

@@ -53,6 +53,8 @@ struct DispatchStateMachine: Sendable {
   private(set) var power: PowerConditions
   /// The mount points (`requiredMount`).
   private(set) var mounts = MountConditions.unconfigured
+  /// The destinations checked on the current network (`requiredReachable`).
+  private(set) var destinations = DestinationConditions.unconfigured
   private(set) var registered: Set<TaskId>
   /// A fallback factory serves ids that have no factory of their own.
   let acceptsAnyTask: Bool
@@ -321,7 +323,8 @@ struct DispatchStateMachine: Sendable {
       let reason: DeferralReason =
         unmet.contains(.requiresCharging)
         ? .chargingNotMet
-        : unmet.contains(.requiresBatteryNotLow) ? .batteryNotLowNotMet : .mountNotMet
+        : unmet.contains(.requiresBatteryNotLow)
+          ? .batteryNotLowNotMet : Self.deferral(unmet)
       effects.persist(
         entry.row, run: entry.row.attempt, startedAt: nil, endedAt: now,
         outcome: "blocked", reason: Self.describe(unmet))
@@ -540,6 +543,10 @@ struct DispatchStateMachine: Sendable {
     mounts = conditions
   }
 
+  mutating func setDestinations(_ conditions: DestinationConditions) {
+    destinations = conditions
+  }
+
   mutating func jitterSample() -> Double {
     rng.nextUnit()
   }
@@ -563,6 +570,8 @@ struct DispatchStateMachine: Sendable {
         "interface \(allowed.joined(separator: ", ")) (now: \(current ?? "none"))"
       case .mounted(let path): "\(path) to be mounted"
       case .notRoaming(let unknown): NetworkRequirement.notRoamingPhrase(unknown)
+      case .reachable(let destination, let failure):
+        "\(destination) to be reachable (\(failure?.phrase ?? "not checked yet"))"
       case .waitingForBackoff(let until): "waiting for backoff until \(ISO8601.string(until))"
       case .waitingForEarliestBeginDate(let at): "earliest begin \(ISO8601.string(at))"
       case .waitingForWindow(let opens): "waiting for window opening \(ISO8601.string(opens))"

@@ -67,6 +67,8 @@ public enum DeferralReason: String, Hashable, Sendable, Codable {
   case batteryNotLowNotMet
   /// `requiredMount` is not mounted.
   case mountNotMet
+  /// `requiredReachable` is not reachable (or not checked yet).
+  case reachableNotMet
   /// The run was stopped because a constraint was lost; it resumes when the constraint returns.
   case constraintLost
 }

@@ -57,12 +57,15 @@ public enum PendingPredicate: Hashable, Sendable {
   /// `network = "not-roaming"`: the primary link is roaming, or its roaming is not known
   /// (`roamingUnknown` says why: "ModemManager not running").
   case notRoaming(roamingUnknown: String?)
+  /// A TCP connect to `destination` (`host:port`) has not succeeded on this network; `failure`
+  /// is why the last one failed (`nil`: not checked yet).
+  case reachable(destination: String, failure: DestinationFailure?)
 }
 
 extension PendingPredicate: Encodable {
   private enum CodingKeys: String, CodingKey {
     case kind, network, until, at, connectivity, opens, ssids, interfaces, current, path
-    case roamingUnknown
+    case roamingUnknown, destination, failure
   }
 
   /// Encodes as `{"kind": ..., ...}` with ISO 8601 times.
@@ -101,6 +104,10 @@ extension PendingPredicate: Encodable {
     case .notRoaming(let roamingUnknown):
       try container.encode("notRoaming", forKey: .kind)
       try container.encodeIfPresent(roamingUnknown, forKey: .roamingUnknown)
+    case .reachable(let destination, let failure):
+      try container.encode("reachable", forKey: .kind)
+      try container.encode(destination, forKey: .destination)
+      try container.encodeIfPresent(failure, forKey: .failure)
     }
   }
 }

@@ -63,13 +63,15 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
   public var allowedNetworks: NetworkAllowList
   /// A path that must be a mount point (a backup disk, a network share), or `nil`.
   public var requiredMount: String?
+  /// A destination (`host:port`, ``Destination``) a TCP connect must reach, or `nil`.
+  public var requiredReachable: String?
 
   /// Creates constraints; the default has none.
   public init(
     networkRequired: NetworkRequirement = .none, requiresCharging: Bool = false,
     requiresBatteryNotLow: Bool = false, windows: [TimeWindow] = [],
     windowEnd: WindowEnd = .continue, allowedNetworks: NetworkAllowList = .any,
-    requiredMount: String? = nil
+    requiredMount: String? = nil, requiredReachable: String? = nil
   ) {
     self.networkRequired = networkRequired
     self.requiresCharging = requiresCharging
@@ -78,11 +80,12 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     self.windowEnd = windowEnd
     self.allowedNetworks = allowedNetworks
     self.requiredMount = requiredMount
+    self.requiredReachable = requiredReachable
   }
 
   private enum CodingKeys: String, CodingKey {
     case networkRequired, requiresCharging, requiresBatteryNotLow, windows, windowEnd
-    case allowedNetworks, requiredMount
+    case allowedNetworks, requiredMount, requiredReachable
   }
 
   /// Decodes what the synthesized encoder writes; the fields added later may be missing.
@@ -96,6 +99,7 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     allowedNetworks =
       try container.decodeIfPresent(NetworkAllowList.self, forKey: .allowedNetworks) ?? .any
     requiredMount = try container.decodeIfPresent(String.self, forKey: .requiredMount)
+    requiredReachable = try container.decodeIfPresent(String.self, forKey: .requiredReachable)
   }
 
   /// No constraints.

@@ -38,6 +38,8 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
   case networkNotAllowed
   /// A required mount point was unmounted.
   case unmounted
+  /// A required destination stopped answering after a network change (`requiredReachable`).
+  case unreachable
   /// External power was disconnected.
   case chargerDisconnected
   /// The battery became low.
@@ -64,6 +66,7 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
     case .limitedConnectivity: "limited connectivity"
     case .networkNotAllowed: "not an allowed network"
     case .unmounted: "unmounted"
+    case .unreachable: "unreachable"
     case .chargerDisconnected: "charging lost"
     case .batteryLow: "battery low"
     case .shutdown: "shutdown"

@@ -145,6 +145,13 @@ final class Runtime: Sendable {
           self.wake.fire()
         }
       }
+      let destinations = configuration.destinations
+      subscriptions.addTask {
+        for await conditions in destinations.updates() {
+          self.step { machine, now in ((), machine.destinationsChanged(conditions, now: now)) }
+          self.wake.fire()
+        }
+      }
       // Subscribed before the first iteration, so no change after that is missed.
       if let clockChanges = configuration.clockChanges?.clockChanges() {
         subscriptions.addTask {

@@ -12,6 +12,8 @@ enum PlacePredicateCoding {
     case .networkInterface(let allowed, let current): "interface:" + list(allowed, current)
     case .mounted(let path): "mount:" + escape(path)
     case .notRoaming(let unknown): "notRoaming" + (unknown.map { ":" + escape($0) } ?? "")
+    case .reachable(let destination, let failure):
+      "reach:" + escape(destination) + (failure.map { "=" + $0.rawValue } ?? "")
     default: nil
     }
   }
@@ -30,6 +32,14 @@ enum PlacePredicateCoding {
     if item == "notRoaming" { return .notRoaming(roamingUnknown: nil) }
     if item.hasPrefix("notRoaming:"), let reason = item.dropFirst(11).removingPercentEncoding {
       return .notRoaming(roamingUnknown: reason)
+    }
+    if item.hasPrefix("reach:") {
+      let parts = item.dropFirst(6).split(
+        separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      guard let destination = parts[0].removingPercentEncoding else { return nil }
+      guard parts.count == 2 else { return .reachable(destination: destination, failure: nil) }
+      guard let failure = DestinationFailure(rawValue: String(parts[1])) else { return nil }
+      return .reachable(destination: destination, failure: failure)
     }
     return nil
   }

@@ -82,6 +82,9 @@ enum Schema {
           ALTER TABLE run ADD COLUMN outputTail TEXT;
           """)
     }
+    migrator.registerMigration("i28-reachable") { db in
+      try db.execute(sql: "ALTER TABLE task ADD COLUMN requiredReachable TEXT")
+    }
     return migrator
   }
 

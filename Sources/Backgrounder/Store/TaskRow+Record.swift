@@ -14,6 +14,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case input, scheduledAt, updatedAt
     case windows, windowEnd, calendar, lastElapse
     case allowedNetworks, requiredMount
+    case requiredReachable
 
     /// The column's place in ``allCases`` (a jump table: positions are looked up for every
     /// column of every row read, and a dictionary keyed by the case hashed its name each time).
@@ -52,6 +53,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       case .lastElapse: 30
       case .allowedNetworks: 31
       case .requiredMount: 32
+      case .requiredReachable: 33
       }
     }
   }
@@ -113,7 +115,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       requiresBatteryNotLow: try reader.required(.requiresBatteryNotLow), windows: windows,
       windowEnd: try reader.required(.windowEnd, WindowEnd.self),
       allowedNetworks: try reader.allowList(),
-      requiredMount: try reader.optional(.requiredMount))
+      requiredMount: try reader.optional(.requiredMount),
+      requiredReachable: try reader.optional(.requiredReachable))
     if let calendarText: String = try reader.optional(.calendar) {
       guard let schedule = Self.decodeCalendar(calendarText) else {
         throw reader.corrupt(.calendar, "holds an invalid calendar \"\(calendarText)\"")
@@ -230,6 +233,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case .lastElapse: lastElapse?.nanosecondsSince1970.databaseValue ?? .null
     case .allowedNetworks: PlacePredicateCoding.text(constraints.allowedNetworks).databaseValue
     case .requiredMount: constraints.requiredMount?.databaseValue ?? .null
+    case .requiredReachable: constraints.requiredReachable?.databaseValue ?? .null
     }
   }
 }

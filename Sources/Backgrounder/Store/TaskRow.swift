@@ -86,7 +86,7 @@ struct TaskRow: Sendable, Equatable {
       case .requiresCharging: "charging"
       case .requiresBatteryNotLow: "batteryNotLow"
       case .workerNotRegistered: "notRegistered"
-      case .wifiNetwork, .networkInterface, .mounted, .notRoaming:
+      case .wifiNetwork, .networkInterface, .mounted, .notRoaming, .reachable:
         PlacePredicateCoding.encode(predicate)
       case .waitingForBackoff, .waitingForEarliestBeginDate, .waitingForWindow: nil
       }

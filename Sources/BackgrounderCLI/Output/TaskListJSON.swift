@@ -108,6 +108,15 @@ enum TaskListJSON {
         json.key("roamingUnknown")
         json.string(unknown)
       }
+    case .reachable(let destination, let failure):
+      json.key("destination", first: true)
+      json.string(destination)
+      if let failure {
+        json.key("failure")
+        json.string(failure.rawValue)
+      }
+      json.key("kind")
+      json.string("reachable")
     }
     json.ascii("}")
   }

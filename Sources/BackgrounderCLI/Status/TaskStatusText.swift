@@ -56,6 +56,8 @@ enum TaskStatusText {
       case .networkInterface(let allowed, let current):
         "interface \(allowed.joined(separator: ", ")) (now: \(current ?? "none"))"
       case .mounted(let path): "\(path) to be mounted"
+      case .reachable(let destination, let failure):
+        "\(destination) to be reachable (\(failure?.phrase ?? "not checked yet"))"
       }
     }.joined(separator: ", ")
   }

@@ -79,6 +79,7 @@ enum StalenessMessage {
     case .wifiNetwork(let allowed, _): "Wi-Fi network \(allowed.joined(separator: ", "))"
     case .networkInterface(let allowed, _): "interface \(allowed.joined(separator: ", "))"
     case .mounted(let path): "\(path) to be mounted"
+    case .reachable(let destination, _): "\(destination) to be reachable"
     case .waitingForWindow: "its time window"
     case .waitingForBackoff, .waitingForEarliestBeginDate: nil
     }

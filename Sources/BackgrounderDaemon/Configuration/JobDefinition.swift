@@ -51,6 +51,9 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// `requires-mount = "/media/backup"`: the path must be a mount point of the daemon's mount
   /// namespace.
   public var requiresMount: String?
+  /// `requires-reachable = "nas.lan:445"`: a TCP connect to this destination over the primary
+  /// link must succeed (``Destination``).
+  public var requiresReachable: String?
   /// Per-run time budget; the runtime's default (10 minutes) when nil.
   public var budget: Duration?
   public var backoff = Backoff()

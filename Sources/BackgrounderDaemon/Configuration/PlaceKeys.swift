@@ -1,7 +1,10 @@
+import Backgrounder
+
 /// The keys of a `[[job]]` that say where it may run: `ssids`, `interfaces` (network
-/// allow-lists, globs) and `requires-mount` (a path that must be a mount point).
+/// allow-lists, globs), `requires-mount` (a path that must be a mount point) and
+/// `requires-reachable` (a `host:port` a TCP connect must reach).
 enum PlaceKeys {
-  static let keys = ["ssids", "interfaces", "requires-mount"]
+  static let keys = ["ssids", "interfaces", "requires-mount", "requires-reachable"]
 
   /// Reads the keys of `job` into `definition` (checked later by ``problem(with:)``).
   static func read(
@@ -10,6 +13,7 @@ enum PlaceKeys {
     definition.ssids = try job.stringArray("ssids")
     definition.interfaces = try job.stringArray("interfaces")
     definition.requiresMount = try job.string("requires-mount")
+    definition.requiresReachable = try job.string("requires-reachable")
   }
 
   /// The first rule the keys of `job` break, as the key and what is wrong; nil if none.
@@ -26,6 +30,9 @@ enum PlaceKeys {
     if let path = job.requiresMount, let problem = mountPathProblem(path) {
       return ("requires-mount", problem)
     }
+    if let text = job.requiresReachable, case .failure(let error) = Destination.parse(text) {
+      return ("requires-reachable", error.message)
+    }
     return nil
   }
 
@@ -41,5 +48,12 @@ enum PlaceKeys {
       return "must be written without `.`, `..`, `//` or a trailing `/`, got \"\(path)\""
     }
     return nil
+  }
+}
+
+extension DaemonConfiguration {
+  /// The `requires-reachable` destinations of the jobs, for the destination monitor.
+  public var requiredDestinations: Set<String> {
+    Set(jobs.compactMap(\.requiresReachable))
   }
 }

@@ -45,7 +45,7 @@ public struct CommandWorker: Worker {
         "BACKGROUNDER_METERED": conditions.isDataMetered ? "1" : "0",
         "BACKGROUNDER_PRIMARY_LINK": conditions.primaryLink ?? "",
         "BACKGROUNDER_CONNECTIVITY": conditions.connectivity.rawValue,
-      ])
+      ].merging(JobEnvironment.destinationVariables(job)) { $1 })
     guard context.confirmStart() else {
       return .retry(reason: "the network changed before the command started")
     }

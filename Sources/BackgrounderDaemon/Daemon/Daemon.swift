@@ -119,6 +119,7 @@ public final class Daemon: Service {
     alerts.configure(configuration)
     await alerts.look()
     let jobs = JobSynchronizer(runtime: runtime, logger: logger)
+    sources.destinations.watch(configuration.requiredDestinations)
     await jobs.apply(configuration)
     let sleepWatch = SystemSleepStops.watch(
       runtime: runtime, inhibitor: inhibitor, runner: runner, eventLoop: eventLoop,
@@ -141,7 +142,8 @@ public final class Daemon: Service {
       changes: { TaskChanges.stream(of: runtime, network: monitor) },
       onAnswered: { Self.releaseIdleMemory(runtime) },
       handler: ControlHandler(
-        runtime: runtime, jobs: jobs, reload: { await self.reload(jobs, alerts, wakeAlarms) },
+        runtime: runtime, jobs: jobs,
+        reload: { await self.reload(jobs, alerts, wakeAlarms, sources.destinations) },
         sourceProblems: { sources.healthProblems() + alerts.problems() },
         hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms
       ).handle)
@@ -164,6 +166,7 @@ public final class Daemon: Service {
       // The hint sources end at the shutdown signal; the others when cancelled.
       if service is ReachabilityMonitor || service is PowerProbe
         || service is WallClockChangeMonitor || service is MountTableMonitor
+        || service is DestinationMonitor
       {
         parts.append(DaemonPart(name) { try await service.run() })
       } else {
@@ -231,7 +234,7 @@ public final class Daemon: Service {
       },
       .untilShutdown("config reload (SIGHUP)") {
         for await _ in await UnixSignalsSequence(trapping: .sighup) {
-          await self.reload(jobs, alerts, wakeAlarms)
+          await self.reload(jobs, alerts, wakeAlarms, sources.destinations)
         }
       },
     ]
@@ -263,10 +266,12 @@ public final class Daemon: Service {
 
   /// Re-reads the config file and applies it; a broken file is logged and changes nothing.
   private func reload(
-    _ jobs: JobSynchronizer, _ alerts: AlertWatch, _ wakeAlarms: WakeAlarms
+    _ jobs: JobSynchronizer, _ alerts: AlertWatch, _ wakeAlarms: WakeAlarms,
+    _ destinations: DestinationMonitor
   ) async {
     do {
       let configuration = try ConfigurationLoader.load(path: options.configPath)
+      destinations.watch(configuration.requiredDestinations)
       await jobs.apply(configuration)
       wakeAlarms.configure(configuration.jobs)
       alerts.configure(configuration)

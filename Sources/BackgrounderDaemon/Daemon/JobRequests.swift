@@ -30,7 +30,7 @@ public enum JobRequests {
       requiresBatteryNotLow: job.requiresBatteryNotLow,
       windows: job.timing?.timeWindows ?? [], windowEnd: job.timing?.runtimeWindowEnd ?? .continue,
       allowedNetworks: NetworkAllowList(ssids: job.ssids ?? [], interfaces: job.interfaces ?? []),
-      requiredMount: job.requiresMount)
+      requiredMount: job.requiresMount, requiredReachable: job.requiresReachable)
     let backoff =
       switch job.backoff.policy {
       case .linear:

@@ -97,6 +97,7 @@ private struct JobDocument: Codable {
   var ssids: [String]?
   var interfaces: [String]?
   var requiresMount: String?
+  var requiresReachable: String?
 
   enum CodingKeys: String, CodingKey {
     case id, command, every, flex, once, delay, network, budget, backoff, environment, expedited
@@ -113,6 +114,7 @@ private struct JobDocument: Codable {
     case memoryMax = "memory-max"
     case ssids, interfaces
     case requiresMount = "requires-mount"
+    case requiresReachable = "requires-reachable"
   }
 
   init(_ job: JobDefinition) {
@@ -152,6 +154,7 @@ private struct JobDocument: Codable {
     ssids = job.ssids
     interfaces = job.interfaces
     requiresMount = job.requiresMount
+    requiresReachable = job.requiresReachable
   }
 
   /// The stored priority keys, or nil when none was stored (the background defaults).
@@ -200,6 +203,7 @@ private struct JobDocument: Codable {
     job.ssids = ssids
     job.interfaces = interfaces
     job.requiresMount = requiresMount
+    job.requiresReachable = requiresReachable
     return job
   }
 }

@@ -83,6 +83,7 @@ public struct Doctor: Sendable {
     findings += checkCalendar(of: job)
     findings += checkPriority(of: job)
     findings += checkMount(of: job)
+    findings += checkDestination(of: job)
     return findings
   }
 

@@ -27,19 +27,20 @@ struct TaskSuccessTests {
       request: .periodic(WorkRequest.Periodic(taskId: taskId, interval: .seconds(3600))),
       input: Data(), now: t0)
     let queue = try DatabaseQueue(path: path)
-    try Schema.migrator.migrate(queue, upTo: "v2-allowed-networks-and-mounts")
+    // A store as `i29-staleness` found it, but with the columns of the migrations appended after
+    // it (today's rows carry them): every migration, then `i29-staleness` undone.
+    try Schema.migrator.migrate(queue)
     try queue.write { db in
-      try TaskStore.apply([.upsert(row)], in: db, historyLimit: 5)
-      // The run table as it was then (before i29-run-detail's columns).
-      for (outcome, seconds) in [("success", 10), ("success", 20), ("failure", 30)] {
-        try db.execute(
-          sql:
-            "INSERT INTO run (taskId, attempt, startedAt, endedAt, outcome) VALUES (?, 0, ?, ?, ?)",
-          arguments: [
-            taskId.rawValue, t0.nanosecondsSince1970,
-            t0.advanced(by: .seconds(Int64(seconds))).nanosecondsSince1970, outcome,
-          ])
-      }
+      try TaskStore.apply(
+        [.upsert(row), run("success", at: 10), run("success", at: 20), run("failure", at: 30)],
+        in: db, historyLimit: 5)
+      try db.execute(
+        sql: """
+          DROP TRIGGER run_success;
+          DROP TRIGGER task_success_gone;
+          DROP TABLE task_success;
+          DELETE FROM grdb_migrations WHERE identifier = 'i29-staleness';
+          """)
     }
     try queue.close()
 

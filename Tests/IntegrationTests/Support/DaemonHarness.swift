@@ -387,6 +387,8 @@ struct DaemonStatus: Decodable, Sendable {
 struct DaemonTaskStatus: Decodable, Sendable {
   struct Predicate: Decodable, Sendable {
     var kind: String
+    /// Why a `reachable` destination failed last ("refused", "timedOut", …).
+    var failure: String?
   }
 
   struct Run: Decodable, Sendable {
