@@ -41,6 +41,7 @@ struct WaitAccounting: Sendable {
     case .wifiNetwork: "wifi"
     case .networkInterface: "interface"
     case .mounted: "mount"
+    case .reachable: "reachable"
     case .waitingForWindow: "window"
     case .waitingForBackoff, .waitingForEarliestBeginDate: nil
     }
