@@ -75,6 +75,9 @@ enum Schema {
     migrator.registerMigration("i29-staleness") { db in
       try TaskSuccess.createTable(db)
     }
+    migrator.registerMigration("i29-telemetry-outbox") { db in
+      try TelemetryOutbox.createTables(db)
+    }
     return migrator
   }
 

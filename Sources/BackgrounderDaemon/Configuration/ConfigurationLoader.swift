@@ -42,7 +42,9 @@ public enum ConfigurationLoader {
         message: "TOML syntax error: \(error.message)")
     }
     let root = TableReader(table: document, path: "", file: path)
-    try root.rejectUnknownKeys(["store", "network", "control", "metrics", "daemon", "job"])
+    try root.rejectUnknownKeys([
+      "store", "network", "control", "metrics", "daemon", "job", "telemetry",
+    ])
 
     var configuration = DaemonConfiguration(sourcePath: path, locations: locations)
     if let store = try root.table("store") {
@@ -71,6 +73,9 @@ public enum ConfigurationLoader {
     if let metrics = try root.table("metrics") {
       try metrics.rejectUnknownKeys(["file"])
       configuration.metricsFile = try metrics.string("file")
+    }
+    if let telemetry = try root.table("telemetry") {
+      configuration.telemetry = try TelemetrySettingsReader.read(telemetry)
     }
     if let daemon = try root.table("daemon") {
       try daemon.rejectUnknownKeys(["max-concurrent"] + JobAlertsReader.daemonKeys)

@@ -107,6 +107,16 @@ public final class Daemon: Service {
       hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics, logger: logger,
       notify: { [notifier] in notifier.notify($0) },
       afterLook: { Self.releaseIdleMemory(runtime) })
+    let telemetry = configuration.telemetry.map { settings in
+      TelemetryExport(
+        settings: settings, runtime: runtime, network: sources.network,
+        clock: runtimeConfiguration.clock, batchPath: configuration.storePath + ".telemetry.json",
+        logger: logger,
+        send: TelemetryExporterProcess.send(
+          runner: runner, exporter: TelemetryExporterProcess.path(settings), logger: logger))
+    }
+    let telemetryEvents = telemetry.map { _ in runtime.events() }
+    telemetry?.configure(configuration)
     do {
       try await runtime.start()
     } catch {
@@ -134,7 +144,7 @@ public final class Daemon: Service {
       changes: { TaskChanges.stream(of: runtime, network: monitor) },
       onAnswered: { Self.releaseIdleMemory(runtime) },
       handler: ControlHandler(
-        runtime: runtime, jobs: jobs, reload: { await self.reload(jobs, alerts) },
+        runtime: runtime, jobs: jobs, reload: { await self.reload(jobs, alerts, telemetry) },
         sourceProblems: { sources.healthProblems() + alerts.problems() },
         hints: { monitor.hints }
       ).handle)
@@ -182,6 +192,15 @@ public final class Daemon: Service {
         try await gracefulShutdown()  // the stream ends when the runtime has shut down
       },
       .untilShutdown("control socket") { try await control.run() },
+    ]
+    if let telemetry, let telemetryEvents {
+      parts.append(
+        DaemonPart("telemetry export") {
+          await telemetry.run(events: telemetryEvents)
+          try await gracefulShutdown()  // the stream ends when the runtime has shut down
+        })
+    }
+    parts += [
       DaemonPart("runtime") { try await self.runUntilShutdown(runtime) },
       .untilShutdown("store file") {
         for await error in storeReplaced {
@@ -224,7 +243,7 @@ public final class Daemon: Service {
       },
       .untilShutdown("config reload (SIGHUP)") {
         for await _ in await UnixSignalsSequence(trapping: .sighup) {
-          await self.reload(jobs, alerts)
+          await self.reload(jobs, alerts, telemetry)
         }
       },
     ]
@@ -255,11 +274,14 @@ public final class Daemon: Service {
   }
 
   /// Re-reads the config file and applies it; a broken file is logged and changes nothing.
-  private func reload(_ jobs: JobSynchronizer, _ alerts: AlertWatch) async {
+  private func reload(
+    _ jobs: JobSynchronizer, _ alerts: AlertWatch, _ telemetry: TelemetryExport?
+  ) async {
     do {
       let configuration = try ConfigurationLoader.load(path: options.configPath)
       await jobs.apply(configuration)
       alerts.configure(configuration)
+      telemetry?.configure(configuration)
       HeapTuning.releaseIdleMemory()
       notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")
       logger.info("config reloaded", metadata: ["jobs": "\(configuration.jobs.count)"])
