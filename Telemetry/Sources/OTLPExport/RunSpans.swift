@@ -19,15 +19,17 @@ enum RunSpans {
       let span = tracer.startSpan(
         "backgrounder.run", context: .topLevel, ofKind: .internal,
         at: RecordedInstant(nanosecondsSinceEpoch: run.start))
-      span.attributes["backgrounder.job"] = .string(run.job)
-      span.attributes["backgrounder.attempt"] = .int64(Int64(run.attempt))
-      span.attributes["backgrounder.outcome"] = .string(run.outcome)
-      if let reason = run.reason { span.attributes["backgrounder.reason"] = .string(reason) }
-      span.attributes["backgrounder.conditions"] = .stringArray(run.conditions)
-      if let waited = run.waitedSeconds {
-        span.attributes["backgrounder.waited_seconds"] = .double(waited)
+      span.attributes.set("backgrounder.job", value: .string(run.job))
+      span.attributes.set("backgrounder.attempt", value: .int64(Int64(run.attempt)))
+      span.attributes.set("backgrounder.outcome", value: .string(run.outcome))
+      if let reason = run.reason {
+        span.attributes.set("backgrounder.reason", value: .string(reason))
       }
-      span.attributes["backgrounder.telemetry.dropped"] = .int64(Int64(batch.dropped))
+      span.attributes.set("backgrounder.conditions", value: .stringArray(run.conditions))
+      if let waited = run.waitedSeconds {
+        span.attributes.set("backgrounder.waited_seconds", value: .double(waited))
+      }
+      span.attributes.set("backgrounder.telemetry.dropped", value: .int64(Int64(batch.dropped)))
       if run.outcome == "success" {
         span.setStatus(SpanStatus(code: .ok))
       } else {
