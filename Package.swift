@@ -237,7 +237,10 @@ let package = Package(
     .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops", "Locking", "SystemCalls"]),
     .testTarget(
       name: "BackgrounderDaemonTests",
-      dependencies: ["BackgrounderDaemon", "BackgrounderLinux", "Locking", "NetworkHints"]),
+      dependencies: [
+        "BackgrounderDaemon", "BackgrounderLinux", "BackgrounderTesting", "Locking",
+        "NetworkHints",
+      ]),
     // The executable's own parts: `status` output encoding (one-shot and
     // `--watch --json` lines).
     .testTarget(name: "BackgrounderCLITests", dependencies: ["BackgrounderCLI"]),

@@ -85,6 +85,9 @@ enum Schema {
     migrator.registerMigration("i28-reachable") { db in
       try db.execute(sql: "ALTER TABLE task ADD COLUMN requiredReachable TEXT")
     }
+    migrator.registerMigration("i29-telemetry-outbox") { db in
+      try TelemetryOutbox.createTables(db)
+    }
     return migrator
   }
 

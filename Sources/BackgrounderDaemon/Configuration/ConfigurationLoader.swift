@@ -43,7 +43,7 @@ public enum ConfigurationLoader {
     }
     let root = TableReader(table: document, path: "", file: path)
     try root.rejectUnknownKeys([
-      "store", "network", "control", "metrics", "daemon", "job", "notify",
+      "store", "network", "control", "metrics", "daemon", "job", "notify", "telemetry",
     ])
 
     var configuration = DaemonConfiguration(sourcePath: path, locations: locations)
@@ -76,6 +76,9 @@ public enum ConfigurationLoader {
     }
     if let notify = try root.table("notify") {
       configuration.desktopNotices = try NotifySettings.desktop(notify)
+    }
+    if let telemetry = try root.table("telemetry") {
+      configuration.telemetry = try TelemetrySettingsReader.read(telemetry)
     }
     if let daemon = try root.table("daemon") {
       try daemon.rejectUnknownKeys(["max-concurrent"] + JobAlertsReader.daemonKeys)

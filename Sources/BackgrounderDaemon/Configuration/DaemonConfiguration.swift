@@ -30,6 +30,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
   public var controlSocketPath: String
   /// `[metrics] file`: a Prometheus textfile written after every change, if set.
   public var metricsFile: String?
+  /// `[telemetry]`: runs exported to an OpenTelemetry Collector; nil when off.
+  public var telemetry: TelemetrySettings?
   /// `[daemon] max-concurrent`: how many jobs may run at once.
   public var maxConcurrentJobs = 2
   /// `[[job]]` entries, in file order.

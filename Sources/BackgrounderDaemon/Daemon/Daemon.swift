@@ -109,6 +109,16 @@ public final class Daemon: Service {
       notices: configuration.desktopNotices ? DesktopNotices(logger: logger) : nil, logger: logger,
       notify: { [notifier] in notifier.notify($0) },
       afterLook: { Self.releaseIdleMemory(runtime) })
+    let telemetry = configuration.telemetry.map { settings in
+      TelemetryExport(
+        settings: settings, runtime: runtime, network: sources.network,
+        clock: runtimeConfiguration.clock, batchPath: configuration.storePath + ".telemetry.json",
+        logger: logger,
+        send: TelemetryExporterProcess.send(
+          runner: runner, exporter: TelemetryExporterProcess.path(settings), logger: logger))
+    }
+    let telemetryEvents = telemetry.map { _ in runtime.events() }
+    telemetry?.configure(configuration)
     do {
       try await runtime.start()
     } catch {
@@ -129,6 +139,9 @@ public final class Daemon: Service {
     wakeAlarms.start()
     wakeAlarms.configure(configuration.jobs)
     defer { wakeAlarms.stopSoon() }
+    let reloaded = Reloaded(
+      jobs: jobs, alerts: alerts, wakeAlarms: wakeAlarms, destinations: sources.destinations,
+      telemetry: telemetry)
     HeapTuning.releaseFreeMemory()
 
     let reporter = EventReporter(logger: logger, metrics: metrics)
@@ -143,7 +156,7 @@ public final class Daemon: Service {
       onAnswered: { Self.releaseIdleMemory(runtime) },
       handler: ControlHandler(
         runtime: runtime, jobs: jobs,
-        reload: { await self.reload(jobs, alerts, wakeAlarms, sources.destinations) },
+        reload: { await self.reload(reloaded) },
         sourceProblems: { sources.healthProblems() + alerts.problems() },
         hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms
       ).handle)
@@ -192,6 +205,15 @@ public final class Daemon: Service {
         try await gracefulShutdown()  // the stream ends when the runtime has shut down
       },
       .untilShutdown("control socket") { try await control.run() },
+    ]
+    if let telemetry, let telemetryEvents {
+      parts.append(
+        DaemonPart("telemetry export") {
+          await telemetry.run(events: telemetryEvents)
+          try await gracefulShutdown()  // the stream ends when the runtime has shut down
+        })
+    }
+    parts += [
       DaemonPart("runtime") { try await self.runUntilShutdown(runtime) },
       .untilShutdown("store file") {
         for await error in storeReplaced {
@@ -234,7 +256,7 @@ public final class Daemon: Service {
       },
       .untilShutdown("config reload (SIGHUP)") {
         for await _ in await UnixSignalsSequence(trapping: .sighup) {
-          await self.reload(jobs, alerts, wakeAlarms, sources.destinations)
+          await self.reload(reloaded)
         }
       },
     ]
@@ -264,17 +286,24 @@ public final class Daemon: Service {
     await runtime.shutdown()
   }
 
+  /// What a config reload applies the new file to.
+  private struct Reloaded: Sendable {
+    let jobs: JobSynchronizer
+    let alerts: AlertWatch
+    let wakeAlarms: WakeAlarms
+    let destinations: DestinationMonitor
+    let telemetry: TelemetryExport?
+  }
+
   /// Re-reads the config file and applies it; a broken file is logged and changes nothing.
-  private func reload(
-    _ jobs: JobSynchronizer, _ alerts: AlertWatch, _ wakeAlarms: WakeAlarms,
-    _ destinations: DestinationMonitor
-  ) async {
+  private func reload(_ reloaded: Reloaded) async {
     do {
       let configuration = try ConfigurationLoader.load(path: options.configPath)
-      destinations.watch(configuration.requiredDestinations)
-      await jobs.apply(configuration)
-      wakeAlarms.configure(configuration.jobs)
-      alerts.configure(configuration)
+      reloaded.destinations.watch(configuration.requiredDestinations)
+      await reloaded.jobs.apply(configuration)
+      reloaded.wakeAlarms.configure(configuration.jobs)
+      reloaded.alerts.configure(configuration)
+      reloaded.telemetry?.configure(configuration)
       HeapTuning.releaseIdleMemory()
       notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")
       logger.info("config reloaded", metadata: ["jobs": "\(configuration.jobs.count)"])

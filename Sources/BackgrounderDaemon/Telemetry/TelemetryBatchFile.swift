@@ -1,0 +1,41 @@
+import Backgrounder
+import Foundation
+
+/// The exporter's input: one JSON file, readable by the daemon's user only, with the
+/// collector's address, its headers (secrets, hence a file and not the command line), the drop
+/// count and the runs.
+enum TelemetryBatchFile {
+  private struct Header: Encodable {
+    var endpoint: String
+    var headers: [String: String]
+    var dropped: Int
+  }
+
+  /// The file's contents for `batch`.
+  static func contents(_ batch: TelemetryBatch, settings: TelemetrySettings) throws -> Data {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    var header = try encoder.encode(
+      Header(endpoint: settings.endpoint, headers: settings.headers, dropped: batch.dropped))
+    // The stored rows are JSON objects already: spliced in, not decoded and encoded again.
+    header.removeLast()  // "}"
+    header.append(contentsOf: Array(",\"runs\":[".utf8))
+    header.append(contentsOf: Array(batch.payloads.joined(separator: ",").utf8))
+    header.append(contentsOf: Array("]}".utf8))
+    return header
+  }
+
+  /// Writes the file for `batch` at `path` (mode 0600, created anew: a file or symlink planted
+  /// there is removed, never followed).
+  static func write(_ batch: TelemetryBatch, settings: TelemetrySettings, to path: String) throws {
+    let data = try contents(batch, settings: settings)
+    unlink(path)
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else {
+      throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    }
+    let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    try handle.write(contentsOf: data)
+    try handle.close()
+  }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Logging
+
+/// Runs `backgrounder-otlp-export BATCH.json` through the ``CommandRunner`` (own session and
+/// cgroup as a job's, clean environment, output logged and bounded) as job
+/// `backgrounder.telemetry`.
+enum TelemetryExporterProcess {
+  /// The job id the exporter's runs and output are logged under.
+  static let jobID = "backgrounder.telemetry"
+
+  /// The exporter `settings` name, or `backgrounder-otlp-export` next to this executable.
+  static func path(_ settings: TelemetrySettings) -> String {
+    if let exporter = settings.exporter { return exporter }
+    let executable =
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+      ?? CommandLine.arguments[0]
+    return URL(fileURLWithPath: executable).deletingLastPathComponent()
+      .appendingPathComponent("backgrounder-otlp-export").path
+  }
+
+  /// A ``TelemetryExport/Send`` that runs `exporter`.
+  static func send(runner: CommandRunner, exporter: String, logger: Logger)
+    -> TelemetryExport.Send
+  {
+    { batchFile in
+      let environment = JobEnvironment.build(
+        daemon: ProcessInfo.processInfo.environment, inherit: false, job: [:], backgrounder: [:])
+      let outcome = await runner.run(
+        argv: [exporter, batchFile], environment: environment, workingDirectory: nil,
+        jobID: jobID)
+      if case .exited(0) = outcome.termination { return true }
+      logger.warning(
+        "telemetry exporter failed",
+        metadata: [
+          "exporter": "\(exporter)", "outcome": "\(outcome.termination)",
+          "output": "\(outcome.outputTail)",
+        ])
+      return false
+    }
+  }
+}

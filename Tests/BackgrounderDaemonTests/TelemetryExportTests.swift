@@ -1,0 +1,213 @@
+import Backgrounder
+import BackgrounderTesting
+import Foundation
+import Locking
+import Logging
+import Testing
+
+@testable import BackgrounderDaemon
+
+/// What the stand-in exporter saw (each batch file's bytes), and what it answers.
+private final class StandInExporter: Sendable {
+  private let state = Lock((files: [Data](), delivers: false))
+  var files: [Data] { state.withLock { $0.files } }
+  func deliver(_ delivers: Bool) { state.withLock { $0.delivers = delivers } }
+
+  func send(_ path: String) -> Bool {
+    let data = FileManager.default.contents(atPath: path) ?? Data()
+    return state.withLock {
+      $0.files.append(data)
+      return $0.delivers
+    }
+  }
+
+  /// The batch files, decoded.
+  var batches: [[String: Any]] {
+    files.map { (try? JSONSerialization.jsonObject(with: $0)) as? [String: Any] ?? [:] }
+  }
+}
+
+/// `[telemetry]`'s driver on a real store with a stand-in exporter: a finished run is stored,
+/// sent when the network allows, deleted only once delivered, retried after the backoff on the
+/// injected clock.
+@Suite(.timeLimit(.minutes(1)))
+struct TelemetryExportTests {
+  private static let unmetered = NetworkConditions(isReachable: true)
+  private static let metered = NetworkConditions(isReachable: true, isDataMetered: true)
+
+  private func withExport(
+    network: NetworkConditions, settings: (inout TelemetrySettings) -> Void = { _ in },
+    _ body: (TelemetryExport, Backgrounder, StandInExporter, ManualClock, FakeNetworkSource)
+      async throws
+      -> Void
+  ) async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "bgtelemetry-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let runtime = Backgrounder(storePath: directory.appendingPathComponent("store.sqlite").path)
+    try await runtime.start()
+    var telemetry = TelemetrySettings(endpoint: "http://127.0.0.1:4318")
+    telemetry.headers = ["authorization": "Bearer secret"]
+    settings(&telemetry)
+    let exporter = StandInExporter()
+    let clock = ManualClock()
+    let source = FakeNetworkSource(network)
+    let export = TelemetryExport(
+      settings: telemetry, runtime: runtime, network: source, clock: clock,
+      batchPath: directory.appendingPathComponent("batch.json").path,
+      logger: Logger(label: "test"), send: { exporter.send($0) })
+    var configuration = DaemonConfiguration(sourcePath: "/test.toml")
+    var job = JobDefinition(
+      id: "dev.example.backup", command: ["true"], schedule: .once(delay: .zero))
+    job.network = .unmetered
+    job.requiresCharging = true
+    configuration.jobs = [job]
+    export.configure(configuration)
+    try await body(export, runtime, exporter, clock, source)
+    await runtime.shutdown()
+  }
+
+  private func finishRun(_ export: TelemetryExport, attempt: Int, at seconds: Double) async throws {
+    let job = try TaskId("dev.example.backup")
+    let start = Date(timeIntervalSince1970: seconds)
+    await export.record(
+      MonitorEvent(taskId: job, time: start, kind: .workStarted(attempt: attempt)))
+    await export.record(
+      MonitorEvent(
+        taskId: job, time: start.addingTimeInterval(2),
+        kind: .workCompleted(
+          attempt: attempt, result: .failure(reason: "exit status 3"), runtime: .seconds(2))))
+  }
+
+  @Test("a finished run is sent with its fields and deleted once the exporter delivered it")
+  func deliveredRunDeleted() async throws {
+    try await withExport(network: Self.unmetered) { export, runtime, exporter, _, _ in
+      exporter.deliver(true)
+      try await finishRun(export, attempt: 2, at: 1_700_000_000)
+      await export.exportPending()
+      let batch = try #require(exporter.batches.first)
+      #expect(batch["endpoint"] as? String == "http://127.0.0.1:4318")
+      #expect((batch["headers"] as? [String: String])?["authorization"] == "Bearer secret")
+      let run = try #require((batch["runs"] as? [[String: Any]])?.first)
+      #expect(run["job"] as? String == "dev.example.backup")
+      #expect(run["attempt"] as? Int == 2)
+      #expect(run["outcome"] as? String == "failure")
+      #expect(run["reason"] as? String == "exit status 3")
+      #expect(run["conditions"] as? [String] == ["network=unmetered", "charging"])
+      #expect(run["start"] as? UInt64 == 1_700_000_000_000_000_000)
+      #expect(run["end"] as? UInt64 == 1_700_000_002_000_000_000)
+      #expect(try await runtime.telemetryBatch(limit: 10) == nil)
+    }
+  }
+
+  @Test("a batch not delivered stays in the store; the retry waits for the backoff on the clock")
+  func failedBatchKeptAndRetried() async throws {
+    try await withExport(network: Self.unmetered) { export, runtime, exporter, clock, _ in
+      try await finishRun(export, attempt: 1, at: 1_700_000_000)
+      let start = clock.now.date
+      await export.exportPending()
+      #expect(exporter.files.count == 1)
+      #expect(export.failures == 1)
+      #expect(try await runtime.telemetryBatch(limit: 10)?.payloads.count == 1)
+      await clock.waitForSleepers(until: start.addingTimeInterval(30))
+      // A second failure doubles the delay; the first timer is replaced.
+      await export.exportPending()
+      #expect(try await runtime.telemetryBatch(limit: 10)?.payloads.count == 1)
+      await clock.waitForSleepers(until: start.addingTimeInterval(60))
+      try await waitUntil { clock.sleeperDeadlines == [start.addingTimeInterval(60)] }
+      clock.advance(by: .seconds(60))
+      try await waitUntil { clock.sleeperDeadlines.isEmpty }
+      exporter.deliver(true)
+      await export.exportPending()
+      #expect(exporter.files.count == 3)
+      #expect(export.failures == 0)
+      #expect(try await runtime.telemetryBatch(limit: 10) == nil)
+    }
+  }
+
+  @Test("the export loop sends a stored run once it is running, and stops with its events")
+  func loopSendsStoredRuns() async throws {
+    try await withExport(network: Self.unmetered) { export, runtime, exporter, _, _ in
+      exporter.deliver(true)
+      try await finishRun(export, attempt: 1, at: 1_700_000_000)
+      let (events, continuation) = AsyncStream<MonitorEvent>.makeStream()
+      let running = Task { await export.run(events: events) }
+      try await waitUntil { (try? await runtime.telemetryBatch(limit: 10)) == nil }
+      #expect(exporter.files.count >= 1)
+      continuation.finish()
+      await running.value
+    }
+  }
+
+  @Test("with telemetry-network = unmetered nothing is sent over a metered link")
+  func meteredLinkHeld() async throws {
+    try await withExport(network: Self.metered) { export, runtime, exporter, _, source in
+      exporter.deliver(true)
+      try await finishRun(export, attempt: 1, at: 1_700_000_000)
+      await export.exportPending()
+      #expect(exporter.batches.isEmpty)
+      #expect(try await runtime.telemetryBatch(limit: 10)?.payloads.count == 1)
+      source.set(Self.unmetered)
+      await export.exportPending()
+      #expect(exporter.batches.count == 1)
+      #expect(try await runtime.telemetryBatch(limit: 10) == nil)
+    }
+  }
+
+  @Test("telemetry-network = any sends over a metered link")
+  func anyNetworkSendsOverMetered() async throws {
+    let anyNetwork: (inout TelemetrySettings) -> Void = { $0.network = .any }
+    try await withExport(network: Self.metered, settings: anyNetwork) {
+      export, _, exporter, _, _ in
+      exporter.deliver(true)
+      try await finishRun(export, attempt: 1, at: 1_700_000_000)
+      await export.exportPending()
+      #expect(exporter.batches.count == 1)
+    }
+  }
+
+  @Test("the retry delay doubles from 30 s up to 1 h")
+  func retryDelays() {
+    #expect(TelemetryExport.retryDelay(failures: 1) == .seconds(30))
+    #expect(TelemetryExport.retryDelay(failures: 2) == .seconds(60))
+    #expect(TelemetryExport.retryDelay(failures: 8) == .seconds(3600))
+    #expect(TelemetryExport.retryDelay(failures: 100) == .seconds(3600))
+  }
+
+  @Test("[telemetry] keys: endpoint required, network checked, headers read")
+  func configurationKeys() throws {
+    let good = try ConfigurationLoader.parse(
+      contents: Array(
+        """
+        [telemetry]
+        otlp-endpoint = "https://collector.example:4318"
+        headers = { authorization = "Bearer x" }
+        telemetry-network = "any"
+        buffer = 50
+        """.utf8), path: "/t.toml")
+    let settings = try #require(good.telemetry)
+    #expect(settings.endpoint == "https://collector.example:4318")
+    #expect(settings.headers == ["authorization": "Bearer x"])
+    #expect(settings.network == .any)
+    #expect(settings.buffer == 50)
+    #expect(try ConfigurationLoader.parse(contents: [], path: "/t.toml").telemetry == nil)
+    for bad in [
+      "[telemetry]\notlp-endpoint = \"collector:4318\"",
+      "[telemetry]\notlp-endpoint = \"http://c:4318\"\ntelemetry-network = \"wifi\"",
+      "[telemetry]\ntelemetry-network = \"any\"",
+    ] {
+      #expect(throws: ConfigurationError.self) {
+        try ConfigurationLoader.parse(contents: Array(bad.utf8), path: "/t.toml")
+      }
+    }
+  }
+
+  private func waitUntil(_ condition: @Sendable () async -> Bool) async throws {
+    for _ in 0..<1000 {
+      if await condition() { return }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    Issue.record("condition not met within 10 s")
+  }
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""A minimal OTLP/HTTP receiver for Tests/telemetry/run.sh: decodes every POST to /v1/traces
+with the official opentelemetry-proto package and appends one JSON line per span to OUTPUT.
+
+Usage: receiver.py PORT OUTPUT
+"""
+import gzip
+import json
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+
+def value(any_value):
+    kind = any_value.WhichOneof("value")
+    if kind == "array_value":
+        return [value(v) for v in any_value.array_value.values]
+    return getattr(any_value, kind) if kind else None
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if self.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        if self.path != "/v1/traces":
+            self.send_error(404)
+            return
+        request = trace_service_pb2.ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        with open(self.server.output, "a") as output:
+            for resource_spans in request.resource_spans:
+                resource = {a.key: value(a.value) for a in resource_spans.resource.attributes}
+                for scope_spans in resource_spans.scope_spans:
+                    for span in scope_spans.spans:
+                        output.write(json.dumps({
+                            "name": span.name,
+                            "start": span.start_time_unix_nano,
+                            "end": span.end_time_unix_nano,
+                            "status": span.status.code,
+                            "attributes": {a.key: value(a.value) for a in span.attributes},
+                            "resource": resource,
+                            "authorization": self.headers.get("authorization"),
+                            "contentType": self.headers.get("Content-Type"),
+                        }) + "\n")
+        response = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", str(len(response)))
+        self.end_headers()
+        self.wfile.write(response)
+
+    def log_message(self, *args):
+        pass
+
+
+def main():
+    server = HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+    server.output = sys.argv[2]
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

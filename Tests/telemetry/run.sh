@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# `[telemetry]` end to end (issue #29 item 7): the real daemon exports its runs as spans with the
+# real `backgrounder-otlp-export` (Telemetry/, swift-otel OTLP/HTTP) to a small OTLP/HTTP
+# receiver (receiver.py, decoding with the official opentelemetry-proto package):
+#   - receiver down: the runs stay in the store's outbox (nothing lost), the export is retried;
+#   - receiver up: the next run's end sends every stored run, with job, attempt, outcome,
+#     reason, conditions and the authorization header; the outbox is empty after;
+#   - bound: with `buffer = 2` and the receiver down, 3 runs keep the newest 2 and count 1
+#     dropped; after a restart with the receiver up both are sent, the drop count with them;
+#   - idle with an endpoint configured and an empty outbox: 0 system calls in 10 s (strace).
+#
+# Usage: Tests/telemetry/run.sh     (builds the Telemetry package first; BACKGROUNDER_BINARY
+#        defaults to .build/debug/backgrounder, BACKGROUNDER_OTLP_EXPORTER to the one built)
+# Needs root (unshare -m, strace -p), python3 with opentelemetry-proto (pip install
+# opentelemetry-proto) and strace (for the idle check). Outside CI a missing prerequisite skips with a message; with CI=true it fails.
+# Prints PASS/FAIL per check and "N passed, N failed".
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+binary=${BACKGROUNDER_BINARY:-$repo/.build/debug/backgrounder}
+
+skip_or_fail() {
+  if [[ ${CI:-} == true ]]; then
+    echo "FAIL telemetry test cannot run: $*" >&2
+    exit 1
+  fi
+  echo "SKIP telemetry test: $*"
+  exit 0
+}
+python3 -c 'import opentelemetry.proto' 2>/dev/null \
+  || skip_or_fail "python3 module opentelemetry.proto missing (pip install opentelemetry-proto)"
+[[ -x $binary ]] || skip_or_fail "no daemon binary at $binary (swift build)"
+if [[ -z ${BACKGROUNDER_OTLP_EXPORTER:-} ]]; then
+  swift build --package-path "$repo/Telemetry"
+  exporter="$(swift build --package-path "$repo/Telemetry" --show-bin-path)/backgrounder-otlp-export"
+else
+  exporter=$BACKGROUNDER_OTLP_EXPORTER
+fi
+[[ -x $exporter ]] || skip_or_fail "no exporter at $exporter"
+
+work=$(mktemp -d /tmp/bg-telemetry.XXXXXX)
+chmod 700 "$work"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+spans=$work/spans.jsonl
+store=$work/store.sqlite
+daemon_pid=
+receiver_pid=
+cleanup() {
+  local status=$?
+  set +e
+  [[ -n $daemon_pid ]] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
+  [[ -n $receiver_pid ]] && kill "$receiver_pid" 2>/dev/null && wait "$receiver_pid" 2>/dev/null
+  if [[ -n ${BACKGROUNDER_TELEMETRY_TEST_LOGS:-} ]]; then
+    cp "$work"/*.log "$spans" "$BACKGROUNDER_TELEMETRY_TEST_LOGS"/ 2>/dev/null || true
+  fi
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+
+failures=0
+passes=0
+pass() {
+  echo "PASS $*"
+  passes=$((passes + 1))
+}
+fail() {
+  echo "FAIL $*"
+  failures=$((failures + 1))
+}
+check() {  # check DESCRIPTION COMMAND...
+  local description=$1
+  shift
+  if "$@"; then pass "$description"; else fail "$description"; fi
+}
+wait_for() {  # wait_for SECONDS COMMAND...: true once COMMAND succeeds
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.2
+  done
+}
+outbox() {  # outbox rows|dropped
+  python3 - "$store" "$1" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+query = {"rows": "SELECT count(*) FROM telemetry_outbox",
+         "dropped": "SELECT count FROM telemetry_dropped"}[sys.argv[2]]
+print(db.execute(query).fetchone()[0])
+PY
+}
+outbox_is() { [[ $(outbox "$1") == "$2" ]]; }
+span_count_is() { [[ $(cat "$spans" 2>/dev/null | wc -l) -eq $1 ]]; }
+runs_of() { cat "$work/$1.runs" 2>/dev/null | wc -l; }
+runs_are() { [[ $(runs_of "$1") -eq $2 ]]; }
+log_has() { grep -q "$1" "$work/daemon.log"; }
+
+write_config() {  # write_config BUFFER
+  cat >"$work/config.toml" <<TOML
+[store]
+path = "$store"
+[control]
+socket = "$work/control.sock"
+[telemetry]
+otlp-endpoint = "http://127.0.0.1:$port"
+headers = { authorization = "Bearer e2e-secret" }
+exporter = "$exporter"
+buffer = $1
+
+[[job]]
+id = "dev.example.ok"
+command = ["sh", "-c", "echo run >> $work/ok.runs"]
+every = "1d"
+network = "any"
+
+[[job]]
+id = "dev.example.fail"
+command = ["sh", "-c", "echo run >> $work/fail.runs; exit 3"]
+every = "1d"
+backoff = { max-attempts = 1 }
+TOML
+}
+start_daemon() {
+  : >"$work/daemon.log"
+  # In a mount namespace of its own: the mount-table watch does not see this shared machine's
+  # other mounts come and go (which would wake it while the idle cost is measured).
+  unshare -m --propagation private \
+    "$binary" run --config "$work/config.toml" >>"$work/daemon.log" 2>&1 &
+  daemon_pid=$!
+  wait_for 30 test -S "$work/control.sock"
+}
+stop_daemon() {
+  kill "$daemon_pid"
+  wait "$daemon_pid" 2>/dev/null || true
+  daemon_pid=
+}
+start_receiver() {
+  python3 "$repo/Tests/telemetry/receiver.py" "$port" "$spans" 2>>"$work/receiver.log" &
+  receiver_pid=$!
+  wait_for 10 python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null
+}
+stop_receiver() {
+  kill "$receiver_pid"
+  wait "$receiver_pid" 2>/dev/null || true
+  receiver_pid=
+}
+trigger() { "$binary" trigger --config "$work/config.toml" "$1" >/dev/null; }
+span_field() {  # span_field LINE EXPRESSION: a Python expression over the span `s`
+  sed -n "${1}p" "$spans" | python3 -c "import json, sys; s = json.load(sys.stdin); print($2)"
+}
+
+# 1. Receiver down: both jobs run, the export fails, the runs stay in the store.
+write_config 10000
+start_daemon
+wait_for 60 runs_are ok 1 && wait_for 60 runs_are fail 1 || fail "the jobs ran"
+check "receiver down: the exporter ran and failed" wait_for 60 log_has "telemetry exporter failed"
+check "receiver down: both runs kept in the outbox" outbox_is rows 2
+check "receiver down: nothing was dropped" outbox_is dropped 0
+
+# 2. Receiver up: the next run's end sends all three runs.
+start_receiver
+trigger dev.example.ok
+check "receiver up: all 3 runs arrive as spans" wait_for 60 span_count_is 3
+check "receiver up: the outbox is empty after delivery" wait_for 10 outbox_is rows 0
+check "the spans are backgrounder.run spans of service backgrounder" test \
+  "$(for line in 1 2 3; do span_field $line 's["name"] + " " + s["resource"]["service.name"]'; done | sort -u)" \
+  = "backgrounder.run backgrounder"
+jobs=$(for line in 1 2 3; do span_field $line 's["attributes"]["backgrounder.job"] + ":" + s["attributes"]["backgrounder.outcome"]'; done | sort | paste -sd' ')
+check "the spans carry job and outcome ($jobs)" test "$jobs" = \
+  "dev.example.fail:failure dev.example.ok:success dev.example.ok:success"
+failed=$(grep -n '"dev.example.fail"' "$spans" | cut -d: -f1)
+failed_span=$(span_field "$failed" 'repr(s["attributes"].get("backgrounder.reason")) + " attempt " + str(s["attributes"]["backgrounder.attempt"]) + " status " + str(s["status"])')
+# (attempts count from 0, as BACKGROUNDER_ATTEMPT does; status 2 is STATUS_CODE_ERROR)
+check "the failed run's span: a reason naming exit status 3, attempt 0, error status ($failed_span)" \
+  grep -q "3.* attempt 0 status 2$" <<<"$failed_span"
+ok=$(grep -n '"dev.example.ok"' "$spans" | head -1 | cut -d: -f1)
+check "the ok run's span: conditions [network=any], start <= end" test \
+  "$(span_field "$ok" 's["attributes"]["backgrounder.conditions"] == ["network=any"] and 0 < s["start"] <= s["end"]')" \
+  = True
+check "the authorization header reached the collector" test \
+  "$(span_field 1 's["authorization"]')" = "Bearer e2e-secret"
+check "runs of the jobs match the spans (2 ok, 1 fail)" test "$(runs_of ok) $(runs_of fail)" = "2 1"
+
+# 3. Bound: buffer = 2, receiver down, three runs: the newest two kept, one dropped and counted;
+# after a restart with the receiver up, both are sent with the drop count.
+stop_daemon
+stop_receiver
+write_config 2
+start_daemon
+for expected in 3 4 5; do
+  trigger dev.example.ok
+  wait_for 60 runs_are ok $expected || fail "run $expected of dev.example.ok"
+done
+check "bound: the outbox holds the newest 2 runs" wait_for 30 outbox_is rows 2
+check "bound: 1 run dropped and counted" outbox_is dropped 1
+stop_daemon
+start_receiver
+start_daemon
+check "after a restart the buffered runs are sent" wait_for 60 span_count_is 5
+check "the dropped count travels with them" test \
+  "$(span_field 4 's["attributes"]["backgrounder.telemetry.dropped"]') $(span_field 5 's["attributes"]["backgrounder.telemetry.dropped"]')" = "1 1"
+check "after delivery the outbox and its drop count are empty" \
+  wait_for 10 outbox_is rows 0
+check "the drop count is reset" outbox_is dropped 0
+
+# 4. Idle with an endpoint configured and an empty outbox: no system call in 10 s, as without
+# [telemetry] (a fresh start of each: the jobs ran already and are not due for a day).
+idle_calls() {  # the daemon's system calls in 10 s, after 15 s to settle
+  # (the worker threads of the start's burst exit about 10 s after it, with or without telemetry)
+  sleep 15
+  timeout -s INT 10 strace -f -c -q -p "$daemon_pid" -o "$work/strace.txt" || true
+  cp "$work/strace.txt" "$work/strace-$1.log"
+  awk '$1 ~ /^[0-9.]+$/ && $NF != "total" && $NF != "restart_syscall" { n += $4 } END { print n + 0 }' "$work/strace.txt"
+}
+if command -v strace >/dev/null; then
+  stop_daemon
+  start_daemon
+  with_telemetry=$(idle_calls on)
+  stop_daemon
+  sed -i '/^\[telemetry\]/,/^buffer/d' "$work/config.toml"
+  start_daemon
+  without_telemetry=$(idle_calls off)
+  # Telemetry must add none; 0 itself is the daemon's own target (Benchmarks/DaemonFootprint).
+  check "idle, telemetry on and an empty outbox: $with_telemetry system calls in 10 s (off: $without_telemetry)" \
+    test "$with_telemetry" -le "$without_telemetry"
+else
+  skip_or_fail "strace not installed (the idle check)"
+fi
+
+echo "$passes passed, $failures failed"
+((failures == 0))
