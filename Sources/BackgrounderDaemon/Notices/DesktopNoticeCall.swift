@@ -2,7 +2,7 @@ import CSystemdBus
 import Foundation
 
 /// Why a desktop notice was not delivered.
-struct NoticeRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+struct NoticeRefusal: BusCallRefusal, Sendable, Equatable, CustomStringConvertible {
   /// No session bus, or nobody owns (or can be started as) `org.freedesktop.Notifications`.
   var isAbsent: Bool
   var description: String
@@ -68,42 +68,9 @@ enum DesktopNoticeCall {
     arguments: (OpaquePointer?) -> Int32,
     read: (OpaquePointer) throws(NoticeRefusal) -> Result
   ) throws(NoticeRefusal) -> Result {
-    var bus: OpaquePointer?
-    // DBUS_SESSION_BUS_ADDRESS when set, else $XDG_RUNTIME_DIR/bus.
-    var result = sd_bus_open_user(&bus)
-    defer { sd_bus_flush_close_unref(bus) }
-    guard result >= 0 else {
-      throw NoticeRefusal(
-        isAbsent: true, description: "no session bus: \(String(cString: strerror(-result)))")
-    }
-    var message: OpaquePointer?
-    result = sd_bus_message_new_method_call(bus, &message, destination, path, interface, method)
-    defer { sd_bus_message_unref(message) }
-    if result >= 0 { result = arguments(message) }
-    guard result >= 0 else {
-      throw NoticeRefusal(
-        isAbsent: false, description: "\(method): \(String(cString: strerror(-result)))")
-    }
-    var error = csd_error_null()
-    defer { sd_bus_error_free(&error) }
-    var reply: OpaquePointer?
-    let microseconds =
-      UInt64(timeout.components.seconds) * 1_000_000
-      + UInt64(timeout.components.attoseconds / 1_000_000_000_000)
-    result = sd_bus_call(bus, message, microseconds, &error, &reply)
-    defer { sd_bus_message_unref(reply) }
-    guard result >= 0, let reply else {
-      let name = csd_error_name(&error).map { String(cString: $0) }
-      let detail = csd_error_message(&error).map { String(cString: $0) }
-      let absentNames = [
-        "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
-      ]
-      throw NoticeRefusal(
-        isAbsent: name.map(absentNames.contains) ?? false,
-        description: "\(method): \(name ?? String(cString: strerror(-result)))"
-          + (detail.map { " (\($0))" } ?? ""))
-    }
-    return try read(reply)
+    try BusMethodCall.call(
+      on: .session, destination: destination, path: path, interface: interface,
+      method: method, timeout: timeout, arguments: arguments, read: read)
   }
 
   private static func code(_ character: Unicode.Scalar) -> CChar { CChar(UInt8(ascii: character)) }

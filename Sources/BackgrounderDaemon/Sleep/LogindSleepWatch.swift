@@ -61,15 +61,7 @@ public final class LogindSleepWatch: @unchecked Sendable {
   }
 
   private func connect() throws(InhibitRefusal) {
-    var result: Int32
-    if let address {
-      result = sd_bus_new(&bus)
-      if result >= 0 { result = sd_bus_set_address(bus, address) }
-      if result >= 0 { result = sd_bus_set_bus_client(bus, 1) }
-      if result >= 0 { result = sd_bus_start(bus) }
-    } else {
-      result = sd_bus_open_system(&bus)
-    }
+    var result = BusChoice.system(address: address).open(&bus)
     if result >= 0 { result = sd_bus_set_method_call_timeout(bus, 2_000_000) }
     if result >= 0 {
       let rule =

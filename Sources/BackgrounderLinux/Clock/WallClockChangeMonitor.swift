@@ -38,30 +38,15 @@ public final class WallClockChangeMonitor: ClockChangeSource, Service, Sendable 
     let timer = try CancelOnSetTimer()
     let loop = try eventLoop ?? EventLoop(name: "bg-clock")
     defer { if eventLoop == nil { loop.stop() } }
-    let (failures, failed) = AsyncStream<SystemCallError>.makeStream()
+    let serving = LoopServing()
     let registration = try loop.register(timer.descriptor, interest: .readable) { [self] _ in
       do throws(SystemCallError) {
         try read(timer)
       } catch {
-        failed.yield(error)
-        failed.finish()
+        serving.fail(error)
       }
     }
-    var failure: SystemCallError?
-    await withGracefulShutdownHandler {
-      await withTaskCancellationHandler {
-        for await error in failures {
-          failure = error
-          break
-        }
-      } onCancel: {
-        failed.finish()
-      }
-    } onGracefulShutdown: {
-      failed.finish()
-    }
-    await loop.submit { loop.deregister(registration) }
-    if let failure { throw failure }
+    try await serving.wait(thenDeregister: registration, from: loop)
   }
 
   /// Reads the timer, on the event loop.

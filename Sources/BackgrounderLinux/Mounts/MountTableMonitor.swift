@@ -56,13 +56,12 @@ public final class MountTableMonitor: MountConditionSource, Service, Sendable {
     defer { close(descriptor) }
     let loop = try eventLoop ?? EventLoop(name: "bg-mounts")
     defer { if eventLoop == nil { loop.stop() } }
-    let (failures, failed) = AsyncStream<SystemCallError>.makeStream()
+    let serving = LoopServing()
     let handler: EventLoop.Handler = { [self] _ in
       do throws(SystemCallError) {
         try reread(descriptor)
       } catch {
-        failed.yield(error)
-        failed.finish()
+        serving.fail(error)
       }
     }
     // Registered and read on the loop, so that no change falls between the two.
@@ -77,21 +76,7 @@ public final class MountTableMonitor: MountConditionSource, Service, Sendable {
       }
     }
     let registration = try registered.get()
-    var failure: SystemCallError?
-    await withGracefulShutdownHandler {
-      await withTaskCancellationHandler {
-        for await error in failures {
-          failure = error
-          break
-        }
-      } onCancel: {
-        failed.finish()
-      }
-    } onGracefulShutdown: {
-      failed.finish()
-    }
-    await loop.submit { loop.deregister(registration) }
-    if let failure { throw failure }
+    try await serving.wait(thenDeregister: registration, from: loop)
   }
 
   /// Reads the whole table again from its start and publishes it when it changed (on the loop).

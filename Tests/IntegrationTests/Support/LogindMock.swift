@@ -6,31 +6,16 @@ final class LogindMock {
   static let path = "/org/freedesktop/login1"
   static let manager = "org.freedesktop.login1.Manager"
 
-  static var isAvailable: Bool {
-    PrivateBus.isAvailable
-      && FileManager.default.fileExists(
-        atPath: "/usr/lib/python3/dist-packages/dbusmock/templates/logind.py")
-  }
+  static var isAvailable: Bool { DbusmockTemplate.isInstalled("logind") }
 
   private let bus: PrivateBus
-  private let process: Process
+  private let template: DbusmockTemplate
 
   /// Starts the template on `bus` and waits until its methods are there.
   init(bus: PrivateBus) throws {
     self.bus = bus
-    process = Process()
-    process.executableURL = URL(fileURLWithPath: PrivateBus.python)
-    process.arguments = ["-m", "dbusmock", "--system", "--template", "logind"]
-    process.environment = ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "PATH": "/usr/bin:/bin"]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    for _ in 0..<200 {
-      if (try? inhibitors()) != nil { return }
-      usleep(25_000)
-    }
-    stop()
-    throw PrivateBus.Failed(description: "timed out waiting for the logind mock")
+    template = try DbusmockTemplate("logind", on: bus, system: true)
+    try template.waitUntilReady("logind mock") { _ = try inhibitors() }
   }
 
   /// `ListInhibitors` as dbus-send prints it (one `string "…"` line per field).
@@ -56,8 +41,5 @@ final class LogindMock {
       "string:InhibitDelayMaxUSec", "variant:uint64:\(microseconds)")
   }
 
-  func stop() {
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-  }
+  func stop() { template.stop() }
 }

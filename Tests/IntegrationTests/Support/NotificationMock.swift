@@ -6,31 +6,16 @@ final class NotificationMock {
   static let path = "/org/freedesktop/Notifications"
   static let name = "org.freedesktop.Notifications"
 
-  static var isAvailable: Bool {
-    PrivateBus.isAvailable
-      && FileManager.default.fileExists(
-        atPath: "/usr/lib/python3/dist-packages/dbusmock/templates/notification_daemon.py")
-  }
+  static var isAvailable: Bool { DbusmockTemplate.isInstalled("notification_daemon") }
 
   private let bus: PrivateBus
-  private let process: Process
+  private let template: DbusmockTemplate
 
   /// Starts the template on `bus` and waits until it answers.
   init(bus: PrivateBus) throws {
     self.bus = bus
-    process = Process()
-    process.executableURL = URL(fileURLWithPath: PrivateBus.python)
-    process.arguments = ["-m", "dbusmock", "--template", "notification_daemon"]
-    process.environment = ["DBUS_SESSION_BUS_ADDRESS": bus.address, "PATH": "/usr/bin:/bin"]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    for _ in 0..<200 {
-      if (try? calls()) != nil { return }
-      usleep(25_000)
-    }
-    stop()
-    throw PrivateBus.Failed(description: "timed out waiting for the notification mock")
+    template = try DbusmockTemplate("notification_daemon", on: bus, system: false)
+    try template.waitUntilReady("notification mock") { _ = try calls() }
   }
 
   /// The recorded calls as dbus-send prints `GetCalls` (`a(tsav)`).
@@ -46,8 +31,5 @@ final class NotificationMock {
       .filter { $0.contains("string \"Notify\"") }
   }
 
-  func stop() {
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-  }
+  func stop() { template.stop() }
 }
