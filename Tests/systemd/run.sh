@@ -73,6 +73,10 @@ chroot "$work/root" dpkg -i /tmp/backgrounder.deb > "$work/dpkg.log" 2>&1 \
   || { cat "$work/dpkg.log"; fail "dpkg -i"; exit 1; }
 install -d -m 0755 "$work/root/etc/backgrounder"
 cat > "$work/root/etc/backgrounder/config.toml" <<'TOML'
+# Every job below runs at once (the inhibitor jobs wait for their release while the sleeper runs).
+[daemon]
+max-concurrent = 8
+
 [[job]]
 id = "dev.test.hello"
 command = ["/bin/sh", "-c", "echo hello-from-the-job"]
