@@ -181,7 +181,10 @@ fi
 # --- inhibitor locks: the real systemd-logind lists each run's lock, in its mode ----------------
 # `systemd-inhibit --list` columns: WHO UID USER PID COMM WHAT WHY MODE.
 inhibitors() { inside systemd-inhibit --list --no-pager --no-legend 2>/dev/null; }
-lock_of() { inhibitors | grep "^backgrounder .* sleep:shutdown *running $1 " || true; }
+# logind lists WHAT in its own order (`shutdown:sleep` for the daemon's `sleep:shutdown`).
+lock_of() {
+  inhibitors | grep -E "^backgrounder .* (sleep:shutdown|shutdown:sleep) +running $1 " || true
+}
 runs_hold_locks() {
   [[ -n $(lock_of dev.test.inhibit-delay) && -n $(lock_of dev.test.inhibit-block) ]]
 }
@@ -206,7 +209,8 @@ if eventually 30 runs_hold_locks; then
     fail "the locks are still there 10 s after the runs ended: $(inhibitors)"
   fi
 else
-  fail "no inhibitor locks for the running jobs: $(inhibitors)"
+  fail "no inhibitor locks for the running jobs: $(inhibitors); the daemon said:
+$(journal -u backgrounder.service | grep -iE 'inhibit|logind|sleep|suspend|dev.test.inhibit' | tail -n 20)"
 fi
 
 # --- systemctl stop ends every job process -----------------------------------------------------
