@@ -5,7 +5,8 @@
 # ECM) give the host links of USB tethering and a USB ethernet adapter; mac80211_hwsim gives
 # three simulated radios; the guest (Tests/wifi/guest/init) connects wlan0 to a WPA2 access
 # point "Pixel-Hotspot", switches to "Office-WiFi" and disconnects, checking
-# `backgrounder status` at each step.
+# `backgrounder status` at each step, and that a job with `ssids = ["Office*"]` waits on the
+# hotspot, runs on Office-WiFi and is stopped (a retry) by the disconnect mid-run.
 #
 # Usage: Tests/wifi/run.sh BINARY       (e.g. the release binary Scripts/package builds)
 # Needs root (apt-get download to the cache), qemu-system-x86_64, busybox (static), hostapd,
