@@ -60,10 +60,8 @@ struct HintSourceLifecycle<Snapshot: HintSourceAnswer>: Sendable, Equatable {
     state = .waiting(since: wall)
   }
 
-  /// The deadline of a read starting at `now`.
-  func readDeadline(now: UInt64) -> UInt64 {
-    now &+ Self.microseconds(limits.sourceTimeout)
-  }
+  /// How long one read may take, in microseconds.
+  var readTimeout: UInt64 { Self.microseconds(limits.sourceTimeout) }
 
   /// The source answered with `snapshot`. Back after leaving but still starting up: the stale
   /// answer stays until it is done or the limit passes. Back but without an answer yet for a

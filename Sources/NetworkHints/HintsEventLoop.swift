@@ -230,16 +230,13 @@ final class HintsEventLoop: @unchecked Sendable {
   /// is left alone until ``finishRead(_:)`` runs on the loop.
   private func startRead() {
     guard let bus, !reading else { return }
-    let now = csd_monotonic_microseconds()
     let read = BusRead(
       bus: bus,
-      networkManagerDeadline: signals.refreshNeeded
-        ? networkManager?.readDeadline(now: now) : nil,
-      modemManagerDeadline: modemManagerSignals.refreshNeeded
-        ? modemManager?.readDeadline(now: now) : nil)
+      networkManagerTimeout: signals.refreshNeeded ? networkManager?.readTimeout : nil,
+      modemManagerTimeout: modemManagerSignals.refreshNeeded ? modemManager?.readTimeout : nil)
     signals.refreshNeeded = false
     modemManagerSignals.refreshNeeded = false
-    guard read.networkManagerDeadline != nil || read.modemManagerDeadline != nil else { return }
+    guard read.networkManagerTimeout != nil || read.modemManagerTimeout != nil else { return }
     if let registration = busRegistration { loop.deregister(registration) }
     busRegistration = nil
     busInterest = nil
@@ -422,10 +419,11 @@ func wallSeconds() -> Double {
 struct BusRead: @unchecked Sendable {
   // @unchecked: the loop leaves the bus alone until the read's result is back on the loop.
   let bus: SystemBus
-  /// When to give up on NetworkManager (monotonic microseconds), or nil: not read this time.
-  let networkManagerDeadline: UInt64?
-  /// When to give up on ModemManager, or nil: not read this time.
-  let modemManagerDeadline: UInt64?
+  /// How long NetworkManager's read may take (microseconds, from its own start: a silent
+  /// NetworkManager must not use up ModemManager's time), or nil: not read this time.
+  let networkManagerTimeout: UInt64?
+  /// How long ModemManager's read may take, or nil: not read this time.
+  let modemManagerTimeout: UInt64?
 
   /// What each read gave (nil: not read).
   struct Results: Sendable {
@@ -435,14 +433,16 @@ struct BusRead: @unchecked Sendable {
 
   func run() -> Results {
     Results(
-      networkManager: networkManagerDeadline.map { deadline in
+      networkManager: networkManagerTimeout.map { timeout in
         Result { () throws(BusError) in
-          try NetworkManagerSnapshot.read(from: bus, deadline: deadline)
+          try NetworkManagerSnapshot.read(
+            from: bus, deadline: csd_monotonic_microseconds() &+ timeout)
         }
       },
-      modemManager: modemManagerDeadline.map { deadline in
+      modemManager: modemManagerTimeout.map { timeout in
         Result { () throws(BusError) in
-          try ModemManagerSnapshot.read(from: bus, deadline: deadline)
+          try ModemManagerSnapshot.read(
+            from: bus, deadline: csd_monotonic_microseconds() &+ timeout)
         }
       })
   }

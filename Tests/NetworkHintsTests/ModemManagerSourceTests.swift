@@ -41,7 +41,7 @@ import Testing
   @Test func waitsUntilTheFirstAnswerAndIsAbsentWhenNotOnTheBus() {
     var source = ModemManagerSource(limits: Self.limits, wall: 100)
     #expect(source.state == .waiting(since: 100))
-    #expect(source.readDeadline(now: 1_000) == 6_000)
+    #expect(source.readTimeout == 5_000)
     var absent = source
     #expect(absent.notOnBus(now: 0, wall: 101) == .init(snapshot: .absent, state: .absent))
     #expect(source.answered(Self.roaming) == .init(snapshot: Self.roaming, state: .answered))
