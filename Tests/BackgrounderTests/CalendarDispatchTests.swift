@@ -5,7 +5,7 @@ import Testing
 
 /// Calendar-scheduled periodic work and time windows through the runtime, with the manual
 /// clock (it starts at Tue 2023-11-14 22:13:20 UTC; every zone here is UTC).
-@Suite(.timeLimit(.minutes(1))) struct CalendarDispatchTests {
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1))) struct CalendarDispatchTests {
   /// `*-*-* 23:00` is 2,800 s after the harness's start.
   static let elevenPM = 2800.0
 
@@ -18,7 +18,6 @@ import Testing
     let job = id("test.calendar.elapse")
     let worker = RecordingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
     #expect(
       await h.backgrounder.schedule(
         WorkRequest.Periodic(taskId: job, calendar: Self.calendar("*-*-* 23:00"))) == .scheduled)
@@ -43,7 +42,6 @@ import Testing
     let job = id("test.calendar.splay")
     let worker = RecordingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
     let calendar = CalendarSchedule(
       events: [try CalendarEvent("*-*-* 23:00")], localZone: .utc, randomDelay: .seconds(1800),
       splay: .fixed(machineId: "0123456789abcdef0123456789abcdef", jobId: job.rawValue))
@@ -68,7 +66,6 @@ import Testing
     let job = id("test.calendar.window")
     let worker = RecordingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
     let windows = [try TimeWindow("23:00-23:30")]
     #expect(
       await h.backgrounder.schedule(
@@ -90,7 +87,6 @@ import Testing
     let job = id("test.calendar.window-stop")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
     let constraints = WorkConstraints(windows: [try TimeWindow("22:00-23:00")], windowEnd: .stop)
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: constraints, budget: .seconds(7200)))
@@ -129,7 +125,6 @@ import Testing
     clock.advance(by: .seconds(5 * 3600))
     let worker = RecordingWorker()
     let h = try await Harness.start(workers: [job: worker], directory: directory, clock: clock)
-    defer { Task { await h.stop() } }
     let nextHour = first.at(Self.elevenPM + 5 * 3600)
     if catchUp { await h.waitFor(job) { $0.isWorkCompleted } }
     await h.clock.waitForSleepers(until: nextHour)
@@ -146,7 +141,6 @@ import Testing
     let job = id("test.calendar.step")
     let worker = RecordingWorker()
     let h = try await Harness.start(workers: [job: worker], watchesClockChanges: true)
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(
       WorkRequest.Periodic(
         taskId: job, calendar: Self.calendar("*-*-* *:00:00", catchUp: false)))
@@ -168,7 +162,6 @@ import Testing
     let job = id("test.calendar.step-catchup")
     let worker = RecordingWorker()
     let h = try await Harness.start(workers: [job: worker], watchesClockChanges: true)
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(
       WorkRequest.Periodic(taskId: job, calendar: Self.calendar("*-*-* *:00:00")))
     await h.clock.waitForSleepers(until: h.at(Self.elevenPM))
@@ -183,7 +176,6 @@ import Testing
   func emptyCalendarRejected() async throws {
     let job = id("test.calendar.empty")
     let h = try await Harness.start(workers: [job: RecordingWorker()])
-    defer { Task { await h.stop() } }
     #expect(
       await h.backgrounder.schedule(
         WorkRequest.Periodic(taskId: job, calendar: CalendarSchedule(events: [])))

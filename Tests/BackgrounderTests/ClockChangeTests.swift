@@ -6,13 +6,12 @@ import Testing
 /// Wall-clock steps (NTP, `date -s`) and resumes, driven by the manual clock's `jump(by:)`:
 /// the dispatch loop's sleep does not notice a jump (it is measured on a monotonic clock), the
 /// clock-change source does.
-@Suite(.timeLimit(.minutes(1))) struct ClockChangeTests {
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1))) struct ClockChangeTests {
   @Test("a clock step past a due time runs the task at once")
   func forwardStepRunsDueTask() async throws {
     let job = id("test.clock.forward")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker], watchesClockChanges: true)
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, initialDelay: .seconds(3600)))
     await h.clock.waitForSleepers(until: h.at(3600))

@@ -5,7 +5,7 @@ import Testing
 
 /// Known-broken connectivity (captive portal, limited, none) holds work that needs the
 /// network; unknown connectivity trusts the routes.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct ConnectivityGateTests {
   static func network(_ connectivity: InternetConnectivity, metered: Bool = false)
     -> NetworkConditions
@@ -32,7 +32,6 @@ struct ConnectivityGateTests {
     let job = id("test.gate.portal")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker], network: Self.network(.portal))
-    defer { Task { await h.stop() } }
 
     #expect(
       await h.backgrounder.schedule(
@@ -54,7 +53,6 @@ struct ConnectivityGateTests {
     let job = id("test.gate.limited")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker], network: Self.network(.limited))
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(networkRequired: .unmetered)))

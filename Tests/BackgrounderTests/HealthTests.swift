@@ -6,13 +6,12 @@ import Locking
 import Testing
 
 /// `diagnostics()` reports each detected problem, and `isHealthy` only when there is none.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct HealthTests {
   @Test("a runtime whose sources report and whose store writes is healthy")
   func healthy() async throws {
     let job = id("test.health.ok")
     let h = try await Harness.start(workers: [job: RecordingWorker()])
-    defer { Task { await h.stop() } }
 
     #expect(await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job)) == .scheduled)
     await h.waitFor(job) { $0.isWorkCompleted }
@@ -30,7 +29,6 @@ struct HealthTests {
   func silentSource() async throws {
     let source = SilentNetwork()
     let h = try await Harness.start(workers: [:], network: .unmetered, networkSource: source)
-    defer { Task { await h.stop() } }
 
     await source.waitUntilSubscribed()
     h.clock.advance(by: HealthProblem.silentSourceLimit - .nanoseconds(1))
@@ -45,7 +43,6 @@ struct HealthTests {
   @Test("a condition source whose updates end is reported as failed")
   func endedSource() async throws {
     let h = try await Harness.start(workers: [:], networkSource: EndingNetwork())
-    defer { Task { await h.stop() } }
 
     let diagnostics = await waitForDiagnostics(h.backgrounder) { !$0.problems.isEmpty }
     #expect(diagnostics.problems.map(\.kind) == [.conditionSourceFailed])
@@ -104,7 +101,6 @@ struct HealthTests {
   func storeError() async throws {
     let job = id("test.health.store")
     let h = try await Harness.start(workers: [job: RecordingWorker()])
-    defer { Task { await h.stop() } }
 
     // Another connection makes every task write fail, as a full or failing disk would.
     let saboteur = try DatabaseQueue(path: h.storePath)
@@ -144,7 +140,6 @@ struct HealthTests {
   @Test("a recorded clock jump is a problem with the offset")
   func clockJump() async throws {
     let h = try await Harness.start(workers: [:])
-    defer { Task { await h.stop() } }
 
     h.backgrounder.recordClockJump(offset: .seconds(-3600))
     h.backgrounder.recordClockJump()

@@ -5,13 +5,12 @@ import Testing
 
 /// The pieces the `backgrounder` daemon builds on: a fallback factory for ids that are data,
 /// the `update` policy, `storedTasks()`, and the edit-only (non-dispatching) mode.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct HostExtensionTests {
   @Test("a fallback factory serves ids registered nowhere, and only once")
   func fallbackFactory() async throws {
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [:], fallback: worker)
-    defer { Task { await h.stop() } }
     let job = id("test.fallback.any")
     #expect(await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job)) == .scheduled)
     await h.waitFor(job) { $0.isWorkCompleted }
@@ -29,7 +28,6 @@ struct HostExtensionTests {
     let job = id("test.update.periodic")
     let worker = RecordingWorker(.retry, .success)
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(
       WorkRequest.Periodic(
         taskId: job, input: ["v": .int(1)], interval: .seconds(3600),
@@ -62,7 +60,6 @@ struct HostExtensionTests {
   func updateFallsBackToSchedule() async throws {
     let job = id("test.update.kind")
     let h = try await Harness.start(workers: [job: RecordingWorker(.success)])
-    defer { Task { await h.stop() } }
     #expect(
       await h.backgrounder.schedule(
         WorkRequest.Periodic(taskId: job, interval: .seconds(3600)), policy: .update) == .scheduled)
@@ -79,7 +76,6 @@ struct HostExtensionTests {
   func storedTasksIncludeFinished() async throws {
     let job = id("test.stored.once")
     let h = try await Harness.start(workers: [job: RecordingWorker(.failure(reason: "nope"))])
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job, input: ["k": .string("v")]))
     await h.waitFor(job) { $0.isWorkCompleted }
     #expect(h.task(job) == nil, "finished work is no longer scheduled")

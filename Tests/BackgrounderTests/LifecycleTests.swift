@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct LifecycleTests {
   @Test(
     "task ids follow the reference rules",
@@ -32,7 +32,6 @@ struct LifecycleTests {
   func registration() async throws {
     let job = id("test.lifecycle.job")
     let h = try await Harness.start(workers: [job: RecordingWorker()])
-    defer { Task { await h.stop() } }
     #expect(throws: RegistrationError.alreadyStarted) {
       try h.backgrounder.register(id("test.lifecycle.late")) { RecordingWorker() }
     }
@@ -51,7 +50,6 @@ struct LifecycleTests {
     let job = id("test.lifecycle.schedule")
     let worker = RecordingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
 
     #expect(
       await h.backgrounder.schedule(WorkRequest.OneTime(taskId: id("test.unknown.x")))
@@ -99,7 +97,6 @@ struct LifecycleTests {
     let b = id("test.cancel.b")
     let running = BlockingWorker()
     let h = try await Harness.start(workers: [a: RecordingWorker(), b: running])
-    defer { Task { await h.stop() } }
 
     #expect(await h.backgrounder.cancel(a) == .noSuchTask)
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: a, initialDelay: .seconds(600)))
@@ -130,7 +127,6 @@ struct LifecycleTests {
     let job = id("test.lifecycle.runnow")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker], network: .offline)
-    defer { Task { await h.stop() } }
 
     #expect(h.backgrounder.runNow(job) == .noSuchTask)
     _ = await h.backgrounder.schedule(
@@ -165,7 +161,6 @@ struct LifecycleTests {
     let again = RecordingWorker(.success)
     let h2 = try await Harness.start(
       workers: [job: again], directory: h.directory, clock: h.clock)
-    defer { Task { await h2.stop() } }
     await h2.waitFor(job) { $0.isWorkCompleted }
     #expect(again.attempts == [0])
   }
@@ -184,7 +179,6 @@ struct LifecycleTests {
     let h2 = try await Harness.start(
       workers: [keep: RecordingWorker(), drop: RecordingWorker()], directory: h.directory,
       clock: h.clock)
-    defer { Task { await h2.stop() } }
     await h2.waitFor(drop) { $0 == .skipped(reason: .ephemeralExpired) }
     #expect(h2.backgrounder.scheduled().map(\.taskId) == [keep])
     #expect(h2.task(keep)?.nextRunHint == h.at(600))
@@ -198,7 +192,6 @@ struct LifecycleTests {
     await h.backgrounder.shutdown()
 
     let h2 = try await Harness.start(workers: [:], directory: h.directory, clock: h.clock)
-    defer { Task { await h2.stop() } }
     await h2.waitFor(job) { $0 == .skipped(reason: .notRegistered) }
     let task = try #require(h2.task(job))
     #expect(task.state == .blocked)
@@ -207,7 +200,7 @@ struct LifecycleTests {
   }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct ServiceTests {
   @Test("run() starts the runtime and shuts it down when its task is cancelled")
   func serviceRun() async throws {

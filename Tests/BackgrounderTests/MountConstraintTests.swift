@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct MountConstraintTests {
   static let mounted = MountConditions(mountPoints: ["/", "/media/backup"])
   static let unmounted = MountConditions(mountPoints: ["/"])
@@ -13,7 +13,6 @@ struct MountConstraintTests {
     let job = id("test.mount.held")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(requiredMount: "/media/backup")))
@@ -39,7 +38,6 @@ struct MountConstraintTests {
     let onBattery = PowerConditions(isCharging: false, isBatteryNotLow: true)
     let h = try await Harness.start(
       workers: [job: worker], power: onBattery, mounts: Self.unmounted)
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(
@@ -70,7 +68,6 @@ struct MountConstraintTests {
     let job = id("test.mount.midrun")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker], mounts: Self.mounted)
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(requiredMount: "/media/backup")))

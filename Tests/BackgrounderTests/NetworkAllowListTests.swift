@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct NetworkAllowListTests {
   static let home = NetworkConditions(
     isReachable: true, primaryLink: "wlan0", primarySSID: "Home-5G")
@@ -59,7 +59,6 @@ struct NetworkAllowListTests {
     let job = id("test.where.ssid")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker], network: Self.hotspot)
-    defer { Task { await h.stop() } }
 
     let constraints = WorkConstraints(
       networkRequired: .any, allowedNetworks: NetworkAllowList(ssids: ["Home*", "Office-WiFi"]))
@@ -87,7 +86,6 @@ struct NetworkAllowListTests {
     let job = id("test.where.midrun")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker], network: Self.wired)
-    defer { Task { await h.stop() } }
 
     let constraints = WorkConstraints(
       allowedNetworks: NetworkAllowList(interfaces: ["eth*", "enp*"]))

@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct NetworkGateTests {
   @Test(
     "the gate waits exactly min(5 s, budget/4), then retries without invoking; the retry runs as soon as the network returns",
@@ -14,7 +14,6 @@ struct NetworkGateTests {
     let job = id("test.gate.job")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker], network: .offline)
-    defer { Task { await h.stop() } }
 
     let request = WorkRequest.OneTime(
       taskId: job, constraints: .init(networkRequired: .any), budget: .seconds(budget))
@@ -65,7 +64,6 @@ struct NetworkGateTests {
     let job = id("test.gate.unmetered")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker], network: .metered)
-    defer { Task { await h.stop() } }
 
     #expect(
       await h.backgrounder.schedule(
@@ -92,7 +90,6 @@ struct NetworkGateTests {
     let job = id("test.gate.release")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker], network: .metered)
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(networkRequired: .unmetered)))
@@ -108,7 +105,6 @@ struct NetworkGateTests {
     let job = id("test.gate.weekend")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker], network: .offline)
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(

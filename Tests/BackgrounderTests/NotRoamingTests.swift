@@ -5,7 +5,7 @@ import Testing
 
 /// `network = "not-roaming"`: any usable network except a roaming one; a cellular primary link
 /// whose roaming is not known waits, and says why; roaming starting mid-run stops the run.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct NotRoamingTests {
   static let home = NetworkConditions(isReachable: true, isDataMetered: true, primaryLink: "wwan0")
   static var roaming: NetworkConditions {
@@ -53,7 +53,6 @@ struct NotRoamingTests {
     let job = id("test.roaming.wait")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker], network: Self.unknown)
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: WorkConstraints(networkRequired: .notRoaming)))
@@ -83,7 +82,6 @@ struct NotRoamingTests {
     let job = id("test.roaming.midrun")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker], network: Self.home)
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: WorkConstraints(networkRequired: .notRoaming)))

@@ -5,13 +5,12 @@ import Testing
 
 /// What an operator does to a running runtime: expire a run, change a period, mistype an id;
 /// and what a watchdog reads from the dispatch loop.
-@Suite(.timeLimit(.minutes(1))) struct OperatorActionTests {
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1))) struct OperatorActionTests {
   @Test("expire() is recorded as expired by the operator, not as a budget expiry")
   func expireOnRequestNamesTheOperator() async throws {
     let job = id("test.operator.expire")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job, budget: .seconds(3600)))
     await worker.waitUntilInvoked()
 
@@ -29,7 +28,6 @@ import Testing
   func changedIntervalRecomputesNextRun() async throws {
     let job = id("test.operator.every")
     let h = try await Harness.start(workers: [job: RecordingWorker(.success)])
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(
       WorkRequest.Periodic(taskId: job, interval: .seconds(86_400)))
     await h.waitFor(job) { $0.isWorkCompleted }
@@ -64,7 +62,6 @@ import Testing
     let job = id("test.operator.stall")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
     let idle = try await waitForProgress(h) { $0.isIdle }
     #expect(idle.madeProgress(since: idle), "idle is healthy without iterating")
 
@@ -96,7 +93,7 @@ import Testing
   }
 }
 
-@Suite struct DispatchLoopProgressTests {
+@Suite(.stopsRuntimes) struct DispatchLoopProgressTests {
   @Test func progressRules() {
     let busy = DispatchLoopProgress(iterations: 5, isIdle: false)
     let idle = DispatchLoopProgress(iterations: 5, isIdle: true)

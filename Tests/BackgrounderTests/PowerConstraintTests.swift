@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct PowerConstraintTests {
   @Test("charging work blocks on battery without using an attempt and runs when power returns")
   func chargingBlocksAndReleases() async throws {
@@ -11,7 +11,6 @@ struct PowerConstraintTests {
     let worker = RecordingWorker(.success)
     let onBattery = PowerConditions(isCharging: false, isBatteryNotLow: true)
     let h = try await Harness.start(workers: [job: worker], power: onBattery)
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(requiresCharging: true)))
@@ -38,7 +37,6 @@ struct PowerConstraintTests {
     let worker = RecordingWorker(.success)
     let low = PowerConditions(isCharging: false, isBatteryNotLow: false)
     let h = try await Harness.start(workers: [job: worker], power: low)
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(requiresBatteryNotLow: true)))
@@ -58,7 +56,6 @@ struct PowerConstraintTests {
     let job = id("test.power.midrun")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(requiresCharging: true)))
@@ -83,7 +80,6 @@ struct PowerConstraintTests {
     let job = id("test.network.midrun")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(networkRequired: .unmetered)))

@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct ReachableConstraintTests {
   static let nas = "nas.lan:445"
   static let reachable = DestinationConditions(states: [nas: .reachable])
@@ -14,7 +14,6 @@ struct ReachableConstraintTests {
     let job = id("test.reach.held")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(requiredReachable: Self.nas)))
@@ -46,7 +45,6 @@ struct ReachableConstraintTests {
     let job = id("test.reach.midrun")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
     h.destinations.set(Self.reachable)
 
     _ = await h.backgrounder.schedule(

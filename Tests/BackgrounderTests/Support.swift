@@ -20,7 +20,8 @@ struct Harness {
   var storePath: String { directory.appendingPathComponent("store.sqlite").path }
   var t0: Date
 
-  /// Creates, registers `workers` and starts a runtime.
+  /// Creates, registers `workers` and starts a runtime, stopped when the test ends (the suite
+  /// needs the `.stopsRuntimes` trait).
   static func start(
     workers: [TaskId: any Worker], network: NetworkConditions = .unmetered,
     power: PowerConditions = .externalPower, concurrencyLimit: Int = 4,
@@ -54,11 +55,13 @@ struct Harness {
     }
     if let fallback { try backgrounder.registerFallback { _ in fallback } }
     let recorder = EventRecorder(backgrounder)
-    try await backgrounder.start()
-    return Harness(
+    let harness = Harness(
       clock: clock, network: fakeNetwork, power: powerSource, directory: directory,
       backgrounder: backgrounder, recorder: recorder, driver: TestDriver(backgrounder),
       mounts: mountSource, destinations: destinationSource, t0: clock.date)
+    RunningRuntimes.forRunningTest().stopAtEnd { await harness.stop() }
+    try await backgrounder.start()
+    return harness
   }
 
   func stop(removeFiles: Bool = true) async {

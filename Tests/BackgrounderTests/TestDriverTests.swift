@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct TestDriverTests {
   @Test("setAllConstraintsMet runs constrained work at once")
   func allConstraintsMet() async throws {
@@ -12,7 +12,6 @@ struct TestDriverTests {
     let h = try await Harness.start(
       workers: [job: worker], network: .offline,
       power: PowerConditions(isCharging: false, isBatteryNotLow: false))
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(
@@ -31,7 +30,6 @@ struct TestDriverTests {
     let job = id("test.driver.period")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(WorkRequest.Periodic(taskId: job, interval: .seconds(86_400)))
     await h.waitFor(job) { $0.isWorkCompleted }
@@ -47,7 +45,6 @@ struct TestDriverTests {
     let job = id("test.driver.stop")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
 
     #expect(throws: TestDriverError.notRunning(job)) { try h.driver.stopRunningWork(job) }
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job))
@@ -70,7 +67,6 @@ struct TestDriverTests {
         ? .success : .failure(reason: "bad context")
     }
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, input: ["name": .string("x")], budget: .seconds(42)))
     let done = await h.waitFor(job) { $0.isWorkCompleted }

@@ -6,7 +6,7 @@ import Testing
 
 /// Unknown is not permission, through the whole runtime: sources not answered yet, no source
 /// configured, stop reasons that say what was lost, and one snapshot from gate to start.
-@Suite struct UnknownConditionsTests {
+@Suite(.stopsRuntimes) struct UnknownConditionsTests {
   static let waitingForNetworkManager = NetworkConditions(
     isReachable: true, unknownSources: ["NetworkManager"])
 
@@ -16,7 +16,6 @@ import Testing
     let worker = RecordingWorker()
     let h = try await Harness.start(
       workers: [job: worker], network: Self.waitingForNetworkManager)
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(networkRequired: .any)))
     // At the gate (min(5 s, budget / 4)), not invoked.
@@ -46,7 +45,6 @@ import Testing
     let h = try await Harness.start(
       workers: [job: worker],
       network: NetworkConditions(isReachable: true, expectsConnectivity: true))
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(networkRequired: .any)))
     await h.clock.waitForSleepers(until: h.at(5))
@@ -81,7 +79,7 @@ import Testing
     try runtime.register(job) { worker }
     try runtime.register(free) { other }
     try await runtime.start()
-    defer { Task { await runtime.shutdown() } }
+    RunningRuntimes.forRunningTest().stopAtEnd { await runtime.shutdown() }
     let recorder = EventRecorder(runtime)
     _ = await runtime.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(networkRequired: .any)))
@@ -98,7 +96,6 @@ import Testing
     let job = id("test.unknown.power")
     let worker = RecordingWorker()
     let h = try await Harness.start(workers: [job: worker], power: .unconfigured)
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(requiresCharging: true)))
     await h.waitFor(job) { $0 == .attemptDeferred(reason: .chargingNotMet) }
@@ -121,7 +118,6 @@ import Testing
     let job = id("test.unknown.powerloss")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(requiresCharging: true)))
     await worker.waitUntilInvoked()
@@ -138,7 +134,6 @@ import Testing
     let worker = RecordingWorker()
     let h = try await Harness.start(
       workers: [job: worker], networkSource: AlwaysReachableNetwork())
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(networkRequired: .unmetered)))
     await h.waitFor(job) { $0.isWorkCompleted }
@@ -158,7 +153,6 @@ import Testing
     let job = id("test.unknown.stop")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(networkRequired: .unmetered)))
     await worker.waitUntilInvoked()
@@ -197,7 +191,6 @@ import Testing
     }
     let h = try await Harness.start(workers: [job: worker], networkSource: network)
     runtime.withLock { $0 = h.backgrounder }
-    defer { Task { await h.stop() } }
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(networkRequired: .unmetered)))
     await h.waitFor(job) { $0.isWorkCompleted }

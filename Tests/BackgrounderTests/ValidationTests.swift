@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The limits the reference library enforces: refused with a reason, never silently adjusted.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct ValidationTests {
   @Test(
     "a backoff initial delay outside 10 s…5 h is rejected, not clamped",
@@ -15,7 +15,6 @@ struct ValidationTests {
   func initialDelayOutsideRange(initial: Duration) async throws {
     let job = id("test.validation.backoff")
     let h = try await Harness.start(workers: [job: RecordingWorker()])
-    defer { Task { await h.stop() } }
 
     for backoff in [
       BackoffPolicy.linear(initialDelay: initial), .exponential(initialDelay: initial),
@@ -36,7 +35,6 @@ struct ValidationTests {
   func initialDelayAtLimits() async throws {
     let job = id("test.validation.limits")
     let h = try await Harness.start(workers: [job: RecordingWorker()])
-    defer { Task { await h.stop() } }
 
     for initial in [BackoffPolicy.floor, BackoffPolicy.cap] {
       let request = WorkRequest.OneTime(
@@ -50,7 +48,6 @@ struct ValidationTests {
   func emptyInputKey() async throws {
     let job = id("test.validation.input")
     let h = try await Harness.start(workers: [job: RecordingWorker()])
-    defer { Task { await h.stop() } }
 
     let input: WorkInput = ["": .string("x"), "album": .string("Holidays")]
     #expect(input.hasEmptyKey)

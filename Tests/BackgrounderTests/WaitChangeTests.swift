@@ -6,7 +6,7 @@ import Testing
 
 /// `Configuration.onWaitChange`: what a due task waits for, told when it changes (from the
 /// dispatcher's writes, with the injected clock's time), for the time-waited metrics.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct WaitChangeTests {
   @Test("a task blocked on charging is told at its block and at its start, with the clock's times")
   func blockedThenStarted() async throws {
@@ -17,7 +17,6 @@ struct WaitChangeTests {
       workers: [job: worker], power: PowerConditions(isCharging: false, isBatteryNotLow: true),
       onWaitChange: { id, predicates, time in changes.withLock { $0.append((id, predicates, time)) }
       })
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, constraints: .init(requiresCharging: true)))

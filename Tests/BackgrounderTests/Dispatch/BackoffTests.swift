@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct BackoffTests {
   private func seconds(_ policy: BackoffPolicy, attempts: Range<Int>) -> [Double] {
     attempts.map { Double(policy.delay(afterAttempt: $0).components.seconds) }
@@ -62,7 +62,6 @@ struct BackoffTests {
     let job = id("test.backoff.sequence")
     let worker = RecordingWorker(.retry)
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job, backoff: policy))
     for (index, delay) in delays.enumerated() {

@@ -3,14 +3,13 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct DispatchTests {
   @Test("a 13 h gap on a 4 h periodic gives one run, and cadence restarts from now")
   func coalescing() async throws {
     let job = id("test.periodic.coalesce")
     let worker = RecordingWorker(.success)
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.Periodic(taskId: job, interval: .seconds(4 * 3600)))
@@ -31,7 +30,6 @@ struct DispatchTests {
     let job = id("test.periodic.cadence")
     let worker = RecordingWorker(.retry, .failure(reason: "boom"), .success)
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.Periodic(
@@ -55,7 +53,6 @@ struct DispatchTests {
     let job = id("test.race.triggers")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: job, initialDelay: .seconds(3600)))
@@ -114,7 +111,6 @@ struct DispatchTests {
       context.startedAt == start ? .success : await gate.execute(context)
     }
     let h = try await Harness.start(workers: [job: worker], clock: clock)
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(WorkRequest.Periodic(taskId: job, interval: .seconds(600)))
     await h.waitFor(job) { $0.isWorkCompleted }
@@ -188,7 +184,6 @@ struct DispatchTests {
     let job = id("test.budget.expiry")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job, budget: .seconds(30)))
     await h.waitFor(job) { $0.isWorkStarted }
@@ -233,7 +228,6 @@ struct DispatchTests {
     let job = id("test.budget.expire-now")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
 
     #expect(h.backgrounder.expire(job) == false)
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job))
@@ -252,7 +246,6 @@ struct DispatchTests {
     let order = RecordingWorker(.success)
     let h = try await Harness.start(
       workers: [blocker: gate, standard: order, expedited: order], concurrencyLimit: 1)
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: blocker))
     await h.waitFor(blocker) { $0.isWorkStarted }
@@ -273,7 +266,6 @@ struct DispatchTests {
     let h = try await Harness.start(
       workers: [first: worker, dropped: worker, demoted: worker],
       expeditedQuota: ExpeditedQuota(runs: 1, window: .seconds(3600)))
-    defer { Task { await h.stop() } }
 
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: first, executionHint: .expedited(onQuotaExhausted: .drop)))

@@ -9,14 +9,13 @@ import Testing
 /// The store writer's group commit: claims and completions share transactions, yet nothing is
 /// acknowledged (worker invoked, event delivered, `schedule` returned) before it is committed
 /// to the file, and every completion is recorded exactly once.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct GroupCommitTests {
   @Test("a completion is delivered only after its commit: the reopened file already holds it")
   func completionAcknowledgedAfterCommit() async throws {
     let job = id("test.group.completion")
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker])
-    defer { Task { await h.stop() } }
     #expect(await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job)) == .scheduled)
     await worker.waitUntilInvoked()
     // The claim was committed before the worker ran.
@@ -66,7 +65,6 @@ struct GroupCommitTests {
     let h = try await Harness.start(
       workers: Dictionary(uniqueKeysWithValues: jobs.map { ($0, worker as any Worker) }),
       concurrencyLimit: jobs.count, directory: directory, clock: clock)
-    defer { Task { await h.stop() } }
     await h.recorder.wait(count: jobs.count) { $0.kind.isWorkCompleted }
     // The first worker to run already sees every claim on disk.
     #expect(seenRunning.withLock { $0.max() } == jobs.count)
@@ -88,7 +86,6 @@ struct GroupCommitTests {
     let h = try await Harness.start(
       workers: Dictionary(uniqueKeysWithValues: jobs.map { ($0, worker as any Worker) }),
       concurrencyLimit: 16)
-    defer { Task { await h.stop() } }
     await h.scheduleAllAndWaitForCompletion(jobs)
     let completedEvents = Dictionary(
       grouping: h.recorder.events { $0.kind.isWorkCompleted }.compactMap(\.taskId), by: { $0 })

@@ -4,11 +4,11 @@ import Testing
 
 @testable import Backgrounder
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
 struct StoreTests {
   private func start(_ path: String) async throws {
     let backgrounder = Backgrounder(storePath: path)
-    defer { Task { await backgrounder.shutdown() } }
+    RunningRuntimes.forRunningTest().stopAtEnd { await backgrounder.shutdown() }
     try await backgrounder.start()
   }
 
@@ -115,7 +115,6 @@ struct StoreTests {
   func readerWhileWriting() async throws {
     let job = id("test.reader.job")
     let h = try await Harness.start(workers: [job: RecordingWorker(.retry)])
-    defer { Task { await h.stop() } }
     let reader = try TaskStoreReader(path: h.storePath)
     #expect(try reader.tasks().isEmpty)
 
