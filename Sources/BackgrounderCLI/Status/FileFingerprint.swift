@@ -60,3 +60,17 @@ struct FileFingerprint: Equatable {
       && lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
   }
 }
+
+/// Which file is at a path: its device and inode (`nil` when there is none).
+struct FileIdentity: Equatable {
+  private var device: UInt64
+  private var inode: UInt64
+
+  /// The identity of the file at `path` (symbolic links followed); nil when `stat(2)` fails.
+  init?(of path: String) {
+    var status = stat()
+    guard stat(path, &status) == 0 else { return nil }
+    device = UInt64(status.st_dev)
+    inode = UInt64(status.st_ino)
+  }
+}

@@ -5,13 +5,24 @@ import Locking
 /// Reads the tasks for `status` from the store, read-only. A missing store means no tasks yet;
 /// any other problem (corrupt file, newer schema) is reported on stderr once and makes `status`
 /// exit non-zero after printing the rest.
+///
+/// The store connection is kept from one read to the next (`status --watch` reads at every task
+/// change) and opened again only when the file at the path is another one, or the last read
+/// found no tasks (the daemon may have been creating the schema). Releasing a connection
+/// disposes of its Dispatch queue on a Dispatch worker, which arms libdispatch's workqueue
+/// monitor: a watching process would then wake once a second for as long as it runs.
 final class TaskSection: Sendable {
   let storePath: String
   private let failure = Lock<String?>(nil)
+  private let kept = Lock<(reader: TaskStoreReader, file: FileIdentity)?>(nil)
+  private let openCount = Lock(0)
 
   init(storePath: String) {
     self.storePath = storePath
   }
+
+  /// How many store connections were opened so far.
+  var opens: Int { openCount.withLock { $0 } }
 
   /// Whether reading the store failed.
   var failed: Bool { failure.withLock { $0 != nil } }
@@ -19,10 +30,18 @@ final class TaskSection: Sendable {
   /// The tasks, `[]` when the store does not exist, nil when it cannot be read.
   func read(now: Date) -> [TaskStatus]? {
     do {
-      return try TaskStoreReader(path: storePath).tasks(now: now, includingInput: false)
+      let file = FileIdentity(of: storePath)
+      let reader =
+        try kept.withLock { $0?.file == file ? $0?.reader : nil }
+        ?? open()
+      let tasks = try reader.tasks(now: now, includingInput: false)
+      kept.withLock { $0 = tasks.isEmpty ? nil : file.map { (reader, $0) } }
+      return tasks
     } catch let error as StoreError where error.code == .notFound {
+      kept.withLock { $0 = nil }
       return []
     } catch {
+      kept.withLock { $0 = nil }
       let message = "\(error)"
       let isNew = failure.withLock { previous in
         defer { previous = message }
@@ -31,5 +50,10 @@ final class TaskSection: Sendable {
       if isNew { Output.error("cannot read tasks: \(message)") }
       return nil
     }
+  }
+
+  private func open() throws -> TaskStoreReader {
+    openCount.withLock { $0 += 1 }
+    return try TaskStoreReader(path: storePath)
   }
 }
