@@ -17,27 +17,23 @@ enum RunPriorityControl {
   /// The I/O priority level of the best-effort class (the kernel's default, 0 highest … 7).
   static let bestEffortLevel: Int32 = 4
 
-  /// Waits (at most `timeout`) until the wrapper shell `pid` stopped itself, sets `priority` on
-  /// it and continues it. Returns early when the shell exited instead (it could not join its
-  /// cgroup). A priority the daemon may not set (a negative nice without `CAP_SYS_NICE`) is
-  /// logged; the run goes on at the priority it has.
+  /// Waits until the wrapper shell `pid` stopped itself, sets `priority` on it and continues
+  /// it. Returns early when the shell ended instead (it could not join its cgroup). A priority
+  /// the daemon may not set (a negative nice without `CAP_SYS_NICE`) is logged; the run goes on
+  /// at the priority it has.
+  ///
+  /// The wait is a `waitid(WSTOPPED | WEXITED | WNOWAIT)` on the shell's pidfd (`descriptor`;
+  /// its pid where the kernel gave none) on a short-lived thread: the kernel says when the stop
+  /// happened, nothing polls, and nothing is reaped (swift-subprocess reaps the run). A shell
+  /// traced by `strace -f` or a debugger is reported stopped too, once its tracer lets the group
+  /// stop complete.
   static func release(
-    _ pid: pid_t, at priority: RunPriority, jobID: String, logger: Logger,
-    timeout: Duration = .seconds(10)
+    _ pid: pid_t, descriptor: Int32, at priority: RunPriority, jobID: String, logger: Logger
   ) async {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    var stopped = false
-    while clock.now < deadline {
-      guard let stat = ProcStat.read(pid: pid), stat.state != "Z" else { return }
-      // `t`: stopped while traced (a daemon run under `strace -f` or a debugger).
-      if stat.state == "T" || stat.state == "t" {
-        stopped = true
-        break
-      }
-      // Not cancellable: the shell must be continued whatever happens to the run.
-      try? await Task.sleep(for: .milliseconds(1))
-    }
+    let stopped =
+      (try? await SystemThread.runBlocking(name: "bg-run-stop") {
+        try waitUntilStopped(pid: pid, descriptor: descriptor)
+      }) ?? false
     if stopped {
       for failure in apply(priority, to: pid) {
         logger.warning(
@@ -46,10 +42,21 @@ enum RunPriorityControl {
       }
     } else {
       logger.warning(
-        "the run's wrapper did not stop to have its priority set; it runs without it",
+        "the run's wrapper ended before it stopped to have its priority set",
         metadata: ["job": "\(jobID)", "pid": "\(pid)"])
     }
     kill(pid, SIGCONT)
+  }
+
+  /// Blocks until process `pid` (pidfd `descriptor`, or -1) stopped or ended, without reaping
+  /// it; true when it stopped.
+  static func waitUntilStopped(pid: pid_t, descriptor: Int32) throws(SystemCallError) -> Bool {
+    var info = siginfo_t()
+    // P_PIDFD (3; Linux 5.4): the pidfd names this process even if its pid were reused.
+    let (type, id) =
+      descriptor >= 0 ? (idtype_t(rawValue: 3), id_t(descriptor)) : (P_PID, id_t(pid))
+    _ = try systemCall("waitid(\(pid))") { waitid(type, id, &info, WSTOPPED | WEXITED | WNOWAIT) }
+    return info.si_code == CLD_STOPPED
   }
 
   /// Sets the nice value and the I/O class of process `pid`, each on its own; returns what

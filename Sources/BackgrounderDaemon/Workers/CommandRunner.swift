@@ -108,7 +108,9 @@ public struct CommandRunner: Sendable {
       ) { execution in
         containment.started(&scope, pid: execution.processIdentifier.value)
         await RunPriorityControl.release(
-          execution.processIdentifier.value, at: priority, jobID: jobID, logger: logger)
+          execution.processIdentifier.value,
+          descriptor: execution.processIdentifier.processDescriptor, at: priority, jobID: jobID,
+          logger: logger)
         metadata["pid"] = "\(execution.processIdentifier.value)"
         output.started(pid: execution.processIdentifier.value)
         await withTaskGroup(of: Void.self) { group in
