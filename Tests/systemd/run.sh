@@ -62,8 +62,10 @@ started=$SECONDS
 mapfile -t depends < <(dpkg-deb -f "$deb" Depends | tr ',' '\n' \
   | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' | grep -v '^$')
 # libpam-systemd: user managers (user@UID.service) need pam_systemd for $XDG_RUNTIME_DIR;
-# man-db: `systemd-analyze verify` checks the unit's Documentation=man:backgrounder(1).
-tarball=$(rootfs_tarball "${depends[@]}" libpam-systemd man-db) \
+# man-db: `systemd-analyze verify` checks the unit's Documentation=man:backgrounder(1);
+# polkitd: logind asks polkit whether an unprivileged caller (the user unit's daemon) may take
+# a delay lock (Debian's policy: yes), and refuses every such caller when there is no polkit.
+tarball=$(rootfs_tarball "${depends[@]}" libpam-systemd man-db polkitd) \
   || skip_or_fail "debootstrap of $suite failed"
 mkdir "$work/root"
 tar --numeric-owner -C "$work/root" -xpf "$tarball"
@@ -259,6 +261,12 @@ if eventually 30 as_alice systemctl --user is-system-running --quiet \
 id = "dev.test.user-job"
 command = ["/bin/sh", "-c", "echo hello-from-alice > $HOME/job-output"]
 once = true
+
+# Runs until ~/release exists: its delay lock is alice's.
+[[job]]
+id = "dev.test.user-hold"
+command = ["/bin/sh", "-c", "until [ -e $HOME/release ]; do sleep 0.05; done"]
+once = true
 TOML
   verify=$(as_alice systemd-analyze --user verify backgrounder.service 2>&1) \
     && [[ -z $verify ]] && pass "systemd-analyze verify: user unit clean" \
@@ -272,6 +280,21 @@ TOML
     [[ $umask_value == 0077 && $output_mode == 600 && $store_mode == 600 ]] \
       && pass "user unit: active for alice; UMask=0077 (job file 600, store 600)" \
       || fail "user unit: UMask=$umask_value, job file $output_mode, store $store_mode"
+    # The user daemon's run holds a delay lock of its own, as alice (logind asked polkit).
+    user_lock_held() { [[ -n $(lock_of dev.test.user-hold) ]]; }
+    if eventually 30 user_lock_held; then
+      user_lock=$(lock_of dev.test.user-hold)
+      [[ $user_lock =~ [[:space:]]$uid[[:space:]]+alice[[:space:]] && $user_lock == *' delay' ]] \
+        && pass "user unit: the run holds a delay lock as alice ($user_lock)" \
+        || fail "user unit: lock '$user_lock' is not alice's delay lock"
+      as_alice touch /home/alice/release
+      eventually 10 eval '! user_lock_held' \
+        && pass "user unit: the lock is gone once the run ended" \
+        || fail "user unit: the lock outlived the run: $(inhibitors)"
+    else
+      fail "user unit: no lock for the running job: $(inhibitors); the daemon said:
+$(as_alice journalctl --user -u backgrounder.service --no-pager 2>/dev/null | grep -iE 'inhibit|logind' | tail -n 10)"
+    fi
     as_alice systemctl --user stop backgrounder.service
   else
     fail "systemctl --user start backgrounder failed for alice"
