@@ -86,6 +86,24 @@ import Testing
     #expect(again.began.first?.lastSuccessAt == t0.addingTimeInterval(4 * day))
   }
 
+  @Test func anEpisodeRecordedBeforeARestartDoesNotBeginAgain() {
+    let job = AlertTracker.Job(
+      id: id, createdAt: t0, lastSuccessAt: nil, alertAfter: .seconds(3 * 86_400))
+    var before = AlertTracker()
+    #expect(before.update([job], now: t0.addingTimeInterval(3 * day)).began.map(\.id) == [id])
+
+    // A new daemon with the recorded episodes: still stale, not begun again.
+    var after = AlertTracker(episodes: before.episodes)
+    let resumed = after.update([job], now: t0.addingTimeInterval(5 * day))
+    #expect(resumed.stale.map(\.id) == [id] && resumed.began.isEmpty && resumed.ended.isEmpty)
+
+    // An episode recorded for another start (a success came while no daemon ran) is another.
+    var succeeded = job
+    succeeded.lastSuccessAt = t0.addingTimeInterval(day)
+    var later = AlertTracker(episodes: before.episodes)
+    #expect(later.update([succeeded], now: t0.addingTimeInterval(5 * day)).began.map(\.id) == [id])
+  }
+
   @Test func aFinishedOneTimeJobOrOneWithoutAlertAfterIsNeverStale() {
     var tracker = AlertTracker()
     let done = AlertTracker.Job(

@@ -88,6 +88,9 @@ enum Schema {
     migrator.registerMigration("i29-telemetry-outbox") { db in
       try TelemetryOutbox.createTables(db)
     }
+    migrator.registerMigration("i29-stale-episodes") { db in
+      try StaleEpisodes.createTable(db)
+    }
     return migrator
   }
 

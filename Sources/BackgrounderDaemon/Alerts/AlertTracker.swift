@@ -45,9 +45,15 @@ struct AlertTracker: Sendable {
   }
 
   /// The stale episodes going on, by job: the time each is counted from.
-  private(set) var episodes: [TaskId: Date] = [:]
+  private(set) var episodes: [TaskId: Date]
   /// The failed run ends already seen, by job; nil before the first look.
   private var failuresSeen: [TaskId: Date]?
+
+  /// A tracker that knows of `episodes` already (reported before a restart): a job still in
+  /// one of them is stale at the first look without beginning an episode.
+  init(episodes: [TaskId: Date] = [:]) {
+    self.episodes = episodes
+  }
 
   /// Looks at `jobs` at `now`.
   mutating func update(_ jobs: [Job], now: Date) -> Update {

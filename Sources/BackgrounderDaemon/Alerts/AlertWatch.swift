@@ -12,15 +12,27 @@ final class AlertWatch: Sendable {
   /// What one look reads: every stored task's creation and last success, and its status.
   typealias Read = @Sendable () async throws -> (successes: [TaskSuccess], tasks: [TaskStatus])
 
+  /// Where the stale episodes already reported are kept, so that a restart does not report
+  /// them again (the store's `stale_episode` table).
+  struct EpisodeStore: Sendable {
+    /// The episodes recorded before.
+    var load: @Sendable () async throws -> [TaskId: Date]
+    /// Records the episodes going on now, in place of the ones before.
+    var save: @Sendable ([TaskId: Date]) async throws -> Void
+  }
+
   private struct State {
     var alerts: [TaskId: JobAlerts] = [:]
     var tracker = AlertTracker()
     var problems: [HealthProblem] = []
     var sleeper: Task<Void, Never>?
+    /// Whether the tracker took the recorded episodes yet (at the first look).
+    var resumed = false
   }
 
   private let clock: any WallClock
   private let read: Read
+  private let episodes: EpisodeStore?
   private let hooks: AlertHooks?
   /// Desktop notices of failures and stale episodes (`[notify] desktop`), when on: every job
   /// of the config is then watched for failures, with or without alert settings.
@@ -38,14 +50,15 @@ final class AlertWatch: Sendable {
   private let pendingHooks: AsyncStream<AlertHooks.Call>
 
   init(
-    clock: any WallClock, read: @escaping Read, hooks: AlertHooks?, metrics: MetricsFile?,
-    notices: DesktopNotices? = nil, logger: Logger,
+    clock: any WallClock, read: @escaping Read, episodes: EpisodeStore? = nil,
+    hooks: AlertHooks?, metrics: MetricsFile?, notices: DesktopNotices? = nil, logger: Logger,
     notify: @escaping @Sendable (String) -> Void = { _ in },
     afterLook: @escaping @Sendable () -> Void = {}
   ) {
     self.afterLook = afterLook
     self.clock = clock
     self.read = read
+    self.episodes = episodes
     self.hooks = hooks
     self.notices = notices
     self.metrics = metrics
@@ -112,9 +125,11 @@ final class AlertWatch: Sendable {
       logger.warning("cannot read the store for staleness alerts", metadata: ["error": "\(error)"])
       return
     }
+    let recorded = await recordedEpisodes()
     let now = clock.now.date
     let tasks = Dictionary(read.tasks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-    let (update, alerts, changed) = state.withLock { state in
+    let (update, alerts, changed, going) = state.withLock { state in
+      if let recorded { state.tracker = AlertTracker(episodes: recorded) }
       let jobs = read.successes.compactMap { success -> AlertTracker.Job? in
         guard let alerts = state.alerts[success.id] else { return nil }
         let task = tasks[success.id]
@@ -142,10 +157,33 @@ final class AlertWatch: Sendable {
           } catch {}
         }
       }
-      return (update, state.alerts, changed)
+      return (update, state.alerts, changed, state.tracker.episodes)
+    }
+    if let episodes, !update.began.isEmpty || !update.ended.isEmpty {
+      do {
+        try await episodes.save(going)
+      } catch {
+        logger.warning(
+          "cannot record the stale episodes; a restart reports them again",
+          metadata: ["error": "\(error)"])
+      }
     }
     report(update, alerts: alerts, successes: read.successes, tasks: tasks, changed: changed)
     afterLook()
+  }
+
+  /// At the first look only: the episodes recorded before (nil afterwards, or with no store).
+  private func recordedEpisodes() async -> [TaskId: Date]? {
+    guard let episodes, !state.withLock({ $0.resumed }) else { return nil }
+    state.withLock { $0.resumed = true }
+    do {
+      return try await episodes.load()
+    } catch {
+      logger.warning(
+        "cannot read the stale episodes recorded before; stale jobs are reported again",
+        metadata: ["error": "\(error)"])
+      return nil
+    }
   }
 
   private func report(

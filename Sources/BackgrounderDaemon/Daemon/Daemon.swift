@@ -105,6 +105,9 @@ public final class Daemon: Service {
       read: {
         (try await runtime.storedSuccesses(), try await runtime.storedTasks(historyLimit: 0))
       },
+      episodes: AlertWatch.EpisodeStore(
+        load: { try await runtime.storedStaleEpisodes() },
+        save: { try await runtime.recordStaleEpisodes($0) }),
       hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics,
       notices: configuration.desktopNotices ? DesktopNotices(logger: logger) : nil, logger: logger,
       notify: { [notifier] in notifier.notify($0) },

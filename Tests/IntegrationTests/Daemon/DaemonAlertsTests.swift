@@ -90,6 +90,49 @@ struct DaemonAlertsTests {
     #expect(unknown.status != 0 && unknown.stderr.contains("no such job"), "\(unknown)")
   }
 
+  @Test("a stale episode's hook runs once, across a daemon restart")
+  func staleEpisodeOutlivesARestart() async throws {
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    let id = "dev.e2e.stale-restart"
+    let stale = workspace.file("stale.log")
+    let failures = workspace.file("failures.log")
+    try workspace.writeConfig(
+      jobs: daemonShellJob(
+        id: id, script: "exit 3", schedule: "every = \"1h\"",
+        extra: """
+          alert-after = "2s"
+          on-stale = ["/bin/sh", "-c", "echo $BACKGROUNDER_TASK_ID >> \(stale)"]
+          on-failure = ["/bin/sh", "-c", "echo $BACKGROUNDER_TASK_ID >> \(failures)"]
+          """))
+    let first = try harness.startDaemon()
+    try await daemonEventually("the on-stale hook", describe: harness.describe()) {
+      workspace.lines(of: "stale.log") == [id] ? true : nil
+    }
+    first.signal(SIGTERM)
+    #expect(await first.waitForExit(timeout: .seconds(30)) != nil)
+
+    let notify = try NotifySocketListener(directory: workspace.directory)
+    defer { notify.stop() }
+    _ = try harness.startDaemon(environment: ["NOTIFY_SOCKET": notify.path])
+    try await daemonEventually("STATUS= naming the stale job", describe: harness.describe()) {
+      notify.received("STATUS=1 stale job(s): \(id)").isEmpty ? nil : true
+    }
+    // Hooks run one at a time, in order: once the hook of a failure made after the restart has
+    // run, a stale hook from the restart's first look would have run before it.
+    let failuresBefore = workspace.lines(of: "failures.log").count
+    let trigger = try await harness.cli("trigger", id, "--config", workspace.configPath)
+    #expect(trigger.status == 0, "\(trigger)")
+    try await daemonEventually(
+      "the on-failure hook after the restart", describe: harness.describe()
+    ) {
+      workspace.lines(of: "failures.log").count > failuresBefore ? true : nil
+    }
+    #expect(workspace.lines(of: "stale.log") == [id], "the on-stale hook ran again")
+  }
+
   @Test(
     "logs without a systemd journal says where the lines are",
     .enabled(if: !FileManager.default.fileExists(atPath: "/run/systemd/journal/socket")))
