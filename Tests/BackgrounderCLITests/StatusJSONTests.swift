@@ -1,3 +1,4 @@
+import BackgrounderDaemon
 import Foundation
 import PowerSource
 import Reachability
@@ -54,9 +55,33 @@ struct StatusJSONTests {
     return tasks
   }
 
+  @Test("a running task shows the lock its run holds: JSON key inhibitor, its mode in words")
+  func runningTaskShowsItsLock() throws {
+    let inhibitors = InhibitorsInfo(
+      availability: "available",
+      locks: [
+        .init(job: "dev.test.task-1", mode: "block", held: true),
+        .init(job: "dev.test.task-3", mode: "delay", held: false),
+      ])
+    #expect(StatusPrinter.heldLocks(inhibitors) == ["dev.test.task-1": .block])
+    #expect(StatusPrinter.heldLocks(nil).isEmpty)
+    var tasks = try Self.sampleTasks()
+    tasks[1].inhibitor = .block
+    var json = JSONText()
+    TaskListJSON.append(tasks, to: &json)
+    let text = String(decoding: json.bytes, as: UTF8.self)
+    #expect(text.contains(#""id":"dev.test.task-1","inhibitor":"block","kind""#), "\(text)")
+    #expect(text.components(separatedBy: "\"inhibitor\"").count == 2, "one task holds a lock")
+    let lines = TaskStatusText.report(tasks, storePath: "/s", now: Date())
+    #expect(lines.contains { $0.contains("dev.test.task-1") && $0.contains("(block lock)") })
+    #expect(lines.filter { $0.contains("lock)") }.count == 1, "\(lines)")
+  }
+
   @Test("the task list is the same bytes as JSONEncoder writes")
   func taskListMatchesEncoder() throws {
-    let tasks = try Self.sampleTasks()
+    var tasks = try Self.sampleTasks()
+    tasks[1].inhibitor = .delay
+    tasks[3].inhibitor = .block
     for list in [tasks, [], nil] as [[TaskStatus]?] {
       var json = JSONText()
       TaskListJSON.append(list, to: &json)

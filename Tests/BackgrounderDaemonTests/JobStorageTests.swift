@@ -148,6 +148,42 @@ struct JobStorageTests {
       #expect(JobSynchronizer.policy(for: stored.job, existing: new) == nil)
     }
   }
+
+  @Test(
+    "a task whose stored inhibit policy is not its job's (stored before i27-inhibit) is updated")
+  func inhibitPolicyFromBeforeTheMigrationIsUpdated() async throws {
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("job-storage-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var settings = Backgrounder.Configuration(
+      storePath: directory.appendingPathComponent("state.sqlite").path,
+      clock: FixedClock(WallInstant(nanosecondsSince1970: 1_795_416_400 * 1_000_000_000)),
+      logger: Logger(label: "test"))
+    settings.dispatchesWork = false
+    let runtime = Backgrounder(configuration: settings)
+    try await runtime.start()
+    var job = JobDefinition(
+      id: "dev.example.block", command: ["/bin/true"], schedule: .every(.seconds(3600), flex: nil))
+    job.inhibit = .block
+    guard case .periodic(var request) = try JobRequests.request(for: job, origin: .config) else {
+      Issue.record("an every job gives a periodic request")
+      return
+    }
+    // As the migration left it: the column's default, whatever the job says.
+    request.inhibitPolicy = .delay
+    #expect(await runtime.schedule(request) == .scheduled)
+    let older = try #require(try await runtime.storedTasks(historyLimit: 0).first)
+    #expect(older.inhibitPolicy == .delay)
+    #expect(JobSynchronizer.policy(for: job, existing: older) == .update)
+
+    request.inhibitPolicy = .block
+    #expect(await runtime.schedule(request, policy: .update) == .scheduled)
+    let current = try #require(try await runtime.storedTasks(historyLimit: 0).first)
+    #expect(current.inhibitPolicy == .block)
+    #expect(JobSynchronizer.policy(for: job, existing: current) == nil)
+    await runtime.shutdown()
+  }
 }
 
 /// A clock that stays at one instant (store-editing runtimes never sleep).

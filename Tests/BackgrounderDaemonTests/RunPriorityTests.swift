@@ -1,3 +1,4 @@
+import Backgrounder
 import Foundation
 import Logging
 import TOML
@@ -54,6 +55,28 @@ import Testing
     let defaults = try job("")
     #expect(defaults.priority == nil && defaults.inhibit == nil && !defaults.wakeSystem)
     #expect(try job("nice = 3").priority?.ioClass == .idle)
+  }
+
+  @Test(
+    "inhibit becomes the request's inhibit policy, delay without it",
+    arguments: [
+      ("inhibit = \"block\"", InhibitPolicy.block), ("inhibit = \"none\"", .none),
+      ("inhibit = \"delay\"", .delay), ("", .delay),
+    ])
+  func inhibitIsTheRequestsPolicy(key: String, policy: InhibitPolicy) throws {
+    for schedule in ["every = \"1h\"", "once = true", "calendar = \"daily\""] {
+      let text = """
+        [[job]]
+        id = "dev.example.backup"
+        command = ["restic", "backup"]
+        \(schedule)
+        \(key)
+        """
+      let definition = try ConfigurationLoader.parse(text, path: "jobs.toml", locations: locations)
+        .jobs[0]
+      let request = try JobRequests.request(for: definition, origin: .config)
+      #expect(request.inhibitPolicy == policy, "\(schedule) \(key)")
+    }
   }
 
   @Test func mistakesNameFileLineAndKey() throws {

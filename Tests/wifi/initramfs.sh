@@ -35,6 +35,7 @@ build_initramfs() {
   install -m 0644 "$here/guest/config.toml" "$root/etc/backgrounder/config.toml"
   install -m 0644 "$here/guest/usb.toml" "$root/etc/backgrounder/usb.toml"
   install -m 0644 "$here/guest/ssids.toml" "$root/etc/backgrounder/ssids.toml"
+  install -m 0644 "$here/guest/cgroup.toml" "$root/etc/backgrounder/cgroup.toml"
   install -m 0600 "$here/guest"/{hostapd-pixel.conf,hostapd-office.conf,wpa_supplicant.conf} \
     "$root/etc/wifi/"
   (cd "$root" && find . -print0 | cpio --null -o -H newc -R 0:0 --quiet) >"$work/initramfs.cpio"

@@ -6,7 +6,11 @@
 # three simulated radios; the guest (Tests/wifi/guest/init) connects wlan0 to a WPA2 access
 # point "Pixel-Hotspot", switches to "Office-WiFi" and disconnects, checking
 # `backgrounder status` at each step, and that a job with `ssids = ["Office*"]` waits on the
-# hotspot, runs on Office-WiFi and is stopped (a retry) by the disconnect mid-run.
+# hotspot, runs on Office-WiFi and is stopped (a retry) by the disconnect mid-run. Before the
+# radios, with cgroup2 mounted and its cpu, io and memory controllers given to a subtree
+# (`$BACKGROUNDER_CGROUP`), run cgroups are checked under the real kernel: `cpu.weight` and
+# `io.weight` 20 by default and as a job sets them, and a run allocating past `memory-max` is
+# killed and recorded with that reason (Tests/wifi/guest/cgroup.toml).
 #
 # Usage: Tests/wifi/run.sh BINARY       (e.g. the release binary Scripts/package builds)
 # Needs root (apt-get download to the cache), qemu-system-x86_64, busybox (static), hostapd,

@@ -30,7 +30,8 @@ extension DispatchStateMachine {
     effects.tickets.append(
       RunTicket(
         token: token, taskId: id, attempt: entry.row.attempt, input: entry.row.input,
-        budget: entry.row.budget, gate: nil, claimedAhead: true))
+        budget: entry.row.budget, inhibitPolicy: entry.row.inhibitPolicy, gate: nil,
+        claimedAhead: true))
   }
 
   /// Hands claims made ahead to the free slots (expedited first): each is invoked now, and its

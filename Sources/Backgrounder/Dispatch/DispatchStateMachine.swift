@@ -153,6 +153,7 @@ struct DispatchStateMachine: Sendable {
     updated.hint = row.hint
     updated.budget = row.budget
     updated.backoff = row.backoff
+    updated.inhibitPolicy = row.inhibitPolicy
     updated.input = row.input
     updated.ephemeral = row.ephemeral
     updated.updatedAt = now
@@ -367,7 +368,7 @@ struct DispatchStateMachine: Sendable {
     effects.tickets.append(
       RunTicket(
         token: token, taskId: id, attempt: entry.row.attempt, input: entry.row.input,
-        budget: entry.row.budget, gate: gate))
+        budget: entry.row.budget, inhibitPolicy: entry.row.inhibitPolicy, gate: gate))
   }
 
   func markInvoked(_ entry: inout Entry, token: RunToken, now: WallInstant, exempt: Bool) {

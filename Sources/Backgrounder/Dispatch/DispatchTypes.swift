@@ -18,6 +18,7 @@ struct RunTicket: Sendable {
   var attempt: Int
   var input: Data
   var budget: Duration
+  var inhibitPolicy: InhibitPolicy
   /// `nil` when the worker may be invoked at once.
   var gate: GateSpec?
   /// Claimed ahead of a free worker: the driver keeps it until the state machine promotes it.

@@ -58,13 +58,15 @@ public enum WorkRequest: Hashable, Sendable {
     public var executionHint: ExecutionHint
     /// How long one run may take before it is cancelled (positive).
     public var budget: Duration
+    /// What a run holds against system sleep and shutdown (``InhibitPolicy/delay`` by default).
+    public var inhibitPolicy: InhibitPolicy
 
     /// Creates a one-time request.
     public init(
       taskId: TaskId, constraints: WorkConstraints = .none, input: WorkInput = WorkInput(),
       ephemeral: Bool = false, initialDelay: Duration = .zero,
       backoff: BackoffPolicy = .standard, executionHint: ExecutionHint = .standard,
-      budget: Duration = WorkRequest.defaultBudget
+      budget: Duration = WorkRequest.defaultBudget, inhibitPolicy: InhibitPolicy = .delay
     ) {
       self.taskId = taskId
       self.constraints = constraints
@@ -74,6 +76,7 @@ public enum WorkRequest: Hashable, Sendable {
       self.backoff = backoff
       self.executionHint = executionHint
       self.budget = budget
+      self.inhibitPolicy = inhibitPolicy
     }
   }
 
@@ -100,6 +103,8 @@ public enum WorkRequest: Hashable, Sendable {
     /// When set, runs follow this calendar (its elapses, splay and catch-up) instead of
     /// ``interval`` and ``flexWindow``, which are then ignored.
     public var calendar: CalendarSchedule?
+    /// What a run holds against system sleep and shutdown (``InhibitPolicy/delay`` by default).
+    public var inhibitPolicy: InhibitPolicy
 
     /// Creates a calendar-scheduled periodic request: a run at each elapse of `calendar`
     /// after scheduling (plus its splay); an elapse missed while not running gives one run
@@ -107,11 +112,11 @@ public enum WorkRequest: Hashable, Sendable {
     public init(
       taskId: TaskId, constraints: WorkConstraints = .none, input: WorkInput = WorkInput(),
       ephemeral: Bool = false, calendar: CalendarSchedule, backoff: BackoffPolicy = .standard,
-      budget: Duration = WorkRequest.defaultBudget
+      budget: Duration = WorkRequest.defaultBudget, inhibitPolicy: InhibitPolicy = .delay
     ) {
       self.init(
         taskId: taskId, constraints: constraints, input: input, ephemeral: ephemeral,
-        interval: .zero, backoff: backoff, budget: budget)
+        interval: .zero, backoff: backoff, budget: budget, inhibitPolicy: inhibitPolicy)
       self.calendar = calendar
     }
 
@@ -119,7 +124,8 @@ public enum WorkRequest: Hashable, Sendable {
     public init(
       taskId: TaskId, constraints: WorkConstraints = .none, input: WorkInput = WorkInput(),
       ephemeral: Bool = false, interval: Duration, flexWindow: Duration? = nil,
-      backoff: BackoffPolicy = .standard, budget: Duration = WorkRequest.defaultBudget
+      backoff: BackoffPolicy = .standard, budget: Duration = WorkRequest.defaultBudget,
+      inhibitPolicy: InhibitPolicy = .delay
     ) {
       self.taskId = taskId
       self.constraints = constraints
@@ -129,6 +135,7 @@ public enum WorkRequest: Hashable, Sendable {
       self.flexWindow = flexWindow
       self.backoff = backoff
       self.budget = budget
+      self.inhibitPolicy = inhibitPolicy
     }
   }
 
@@ -137,6 +144,14 @@ public enum WorkRequest: Hashable, Sendable {
     switch self {
     case .oneTime(let request): request.taskId
     case .periodic(let request): request.taskId
+    }
+  }
+
+  /// The inhibit policy of either kind.
+  public var inhibitPolicy: InhibitPolicy {
+    switch self {
+    case .oneTime(let request): request.inhibitPolicy
+    case .periodic(let request): request.inhibitPolicy
     }
   }
 }

@@ -34,6 +34,9 @@ public struct WorkContext: Sendable {
   public let input: WorkInput
   /// The run's time budget.
   public let budget: Duration
+  /// The request's ``InhibitPolicy``: what the code running the work should hold against
+  /// system sleep and shutdown while it goes.
+  public let inhibitPolicy: InhibitPolicy
   /// When the run started (wall clock of the runtime's clock).
   public let startedAt: Date
   /// Receives progress reports.

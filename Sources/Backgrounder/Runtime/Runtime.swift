@@ -302,7 +302,7 @@ final class Runtime: Sendable {
     handle.recordConditions(RunConditions.text(network: network, power: power))
     let context = WorkContext(
       taskId: ticket.taskId, attempt: attempt, input: input, budget: ticket.budget,
-      startedAt: startedAt.date,
+      inhibitPolicy: ticket.inhibitPolicy, startedAt: startedAt.date,
       progress: ProgressReporter { [weak self] fraction, message in
         self?.reportProgress(token, fraction: fraction, message: message)
       }, network: network, handle: handle,

@@ -91,6 +91,10 @@ enum Schema {
     migrator.registerMigration("i29-stale-episodes") { db in
       try StaleEpisodes.createTable(db)
     }
+    migrator.registerMigration("i27-inhibit") { db in
+      // The request's inhibit policy; tasks stored before it take the default.
+      try db.execute(sql: "ALTER TABLE task ADD COLUMN inhibit TEXT NOT NULL DEFAULT 'delay'")
+    }
     return migrator
   }
 

@@ -15,6 +15,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case windows, windowEnd, calendar, lastElapse
     case allowedNetworks, requiredMount
     case requiredReachable
+    case inhibit
 
     /// The column's place in ``allCases`` (a jump table: positions are looked up for every
     /// column of every row read, and a dictionary keyed by the case hashed its name each time).
@@ -54,6 +55,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       case .allowedNetworks: 31
       case .requiredMount: 32
       case .requiredReachable: 33
+      case .inhibit: 34
       }
     }
   }
@@ -150,6 +152,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       throw reader.corrupt(.updatedAt, "is NULL")
     }
     self.updatedAt = updatedAt
+    inhibitPolicy = try reader.required(.inhibit, InhibitPolicy.self)
   }
 
   /// Writes this row with one cached `INSERT OR REPLACE` statement (prepared once per
@@ -234,6 +237,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case .allowedNetworks: PlacePredicateCoding.text(constraints.allowedNetworks).databaseValue
     case .requiredMount: constraints.requiredMount?.databaseValue ?? .null
     case .requiredReachable: constraints.requiredReachable?.databaseValue ?? .null
+    case .inhibit: inhibitPolicy.rawValue.databaseValue
     }
   }
 }

@@ -31,6 +31,8 @@ struct TaskRow: Sendable, Equatable {
   /// The calendar elapse the task last ran for (its scheduling time until the first run):
   /// elapses after it and not after now were missed.
   var lastElapse: WallInstant?
+  /// What a run holds against system sleep and shutdown (migration `i27-inhibit`).
+  var inhibitPolicy: InhibitPolicy
 
   init(request: WorkRequest, input: Data, now: WallInstant) {
     id = request.taskId
@@ -57,6 +59,7 @@ struct TaskRow: Sendable, Equatable {
       hint = request.executionHint
       budget = request.budget
       backoff = request.backoff
+      inhibitPolicy = request.inhibitPolicy
     case .periodic(let request):
       kind = .periodic
       nextRun = now
@@ -75,6 +78,7 @@ struct TaskRow: Sendable, Equatable {
       hint = .standard
       budget = request.budget
       backoff = request.backoff
+      inhibitPolicy = request.inhibitPolicy
     }
   }
 

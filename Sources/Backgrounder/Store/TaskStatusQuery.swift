@@ -17,14 +17,16 @@ enum TaskStatusQuery {
   {
     // In rowid order, sorted below: `ORDER BY id` walks the id index and seeks every row from
     // it, three times the work of the plain walk.
-    // A store not migrated yet (its daemon is older) has no windows.
-    let hasWindows = try db.columns(in: "task").contains { $0.name == "windows" }
+    // A store not migrated yet (its daemon is older) has no windows or inhibit policy.
+    let columnNames = Set(try db.columns(in: "task").map(\.name))
+    let hasWindows = columnNames.contains("windows")
+    let hasInhibit = columnNames.contains("inhibit")
     let zone = CalendarTimeZones.local()
     let tasks = try db.makeStatement(
       sql: """
         SELECT id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason,
           lastRunStartedAt, lastRunEndedAt, blockedOn, ephemeral, \(includingInput ? "input" : "x''"),
-          \(hasWindows ? "windows" : "''")
+          \(hasWindows ? "windows" : "''"), \(hasInhibit ? "inhibit" : "'delay'")
         FROM task
         """)
     var statuses: [TaskStatus] = []
@@ -77,7 +79,8 @@ enum TaskStatusQuery {
       ephemeral: try row.int(11, "ephemeral") != 0,
       lastRunStartedAt: try row.instant(8, "lastRunStartedAt")?.date,
       lastRunEndedAt: try row.instant(9, "lastRunEndedAt")?.date,
-      recentRuns: [], serializedInput: try row.blob(12, "input"))
+      recentRuns: [], inhibitPolicy: try row.value(14, "inhibit"),
+      serializedInput: try row.blob(12, "input"))
   }
 
   /// Gives each of `statuses` (sorted by id) its newest `limit` runs, newest first, from one

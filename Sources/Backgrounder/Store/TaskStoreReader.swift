@@ -5,7 +5,8 @@ import GRDB
 ///
 /// Encodes with the keys `id, kind, state, nextRun, attempt, deferrals, lastResult,
 /// lastReason, pendingPredicates`, plus `ephemeral, lastRunStartedAt, lastRunEndedAt,
-/// recentRuns`; times are ISO 8601 strings, absent values are `null`.
+/// recentRuns`; times are ISO 8601 strings, absent values are `null`. `inhibitor` only while
+/// the task's run holds a sleep inhibitor lock.
 public struct TaskStatus: Hashable, Sendable, Encodable {
   /// The task id.
   public var id: TaskId
@@ -33,6 +34,8 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
   public var lastRunEndedAt: Date?
   /// The most recent runs, newest first.
   public var recentRuns: [RunRecord]
+  /// The request's inhibit policy (not part of the JSON document).
+  public var inhibitPolicy: InhibitPolicy = .delay
   /// The request's input (not part of the JSON document), decoded when read.
   public var input: WorkInput {
     get { (try? WorkInput.deserialize(serializedInput)) ?? WorkInput() }
@@ -43,13 +46,16 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
   /// Set by a reader that knows no process runs this store's work: a task left `running`
   /// then encodes its state as `interrupted` (its run ended with the process that ran it).
   public var interrupted = false
+  /// The mode of the sleep inhibitor lock the task's run holds now (`"inhibitor"` in JSON, only
+  /// while one is held): the store does not know it, the daemon's `status` fills it in.
+  public var inhibitor: InhibitPolicy? = nil
 
   /// The state as shown: `interrupted` for a run whose process is gone, else ``state``.
   public var displayedState: String { interrupted ? "interrupted" : state.rawValue }
 
   private enum CodingKeys: String, CodingKey {
     case id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason, pendingPredicates
-    case ephemeral, lastRunStartedAt, lastRunEndedAt, recentRuns
+    case ephemeral, lastRunStartedAt, lastRunEndedAt, recentRuns, inhibitor
   }
 
   /// Encodes with ISO 8601 times and explicit `null`s.
@@ -68,6 +74,7 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
     try container.encode(lastRunStartedAt.map(ISO8601.string), forKey: .lastRunStartedAt)
     try container.encode(lastRunEndedAt.map(ISO8601.string), forKey: .lastRunEndedAt)
     try container.encode(recentRuns, forKey: .recentRuns)
+    try container.encodeIfPresent(inhibitor, forKey: .inhibitor)
   }
 }
 
@@ -182,6 +189,6 @@ public struct TaskStoreReader: Sendable {
       deferrals: row.deferrals, lastResult: row.lastResult, lastReason: row.lastReason,
       pendingPredicates: predicates, ephemeral: row.ephemeral,
       lastRunStartedAt: row.lastRunStartedAt?.date, lastRunEndedAt: row.lastRunEndedAt?.date,
-      recentRuns: history, serializedInput: row.input)
+      recentRuns: history, inhibitPolicy: row.inhibitPolicy, serializedInput: row.input)
   }
 }

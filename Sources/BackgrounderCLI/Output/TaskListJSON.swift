@@ -20,6 +20,10 @@ enum TaskListJSON {
     json.bool(task.ephemeral)
     json.key("id")
     json.string(task.id.rawValue)
+    if let inhibitor = task.inhibitor {
+      json.key("inhibitor")
+      json.string(inhibitor.rawValue)
+    }
     json.key("kind")
     json.string(task.kind.rawValue)
     json.key("lastReason")

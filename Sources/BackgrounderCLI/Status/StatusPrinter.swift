@@ -99,15 +99,26 @@ struct StatusPrinter {
     -> StatusSections
   {
     // With no daemon, a run left "running" ended with the process that ran it.
+    let locks = Self.heldLocks(report.inhibitors)
     let taskList = storedTasks.map { list in
       list.map { task in
         var task = task
         task.interrupted = !report.running && report.error == nil && task.state == .running
+        if task.state == .running { task.inhibitor = locks[task.id.rawValue] }
         return task
       }
     }
     let healthReport = health.report(tasksReadable: taskList != nil, storePath: tasks.storePath)
     return StatusSections(tasks: taskList, health: healthReport, daemon: report)
+  }
+
+  /// The mode of the lock each job's run holds now (asked for and not given: none), by job id.
+  static func heldLocks(_ inhibitors: InhibitorsInfo?) -> [String: InhibitPolicy] {
+    var locks: [String: InhibitPolicy] = [:]
+    for lock in inhibitors?.locks ?? [] where lock.held {
+      locks[lock.job] = InhibitPolicy(rawValue: lock.mode)
+    }
+    return locks
   }
 }
 

@@ -9,7 +9,8 @@ enum TaskStatusText {
     let header = ["ID", "KIND", "STATE", "NEXT RUN", "ATTEMPT", "LAST RESULT", "WAITING FOR"]
     let rows = tasks.map { task in
       [
-        task.id.rawValue, task.kind.rawValue, task.displayedState,
+        task.id.rawValue, task.kind.rawValue,
+        task.displayedState + (task.inhibitor.map { " (\($0.rawValue) lock)" } ?? ""),
         task.nextRun.map { relative($0, now: now) } ?? "-",
         "\(task.attempt)" + (task.deferrals > 0 ? " (+\(task.deferrals) deferred)" : ""),
         lastResult(task), waitingFor(task.pendingPredicates, now: now),

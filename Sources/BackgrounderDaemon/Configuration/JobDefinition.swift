@@ -1,3 +1,5 @@
+import Backgrounder
+
 /// One `[[job]]` entry of the config file: a command run under constraints.
 public struct JobDefinition: Sendable, Equatable, Codable {
   /// When the job runs.
@@ -78,9 +80,10 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// runs may take; the background defaults (``RunPriority/background``) when nil. Encoded only
   /// when set.
   public var priority: RunPriority?
-  /// `inhibit`: the logind lock its runs hold; ``InhibitMode/delay`` when nil. Encoded only
-  /// when set.
-  public var inhibit: InhibitMode?
+  /// `inhibit`: the logind lock its runs hold; ``InhibitPolicy/delay`` when nil. Encoded only
+  /// when set. It becomes the request's ``WorkRequest/OneTime/inhibitPolicy`` (stored with the
+  /// task), which the worker takes the lock from.
+  public var inhibit: InhibitPolicy?
   /// `wake-system = true`: a suspended machine wakes for its next run (a `CLOCK_REALTIME_ALARM`
   /// timer, which needs `CAP_WAKE_ALARM`).
   public var wakeSystem: Bool {

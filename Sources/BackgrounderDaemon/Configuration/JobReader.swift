@@ -1,3 +1,5 @@
+import Backgrounder
+
 /// Turns one `[[job]]` table into a validated `JobDefinition`.
 enum JobReader {
   static let keys: [String] =
@@ -45,7 +47,7 @@ enum JobReader {
     definition.inheritEnvironment = try job.bool("inherit-environment") ?? false
     definition.priority = try PrioritySettingsReader.read(job)
     if let inhibit = try job.string("inhibit") {
-      guard let mode = InhibitMode(rawValue: inhibit) else {
+      guard let mode = InhibitPolicy(rawValue: inhibit) else {
         throw job.error(
           "inhibit", "expected \"delay\", \"block\" or \"none\", got \"\(inhibit)\"")
       }

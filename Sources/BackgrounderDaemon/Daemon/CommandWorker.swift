@@ -19,7 +19,8 @@ public struct CommandWorker: Worker {
   let runner: CommandRunner
   /// The daemon's environment, filtered per job by `JobEnvironment`.
   let daemonEnvironment: [String: String]
-  /// Holds a logind sleep inhibitor while a run goes (the job's `inhibit`); none when nil.
+  /// Holds a logind sleep inhibitor while a run goes, in the request's
+  /// ``WorkContext/inhibitPolicy`` (the job's `inhibit`); none when nil.
   let inhibitor: SleepInhibitor?
 
   public init(
@@ -49,7 +50,7 @@ public struct CommandWorker: Worker {
     guard context.confirmStart() else {
       return .retry(reason: "the network changed before the command started")
     }
-    let lock = inhibitor?.hold(jobID: job.id, mode: job.inhibit ?? .delay)
+    let lock = inhibitor?.hold(jobID: job.id, mode: context.inhibitPolicy)
     let outcome = await runner.run(
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
       jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background)

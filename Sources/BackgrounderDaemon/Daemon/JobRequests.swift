@@ -43,25 +43,26 @@ public enum JobRequests {
           jitter: job.backoff.jitter)
       }
     let budget = job.budget ?? WorkRequest.defaultBudget
+    let inhibit = job.inhibit ?? .delay
     switch job.schedule {
     case .every(let interval, let flex):
       return .periodic(
         WorkRequest.Periodic(
           taskId: taskId, constraints: constraints, input: input, interval: interval,
-          flexWindow: flex, backoff: backoff, budget: budget))
+          flexWindow: flex, backoff: backoff, budget: budget, inhibitPolicy: inhibit))
     case .calendar(let expressions):
       return .periodic(
         WorkRequest.Periodic(
           taskId: taskId, constraints: constraints, input: input,
           calendar: try calendar(expressions, job, machineIdPath: machineIdPath),
-          backoff: backoff, budget: budget))
+          backoff: backoff, budget: budget, inhibitPolicy: inhibit))
     case .once(let delay):
       return .oneTime(
         WorkRequest.OneTime(
           taskId: taskId, constraints: constraints, input: input, initialDelay: delay,
           backoff: backoff,
           executionHint: job.expedited ? .expedited(onQuotaExhausted: .runAsRegular) : .standard,
-          budget: budget))
+          budget: budget, inhibitPolicy: inhibit))
     }
   }
 

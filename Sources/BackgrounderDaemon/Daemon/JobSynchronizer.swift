@@ -123,7 +123,8 @@ public actor JobSynchronizer {
     guard let existing, let (previous, _) = JobRequests.job(in: existing.input) else {
       return .replace
     }
-    if previous == job { return nil }
+    // A task stored before the request carried the policy has the default one.
+    if previous == job, existing.inhibitPolicy == job.inhibit ?? .delay { return nil }
     if existing.state.isFinished { return .replace }
     if case .once = job.schedule { return .replace }
     return .update

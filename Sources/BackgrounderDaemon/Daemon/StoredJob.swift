@@ -92,7 +92,7 @@ private struct JobDocument: Codable {
   var cpuWeight: Int?
   var ioWeight: Int?
   var memoryMax: UInt64?
-  var inhibit: InhibitMode?
+  var inhibit: InhibitPolicy?
   var wakeSystem: Bool?
   var ssids: [String]?
   var interfaces: [String]?

@@ -1,3 +1,4 @@
+import Backgrounder
 import Foundation
 
 extension Doctor {
@@ -5,11 +6,11 @@ extension Doctor {
   /// released at once) when a job's runs are to hold one. Neither a missing logind nor a
   /// refusal stops a run, so both are notes.
   func checkInhibitor(_ jobs: [JobDefinition]) -> DoctorFinding? {
-    guard jobs.contains(where: { $0.inhibit != InhibitMode.none }) else { return nil }
+    guard jobs.contains(where: { $0.inhibit != InhibitPolicy.none }) else { return nil }
     do {
       let descriptor = try LogindInhibitCall.inhibit(
         what: "sleep:shutdown", who: "backgrounder doctor", why: "checking inhibitor locks",
-        mode: InhibitMode.delay.rawValue, address: nil, timeout: .seconds(2))
+        mode: InhibitPolicy.delay.rawValue, address: nil, timeout: .seconds(2))
       close(descriptor)
       return .init(.ok, "inhibitor", "systemd-logind gives sleep and shutdown inhibitor locks")
     } catch {

@@ -1,9 +1,10 @@
+import Backgrounder
 import Foundation
 import Locking
 import Logging
 
 /// Holds a systemd-logind `sleep:shutdown` inhibitor lock (`who` "backgrounder", `why`
-/// "running <job id>") while a run goes, in the job's ``InhibitMode``.
+/// "running <job id>") while a run goes, in the job's ``InhibitPolicy``.
 ///
 /// The lock is asked for off the dispatcher, on a task of its own, bounded by ``timeout``, so
 /// neither the dispatch loop nor the run's start waits for logind. A refusal is logged once
@@ -41,7 +42,7 @@ public final class SleepInhibitor: Sendable {
   public var availability: Availability { state.withLock { $0.availability } }
 
   /// The jobs whose runs go under a lock in `mode` now.
-  public func runningJobs(mode: InhibitMode) -> [String] {
+  public func runningJobs(mode: InhibitPolicy) -> [String] {
     runs.withLock { $0.modes.values.filter { $0.mode == mode }.map(\.jobID) }
   }
 
@@ -52,9 +53,9 @@ public final class SleepInhibitor: Sendable {
       .sorted { ($0.job, $0.mode) < ($1.job, $1.mode) }
   }
 
-  /// Starts asking for a lock for a run of `jobID`; nil for ``InhibitMode/none``. Release the
+  /// Starts asking for a lock for a run of `jobID`; nil for ``InhibitPolicy/none``. Release the
   /// returned lock when the run ends.
-  public func hold(jobID: String, mode: InhibitMode) -> InhibitorLock? {
+  public func hold(jobID: String, mode: InhibitPolicy) -> InhibitorLock? {
     guard mode != .none else { return nil }
     let number = runs.withLock { runs in
       defer { runs.next += 1 }
@@ -103,11 +104,11 @@ public final class SleepInhibitor: Sendable {
 /// once, or as soon as it arrives when the answer is still on its way.
 public final class InhibitorLock: Sendable {
   public let jobID: String
-  public let mode: InhibitMode
+  public let mode: InhibitPolicy
   private let state = Lock<(descriptor: Int32?, released: Bool)>((nil, false))
   private let onRelease: @Sendable () -> Void
 
-  init(jobID: String, mode: InhibitMode, onRelease: @escaping @Sendable () -> Void) {
+  init(jobID: String, mode: InhibitPolicy, onRelease: @escaping @Sendable () -> Void) {
     self.jobID = jobID
     self.mode = mode
     self.onRelease = onRelease

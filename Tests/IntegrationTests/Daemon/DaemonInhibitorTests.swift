@@ -1,3 +1,4 @@
+import Backgrounder
 import BackgrounderDaemon
 import Foundation
 import Logging
@@ -56,6 +57,14 @@ struct DaemonInhibitorTests {
     #expect(text.contains("  inhibitors: available (systemd-logind)"), "\(text)")
     #expect(text.contains("  inhibitor: dev.e2e.held holds a block lock"), "\(text)")
     #expect(!text.contains("inhibitor: dev.e2e.free"), "\(text)")
+    // Each task says whether its run holds one: `"inhibitor"` and `running (block lock)`.
+    let tasks = try await Self.statusTasks(harness)
+    #expect(tasks["dev.e2e.held"]?["inhibitor"] as? String == "block", "\(tasks)")
+    #expect(tasks["dev.e2e.free"].map { $0["inhibitor"] == nil } == true, "\(tasks)")
+    let heldRow = text.split(separator: "\n").first { $0.contains("dev.e2e.held  ") }
+    #expect(heldRow?.contains("running (block lock)") == true, "\(text)")
+    let freeRow = text.split(separator: "\n").first { $0.contains("dev.e2e.free  ") }
+    #expect(freeRow.map { !$0.contains("lock)") } == true, "\(text)")
 
     try Data().write(to: URL(fileURLWithPath: workspace.file("release")))
     try await daemonEventually("the lock to be released", describe: harness.describe()) {
@@ -64,6 +73,17 @@ struct DaemonInhibitorTests {
     _ = try await harness.waitForTask("dev.e2e.held", "finished") { $0.lastResult == "success" }
     let after = try await Self.statusInhibitors(harness)
     #expect(after?.locks == [], "no run, no lock: \(String(describing: after))")
+  }
+
+  /// `status --json`'s `tasks`, by id.
+  private static func statusTasks(_ harness: DaemonHarness) async throws -> [String: [String: Any]]
+  {
+    let raw = try await harness.status().raw
+    let document = try JSONSerialization.jsonObject(with: Data(raw.utf8)) as? [String: Any]
+    let tasks = document?["tasks"] as? [[String: Any]] ?? []
+    return Dictionary(
+      tasks.compactMap { task in (task["id"] as? String).map { ($0, task) } },
+      uniquingKeysWith: { first, _ in first })
   }
 
   /// `status --json`'s `daemon.inhibitors`.
@@ -191,6 +211,49 @@ struct DaemonInhibitorTests {
     defer { logind.stop() }
     let present = try await doctor()
     #expect(present.contains("ok: inhibitor: systemd-logind gives"), "\(present)")
+  }
+
+  /// The lock's mode is the request's ``InhibitPolicy`` (kept with the task in the store),
+  /// not the job definition the request carries: a library user setting it gets the lock.
+  @Test func theLockModeIsTheRequestsInhibitPolicy() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let logger = Logger(label: "test.inhibitor")
+    let inhibitor = SleepInhibitor(address: bus.address, logger: logger)
+    let backgrounder = Backgrounder(storePath: workspace.file("store.sqlite"))
+    try backgrounder.registerFallback { _ in
+      CommandWorker(runner: CommandRunner(logger: logger), inhibitor: inhibitor)
+    }
+    try await backgrounder.start()
+    // No `inhibit` in the definition: on its own it would take a delay lock.
+    let job = JobDefinition(
+      id: "dev.e2e.request",
+      command: [
+        "/bin/sh", "-c", "while [ ! -e \(workspace.file("release")) ]; do sleep 0.05; done",
+      ],
+      schedule: .once(delay: .zero))
+    guard case .oneTime(var request) = try JobRequests.request(for: job, origin: .cli) else {
+      Issue.record("a once job gives a one-time request")
+      return
+    }
+    #expect(request.inhibitPolicy == .delay)
+    request.inhibitPolicy = .block
+    #expect(await backgrounder.schedule(request) == .scheduled)
+    let list = try await daemonEventually("the lock") {
+      let list = try logind.inhibitors()
+      return list.contains("\"running dev.e2e.request\"") ? list : nil
+    }
+    #expect(list.contains("\"block\""), "the request's mode: \(list)")
+    #expect(!list.contains("\"delay\""), "\(list)")
+    try Data().write(to: URL(fileURLWithPath: workspace.file("release")))
+    try await daemonEventually("the lock to go") {
+      try logind.inhibitors().contains("dev.e2e.request") ? nil : true
+    }
+    await backgrounder.shutdown()
   }
 
   @Test func noLogindMeansNoLockAndTheRunGoesOn() async throws {
