@@ -5,7 +5,8 @@ import PackageDescription
 // so that building Backgrounder compiles none of swift-otel's dependencies (swift-nio,
 // swift-nio-ssl, async-http-client, swift-protobuf). The daemon starts the built
 // `backgrounder-otlp-export` as a contained child process when its telemetry outbox holds rows
-// (docs/daemon.md, [telemetry]). From the repository root:
+// (docs/daemon.md, [telemetry]); Scripts/package ships it next to `backgrounder`. From the
+// repository root:
 //   swift build --package-path Telemetry [-c release]
 let package = Package(
   name: "BackgrounderTelemetry",

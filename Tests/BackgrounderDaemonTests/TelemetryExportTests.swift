@@ -37,6 +37,7 @@ struct TelemetryExportTests {
 
   private func withExport(
     network: NetworkConditions, settings: (inout TelemetrySettings) -> Void = { _ in },
+    metrics: MetricsFile? = nil, waits: RunWaitFeed = RunWaitFeed(),
     _ body: (TelemetryExport, Backgrounder, StandInExporter, ManualClock, FakeNetworkSource)
       async throws
       -> Void
@@ -55,8 +56,8 @@ struct TelemetryExportTests {
     let source = FakeNetworkSource(network)
     let export = TelemetryExport(
       settings: telemetry, runtime: runtime, network: source, clock: clock,
-      batchPath: directory.appendingPathComponent("batch.json").path,
-      logger: Logger(label: "test"), send: { exporter.send($0) })
+      batchPath: directory.appendingPathComponent("batch.json").path, metrics: metrics,
+      waits: waits, logger: Logger(label: "test"), send: { exporter.send($0) })
     var configuration = DaemonConfiguration(sourcePath: "/test.toml")
     var job = JobDefinition(
       id: "dev.example.backup", command: ["true"], schedule: .once(delay: .zero))
@@ -97,8 +98,58 @@ struct TelemetryExportTests {
       #expect(run["conditions"] as? [String] == ["network=unmetered", "charging"])
       #expect(run["start"] as? UInt64 == 1_700_000_000_000_000_000)
       #expect(run["end"] as? UInt64 == 1_700_000_002_000_000_000)
+      #expect(run["waitedSeconds"] as? Double == 0)
+      #expect(batch["metrics"] == nil)
       #expect(try await runtime.telemetryBatch(limit: 10) == nil)
     }
+  }
+
+  @Test("a batch carries the metrics as they are when it is sent, and each run its waited time")
+  func batchCarriesMetricsAndWaits() async throws {
+    let metrics = MetricsFile(path: nil)
+    let waits = RunWaitFeed()
+    let job = try TaskId("dev.example.backup")
+    try await withExport(network: Self.unmetered, metrics: metrics, waits: waits) {
+      export, _, exporter, _, _ in
+      exporter.deliver(true)
+      // Held 90 s for an unmetered network, then 10 s of backoff (not a condition).
+      let due = Date(timeIntervalSince1970: 1_699_999_900)
+      waits.change(job: job, predicates: [.networkRequired(.unmetered)], at: due)
+      waits.change(
+        job: job, predicates: [.waitingForBackoff(until: due.addingTimeInterval(100))],
+        at: due.addingTimeInterval(90))
+      waits.change(job: job, predicates: [], at: due.addingTimeInterval(100))
+      metrics.recordResult(job: job.rawValue, result: "failure")
+      try await finishRun(export, attempt: 0, at: 1_700_000_000)
+      await export.exportPending()
+      let batch = try #require(exporter.batches.first)
+      let run = try #require((batch["runs"] as? [[String: Any]])?.first)
+      #expect(run["waitedSeconds"] as? Double == 90)
+      let text = try #require(batch["metrics"] as? String)
+      #expect(
+        text.contains(#"backgrounder_results_total{job="dev.example.backup",result="failure"} 1"#),
+        "\(text)")
+    }
+  }
+
+  @Test("the waited time counts condition waits since the previous run started, not backoff")
+  func runWaitsCountConditionsOnly() throws {
+    let job = try TaskId("dev.example.backup")
+    let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+    var waits = RunWaits()
+    #expect(waits.runStarted(job: job, at: t0) == 0)
+    waits.change(job: job, predicates: [.requiresCharging], at: t0)
+    // Another condition while still held: the same wait goes on.
+    waits.change(job: job, predicates: [.requiresBatteryNotLow], at: t0.addingTimeInterval(20))
+    waits.change(job: job, predicates: [], at: t0.addingTimeInterval(30))
+    waits.change(
+      job: job, predicates: [.waitingForEarliestBeginDate(at: t0.addingTimeInterval(50))],
+      at: t0.addingTimeInterval(40))
+    waits.change(
+      job: job, predicates: [.mounted(path: "/mnt/backup")], at: t0.addingTimeInterval(50))
+    // Still held when the run starts (an edge the runtime reports after): counted up to the start.
+    #expect(waits.runStarted(job: job, at: t0.addingTimeInterval(55)) == 35)
+    #expect(waits.runStarted(job: job, at: t0.addingTimeInterval(60)) == 0)
   }
 
   @Test("a batch not delivered stays in the store; the retry waits for the backoff on the clock")

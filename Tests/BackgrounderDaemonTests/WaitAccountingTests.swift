@@ -53,7 +53,7 @@ import Testing
     feed.change(job: job, predicates: [.requiresBatteryNotLow], at: t0.addingTimeInterval(100))
     feed.change(job: job, predicates: [], at: t0.addingTimeInterval(105))
     try metrics.write()
-    let text = try String(contentsOfFile: metrics.path, encoding: .utf8)
+    let text = try String(contentsOfFile: try #require(metrics.path), encoding: .utf8)
     #expect(
       text.contains(
         "backgrounder_job_waited_seconds_total{job=\"\(job)\",condition=\"battery\"} 50"),

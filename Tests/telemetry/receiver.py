@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """A minimal OTLP/HTTP receiver for Tests/telemetry/run.sh: decodes every POST to /v1/traces
-with the official opentelemetry-proto package and appends one JSON line per span to OUTPUT.
+and /v1/metrics with the official opentelemetry-proto package and appends one JSON line per
+span to SPANS, one per metric data point to METRICS.
 
-Usage: receiver.py PORT OUTPUT
+Usage: receiver.py PORT SPANS METRICS
 """
 import gzip
 import json
 import sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 
@@ -24,12 +26,15 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         if self.headers.get("Content-Encoding") == "gzip":
             body = gzip.decompress(body)
+        if self.path == "/v1/metrics":
+            self.metrics(body)
+            return
         if self.path != "/v1/traces":
             self.send_error(404)
             return
         request = trace_service_pb2.ExportTraceServiceRequest()
         request.ParseFromString(body)
-        with open(self.server.output, "a") as output:
+        with open(self.server.spans, "a") as output:
             for resource_spans in request.resource_spans:
                 resource = {a.key: value(a.value) for a in resource_spans.resource.attributes}
                 for scope_spans in resource_spans.scope_spans:
@@ -44,7 +49,33 @@ class Handler(BaseHTTPRequestHandler):
                             "authorization": self.headers.get("authorization"),
                             "contentType": self.headers.get("Content-Type"),
                         }) + "\n")
-        response = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+        self.respond(trace_service_pb2.ExportTraceServiceResponse())
+
+    def metrics(self, body):
+        request = metrics_service_pb2.ExportMetricsServiceRequest()
+        request.ParseFromString(body)
+        with open(self.server.metrics, "a") as output:
+            for resource_metrics in request.resource_metrics:
+                resource = {a.key: value(a.value) for a in resource_metrics.resource.attributes}
+                for scope_metrics in resource_metrics.scope_metrics:
+                    for metric in scope_metrics.metrics:
+                        kind = metric.WhichOneof("data")
+                        data = getattr(metric, kind)
+                        for point in data.data_points:
+                            output.write(json.dumps({
+                                "name": metric.name,
+                                "description": metric.description,
+                                "kind": kind,
+                                "monotonic": kind == "sum" and data.is_monotonic,
+                                "value": getattr(point, point.WhichOneof("value")),
+                                "attributes": {a.key: value(a.value) for a in point.attributes},
+                                "resource": resource,
+                                "authorization": self.headers.get("authorization"),
+                            }) + "\n")
+        self.respond(metrics_service_pb2.ExportMetricsServiceResponse())
+
+    def respond(self, message):
+        response = message.SerializeToString()
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", str(len(response)))
@@ -57,7 +88,8 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     server = HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
-    server.output = sys.argv[2]
+    server.spans = sys.argv[2]
+    server.metrics = sys.argv[3]
     server.serve_forever()
 
 

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# `[telemetry]` end to end (issue #29 item 7): the real daemon exports its runs as spans with the
-# real `backgrounder-otlp-export` (Telemetry/, swift-otel OTLP/HTTP) to a small OTLP/HTTP
-# receiver (receiver.py, decoding with the official opentelemetry-proto package):
+# `[telemetry]` end to end (issue #29 item 7): the real daemon exports its runs as spans and its
+# metrics with the real `backgrounder-otlp-export` (Telemetry/, swift-otel OTLP/HTTP) to a small
+# OTLP/HTTP receiver (receiver.py, decoding with the official opentelemetry-proto package):
 #   - receiver down: the runs stay in the store's outbox (nothing lost), the export is retried;
 #   - receiver up: the next run's end sends every stored run, with job, attempt, outcome,
-#     reason, conditions and the authorization header; the outbox is empty after;
+#     reason, conditions, waited time and the authorization header, then the metrics (runs and
+#     results per job, last success, stale); the outbox is empty after;
 #   - bound: with `buffer = 2` and the receiver down, 3 runs keep the newest 2 and count 1
 #     dropped; after a restart with the receiver up both are sent, the drop count with them;
+#   - metered (in a network namespace of its own, two veth links, the default route moved
+#     between them, `[network] metered` naming one): receiver down, then the link metered with
+#     the receiver up (nothing arrives), then both allow: every run arrives, with the time an
+#     unmetered job waited, on its span and in the metrics;
 #   - idle with an endpoint configured and an empty outbox: 0 system calls in 10 s (strace).
 #
 # Usage: Tests/telemetry/run.sh     (builds the Telemetry package first; BACKGROUNDER_BINARY
 #        defaults to .build/debug/backgrounder, BACKGROUNDER_OTLP_EXPORTER to the one built)
-# Needs root (unshare -m, strace -p), python3 with opentelemetry-proto (pip install
+# Needs root (unshare -m, ip netns, strace -p), python3 with opentelemetry-proto (pip install
 # opentelemetry-proto) and strace (for the idle check). Outside CI a missing prerequisite skips with a message; with CI=true it fails.
 # Prints PASS/FAIL per check and "N passed, N failed".
 set -euo pipefail
@@ -41,16 +46,20 @@ work=$(mktemp -d /tmp/bg-telemetry.XXXXXX)
 chmod 700 "$work"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 spans=$work/spans.jsonl
+metrics=$work/metrics.jsonl
 store=$work/store.sqlite
 daemon_pid=
 receiver_pid=
+namespace=
+in_namespace=()  # the prefix that runs a command in $namespace (phase 4)
 cleanup() {
   local status=$?
   set +e
   [[ -n $daemon_pid ]] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
   [[ -n $receiver_pid ]] && kill "$receiver_pid" 2>/dev/null && wait "$receiver_pid" 2>/dev/null
+  [[ -n $namespace ]] && ip netns del "$namespace"
   if [[ -n ${BACKGROUNDER_TELEMETRY_TEST_LOGS:-} ]]; then
-    cp "$work"/*.log "$spans" "$BACKGROUNDER_TELEMETRY_TEST_LOGS"/ 2>/dev/null || true
+    cp "$work"/*.log "$work"/*.jsonl "$BACKGROUNDER_TELEMETRY_TEST_LOGS"/ 2>/dev/null || true
   fi
   rm -rf "$work"
   exit "$status"
@@ -95,8 +104,9 @@ runs_of() { cat "$work/$1.runs" 2>/dev/null | wc -l; }
 runs_are() { [[ $(runs_of "$1") -eq $2 ]]; }
 log_has() { grep -q "$1" "$work/daemon.log"; }
 
-write_config() {  # write_config BUFFER
+write_config() {  # write_config BUFFER [EXTRA TOML]
   cat >"$work/config.toml" <<TOML
+${2:-}
 [store]
 path = "$store"
 [control]
@@ -112,6 +122,7 @@ id = "dev.example.ok"
 command = ["sh", "-c", "echo run >> $work/ok.runs"]
 every = "1d"
 network = "any"
+alert-after = "2d"
 
 [[job]]
 id = "dev.example.fail"
@@ -120,26 +131,34 @@ every = "1d"
 backoff = { max-attempts = 1 }
 TOML
 }
+starts=0
 start_daemon() {
+  # (each start's log kept as daemon-N.log for BACKGROUNDER_TELEMETRY_TEST_LOGS)
+  [[ -s $work/daemon.log ]] && cp "$work/daemon.log" "$work/daemon-$starts.log"
+  starts=$((starts + 1))
   : >"$work/daemon.log"
   # In a mount namespace of its own: the mount-table watch does not see this shared machine's
   # other mounts come and go (which would wake it while the idle cost is measured).
-  unshare -m --propagation private \
+  "${in_namespace[@]}" unshare -m --propagation private \
     "$binary" run --config "$work/config.toml" >>"$work/daemon.log" 2>&1 &
   daemon_pid=$!
   wait_for 30 test -S "$work/control.sock"
 }
 stop_daemon() {
+  [[ -n $daemon_pid ]] || return 0
   kill "$daemon_pid"
   wait "$daemon_pid" 2>/dev/null || true
   daemon_pid=
 }
 start_receiver() {
-  python3 "$repo/Tests/telemetry/receiver.py" "$port" "$spans" 2>>"$work/receiver.log" &
+  "${in_namespace[@]}" python3 "$repo/Tests/telemetry/receiver.py" "$port" "$spans" "$metrics" \
+    2>>"$work/receiver.log" &
   receiver_pid=$!
-  wait_for 10 python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null
+  wait_for 10 "${in_namespace[@]}" python3 -c \
+    "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null
 }
 stop_receiver() {
+  [[ -n $receiver_pid ]] || return 0
   kill "$receiver_pid"
   wait "$receiver_pid" 2>/dev/null || true
   receiver_pid=
@@ -147,6 +166,21 @@ stop_receiver() {
 trigger() { "$binary" trigger --config "$work/config.toml" "$1" >/dev/null; }
 span_field() {  # span_field LINE EXPRESSION: a Python expression over the span `s`
   sed -n "${1}p" "$spans" | python3 -c "import json, sys; s = json.load(sys.stdin); print($2)"
+}
+metric() {  # metric NAME job=ID[,key=value…] [EXPRESSION over the newest data point `m`]
+  python3 - "$metrics" "$1" "$2" "${3:-}" <<'PY'
+import json, os, sys
+path, name, wanted, expression = sys.argv[1:]
+expression = expression or "f\"{m['value']:g}\""
+attributes = dict(pair.split("=", 1) for pair in wanted.split(","))
+m = None
+for line in open(path) if os.path.exists(path) else []:
+    point = json.loads(line)
+    if point["name"] == name and point["attributes"] == attributes:
+        m = point
+result = eval(expression) if m else "none"
+print(" ".join(map(str, result)) if isinstance(result, tuple) else result)
+PY
 }
 
 # 1. Receiver down: both jobs run, the export fails, the runs stay in the store.
@@ -180,6 +214,31 @@ check "the ok run's span: conditions [network=any], start <= end" test \
 check "the authorization header reached the collector" test \
   "$(span_field 1 's["authorization"]')" = "Bearer e2e-secret"
 check "runs of the jobs match the spans (2 ok, 1 fail)" test "$(runs_of ok) $(runs_of fail)" = "2 1"
+# (the first runs may wait a moment at start, until the network is known)
+check "every span carries backgrounder.waited_seconds" test \
+  "$(for line in 1 2 3; do span_field $line '"backgrounder.waited_seconds" in s["attributes"]'; done | sort -u)" = True
+triggered=$(grep -n '"dev.example.ok"' "$spans" | tail -1 | cut -d: -f1)
+check "the triggered ok run's span: waited 0 s (network=any, known)" test \
+  "$(span_field "$triggered" 's["attributes"]["backgrounder.waited_seconds"]')" = 0.0
+# The metrics of the daemon since its start, sent after the spans.
+runs_metric_is() {  # runs_metric_is OK FAIL
+  [[ "$(metric backgrounder_runs job=dev.example.ok) $(metric backgrounder_runs job=dev.example.fail)" == "$1 $2" ]]
+}
+check "metrics: 2 ok runs, 1 fail run" wait_for 30 runs_metric_is 2 1
+check "metrics: results by outcome (ok success 2, fail failure 1)" test \
+  "$(metric backgrounder_results job=dev.example.ok,result=success) $(metric backgrounder_results job=dev.example.fail,result=failure)" = "2 1"
+check "metrics: results are a monotonic sum, with the textfile's help as description" test \
+  "$(metric backgrounder_results job=dev.example.ok,result=success 'm["kind"], m["monotonic"], m["description"]')" \
+  = "sum True Run results, per job and result."
+ok_ends=$(grep '"dev.example.ok"' "$spans" | python3 -c 'import json, sys; print(" ".join(str(json.loads(l)["end"] / 1e9) for l in sys.stdin))')
+check "metrics: the ok job's last success is the end of one of its runs ($ok_ends)" test \
+  "$(metric backgrounder_job_last_success_timestamp_seconds job=dev.example.ok \
+    "m['kind'] == 'gauge' and any(abs(m['value'] - float(e)) < 2 for e in '$ok_ends'.split())")" = True
+check "metrics: the ok job (alert-after) is not stale" test \
+  "$(metric backgrounder_job_stale job=dev.example.ok 'm["kind"], m["value"]')" = "gauge 0.0"
+check "metrics: the authorization header and service name came with them" test \
+  "$(metric backgrounder_runs job=dev.example.ok 'm["authorization"], m["resource"]["service.name"]')" \
+  = "Bearer e2e-secret backgrounder"
 
 # 3. Bound: buffer = 2, receiver down, three runs: the newest two kept, one dropped and counted;
 # after a restart with the receiver up, both are sent with the drop count.
@@ -203,7 +262,95 @@ check "after delivery the outbox and its drop count are empty" \
   wait_for 10 outbox_is rows 0
 check "the drop count is reset" outbox_is dropped 0
 
-# 4. Idle with an endpoint configured and an empty outbox: no system call in 10 s, as without
+# 4. Metered, in a network namespace of its own: two veth links, `bgfree0` (unmetered) and
+# `bgmet0` (metered by `[network] metered`), the default route moved between them; the daemon,
+# its exporter and the receiver in it. Receiver down, then the link metered with the receiver
+# up, then both allow: nothing sent while metered, every run after.
+stop_daemon
+stop_receiver
+namespace=bgtelemetry-$$
+ip netns add "$namespace"
+in_namespace=(ip netns exec "$namespace")
+ip -n "$namespace" link set lo up
+for link in free met; do
+  ip -n "$namespace" link add "bg${link}0" type veth peer name "bg${link}1"
+  ip -n "$namespace" link set "bg${link}1" up
+  ip -n "$namespace" link set "bg${link}0" up
+done
+ip -n "$namespace" addr add 10.231.0.1/24 dev bgfree0
+ip -n "$namespace" addr add 10.231.1.1/24 dev bgmet0
+route_via() {  # route_via free|met: the default route moved to that link (deleted, then added)
+  ip -n "$namespace" route del default 2>/dev/null || true
+  ip -n "$namespace" route add default via "10.231.$([[ $1 == free ]] && echo 0 || echo 1).2" \
+    dev "bg${1}0"
+}
+route_via free
+store=$work/metered.sqlite
+rm -f "$spans" "$metrics" "$work"/{ok,fail,unmetered,later}.runs
+write_config 10000 '[network]
+metered = ["bgmet*"]
+networkmanager = false'
+cat >>"$work/config.toml" <<TOML
+
+[[job]]
+id = "dev.example.unmetered"
+command = ["sh", "-c", "echo run >> $work/unmetered.runs"]
+every = "1d"
+network = "unmetered"
+TOML
+start_daemon
+wait_for 60 runs_are ok 1 && wait_for 60 runs_are fail 1 && wait_for 60 runs_are unmetered 1 \
+  || fail "the three jobs ran on the unmetered link"
+check "metered phase, receiver down: the exporter ran and failed" \
+  wait_for 60 log_has "telemetry exporter failed"
+check "metered phase, receiver down: 3 runs kept" wait_for 30 outbox_is rows 3
+metered_is() {  # metered_is yes|no: what the daemon's view (status, in the namespace) says
+  "${in_namespace[@]}" "$binary" status --config "$work/config.toml" 2>/dev/null \
+    | grep -q "^Metered: $1"
+}
+# An export begun on the unmetered link is not cancelled when the link becomes metered: switch
+# once no exporter runs (a wake queued at start may start a second one after the first failure).
+exporter_idle() { ! pgrep -f "^$exporter " >/dev/null; }
+sleep 1
+wait_for 30 exporter_idle || fail "the exporter still runs"
+route_via met
+check "the daemon sees the metered link" wait_for 30 metered_is yes
+start_receiver
+trigger dev.example.ok  # (trigger runs it now, whatever the network)
+wait_for 60 runs_are ok 2 || fail "the ok job ran again on the metered link"
+check "metered link: the run is stored (4 rows)" wait_for 30 outbox_is rows 4
+# A one-time job that needs an unmetered network: it waits while the link is metered.
+"$binary" schedule --config "$work/config.toml" dev.example.later --once --network unmetered \
+  --command sh -c "echo run >> $work/later.runs" >/dev/null
+sleep 5  # time for an export that must not happen, and for that job to wait
+check "metered link: nothing reached the receiver" test "$(cat "$spans" "$metrics" 2>/dev/null | wc -l)" = 0
+check "metered link: the unmetered one-time job waits" runs_are later 0
+route_via free
+check "both allow: all 5 runs arrive as spans" wait_for 60 span_count_is 5
+check "both allow: the outbox is empty after delivery" wait_for 10 outbox_is rows 0
+check "nothing dropped" outbox_is dropped 0
+check "the spans are the runs (ok 2, fail 1, unmetered 1, later 1)" test \
+  "$(runs_of ok) $(runs_of fail) $(runs_of unmetered) $(runs_of later) $(for job in ok fail unmetered later; do grep -c "\"dev.example.$job\"" "$spans"; done | paste -sd' ')" \
+  = "2 1 1 1 2 1 1 1"
+later=$(grep -n '"dev.example.later"' "$spans" | cut -d: -f1)
+waited=$(span_field "$later" 's["attributes"]["backgrounder.waited_seconds"]')
+check "the one-time job's span: it waited >= 5 s for an unmetered network ($waited)" \
+  python3 -c "import sys; sys.exit(not $waited >= 5)"
+waited_metric_set() {
+  [[ $(metric backgrounder_job_waited_seconds job=dev.example.later,condition=unmetered \
+    "m['value'] >= 5") == True ]]
+}
+check "metrics: the one-time job's time waited for an unmetered network >= 5 s" \
+  wait_for 30 waited_metric_set
+stop_daemon
+stop_receiver
+ip netns del "$namespace"
+namespace=
+in_namespace=()
+store=$work/store.sqlite
+write_config 10000
+
+# 5. Idle with an endpoint configured and an empty outbox: no system call in 10 s, as without
 # [telemetry] (a fresh start of each: the jobs ran already and are not due for a day).
 idle_calls() {  # the daemon's system calls in 10 s, after 15 s to settle
   # (the worker threads of the start's burst exit about 10 s after it, with or without telemetry)

@@ -89,8 +89,18 @@ public final class Daemon: Service {
     let (storeReplaced, replacedContinuation) = AsyncStream<StoreError>.makeStream(
       bufferingPolicy: .bufferingOldest(1))
     runtimeConfiguration.onStoreReplaced = { replacedContinuation.yield($0) }
-    let metrics = (options.metricsFile ?? configuration.metricsFile).map(MetricsFile.init(path:))
-    if let metrics { runtimeConfiguration.onWaitChange = WaitMetrics(metrics: metrics).change }
+    let metricsPath = options.metricsFile ?? configuration.metricsFile
+    // With [telemetry] and no [metrics] file the metrics are kept for the exporter only.
+    let metrics =
+      metricsPath != nil || configuration.telemetry != nil ? MetricsFile(path: metricsPath) : nil
+    let waitMetrics = metrics.map(WaitMetrics.init(metrics:))
+    let runWaits = configuration.telemetry.map { _ in RunWaitFeed() }
+    if waitMetrics != nil || runWaits != nil {
+      runtimeConfiguration.onWaitChange = { job, predicates, time in
+        waitMetrics?.change(job: job, predicates: predicates, at: time)
+        runWaits?.change(job: job, predicates: predicates, at: time)
+      }
+    }
     let runtime = Backgrounder(configuration: runtimeConfiguration)
     let containment = try await RunContainment.prepare(
       storePath: configuration.storePath, logger: logger)
@@ -112,14 +122,17 @@ public final class Daemon: Service {
       notices: configuration.desktopNotices ? DesktopNotices(logger: logger) : nil, logger: logger,
       notify: { [notifier] in notifier.notify($0) },
       afterLook: { Self.releaseIdleMemory(runtime) })
-    let telemetry = configuration.telemetry.map { settings in
-      TelemetryExport(
-        settings: settings, runtime: runtime, network: sources.network,
-        clock: runtimeConfiguration.clock, batchPath: configuration.storePath + ".telemetry.json",
-        logger: logger,
-        send: TelemetryExporterProcess.send(
-          runner: runner, exporter: TelemetryExporterProcess.path(settings), logger: logger))
-    }
+    let telemetry: TelemetryExport? =
+      if let settings = configuration.telemetry, let runWaits {
+        TelemetryExport(
+          settings: settings, runtime: runtime, network: sources.network,
+          clock: runtimeConfiguration.clock, batchPath: configuration.storePath + ".telemetry.json",
+          metrics: metrics, waits: runWaits, logger: logger,
+          send: TelemetryExporterProcess.send(
+            runner: runner, exporter: TelemetryExporterProcess.path(settings), logger: logger))
+      } else {
+        nil
+      }
     let telemetryEvents = telemetry.map { _ in runtime.events() }
     telemetry?.configure(configuration)
     do {

@@ -5,14 +5,21 @@ import SystemPackage
 
 /// Prometheus metrics for a fleet: runs, results, retries and deferrals per job, and the current
 /// network and power state. Written in text format to a file for node_exporter's textfile
-/// collector, replaced atomically (write to a fresh temporary file, then rename).
+/// collector, replaced atomically (write to a fresh temporary file, then rename), and handed
+/// to the OTLP exporter with every `[telemetry]` batch (``snapshot()``).
 public final class MetricsFile: Sendable {
   private let registry = PrometheusCollectorRegistry()
-  /// The textfile path.
-  public let path: String
+  /// The textfile path; nil when the metrics are kept for `[telemetry]` only (no `[metrics]
+  /// file`): ``write()`` then writes nothing.
+  public let path: String?
 
-  public init(path: String) {
+  public init(path: String?) {
     self.path = path
+  }
+
+  /// The current values in Prometheus text format (what ``write()`` writes).
+  public func snapshot() -> String {
+    String(decoding: registry.emitToBuffer(), as: UTF8.self)
   }
 
   /// A run of `job` started.
@@ -98,6 +105,7 @@ public final class MetricsFile: Sendable {
   /// another user. No fsync: the file is rewritten on every change and readers only ever see
   /// a complete old or new version.
   public func write() throws {
+    guard let path else { return }
     let (directory, name) = try TrustedDirectory.open(containing: path, creating: false)
     let temporary = ".\(name).\(UInt64.random(in: 0 ... .max))"
     let fd = try directory.openFile(temporary, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)

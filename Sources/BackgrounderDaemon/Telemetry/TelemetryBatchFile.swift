@@ -3,20 +3,25 @@ import Foundation
 
 /// The exporter's input: one JSON file, readable by the daemon's user only, with the
 /// collector's address, its headers (secrets, hence a file and not the command line), the drop
-/// count and the runs.
+/// count, the daemon's metrics in Prometheus text format and the runs.
 enum TelemetryBatchFile {
   private struct Header: Encodable {
     var endpoint: String
     var headers: [String: String]
     var dropped: Int
+    var metrics: String?
   }
 
   /// The file's contents for `batch`.
-  static func contents(_ batch: TelemetryBatch, settings: TelemetrySettings) throws -> Data {
+  static func contents(_ batch: TelemetryBatch, settings: TelemetrySettings, metrics: String?)
+    throws -> Data
+  {
     let encoder = JSONEncoder()
     encoder.outputFormatting = .sortedKeys
     var header = try encoder.encode(
-      Header(endpoint: settings.endpoint, headers: settings.headers, dropped: batch.dropped))
+      Header(
+        endpoint: settings.endpoint, headers: settings.headers, dropped: batch.dropped,
+        metrics: metrics))
     // The stored rows are JSON objects already: spliced in, not decoded and encoded again.
     header.removeLast()  // "}"
     header.append(contentsOf: Array(",\"runs\":[".utf8))
@@ -25,10 +30,12 @@ enum TelemetryBatchFile {
     return header
   }
 
-  /// Writes the file for `batch` at `path` (mode 0600, created anew: a file or symlink planted
-  /// there is removed, never followed).
-  static func write(_ batch: TelemetryBatch, settings: TelemetrySettings, to path: String) throws {
-    let data = try contents(batch, settings: settings)
+  /// Writes the file for `batch` and `metrics` at `path` (mode 0600, created anew: a file or
+  /// symlink planted there is removed, never followed).
+  static func write(
+    _ batch: TelemetryBatch, settings: TelemetrySettings, metrics: String?, to path: String
+  ) throws {
+    let data = try contents(batch, settings: settings, metrics: metrics)
     unlink(path)
     let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else {

@@ -7,8 +7,9 @@ import Logging
 /// the outbox to `backgrounder-otlp-export` (the `Telemetry/` package: swift-otel, OTLP/HTTP)
 /// whenever it holds rows and the network meets `telemetry-network`. A delivered batch is
 /// removed from the store; a failed one stays and is tried again after a backoff (30 s doubling
-/// to 1 h), at the next run's end, or when the network comes back. With an empty outbox
-/// nothing is armed: an idle daemon wakes for nothing.
+/// to 1 h), at the next run's end, or when the network comes back. Each batch carries the
+/// daemon's metrics as they are when it is sent (``MetricsFile/snapshot()``). With an empty
+/// outbox nothing is armed: an idle daemon wakes for nothing.
 final class TelemetryExport: Sendable {
   /// Runs the exporter on one batch file; true when the collector accepted every row.
   typealias Send = @Sendable (_ batchFile: String) async -> Bool
@@ -20,12 +21,14 @@ final class TelemetryExport: Sendable {
 
   private struct State {
     var conditions: [String: [String]] = [:]
-    var started: [TaskId: Date] = [:]
+    var started: [TaskId: (at: Date, waited: Double)] = [:]
     var failures = 0
     var retry: Task<Void, Never>?
   }
 
   private let settings: TelemetrySettings
+  private let metrics: MetricsFile?
+  private let waits: RunWaitFeed
   private let runtime: Backgrounder
   private let network: any NetworkConditionSource
   private let clock: any WallClock
@@ -38,9 +41,12 @@ final class TelemetryExport: Sendable {
 
   init(
     settings: TelemetrySettings, runtime: Backgrounder, network: any NetworkConditionSource,
-    clock: any WallClock, batchPath: String, logger: Logger, send: @escaping Send
+    clock: any WallClock, batchPath: String, metrics: MetricsFile?, waits: RunWaitFeed,
+    logger: Logger, send: @escaping Send
   ) {
     self.settings = settings
+    self.metrics = metrics
+    self.waits = waits
     self.runtime = runtime
     self.network = network
     self.clock = clock
@@ -86,13 +92,17 @@ final class TelemetryExport: Sendable {
   func record(_ event: MonitorEvent) async {
     guard let job = event.taskId else { return }
     if case .workStarted = event.kind {
-      state.withLock { $0.started[job] = event.time }
+      let waited = waits.runStarted(job: job, at: event.time)
+      state.withLock { $0.started[job] = (event.time, waited) }
       return
     }
-    let (startedAt, conditions) = state.withLock {
+    let (started, conditions) = state.withLock {
       ($0.started.removeValue(forKey: job), $0.conditions[job.rawValue] ?? [])
     }
-    guard let run = TelemetryRun(event, startedAt: startedAt, conditions: conditions) else {
+    guard
+      let run = TelemetryRun(
+        event, startedAt: started?.at, waitedSeconds: started?.waited, conditions: conditions)
+    else {
       return
     }
     do {
@@ -112,7 +122,8 @@ final class TelemetryExport: Sendable {
       do {
         guard let next = try await runtime.telemetryBatch(limit: Self.batchLimit) else { return }
         batch = next
-        try TelemetryBatchFile.write(batch, settings: settings, to: batchPath)
+        try TelemetryBatchFile.write(
+          batch, settings: settings, metrics: metrics?.snapshot(), to: batchPath)
       } catch {
         logger.warning("cannot prepare a telemetry batch", metadata: ["error": "\(error)"])
         return

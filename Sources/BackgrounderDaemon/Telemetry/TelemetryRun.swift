@@ -11,14 +11,16 @@ struct TelemetryRun: Codable, Equatable, Sendable {
   var reason: String?
   /// The job's constraints (`network=unmetered`, `charging`, …).
   var conditions: [String]
-  /// How long the run waited between being due and starting, in seconds, when known.
+  /// How long the job waited for its conditions before this run (since its previous run
+  /// started), in seconds (``RunWaits``), when known.
   var waitedSeconds: Double?
   /// Start and end, in nanoseconds since 1970.
   var start: UInt64
   var end: UInt64
 
-  /// The run that `event` ended, given when it started; nil for any other event.
-  init?(_ event: MonitorEvent, startedAt: Date?, conditions: [String]) {
+  /// The run that `event` ended, given when it started and how long it waited before; nil for
+  /// any other event.
+  init?(_ event: MonitorEvent, startedAt: Date?, waitedSeconds: Double?, conditions: [String]) {
     guard let job = event.taskId else { return nil }
     let end = event.time
     switch event.kind {
@@ -42,6 +44,7 @@ struct TelemetryRun: Codable, Equatable, Sendable {
     }
     self.job = job.rawValue
     self.conditions = conditions
+    self.waitedSeconds = waitedSeconds
     self.end = Self.nanoseconds(end)
   }
 

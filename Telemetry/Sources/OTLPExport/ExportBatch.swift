@@ -1,7 +1,7 @@
 import Foundation
 
 /// What the daemon hands the exporter: a JSON file (private to the daemon's user) with the
-/// collector's address, its headers and the outbox rows to send.
+/// collector's address, its headers, the outbox rows to send and the daemon's metrics.
 struct ExportBatch: Decodable {
   /// One finished run of a job, as the daemon's telemetry outbox stores it.
   struct Run: Decodable {
@@ -24,10 +24,16 @@ struct ExportBatch: Decodable {
   var headers: [String: String]
   /// Runs dropped from the full outbox (oldest first) since the last delivered batch.
   var dropped: Int
+  /// The daemon's metrics when the batch was written, in Prometheus text format.
+  var metrics: String?
   var runs: [Run]
 
   /// The traces URL of ``endpoint`` (`…/v1/traces`).
-  var tracesURL: String {
-    (endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint) + "/v1/traces"
+  var tracesURL: String { url("traces") }
+  /// The metrics URL of ``endpoint`` (`…/v1/metrics`).
+  var metricsURL: String { url("metrics") }
+
+  private func url(_ signal: String) -> String {
+    (endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint) + "/v1/" + signal
   }
 }
