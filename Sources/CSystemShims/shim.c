@@ -131,10 +131,17 @@ int csystem_forward_signals_to_pipe(const int *signals, int count) {
   action.sa_handler = csystem_write_signal;
   sigfillset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
+  sigset_t inherited_blocks;
+  sigemptyset(&inherited_blocks);
   for (int index = 0; index < count; index++) {
     if (sigaction(signals[index], &action, NULL) != 0) {
       return -1;
     }
+    sigaddset(&inherited_blocks, signals[index]);
+  }
+  // A parent may have left them blocked (a test runner does): the handler must see them.
+  if (pthread_sigmask(SIG_UNBLOCK, &inherited_blocks, NULL) != 0) {
+    return -1;
   }
   return signal_pipe_read;
 }

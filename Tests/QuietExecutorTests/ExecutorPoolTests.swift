@@ -39,7 +39,8 @@
       let pool = Self.pool
       let released = Lock(false)
       let blocked = Task(executorPreference: pool) { @Sendable in
-        while !released.withLock({ $0 }) { usleep(1000) }
+        // Bounded, so that without a helper the test fails instead of hanging.
+        for _ in 0..<10_000 where !released.withLock({ $0 }) { usleep(1000) }
       }
       try await Task.sleep(for: .milliseconds(20))
       Task(executorPreference: pool) { @Sendable in released.withLock { $0 = true } }
