@@ -48,15 +48,15 @@ public final class Daemon: Service {
     self.notifier = notifier
   }
 
-  /// Starts the daemon and runs it until a shutdown signal (returns) or a failing part (throws
-  /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   /// Makes SIGTERM, SIGINT and SIGHUP reach the daemon through a pipe on its event loop
-  /// instead of Dispatch signal sources (whose thread would stay): call it once, before the
-  /// daemon starts, only in a process that runs the daemon.
+  /// instead of Dispatch signal sources (whose thread would stay): call it once, on the main
+  /// thread before any other thread exists, only in a process that runs the daemon.
   public static func forwardSignals() throws {
     try SignalWatch.forwardDaemonSignals()
   }
 
+  /// Starts the daemon and runs it until a shutdown signal (returns) or a failing part (throws
+  /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   public func run() async throws {
     let configuration = try ConfigurationLoader.load(path: options.configPath)
     // Waits in `flock` while another daemon is starting: on a thread meant for blocking calls.
