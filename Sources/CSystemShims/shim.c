@@ -4,6 +4,7 @@
 #include "CSystemShims.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -106,4 +107,45 @@ int csystem_set_thread_name(const char *name) {
 
 int csystem_accept_nonblocking(int listener) {
   return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+static int signal_pipe_read = -1;
+static volatile int signal_pipe_write = -1;
+
+static void csystem_write_signal(int signal) {
+  int saved = errno;
+  unsigned char byte = (unsigned char)signal;
+  (void)write(signal_pipe_write, &byte, 1);
+  errno = saved;
+}
+
+int csystem_forward_signals_to_pipe(const int *signals, int count) {
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC | O_NONBLOCK) != 0) {
+    return -1;
+  }
+  signal_pipe_read = ends[0];
+  signal_pipe_write = ends[1];
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = csystem_write_signal;
+  sigfillset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigset_t inherited_blocks;
+  sigemptyset(&inherited_blocks);
+  for (int index = 0; index < count; index++) {
+    if (sigaction(signals[index], &action, NULL) != 0) {
+      return -1;
+    }
+    sigaddset(&inherited_blocks, signals[index]);
+  }
+  // A parent may have left them blocked (a test runner does): the handler must see them.
+  if (pthread_sigmask(SIG_UNBLOCK, &inherited_blocks, NULL) != 0) {
+    return -1;
+  }
+  return signal_pipe_read;
+}
+
+int csystem_signal_pipe(void) {
+  return signal_pipe_read;
 }

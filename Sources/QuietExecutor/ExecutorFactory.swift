@@ -7,11 +7,12 @@
   ///
   /// Why: on Linux the default executors are libdispatch's global queues, and the first worker
   /// thread starts libdispatch's workqueue monitor, a 1 s timer that never stops (about four
-  /// system calls a second in an otherwise idle `status --watch`). Every thread here blocks in
-  /// `read` or `poll` without a timeout while there is nothing to do.
+  /// system calls a second in an otherwise idle `status --watch`). Idle, the main thread is the
+  /// only thread here: it blocks in `poll`, without a timeout unless a sleep is pending.
   struct QuietExecutorFactory: ExecutorFactory {
-    private static let pool = ExecutorPool()
-    static let mainExecutor: any MainExecutor = ExecutorMainLoop(timer: pool.timer)
+    /// Its resident worker is the main thread (``ExecutorMainLoop``).
+    private static let pool = ExecutorPool(residentThread: false)
+    static let mainExecutor: any MainExecutor = ExecutorMainLoop(pool: pool)
     static let defaultExecutor: any TaskExecutor = pool
   }
 

@@ -1,14 +1,20 @@
 import Locking
 
-/// A FIFO of jobs shared by one or more consumer threads. A consumer that finds it empty sleeps
-/// in ``ExecutorWakeup/wait()``; ``enqueue(_:)`` wakes exactly one sleeper, and only when one
-/// is sleeping, so a busy queue costs no system calls and an idle one blocks every consumer.
+/// A FIFO of jobs with one resident consumer and, for a pool, helper threads started on demand.
+///
+/// The resident consumer (the pool's resident worker, which the main thread is in the daemon)
+/// that finds the queue empty becomes the sleeper and waits in `poll` on ``wakeup``; ``enqueue(_:)`` wakes it, and only when it
+/// sleeps, so a busy queue costs no system calls and an idle one blocks its consumer. A job
+/// enqueued while the resident consumer is busy starts a helper (up to `helperLimit`); a helper
+/// runs jobs until it finds the queue empty and then ends: an idle queue keeps no helper.
 final class ExecutorJobQueue: Sendable {
   private struct State {
     var jobs: [UnownedJob] = []
     var head = 0
-    /// Consumers that found the queue empty and have not been handed a wakeup yet.
-    var sleepers = 0
+    /// The resident consumer found the queue empty and has not been handed a wakeup yet.
+    var sleeping = false
+    /// Helper threads running.
+    var helpers = 0
 
     mutating func popFirst() -> UnownedJob? {
       guard head < jobs.count else { return nil }
@@ -25,30 +31,78 @@ final class ExecutorJobQueue: Sendable {
     }
   }
 
+  /// What an ``enqueue(_:)`` must do once the lock is released.
+  private enum Follow {
+    case nothing, wake, startHelper
+  }
+
   private let state = Lock(State())
-  private let wakeup = ExecutorWakeup()
+  /// Wakes the resident consumer; a timer may share it (``ExecutorTimer``).
+  let wakeup = ExecutorWakeup()
+  private let helperLimit: Int
+  private let startHelper: @Sendable (ExecutorJobQueue) -> Void
 
-  /// Appends `job`, waking one sleeping consumer if there is one.
+  /// A queue whose only consumer is the resident one (the main actor's).
+  convenience init() {
+    self.init(helperLimit: 0) { _ in }
+  }
+
+  /// A queue that calls `startHelper` with itself to start a helper thread (which runs
+  /// ``nextForHelper()`` until it returns nil) while fewer than `helperLimit` run.
+  init(helperLimit: Int, startHelper: @escaping @Sendable (ExecutorJobQueue) -> Void) {
+    self.helperLimit = helperLimit
+    self.startHelper = startHelper
+  }
+
+  /// Appends `job`: wakes the resident consumer if it sleeps, else starts a helper if allowed.
   func enqueue(_ job: UnownedJob) {
-    let wake = state.withLock { state in
+    let follow = state.withLock { state -> Follow in
       state.jobs.append(job)
-      guard state.sleepers > 0 else { return false }
-      state.sleepers -= 1
-      return true
+      if state.sleeping {
+        state.sleeping = false
+        return .wake
+      }
+      guard state.helpers < helperLimit else { return .nothing }
+      state.helpers += 1
+      return .startHelper
     }
-    if wake { wakeup.signal() }
+    switch follow {
+    case .nothing: break
+    case .wake: wakeup.signal()
+    case .startHelper: startHelper(self)
+    }
   }
 
-  /// The next job, blocking while there is none.
-  func next() -> UnownedJob {
-    while true {
-      let job = state.withLock { state -> UnownedJob? in
-        if let job = state.popFirst() { return job }
-        state.sleepers += 1
-        return nil
-      }
-      if let job { return job }
-      wakeup.wait()
+  /// Appends `job` for the calling resident consumer to run itself: no wakeup, no helper.
+  func append(_ job: UnownedJob) {
+    state.withLock { $0.jobs.append(job) }
+  }
+
+  /// The next job; nil if there is none, after which the resident consumer counts as sleeping
+  /// and must wait for ``wakeup`` (then call ``stopSleeping()`` if it woke for another reason).
+  func nextOrSleep() -> UnownedJob? {
+    state.withLock { state in
+      if let job = state.popFirst() { return job }
+      state.sleeping = true
+      return nil
     }
   }
+
+  /// The resident consumer stops sleeping by itself (it woke for a timer); a wakeup already
+  /// sent stays in ``wakeup`` and ends its next wait at once, which only costs a round.
+  func stopSleeping() {
+    state.withLock { $0.sleeping = false }
+  }
+
+  /// The next job for a helper; nil when the queue is empty, and then the helper must end.
+  func nextForHelper() -> UnownedJob? {
+    state.withLock { state in
+      if let job = state.popFirst() { return job }
+      state.helpers -= 1
+      return nil
+    }
+  }
+
+  /// Helper threads running now (for tests).
+  var helperCount: Int { state.withLock { $0.helpers } }
 }

@@ -2,28 +2,30 @@
   import Glibc
   @_spi(ExperimentalCustomExecutors) import _Concurrency
 
-  /// The main actor's executor: runs its jobs on the main thread, which blocks in `read` while
-  /// there are none. ``run()`` is entered once by ``ExecutorEntryPoint`` and never returns.
+  /// The main actor's executor: runs its jobs on the main thread, which is also the pool's
+  /// resident worker (``ExecutorPool/runResident(main:)``) and so blocks in `poll` while there
+  /// is nothing to do. ``run()`` is entered once by ``ExecutorEntryPoint`` and never returns.
   final class ExecutorMainLoop: MainExecutor, Sendable {
     private let queue = ExecutorJobQueue()
     private let mainThread = pthread_self()
-    /// The pool's timer: a task resumed here may leave a cancelled sleep to disarm.
-    private let timer: ExecutorTimer
+    /// The pool whose resident worker the main thread is; its timer is told of resumed tasks (a
+    /// task resumed here may leave a cancelled sleep to disarm).
+    private let pool: ExecutorPool
 
-    /// Created on the main thread (by ``ExecutorEntryPoint`` through the factory).
-    init(timer: ExecutorTimer) {
-      self.timer = timer
+    /// Created on the main thread (by ``ExecutorEntryPoint`` through the factory), with a pool
+    /// started without a resident thread.
+    init(pool: ExecutorPool) {
+      self.pool = pool
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
       let job = UnownedJob(job)
-      timer.releaseSleeps(of: job)
+      pool.timer.releaseSleeps(of: job)
       queue.enqueue(job)
     }
 
     func run() throws {
-      let executor = asUnownedSerialExecutor()
-      while true { queue.next().runSynchronously(on: executor) }
+      pool.runResident(main: .init(queue: queue, executor: asUnownedSerialExecutor()))
     }
 
     /// Not supported: the main loop runs for the life of the process.

@@ -1,12 +1,19 @@
 #if compiler(>=6.3)  // the custom-executor SPI is new in Swift 6.3
   import Glibc
-  import SystemCalls
   @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
 
-  /// The global executor: a fixed set of worker threads sharing one ``ExecutorJobQueue``, plus
-  /// an ``ExecutorTimer`` for delayed jobs (`Task.sleep`). Idle workers block in `read`.
+  /// The global executor: one resident worker thread, helpers started while jobs wait for it, and
+  /// an ``ExecutorTimer`` for delayed jobs (`Task.sleep`) that the resident worker keeps.
+  ///
+  /// Idle, the pool is one thread, the resident worker (in the daemon and `status`, the main
+  /// thread, which runs the main actor's jobs too: ``ExecutorMainLoop``), in `poll` on the queue's wakeup pipe
+  /// with the earliest sleep's deadline as timeout (none while no sleep is pending). A job
+  /// enqueued while it is busy starts a helper thread, up to ``helperLimit``; a helper runs
+  /// jobs until the queue is empty, then ends. So a job that blocks does not hold the others
+  /// back (helpers take them), and nothing wakes while nothing happens.
   final class ExecutorPool: TaskExecutor, SchedulingExecutor, Sendable {
-    private let queue = ExecutorJobQueue()
+    /// The jobs to run (internal for tests).
+    let queue: ExecutorJobQueue
     /// Holds delayed jobs; the main loop reports resumed tasks to it too.
     let timer: ExecutorTimer
 
@@ -14,19 +21,65 @@
     /// table both null), which the runtime also passes when it runs global jobs itself.
     private static let generic = unsafeBitCast((0, 0), to: UnownedSerialExecutor.self)
 
-    /// Worker threads: twice the online CPUs, at least four. They never exit. More than the CPU
-    /// count because, unlike Dispatch, the pool does not add threads while a job blocks.
-    static var workerCount: Int {
-      max(4, 2 * max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    /// Helper threads at most: twice the online CPUs, at least three (with the resident worker
+    /// the pool has at most as many threads as the fixed pool it replaced: max(4, 2 × CPUs)).
+    static var helperLimit: Int {
+      max(4, 2 * max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))) - 1
     }
 
-    /// Starts the worker threads.
-    init() {
-      timer = ExecutorTimer(target: queue)
-      for index in 0..<Self.workerCount {
-        ExecutorThreads.start(name: "bg-exec-\(index)") { [queue] in
-          while true { queue.next().runSynchronously(on: Self.generic) }
+    /// The main actor's jobs, run by the resident worker as well (``runResident(main:)``).
+    struct MainJobs: Sendable {
+      let queue: ExecutorJobQueue
+      let executor: UnownedSerialExecutor
+    }
+
+    /// Starts the resident worker on a thread of its own (`bg-exec`), unless `residentThread` is
+    /// false: then the main thread becomes it by calling ``runResident(main:)``.
+    init(residentThread: Bool = true) {
+      queue = ExecutorJobQueue(helperLimit: Self.helperLimit) { queue in
+        ExecutorThreads.start(name: "bg-exec-helper") {
+          while let job = queue.nextForHelper() { job.runSynchronously(on: Self.generic) }
         }
+      }
+      timer = ExecutorTimer(target: queue)
+      if residentThread {
+        ExecutorThreads.start(name: "bg-exec") { [self] in runResident(main: nil) }
+      }
+    }
+
+    /// The resident worker: runs jobs while there are any (the main actor's first, if it runs
+    /// them too), hands due sleeps to the queue, and otherwise waits in `poll` for a wakeup (a
+    /// job, an earlier deadline) or the next deadline.
+    func runResident(main: MainJobs?) -> Never {
+      var descriptors = [pollfd(fd: queue.wakeup.pollDescriptor, events: Int16(POLLIN), revents: 0)]
+      if let main {
+        descriptors.append(
+          pollfd(fd: main.queue.wakeup.pollDescriptor, events: Int16(POLLIN), revents: 0))
+      }
+      while true {
+        if let main, let job = main.queue.nextOrSleep() {
+          job.runSynchronously(on: main.executor)
+          continue
+        }
+        if let job = queue.nextOrSleep() {
+          job.runSynchronously(on: Self.generic)
+          continue
+        }
+        let (due, timeout) = timer.takeDue()
+        if let first = due.first {
+          queue.stopSleeping()
+          queue.append(first)  // this thread runs it next; others may start helpers
+          for job in due.dropFirst() { queue.enqueue(job) }
+          continue
+        }
+        for index in descriptors.indices { descriptors[index].revents = 0 }
+        let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+        timer.stopWaiting()
+        queue.stopSleeping()
+        main?.queue.stopSleeping()
+        guard ready > 0 else { continue }
+        if descriptors[0].revents != 0 { queue.wakeup.consume(upTo: 16) }
+        if let main, descriptors[1].revents != 0 { main.queue.wakeup.consume(upTo: 16) }
       }
     }
 

@@ -3,9 +3,10 @@ import Locking
 
 /// Jobs scheduled for later (`Task.sleep`), held until due and then handed to a queue.
 ///
-/// A thread, started with the first delayed job, waits in `poll` on a wakeup pipe with the time
-/// to the earliest deadline as timeout, and with no timeout while nothing is pending: no timer
-/// runs, and no system call is made, unless a sleep is actually pending.
+/// It has no thread of its own: the pool's resident worker, when it finds no job to run, takes
+/// the due jobs (``takeDue()``) and waits in `poll` on the wakeup pipe it shares with the job
+/// queue, with the time to the earliest deadline as timeout, and with no timeout while nothing
+/// is pending: no timer runs, and no system call is made, unless a sleep is actually pending.
 ///
 /// A cancelled sleep disarms its timer. The runtime does not tell an executor that a sleep was
 /// cancelled: its cancellation handler resumes the sleeping task at once, and the sleep's own
@@ -59,8 +60,7 @@ final class ExecutorTimer: Sendable {
     var pending: [Pending] = []
     /// How many entries of `pending` each sleeper has (normally one).
     var sleepers: [JobIdentity: Int] = [:]
-    var started = false
-    /// The timer thread is in `poll`, to wake by itself at this `CLOCK_MONOTONIC` time (`nil`:
+    /// The resident worker is in `poll`, to wake by itself at this `CLOCK_MONOTONIC` time (`nil`:
     /// never); `waiting` is false while it runs or once a wakeup was sent.
     var waiting = false
     var wakesAt: Int64?
@@ -70,7 +70,7 @@ final class ExecutorTimer: Sendable {
       pending.lazy.map { Deadline.now(CLOCK_MONOTONIC) + max(0, $0.deadline.remaining) }.min()
     }
 
-    /// Takes the timer thread out of `poll` if it would wake later than `wakesAt` requires;
+    /// Takes the resident worker out of `poll` if it would wake later than `wakesAt` requires;
     /// returns whether a wakeup must be sent.
     mutating func needsWakeup(toWakeBy wakesAt: Int64) -> Bool {
       guard waiting, self.wakesAt.map({ wakesAt < $0 }) ?? true else { return false }
@@ -81,30 +81,30 @@ final class ExecutorTimer: Sendable {
 
   private let target: ExecutorJobQueue
   private let state = Lock(State())
-  private let wakeup = ExecutorWakeup()
 
-  /// Due jobs go to `target`.
+  /// Cancelled sleeps go to `target`; the timer wakes `target`'s resident worker through the
+  /// queue's wakeup.
   init(target: ExecutorJobQueue) {
     self.target = target
   }
 
+  private var wakeup: ExecutorWakeup { target.wakeup }
+
   /// Holds `job` until `deadline`. `sleeper` is the task scheduling it (the current task).
   func enqueue(_ job: UnownedJob, at deadline: Deadline, sleeper: JobIdentity?) {
     let wakesAt = Deadline.now(CLOCK_MONOTONIC) + max(0, deadline.remaining)
-    let (start, wake) = state.withLock { state in
+    let wake = state.withLock { state in
       state.pending.append(Pending(deadline: deadline, job: job, sleeper: sleeper))
       if let sleeper { state.sleepers[sleeper, default: 0] += 1 }
-      defer { state.started = true }
-      return (!state.started, state.needsWakeup(toWakeBy: wakesAt))
+      return state.needsWakeup(toWakeBy: wakesAt)
     }
     if wake { wakeup.signal() }
-    if start { ExecutorThreads.start(name: "bg-exec-timer") { self.run() } }
   }
 
   /// Called with every job about to be enqueued for running: if it is a task whose sleep is
   /// still held, the sleep was cancelled (a sleeping task is otherwise only resumed by its
   /// sleep's job, which is then no longer held). Hands those sleeps' jobs to the queue now
-  /// (they only free the sleep's state) and makes the timer thread stop waiting for them.
+  /// (they only free the sleep's state) and makes the resident worker stop waiting for them.
   func releaseSleeps(of job: UnownedJob) {
     let identity = JobIdentity(job)
     let (released, wake) = state.withLock { state -> ([UnownedJob], Bool) in
@@ -115,7 +115,7 @@ final class ExecutorTimer: Sendable {
         released.append(pending.job)
         return true
       }
-      // The thread in `poll` re-arms for the new earliest deadline (or none) right away, so
+      // The worker in `poll` re-arms for the new earliest deadline (or none) right away, so
       // that it does not wake at the cancelled one.
       guard state.waiting, let wakesAt = state.wakesAt else { return (released, false) }
       if let next = state.earliestWake, next <= wakesAt + 1_000_000 { return (released, false) }
@@ -126,29 +126,20 @@ final class ExecutorTimer: Sendable {
     if wake { wakeup.signal() }
   }
 
-  /// Whether the timer thread is waiting for a deadline at all (for tests).
+  /// Whether the resident worker is waiting for a deadline at all (for tests).
   var isArmed: Bool { state.withLock { $0.waiting && $0.wakesAt != nil } }
 
   /// The number of jobs held (for tests).
   var pendingCount: Int { state.withLock { $0.pending.count } }
 
-  private func run() -> Never {
-    while true {
-      let (due, timeout) = takeDue()
-      guard due.isEmpty else {
-        for job in due { target.enqueue(job) }
-        continue
-      }
-      var descriptor = pollfd(fd: wakeup.pollDescriptor, events: Int16(POLLIN), revents: 0)
-      let ready = poll(&descriptor, 1, timeout)
-      state.withLock { $0.waiting = false }
-      if ready > 0 { wakeup.consume(upTo: 1) }
-    }
+  /// The resident worker stopped waiting (it left `poll`).
+  func stopWaiting() {
+    state.withLock { $0.waiting = false }
   }
 
-  /// Removes the jobs that are due (earliest first); if there are none, marks the thread as
-  /// waiting and returns the `poll` timeout in milliseconds (-1: none pending).
-  private func takeDue() -> ([UnownedJob], Int32) {
+  /// Removes the jobs that are due (earliest first); if there are none, marks the resident
+  /// worker as waiting and returns the `poll` timeout in milliseconds (-1: none pending).
+  func takeDue() -> ([UnownedJob], Int32) {
     state.withLock { state in
       var due: [(Int64, UnownedJob)] = []
       var earliest: Int64?

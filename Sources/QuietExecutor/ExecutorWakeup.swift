@@ -1,8 +1,9 @@
 import Glibc
 import SystemCalls
 
-/// A counting wakeup over a pipe: each ``signal()`` writes one byte, each ``wait()`` blocks in
-/// `read` until it takes one. A thread blocked in ``wait()`` makes no system calls until then.
+/// A wakeup over a pipe: each ``signal()`` writes one byte; the one reader waits in `poll` for
+/// the read end (``pollDescriptor``) and then ``consume(upTo:)``s what was written. A thread
+/// waiting so makes no system calls until then.
 final class ExecutorWakeup: Sendable {
   private let readDescriptor: Int32
   private let writeDescriptor: Int32
@@ -21,16 +22,10 @@ final class ExecutorWakeup: Sendable {
   /// The read end, for `poll`.
   var pollDescriptor: Int32 { readDescriptor }
 
-  /// Makes one ``wait()`` return (now or the next time one is called).
+  /// Makes the reader's `poll` return (now, or the next time it waits).
   func signal() {
     var byte: UInt8 = 1
     _ = try? systemCall("write(wakeup)") { write(writeDescriptor, &byte, 1) }
-  }
-
-  /// Blocks until a ``signal()`` is available and consumes it.
-  func wait() {
-    var byte: UInt8 = 0
-    _ = try? systemCall("read(wakeup)") { read(readDescriptor, &byte, 1) }
   }
 
   /// Consumes up to `count` pending signals; for a reader woken by `poll`.

@@ -1,4 +1,5 @@
 #if compiler(>=6.3)  // the executors exist only with the Swift 6.3 custom-executor SPI
+  import Glibc
   import Locking
   import SystemCalls
   import Testing
@@ -29,6 +30,23 @@
       #expect(await ExecutorTimerTests.eventually { ran.withLock { $0 } == threads * perThread })
       try await Task.sleep(for: .milliseconds(20))
       #expect(ran.withLock { $0 } == threads * perThread, "none ran twice")
+    }
+
+    /// A job that blocks does not hold the others back: a helper thread runs them. Without
+    /// helpers (one worker) the second job would never run and the first never be released.
+    @Test("a blocked job does not hold back the next; helpers end once the queue is empty")
+    func helpersRunWhileAJobBlocks() async throws {
+      let pool = Self.pool
+      let released = Lock(false)
+      let blocked = Task(executorPreference: pool) { @Sendable in
+        // Bounded, so that without a helper the test fails instead of hanging.
+        for _ in 0..<10_000 where !released.withLock({ $0 }) { usleep(1000) }
+      }
+      try await Task.sleep(for: .milliseconds(20))
+      Task(executorPreference: pool) { @Sendable in released.withLock { $0 = true } }
+      #expect(await ExecutorTimerTests.eventually { released.withLock { $0 } })
+      await blocked.value
+      #expect(await ExecutorTimerTests.eventually { pool.queue.helperCount == 0 })
     }
 
     /// Unstructured tasks, awaited by polling: a parent awaiting a task group escalates its

@@ -3,16 +3,17 @@ import Foundation
 import Locking
 
 /// The single writer of a store. Changes are enqueued in decision order (under the
-/// dispatcher's lock) and committed by one long-lived commit thread in batches, one
-/// transaction per batch (group commit: everything enqueued while a commit runs shares the
-/// next transaction and its fsync). Events enqueued with the changes are delivered, and
-/// waiters resumed, only after the batch that carries them has committed, so a subscriber
-/// never sees an outcome the store does not hold yet.
+/// dispatcher's lock) and committed by a commit thread in batches, one transaction per batch
+/// (group commit: everything enqueued while a commit runs shares the next transaction and its
+/// fsync). Events enqueued with the changes are delivered, and waiters resumed, only after the
+/// batch that carries them has committed, so a subscriber never sees an outcome the store does
+/// not hold yet.
 ///
-/// The commit thread blocks (fsync) off the Swift concurrency pool, and while there is
-/// nothing to write it sleeps on a condition variable with no timeout: an idle store wakes
-/// nothing. (GRDB's `async` writes would run on a Dispatch worker thread, which stays alive
-/// and wakes 5 s after every commit.)
+/// The commit thread blocks (fsync) off the Swift concurrency pool. It is started by the
+/// enqueue that finds the queue idle and ends once it has emptied the queue, so at most one
+/// runs and an idle store has none: it wakes nothing and costs no thread. (GRDB's `async`
+/// writes would run on a Dispatch worker thread, which stays alive and wakes 5 s after every
+/// commit.)
 final class StoreWriter: Sendable {
   /// A position in the queue; `waitCommitted(_:)` waits until everything up to it is durable.
   typealias Sequence = UInt64
@@ -36,7 +37,7 @@ final class StoreWriter: Sendable {
     /// The commit thread has been woken for the queue and has not emptied it yet.
     var draining = false
     var closed = false
-    /// The commit thread has ended (closed and the queue written).
+    /// Closed and the queue written: later changes fail as not written.
     var threadEnded = false
     var commits = 0
     var operations = 0
@@ -47,25 +48,19 @@ final class StoreWriter: Sendable {
   private let store: TaskStore
   private let events: EventHub
   private let state = Lock(State())
-  private let wakeUp = CommitThreadSignal()
   /// Ops per transaction at most (bounds the latency of one commit).
   private let maxBatch = 4096
 
   init(store: TaskStore, events: EventHub) {
     self.store = store
     self.events = events
-    let thread = Thread { [weak self, wakeUp] in
-      while true {
-        wakeUp.wait()
-        guard let self, self.drain() else { return }
-      }
-    }
-    thread.name = "backgrounder-store-writer"
-    thread.start()
   }
 
-  deinit {
-    wakeUp.raise()
+  /// Starts the commit thread, which drains the queue and ends (`draining` was just set).
+  private func startCommitThread() {
+    let thread = Thread { self.drain() }
+    thread.name = "bg-store-commit"
+    thread.start()
   }
 
   /// Enqueues changes and events; returns the sequence to wait for. Never blocks on I/O.
@@ -87,7 +82,7 @@ final class StoreWriter: Sendable {
       let batch = ops.map { (sequence, Item.op($0)) } + events.map { (sequence, .event($0)) }
       finish(batch, failure: .writeFailed(detail: "the store is closed"))
     } else if wake {
-      wakeUp.raise()
+      startCommitThread()
     }
     return sequence
   }
@@ -116,23 +111,22 @@ final class StoreWriter: Sendable {
     try? await waitCommitted(sequence)
   }
 
-  /// Ends the commit thread once the queue is written; later changes fail as not written.
+  /// Closes the writer once the queue is written; later changes fail as not written.
   func close() {
     let wake = state.withLock { state in
       state.closed = true
       defer { state.draining = true }
       return !state.draining
     }
-    if wake { wakeUp.raise() }
+    if wake { startCommitThread() }
   }
 
   var statistics: (commits: Int, operations: Int, writeTime: Duration, lastError: String?) {
     state.withLock { ($0.commits, $0.operations, $0.writeTime, $0.lastError) }
   }
 
-  /// On the commit thread: commits batches until the queue is empty. Returns false when the
-  /// writer is closed and the thread should end.
-  private func drain() -> Bool {
+  /// On the commit thread: commits batches until the queue is empty, then the thread ends.
+  private func drain() {
     while true {
       let next = state.withLock { state -> [(Sequence, Item)]? in
         if state.queue.isEmpty {
@@ -150,7 +144,7 @@ final class StoreWriter: Sendable {
         }
         return batch
       }
-      guard let batch = next else { return !state.withLock { $0.threadEnded } }
+      guard let batch = next else { return }
       commit(batch)
     }
   }
@@ -226,26 +220,5 @@ final class StoreWriter: Sendable {
         waiter.continuation.resume()
       }
     }
-  }
-}
-
-/// Wakes the commit thread. The thread sleeps on a condition variable with no timeout, so an
-/// idle writer causes no wake-ups; a raise before the wait is not lost.
-private final class CommitThreadSignal: Sendable {
-  private let condition = NSCondition()
-  nonisolated(unsafe) private var raised = false
-
-  func raise() {
-    condition.lock()
-    raised = true
-    condition.signal()
-    condition.unlock()
-  }
-
-  func wait() {
-    condition.lock()
-    while !raised { condition.wait() }
-    raised = false
-    condition.unlock()
   }
 }

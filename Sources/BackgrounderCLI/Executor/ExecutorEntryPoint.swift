@@ -21,6 +21,8 @@ enum ExecutorEntryPoint {
     // less memory idle, and a short-lived verb does not grow a heap per thread (~10 % of a
     // `status --json`'s CPU went to that).
     HeapTuning.useSingleArena()
+    // The daemon reads its signals on its event loop, not through Dispatch signal sources.
+    if verb == "run" { try Daemon.forwardSignals() }
     #if compiler(>=6.3)
       let quiet = verb.map(quietVerbs.contains) ?? false
       if quiet { QuietExecutors.install() }

@@ -48,6 +48,13 @@ public final class Daemon: Service {
     self.notifier = notifier
   }
 
+  /// Makes SIGTERM, SIGINT and SIGHUP reach the daemon through a pipe on its event loop
+  /// instead of Dispatch signal sources (whose thread would stay): call it once, on the main
+  /// thread before any other thread exists, only in a process that runs the daemon.
+  public static func forwardSignals() throws {
+    try SignalWatch.forwardDaemonSignals()
+  }
+
   /// Starts the daemon and runs it until a shutdown signal (returns) or a failing part (throws
   /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   public func run() async throws {
@@ -69,6 +76,11 @@ public final class Daemon: Service {
     // the uevent socket.
     let eventLoop = try EventLoop(name: "bg-events")
     defer { eventLoop.stop() }
+    // Signals through a pipe on the event loop when the entry point forwards them (no
+    // libdispatch thread); else (the daemon inside a test process) Dispatch signal sources.
+    let forwardedReloads =
+      SignalWatch.isForwarded
+      ? AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1)) : nil
     // The live sources, wired as any embedding app wires them (one call); the hint sources
     // count as waiting from here on, so nothing that needs the network starts before they
     // answered, are known absent, or timed out.
@@ -271,15 +283,31 @@ public final class Daemon: Service {
         try await gracefulShutdown()
       },
       .untilShutdown("config reload (SIGHUP)") {
-        for await _ in await UnixSignalsSequence(trapping: .sighup) {
-          await self.reload(reloaded)
+        if let reloads = forwardedReloads?.stream {
+          for await _ in reloads { await self.reload(reloaded) }
+        } else {
+          for await _ in await UnixSignalsSequence(trapping: .sighup) {
+            await self.reload(reloaded)
+          }
         }
       },
     ]
     let group = ServiceGroup(
       configuration: ServiceGroupConfiguration(
-        services: parts.map(\.configuration), gracefulShutdownSignals: options.shutdownSignals,
+        services: parts.map(\.configuration),
+        gracefulShutdownSignals: forwardedReloads == nil ? options.shutdownSignals : [],
         logger: logger))
+    let signalWatch = try forwardedReloads.map { reloads in
+      try SignalWatch(eventLoop: eventLoop) {
+        [shutdownSignals = options.shutdownSignals] signal in
+        if signal == .sighup {
+          reloads.continuation.yield()
+        } else if shutdownSignals.contains(signal) {
+          Task { await group.triggerGracefulShutdown() }
+        }
+      }
+    }
+    defer { signalWatch?.stop() }
     do {
       try await group.run()
     } catch {

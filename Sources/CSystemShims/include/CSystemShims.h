@@ -73,4 +73,16 @@ int csystem_set_thread_name(const char *name);
 /// `accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)`: -1 with errno.
 int csystem_accept_nonblocking(int listener);
 
+/// Forwards `signals` (`count` of them) to a pipe for the rest of the process's life: a
+/// handler (SA_RESTART) writes each caught signal's number as one byte, without blocking, to
+/// the pipe's write end (the self-pipe trick: any thread may catch the signal, and the reader
+/// needs no signal mask), and unblocks them in the calling thread (a parent may have left them
+/// blocked). Returns the read end (non-blocking, close-on-exec), or -1 with errno. Call it
+/// once, on the main thread before any other thread exists, so that every thread inherits
+/// the mask.
+int csystem_forward_signals_to_pipe(const int *signals, int count);
+
+/// The read end `csystem_forward_signals_to_pipe` returned, or -1 if it was not called.
+int csystem_signal_pipe(void);
+
 #endif
