@@ -183,19 +183,24 @@ fi
 # --- inhibitor locks: the real systemd-logind lists each run's lock, in its mode ----------------
 # `systemd-inhibit --list` columns: WHO UID USER PID COMM WHAT WHY MODE.
 inhibitors() { inside systemd-inhibit --list --no-pager --no-legend 2>/dev/null; }
-# logind lists WHAT in its own order (`shutdown:sleep` for the daemon's `sleep:shutdown`).
-lock_of() {
-  inhibitors | grep -E "^backgrounder .* (sleep:shutdown|shutdown:sleep) +running $1 " || true
+# A run holds two locks, one for sleep and one for shutdown (a `sleep:shutdown` lock is checked
+# against polkit's lid-switch action, which logind refuses an unprivileged caller).
+lock_of() {  # JOB WHAT: that lock's line
+  inhibitors | grep -E "^backgrounder .* $2 +running $1 " || true
 }
+# Whether JOB holds both locks, each in MODE.
+holds_both() {  # JOB MODE
+  local sleep_lock shutdown_lock
+  sleep_lock=$(lock_of "$1" sleep)
+  shutdown_lock=$(lock_of "$1" shutdown)
+  [[ $sleep_lock == *" $2" && $shutdown_lock == *" $2" ]]
+}
+# (The shutdown lock is asked for after the sleep lock: wait for both, in their modes.)
 runs_hold_locks() {
-  [[ -n $(lock_of dev.test.inhibit-delay) && -n $(lock_of dev.test.inhibit-block) ]]
+  holds_both dev.test.inhibit-delay delay && holds_both dev.test.inhibit-block block
 }
 if eventually 30 runs_hold_locks; then
-  delay_lock=$(lock_of dev.test.inhibit-delay)
-  block_lock=$(lock_of dev.test.inhibit-block)
-  [[ $delay_lock == *' delay' && $block_lock == *' block' ]] \
-    && pass "systemd-inhibit --list: a delay and a block lock naming their jobs" \
-    || fail "inhibitor modes: '$delay_lock' / '$block_lock'"
+  pass "systemd-inhibit --list: delay and block locks for sleep and shutdown naming their jobs"
   [[ -z $(inhibitors | grep 'running dev.test.inhibit-none') ]] \
     && pass "inhibit = \"none\": no lock" \
     || fail "inhibit = \"none\" took a lock: $(inhibitors | grep 'dev.test.inhibit-none')"
@@ -281,12 +286,12 @@ TOML
       && pass "user unit: active for alice; UMask=0077 (job file 600, store 600)" \
       || fail "user unit: UMask=$umask_value, job file $output_mode, store $store_mode"
     # The user daemon's run holds a delay lock of its own, as alice (logind asked polkit).
-    user_lock_held() { [[ -n $(lock_of dev.test.user-hold) ]]; }
+    user_lock_held() { holds_both dev.test.user-hold delay; }
     if eventually 30 user_lock_held; then
-      user_lock=$(lock_of dev.test.user-hold)
-      [[ $user_lock =~ [[:space:]]$uid[[:space:]]+alice[[:space:]] && $user_lock == *' delay' ]] \
-        && pass "user unit: the run holds a delay lock as alice ($user_lock)" \
-        || fail "user unit: lock '$user_lock' is not alice's delay lock"
+      user_lock=$(lock_of dev.test.user-hold sleep)
+      [[ $user_lock =~ [[:space:]]$uid[[:space:]]+alice[[:space:]] ]] \
+        && pass "user unit: the run holds delay locks for sleep and shutdown as alice" \
+        || fail "user unit: not alice's delay locks: $(inhibitors | grep dev.test.user-hold)"
       as_alice touch /home/alice/release
       eventually 10 eval '! user_lock_held' \
         && pass "user unit: the lock is gone once the run ended" \

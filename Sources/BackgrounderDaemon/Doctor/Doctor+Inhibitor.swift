@@ -8,10 +8,12 @@ extension Doctor {
   func checkInhibitor(_ jobs: [JobDefinition]) -> DoctorFinding? {
     guard jobs.contains(where: { $0.inhibit != InhibitPolicy.none }) else { return nil }
     do {
-      let descriptor = try LogindInhibitCall.inhibit(
-        what: "sleep:shutdown", who: "backgrounder doctor", why: "checking inhibitor locks",
-        mode: InhibitPolicy.delay.rawValue, address: nil, timeout: .seconds(2))
-      close(descriptor)
+      for what in SleepInhibitor.inhibited {
+        let descriptor = try LogindInhibitCall.inhibit(
+          what: what, who: "backgrounder doctor", why: "checking inhibitor locks",
+          mode: InhibitPolicy.delay.rawValue, address: nil, timeout: .seconds(2))
+        close(descriptor)
+      }
       return .init(.ok, "inhibitor", "systemd-logind gives sleep and shutdown inhibitor locks")
     } catch {
       return .init(

@@ -16,7 +16,7 @@ enum LogindInhibitCall {
   static let path = "/org/freedesktop/login1"
   static let interface = "org.freedesktop.login1.Manager"
 
-  /// Asks logind for a `what` lock (`sleep:shutdown`) in `mode` (`delay`, `block`) for `who`
+  /// Asks logind for a `what` lock (`sleep`, `shutdown`) in `mode` (`delay`, `block`) for `who`
   /// and `why`; returns the lock's descriptor (close-on-exec; closing it releases the lock).
   /// `address`: a bus address, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
   static func inhibit(

@@ -3,8 +3,14 @@ import Foundation
 import Locking
 import Logging
 
-/// Holds a systemd-logind `sleep:shutdown` inhibitor lock (`who` "backgrounder", `why`
-/// "running <job id>") while a run goes, in the job's ``InhibitPolicy``.
+/// Holds systemd-logind inhibitor locks for `sleep` and for `shutdown` (`who` "backgrounder",
+/// `why` "running <job id>") while a run goes, in the job's ``InhibitPolicy``.
+///
+/// Two locks, not one `sleep:shutdown` lock: logind asks polkit about a lock on both under
+/// the action of neither (`inhibit-handle-lid-switch`, which Debian's policy gives no caller
+/// without an active session), so an unprivileged daemon (the user unit) was refused what it
+/// is allowed for each (`inhibit-delay-sleep`, `inhibit-delay-shutdown`: any caller). Each is
+/// asked for on its own; a run holds what logind gives.
 ///
 /// The lock is asked for off the dispatcher, on a task of its own, bounded by ``timeout``, so
 /// neither the dispatch loop nor the run's start waits for logind. A refusal is logged once
@@ -67,19 +73,27 @@ public final class SleepInhibitor: Sendable {
     runs.withLock { $0.modes[number] = lock }
     let (address, timeout) = (self.address, self.timeout)
     Task.detached {
-      do throws(InhibitRefusal) {
-        let descriptor = try LogindInhibitCall.inhibit(
-          what: "sleep:shutdown", who: "backgrounder", why: "running \(jobID)",
-          mode: mode.rawValue, address: address, timeout: timeout)
-        self.state.withLock { $0.availability = .available }
-        lock.acquired(descriptor)
-      } catch {
-        self.noteRefusal(error)
-        lock.acquired(nil)
+      var descriptors: [Int32] = []
+      for what in Self.inhibited {
+        do throws(InhibitRefusal) {
+          descriptors.append(
+            try LogindInhibitCall.inhibit(
+              what: what, who: "backgrounder", why: "running \(jobID)", mode: mode.rawValue,
+              address: address, timeout: timeout))
+          self.state.withLock { $0.availability = .available }
+        } catch {
+          self.noteRefusal(error)
+          // logind absent: the other lock cannot be had either.
+          if error.isAbsent { break }
+        }
       }
+      lock.acquired(descriptors)
     }
     return lock
   }
+
+  /// What a run's locks hold off, one lock each.
+  static let inhibited = ["sleep", "shutdown"]
 
   private func noteRefusal(_ refusal: InhibitRefusal) {
     let first = state.withLock { state in
@@ -100,12 +114,12 @@ public final class SleepInhibitor: Sendable {
   }
 }
 
-/// One run's inhibitor lock: its descriptor once logind answered. ``release()`` closes it at
-/// once, or as soon as it arrives when the answer is still on its way.
+/// One run's inhibitor locks: their descriptors once logind answered. ``release()`` closes them
+/// at once, or as soon as they arrive when the answer is still on its way.
 public final class InhibitorLock: Sendable {
   public let jobID: String
   public let mode: InhibitPolicy
-  private let state = Lock<(descriptor: Int32?, released: Bool)>((nil, false))
+  private let state = Lock<(descriptors: [Int32], released: Bool)>(([], false))
   private let onRelease: @Sendable () -> Void
 
   init(jobID: String, mode: InhibitPolicy, onRelease: @escaping @Sendable () -> Void) {
@@ -114,27 +128,27 @@ public final class InhibitorLock: Sendable {
     self.onRelease = onRelease
   }
 
-  /// Whether the lock is held now.
-  public var isHeld: Bool { state.withLock { $0.descriptor != nil } }
+  /// Whether a lock is held now.
+  public var isHeld: Bool { state.withLock { !$0.descriptors.isEmpty } }
 
-  /// logind's answer: the lock's descriptor, or nil for none.
-  func acquired(_ descriptor: Int32?) {
-    let stale = state.withLock { state -> Int32? in
-      guard !state.released else { return descriptor }
-      state.descriptor = descriptor
-      return nil
+  /// logind's answers: the locks' descriptors (none when it gave none).
+  func acquired(_ descriptors: [Int32]) {
+    let stale = state.withLock { state -> [Int32] in
+      guard !state.released else { return descriptors }
+      state.descriptors = descriptors
+      return []
     }
-    if let stale { close(stale) }
+    for descriptor in stale { close(descriptor) }
   }
 
-  /// Releases the lock (closes its descriptor); a later answer is released on arrival.
+  /// Releases the locks (closes their descriptors); a later answer is released on arrival.
   public func release() {
-    let descriptor = state.withLock { state -> Int32? in
+    let descriptors = state.withLock { state -> [Int32] in
       state.released = true
-      defer { state.descriptor = nil }
-      return state.descriptor
+      defer { state.descriptors = [] }
+      return state.descriptors
     }
-    if let descriptor { close(descriptor) }
+    for descriptor in descriptors { close(descriptor) }
     onRelease()
   }
 }
