@@ -121,17 +121,6 @@ public final class Daemon: Service {
     let inhibitor = SleepInhibitor(logger: logger)
     try runtime.registerFallback { _ in CommandWorker(runner: runner, inhibitor: inhibitor) }
     let events = runtime.events()
-    let reporter = EventReporter(logger: logger, metrics: metrics)
-    // The reporter reads the events from here on, not only once the service group runs: a
-    // stream buffers what its reader has not taken yet and keeps its largest buffer for good
-    // (the 1,000 jobs scheduled before the group started left 250 KB of buffer).
-    let reporting = Task {
-      for await event in events {
-        reporter.report(event)
-        if Self.mayEndBusyPeriod(event) { Self.releaseIdleMemory(runtime) }
-      }
-    }
-    defer { reporting.cancel() }
     // The alert watch only looks again after these events (it reads the store, so the last
     // one is enough): they alone are buffered, and only the newest, instead of every event
     // of a burst (thousands when 1,000 jobs are scheduled at start).
@@ -187,6 +176,7 @@ public final class Daemon: Service {
       telemetry: telemetry)
     HeapTuning.releaseFreeMemory()
 
+    let reporter = EventReporter(logger: logger, metrics: metrics)
     let (listening, listened) = AsyncStream<Void>.makeStream()
     let control = ControlServer(
       path: configuration.controlSocketPath, logger: logger, eventLoop: eventLoop,
@@ -240,10 +230,9 @@ public final class Daemon: Service {
     }
     parts += [
       DaemonPart("event reporter") {
-        await withTaskCancellationHandler {
-          await reporting.value
-        } onCancel: {
-          reporting.cancel()
+        for await event in events {
+          reporter.report(event)
+          if Self.mayEndBusyPeriod(event) { Self.releaseIdleMemory(runtime) }
         }
         try await gracefulShutdown()  // the stream ends when the runtime has shut down
       },
