@@ -467,10 +467,15 @@ public final class Backgrounder: Sendable {
   }
 
   /// A new, independent stream of events. It finishes at ``shutdown()``.
+  ///
+  /// - Parameter isIncluded: the events the stream takes; the others never enter its buffer
+  ///   (a stream buffers every event emitted while its reader is busy, and keeps the buffer's
+  ///   largest size for good: a subscriber that needs a few kinds of event need not).
   public func events(
-    bufferingPolicy: AsyncStream<MonitorEvent>.Continuation.BufferingPolicy = .unbounded
+    bufferingPolicy: AsyncStream<MonitorEvent>.Continuation.BufferingPolicy = .unbounded,
+    where isIncluded: @escaping @Sendable (MonitorEvent) -> Bool = { _ in true }
   ) -> AsyncStream<MonitorEvent> {
-    hub.subscribe(bufferingPolicy: bufferingPolicy)
+    hub.subscribe(bufferingPolicy: bufferingPolicy, where: isIncluded)
   }
 
   /// What this runtime promises.
@@ -481,6 +486,14 @@ public final class Backgrounder: Sendable {
       honoursPowerConstraints: true, honoursNetworkConstraints: true,
       minimumPeriodicInterval: configuration.minimumPeriodicInterval,
       maxConcurrentTasks: max(1, configuration.concurrencyLimit))
+  }
+
+  /// Gives back the memory the store's connection keeps between writes (SQLite's page cache,
+  /// up to 512 KiB, and prepared statements), for a long-running process that falls idle: the
+  /// next write reads its pages again from the operating system's cache. Waits for a commit in
+  /// progress; does nothing unless the runtime is running.
+  public func releaseStoreMemory() {
+    runtime?.store.releaseMemory()
   }
 
   /// The runtime's state and the problems it detected (``Diagnostics/problems``; healthy when

@@ -2,9 +2,15 @@ import Locking
 
 /// Fans events out to every `events()` subscriber.
 final class EventHub: Sendable {
+  private struct Subscriber {
+    var continuation: AsyncStream<MonitorEvent>.Continuation
+    /// The events this subscriber takes (the others never enter its buffer).
+    var isIncluded: @Sendable (MonitorEvent) -> Bool
+  }
+
   private struct State {
     var nextId = 0
-    var subscribers: [Int: AsyncStream<MonitorEvent>.Continuation] = [:]
+    var subscribers: [Int: Subscriber] = [:]
   }
   private let state = Lock(State())
   /// Held for a whole `emit` so that concurrent emitters never interleave their events. The
@@ -14,13 +20,15 @@ final class EventHub: Sendable {
   private let ordering = Lock(())
 
   func subscribe(
-    bufferingPolicy: AsyncStream<MonitorEvent>.Continuation.BufferingPolicy
+    bufferingPolicy: AsyncStream<MonitorEvent>.Continuation.BufferingPolicy,
+    where isIncluded: @escaping @Sendable (MonitorEvent) -> Bool = { _ in true }
   ) -> AsyncStream<MonitorEvent> {
     let (stream, continuation) = AsyncStream.makeStream(
       of: MonitorEvent.self, bufferingPolicy: bufferingPolicy)
     let id = state.withLock { state in
       state.nextId += 1
-      state.subscribers[state.nextId] = continuation
+      state.subscribers[state.nextId] = Subscriber(
+        continuation: continuation, isIncluded: isIncluded)
       return state.nextId
     }
     continuation.onTermination = { [weak self] _ in
@@ -31,9 +39,11 @@ final class EventHub: Sendable {
 
   func emit(_ events: some Sequence<MonitorEvent>) {
     ordering.withLock { _ in
-      let continuations = state.withLock { Array($0.subscribers.values) }
+      let subscribers = state.withLock { Array($0.subscribers.values) }
       for event in events {
-        for continuation in continuations { continuation.yield(event) }
+        for subscriber in subscribers where subscriber.isIncluded(event) {
+          subscriber.continuation.yield(event)
+        }
       }
     }
   }
@@ -41,7 +51,7 @@ final class EventHub: Sendable {
   func finish() {
     let continuations = state.withLock { state in
       defer { state.subscribers.removeAll() }
-      return Array(state.subscribers.values)
+      return state.subscribers.values.map(\.continuation)
     }
     for continuation in continuations { continuation.finish() }
   }

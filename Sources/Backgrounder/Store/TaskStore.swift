@@ -208,6 +208,13 @@ final class TaskStore: Sendable {
     }
   }
 
+  /// Frees the writing connection's page cache (`sqlite3_db_release_memory`, up to
+  /// ``pageCacheKibibytes``) and its statement cache: pages are read again from the operating
+  /// system's cache when next needed. Waits for a commit in progress.
+  func releaseMemory() {
+    pool.writeWithoutTransaction { db in db.releaseMemory() }
+  }
+
   /// Folds the WAL into the database file and closes the pool.
   func close() throws {
     _ = try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }

@@ -242,7 +242,7 @@ final class AlertWatch: Sendable {
   }
 
   /// Whether `event` may make a job stale or not, or be a failure to report.
-  private static func mayChangeAlerts(_ kind: MonitorEvent.Kind) -> Bool {
+  static func mayChangeAlerts(_ kind: MonitorEvent.Kind) -> Bool {
     switch kind {
     case .workCompleted, .attemptFailed, .attemptDeferred, .scheduled, .scheduleReplaced,
       .cancelled, .workStopped:
