@@ -30,32 +30,46 @@ enum RunPriorityControl {
   static func release(
     _ pid: pid_t, descriptor: Int32, at priority: RunPriority, jobID: String, logger: Logger
   ) async {
-    let stopped =
-      (try? await SystemThread.runBlocking(name: "bg-run-stop") {
+    do {
+      let stopped = try await SystemThread.runBlocking(name: "bg-run-stop") {
         try waitUntilStopped(pid: pid, descriptor: descriptor)
-      }) ?? false
-    if stopped {
+      }
+      guard stopped else {
+        // Ended (or already reaped): nothing to continue, and its pid may be another's soon.
+        logger.warning(
+          "the run's wrapper ended before it stopped to have its priority set",
+          metadata: ["job": "\(jobID)", "pid": "\(pid)"])
+        return
+      }
       for failure in apply(priority, to: pid) {
         logger.warning(
           "cannot set the run's priority; it runs at the daemon's",
           metadata: ["job": "\(jobID)", "error": "\(failure)"])
       }
-    } else {
+    } catch {
+      // No thread to wait on: the shell may be stopped; it must go on, without its priority.
       logger.warning(
-        "the run's wrapper ended before it stopped to have its priority set",
-        metadata: ["job": "\(jobID)", "pid": "\(pid)"])
+        "cannot wait for the run's wrapper to stop; it runs without its priority",
+        metadata: ["job": "\(jobID)", "error": "\(error)"])
     }
     kill(pid, SIGCONT)
   }
 
   /// Blocks until process `pid` (pidfd `descriptor`, or -1) stopped or ended, without reaping
-  /// it; true when it stopped.
+  /// it; true when it stopped, false when it ended or is no longer this process's child
+  /// (`ECHILD`: swift-subprocess reaped it).
   static func waitUntilStopped(pid: pid_t, descriptor: Int32) throws(SystemCallError) -> Bool {
     var info = siginfo_t()
     // P_PIDFD (3; Linux 5.4): the pidfd names this process even if its pid were reused.
     let (type, id) =
       descriptor >= 0 ? (idtype_t(rawValue: 3), id_t(descriptor)) : (P_PID, id_t(pid))
-    _ = try systemCall("waitid(\(pid))") { waitid(type, id, &info, WSTOPPED | WEXITED | WNOWAIT) }
+    do {
+      _ = try systemCall("waitid(\(pid))") {
+        waitid(type, id, &info, WSTOPPED | WEXITED | WNOWAIT)
+      }
+    } catch  where error.errno == .noChildProcess {
+      return false
+    }
     return info.si_code == CLD_STOPPED
   }
 
