@@ -11,7 +11,7 @@
   /// only thread here: it blocks in `poll`, without a timeout unless a sleep is pending.
   struct QuietExecutorFactory: ExecutorFactory {
     /// Its resident worker is the main thread (``ExecutorMainLoop``).
-    private static let pool = ExecutorPool(residentThread: false)
+    static let pool = ExecutorPool(residentThread: false)
     static let mainExecutor: any MainExecutor = ExecutorMainLoop(pool: pool)
     static let defaultExecutor: any TaskExecutor = pool
   }
@@ -19,8 +19,10 @@
   /// Installs and runs the quiet executors (``QuietExecutorFactory``).
   public enum QuietExecutors {
     /// Makes ``QuietExecutorFactory``'s executors the process's global and main executors.
-    /// Call it on the main thread before any task exists.
-    public static func install() {
+    /// Call it on the main thread before any task exists. `whenQuiet` runs on the main thread
+    /// once the process falls quiet after some work (``QuietAction``).
+    public static func install(whenQuiet: QuietAction? = nil) {
+      if let whenQuiet { QuietExecutorFactory.pool.setQuietAction(whenQuiet) }
       _createExecutors(factory: QuietExecutorFactory.self)
     }
 

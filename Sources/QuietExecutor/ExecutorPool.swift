@@ -1,5 +1,6 @@
 #if compiler(>=6.3)  // the custom-executor SPI is new in Swift 6.3
   import Glibc
+  import Locking
   @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
 
   /// The global executor: one resident worker thread, helpers started while jobs wait for it, and
@@ -16,6 +17,8 @@
     let queue: ExecutorJobQueue
     /// Holds delayed jobs; the main loop reports resumed tasks to it too.
     let timer: ExecutorTimer
+    /// What the resident worker does once it falls quiet (set before it starts).
+    private let quietAction = Lock<QuietAction?>(nil)
 
     /// The generic executor reference (`SerialExecutorRef::generic()`: identity and witness
     /// table both null), which the runtime also passes when it runs global jobs itself.
@@ -34,23 +37,33 @@
     }
 
     /// Starts the resident worker on a thread of its own (`bg-exec`), unless `residentThread` is
-    /// false: then the main thread becomes it by calling ``runResident(main:)``.
-    init(residentThread: Bool = true) {
+    /// false: then the main thread becomes it by calling ``runResident(main:)``. The resident
+    /// worker runs `whenQuiet` once it falls quiet after work (``QuietPeriod``).
+    init(residentThread: Bool = true, whenQuiet: QuietAction? = nil) {
       queue = ExecutorJobQueue(helperLimit: Self.helperLimit) { queue in
         ExecutorThreads.start(name: "bg-exec-helper") {
           while let job = queue.nextForHelper() { job.runSynchronously(on: Self.generic) }
         }
       }
       timer = ExecutorTimer(target: queue)
+      quietAction.withLock { $0 = whenQuiet }
       if residentThread {
         ExecutorThreads.start(name: "bg-exec") { [self] in runResident(main: nil) }
       }
     }
 
+    /// Sets what the resident worker does once it falls quiet; call it before the worker starts
+    /// (``runResident(main:)``), which reads it once.
+    func setQuietAction(_ action: QuietAction) {
+      quietAction.withLock { $0 = action }
+    }
+
     /// The resident worker: runs jobs while there are any (the main actor's first, if it runs
-    /// them too), hands due sleeps to the queue, and otherwise waits in `poll` for a wakeup (a
-    /// job, an earlier deadline) or the next deadline.
+    /// them too), hands due sleeps to the queue, runs the quiet action when it is due, and
+    /// otherwise waits in `poll` for a wakeup (a job, an earlier deadline) or the next deadline.
     func runResident(main: MainJobs?) -> Never {
+      let action = quietAction.withLock { $0 }
+      var quiet = action.map { QuietPeriod(delay: $0.delay, minimumInterval: $0.minimumInterval) }
       var descriptors = [pollfd(fd: queue.wakeup.pollDescriptor, events: Int16(POLLIN), revents: 0)]
       if let main {
         descriptors.append(
@@ -58,19 +71,35 @@
       }
       while true {
         if let main, let job = main.queue.nextOrSleep() {
+          quiet?.ranWork()
           job.runSynchronously(on: main.executor)
           continue
         }
         if let job = queue.nextOrSleep() {
+          quiet?.ranWork()
           job.runSynchronously(on: Self.generic)
           continue
         }
-        let (due, timeout) = timer.takeDue()
+        var (due, timeout) = timer.takeDue()
         if let first = due.first {
           queue.stopSleeping()
           queue.append(first)  // this thread runs it next; others may start helpers
           for job in due.dropFirst() { queue.enqueue(job) }
           continue
+        }
+        switch quiet?.beforeWait(now: ExecutorTimer.Deadline.now(CLOCK_MONOTONIC)) {
+        case .act?:
+          action?.run()
+          // Marked as waiting: a wakeup sent meanwhile ends the next wait at once.
+          timer.stopWaiting()
+          queue.stopSleeping()
+          main?.queue.stopSleeping()
+          continue
+        case .waitAtMost(let nanoseconds)?:
+          let milliseconds = Int32(clamping: (nanoseconds + 999_999) / 1_000_000)
+          timeout = timeout < 0 ? milliseconds : min(timeout, milliseconds)
+        case .wait?, nil:
+          break
         }
         for index in descriptors.indices { descriptors[index].revents = 0 }
         let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)

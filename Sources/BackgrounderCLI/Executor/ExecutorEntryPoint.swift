@@ -25,7 +25,13 @@ enum ExecutorEntryPoint {
     if verb == "run" { try Daemon.forwardSignals() }
     #if compiler(>=6.3)
       let quiet = verb.map(quietVerbs.contains) ?? false
-      if quiet { QuietExecutors.install() }
+      // Once quiet after some work (a burst of runs, a control request), the daemon gives
+      // back the memory it used; a second of quiet, at most every ten seconds.
+      if quiet {
+        QuietExecutors.install(
+          whenQuiet: QuietAction(
+            after: .seconds(1), atMostEvery: .seconds(10), HeapTuning.releaseIdleMemory))
+      }
     #endif
     Task.detached {
       if let status = StatusFastStart.command(CommandLine.arguments) {

@@ -40,8 +40,6 @@ final class AlertWatch: Sendable {
   private let metrics: MetricsFile?
   /// Receives the `STATUS=` line when the set of stale jobs changes.
   private let notify: @Sendable (String) -> Void
-  /// Called after each look that read the store (the daemon gives back the memory it used).
-  private let afterLook: @Sendable () -> Void
   private let logger: Logger
   private let state = Lock(State())
   private let wake: AsyncStream<Void>.Continuation
@@ -52,10 +50,8 @@ final class AlertWatch: Sendable {
   init(
     clock: any WallClock, read: @escaping Read, episodes: EpisodeStore? = nil,
     hooks: AlertHooks?, metrics: MetricsFile?, notices: DesktopNotices? = nil, logger: Logger,
-    notify: @escaping @Sendable (String) -> Void = { _ in },
-    afterLook: @escaping @Sendable () -> Void = {}
+    notify: @escaping @Sendable (String) -> Void = { _ in }
   ) {
-    self.afterLook = afterLook
     self.clock = clock
     self.read = read
     self.episodes = episodes
@@ -169,7 +165,6 @@ final class AlertWatch: Sendable {
       }
     }
     report(update, alerts: alerts, successes: read.successes, tasks: tasks, changed: changed)
-    afterLook()
   }
 
   /// At the first look only: the episodes recorded before (nil afterwards, or with no store).

@@ -21,7 +21,6 @@ final class ControlConnections: @unchecked Sendable {
   private let logger: Logger
   private let limits: ControlServer.Limits
   private let changes: ControlServer.Changes?
-  private let onAnswered: (@Sendable () -> Void)?
   private let handler: ControlServer.Handler
   private var listening: EventLoop.Registration?
   private var connections: [UInt64: ControlConnection] = [:]
@@ -35,7 +34,7 @@ final class ControlConnections: @unchecked Sendable {
   init(
     listener: Int32, loop: EventLoop, path: String, logger: Logger,
     limits: ControlServer.Limits, changes: ControlServer.Changes?,
-    onAnswered: (@Sendable () -> Void)?, handler: @escaping ControlServer.Handler
+    handler: @escaping ControlServer.Handler
   ) {
     self.listener = listener
     self.loop = loop
@@ -43,7 +42,6 @@ final class ControlConnections: @unchecked Sendable {
     self.logger = logger
     self.limits = limits
     self.changes = changes
-    self.onAnswered = onAnswered
     self.handler = handler
   }
 
@@ -236,7 +234,6 @@ final class ControlConnections: @unchecked Sendable {
     guard connection.output.isEmpty else { return updateInterest(connection) }
     switch connection.phase {
     case .answering(let thenWatch):
-      onAnswered?()
       if thenWatch { startWatching(connection) } else { close(connection) }
     case .closing:
       close(connection)

@@ -42,19 +42,16 @@ public final class ControlServer: Sendable {
   private let handler: Handler
   private let onListening: @Sendable () -> Void
   private let changes: Changes?
-  private let onAnswered: (@Sendable () -> Void)?
   /// A socket bound by ``bindNow()``, waiting for ``run()``.
   private let boundListener = Lock<Int32?>(nil)
 
   /// `onListening` is called once the socket is bound and listening (the daemon's readiness);
-  /// `changes` serves `watch` requests; without it they are refused. `onAnswered` is called on
-  /// the event loop after each request's answer was written. Without `eventLoop`, the server
-  /// runs one of its own while it serves.
+  /// `changes` serves `watch` requests; without it they are refused. Without `eventLoop`, the
+  /// server runs one of its own while it serves.
   public init(
     path: String, logger: Logger, eventLoop: EventLoop? = nil, limits: Limits = Limits(),
     onListening: @escaping @Sendable () -> Void = {},
-    changes: Changes? = nil, onAnswered: (@Sendable () -> Void)? = nil,
-    handler: @escaping Handler
+    changes: Changes? = nil, handler: @escaping Handler
   ) {
     self.path = path
     self.logger = logger
@@ -62,7 +59,6 @@ public final class ControlServer: Sendable {
     self.limits = limits
     self.onListening = onListening
     self.changes = changes
-    self.onAnswered = onAnswered
     self.handler = handler
   }
 
@@ -93,7 +89,7 @@ public final class ControlServer: Sendable {
     defer { if eventLoop == nil { loop.stop() } }
     let connections = ControlConnections(
       listener: listener, loop: loop, path: path, logger: logger, limits: limits,
-      changes: changes, onAnswered: onAnswered, handler: handler)
+      changes: changes, handler: handler)
     if let failure = await loop.submit({ connections.start() }) {
       throw ControlSocketError.system(
         SystemCallError(failure.operation, path: path, errno: failure.errno))

@@ -136,8 +136,7 @@ public final class Daemon: Service {
         save: { try await runtime.recordStaleEpisodes($0) }),
       hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics,
       notices: configuration.desktopNotices ? DesktopNotices(logger: logger) : nil, logger: logger,
-      notify: { [notifier] in notifier.notify($0) },
-      afterLook: { Self.releaseIdleMemory(runtime) })
+      notify: { [notifier] in notifier.notify($0) })
     let telemetry: TelemetryExport? =
       if let settings = configuration.telemetry, let runWaits {
         TelemetryExport(
@@ -156,6 +155,8 @@ public final class Daemon: Service {
     } catch {
       throw DaemonPartFailure(part: "store", reason: "\(error)")
     }
+    HeapTuning.releaseStoreMemoryWhenIdle(of: runtime)
+    defer { HeapTuning.releaseStoreMemoryWhenIdle(of: nil) }
     // A first look before the config's jobs are applied: the failures stored by then are old,
     // any later one runs its on-failure hook.
     alerts.configure(configuration)
@@ -174,7 +175,6 @@ public final class Daemon: Service {
     let reloaded = Reloaded(
       jobs: jobs, alerts: alerts, wakeAlarms: wakeAlarms, destinations: sources.destinations,
       telemetry: telemetry)
-    HeapTuning.releaseFreeMemory()
 
     let reporter = EventReporter(logger: logger, metrics: metrics)
     let (listening, listened) = AsyncStream<Void>.makeStream()
@@ -185,7 +185,6 @@ public final class Daemon: Service {
         listened.finish()
       },
       changes: { TaskChanges.stream(of: runtime, network: monitor) },
-      onAnswered: { Self.releaseIdleMemory(runtime) },
       handler: ControlHandler(
         runtime: runtime, jobs: jobs,
         reload: { await self.reload(reloaded) },
@@ -230,10 +229,7 @@ public final class Daemon: Service {
     }
     parts += [
       DaemonPart("event reporter") {
-        for await event in events {
-          reporter.report(event)
-          if Self.mayEndBusyPeriod(event) { Self.releaseIdleMemory(runtime) }
-        }
+        for await event in events { reporter.report(event) }
         try await gracefulShutdown()  // the stream ends when the runtime has shut down
       },
       DaemonPart("alert watch") {
@@ -284,7 +280,6 @@ public final class Daemon: Service {
         }
         self.notifier.notify(ready)
         self.logger.info("daemon ready", metadata: ["jobs": "\(jobCount)"])
-        HeapTuning.releaseIdleMemory()
         if self.options.stallDispatchAfterReady, runtime.stallDispatchLoop() {
           self.logger.warning("test hook stall-dispatch: the dispatch loop is blocked")
         }
@@ -356,7 +351,6 @@ public final class Daemon: Service {
       reloaded.wakeAlarms.configure(configuration.jobs)
       reloaded.alerts.configure(configuration)
       reloaded.telemetry?.configure(configuration)
-      HeapTuning.releaseIdleMemory()
       notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")
       logger.info("config reloaded", metadata: ["jobs": "\(configuration.jobs.count)"])
     } catch {
@@ -364,28 +358,6 @@ public final class Daemon: Service {
       logger.error(
         "config reload failed; keeping the previous jobs", metadata: ["error": "\(error)"])
     }
-  }
-
-  /// Whether `event` may be the last of a run (it ended, or its start was deferred or
-  /// failed): then, with no run in flight, the daemon gives back the memory the work used.
-  private static func mayEndBusyPeriod(_ event: MonitorEvent) -> Bool {
-    switch event.kind {
-    case .workCompleted, .workStopped, .workerAbandoned, .attemptFailed, .attemptDeferred:
-      return true
-    default:
-      return false
-    }
-  }
-
-  /// Gives back the memory the daemon's work used (the store's page cache, then
-  /// ``HeapTuning/releaseIdleMemory()``) when no run is in flight: after a run ends and after
-  /// each control request (answering `status` maps megabytes of Foundation code, which would
-  /// otherwise stay mapped until the next run).
-  private static func releaseIdleMemory(_ runtime: Backgrounder) {
-    guard runtime.diagnostics().runsInFlight == 0 else { return }
-    // First the store's page cache, so that the heap's trim returns it too.
-    runtime.releaseStoreMemory()
-    HeapTuning.releaseIdleMemory()
   }
 
   /// Keeps the metrics' network and power gauges current.

@@ -1,0 +1,32 @@
+#if compiler(>=6.3)  // the executors exist only with the Swift 6.3 custom-executor SPI
+  import Locking
+  import Testing
+
+  @testable import QuietExecutor
+
+  /// A pool's quiet action runs once after each burst of work, and not while the pool idles.
+  @Suite("Quiet action")
+  struct QuietActionTests {
+    @Test("runs once after a burst, not again while idle, and again after the next burst")
+    func onceAfterEachBurst() async throws {
+      let actions = Lock(0)
+      let ran = Lock(0)
+      let pool = ExecutorPool(
+        whenQuiet: QuietAction(after: .milliseconds(20), atMostEvery: .zero) {
+          actions.withLock { $0 += 1 }
+        })
+      for _ in 0..<100 {
+        Task(executorPreference: pool) { @Sendable in ran.withLock { $0 += 1 } }
+      }
+      #expect(await ExecutorTimerTests.eventually { actions.withLock { $0 } == 1 })
+      #expect(ran.withLock { $0 } == 100, "after the burst's jobs")
+      // Idle: a pool that kept waking for its action would count more.
+      try await Task.sleep(for: .milliseconds(200))
+      #expect(actions.withLock { $0 } == 1)
+      Task(executorPreference: pool) { @Sendable in ran.withLock { $0 += 1 } }
+      #expect(await ExecutorTimerTests.eventually { actions.withLock { $0 } == 2 })
+      try await Task.sleep(for: .milliseconds(100))
+      #expect(actions.withLock { $0 } == 2)
+    }
+  }
+#endif
