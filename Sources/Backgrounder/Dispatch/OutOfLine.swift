@@ -34,3 +34,9 @@ struct OutOfLine<Value: Sendable>: @unchecked Sendable {
     }
   }
 }
+
+extension OutOfLine: Equatable where Value: Equatable {
+  static func == (lhs: Self, rhs: Self) -> Bool {
+    lhs.wrappedValue == rhs.wrappedValue
+  }
+}

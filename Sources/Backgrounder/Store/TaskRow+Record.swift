@@ -123,7 +123,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       guard let schedule = Self.decodeCalendar(calendarText) else {
         throw reader.corrupt(.calendar, "holds an invalid calendar \"\(calendarText)\"")
       }
-      calendar = schedule
+      calendarStorage = OutOfLine(wrappedValue: schedule)
     }
     lastElapse = try reader.instant(.lastElapse)
     interval = try reader.duration(.interval)
