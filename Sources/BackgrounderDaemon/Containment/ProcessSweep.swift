@@ -33,10 +33,14 @@ final class ProcessSweep: Sendable {
     var empty = true
     if let group = ownGroup {
       Subreaper.reapGroup(group)
-      for member in Self.othersInSession(group) where member.state == "Z" {
-        _ = Subreaper.reap(member)
+      // One scan of /proc for both questions (each reads every process's stat).
+      var processes = ProcStat.all()
+      var reaped: Set<pid_t> = []
+      for member in Self.othersInSession(group, among: processes) where member.state == "Z" {
+        if Subreaper.reap(member) { reaped.insert(member.pid) }
       }
-      if Self.hasLiveMember(group) { empty = false }
+      processes.removeAll { reaped.contains($0.pid) }
+      if Self.hasLiveMember(group, among: processes) { empty = false }
     }
     if let cgroup {
       let members = RunCgroups.processes(in: cgroup)
@@ -58,9 +62,9 @@ final class ProcessSweep: Sendable {
   /// Whether a member of `group` (the run's session: its leader's session id is its group id)
   /// has not exited yet or waits to be reaped by the daemon (zombies with another parent count
   /// as gone: their parent reaps them).
-  private static func hasLiveMember(_ group: pid_t) -> Bool {
+  private static func hasLiveMember(_ group: pid_t, among processes: [ProcStat]) -> Bool {
     let daemon = getpid()
-    return ProcStat.all().contains {
+    return processes.contains {
       ($0.processGroup == group || $0.session == group)
         && ($0.state != "Z" || ($0.parent == daemon && $0.pid != group))
     }
@@ -68,8 +72,10 @@ final class ProcessSweep: Sendable {
 
   /// The members of session `session` outside its first process group (they called
   /// `setpgid`), so that `kill(-group)` does not reach them.
-  private static func othersInSession(_ session: pid_t) -> [ProcStat] {
-    ProcStat.all().filter { $0.session == session && $0.processGroup != session }
+  private static func othersInSession(
+    _ session: pid_t, among processes: [ProcStat] = ProcStat.all()
+  ) -> [ProcStat] {
+    processes.filter { $0.session == session && $0.processGroup != session }
   }
 
   /// Sends `signal` to the run's process group, to the other members of its session and to
