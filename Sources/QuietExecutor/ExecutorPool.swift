@@ -89,11 +89,12 @@
         }
         switch quiet?.beforeWait(now: ExecutorTimer.Deadline.now(CLOCK_MONOTONIC)) {
         case .act?:
-          action?.run()
-          // Marked as waiting: a wakeup sent meanwhile ends the next wait at once.
+          // Busy while it acts: a job enqueued meanwhile starts a helper instead of waiting
+          // (a wakeup already sent ends the next wait at once).
           timer.stopWaiting()
           queue.stopSleeping()
           main?.queue.stopSleeping()
+          action?.run()
           continue
         case .waitAtMost(let nanoseconds)?:
           let milliseconds = Int32(clamping: (nanoseconds + 999_999) / 1_000_000)

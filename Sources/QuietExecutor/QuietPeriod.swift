@@ -61,7 +61,8 @@ struct QuietPeriod: Sendable, Equatable {
 
 /// Work a long-running process does once its executor falls quiet after some work, such as
 /// giving back memory the work used (``QuietExecutors/install(whenQuiet:)``). It runs on the
-/// pool's resident worker, so it should be short and must not wait for other tasks.
+/// pool's resident worker (the main thread, which runs the main actor's jobs too), so it should
+/// be short and must not wait for anything: work that may wait belongs on a thread of its own.
 public struct QuietAction: Sendable {
   let delay: Duration
   let minimumInterval: Duration

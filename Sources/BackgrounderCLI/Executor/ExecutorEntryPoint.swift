@@ -30,7 +30,7 @@ enum ExecutorEntryPoint {
       if quiet {
         QuietExecutors.install(
           whenQuiet: QuietAction(
-            after: .seconds(1), atMostEvery: .seconds(10), HeapTuning.releaseIdleMemory))
+            after: .seconds(1), atMostEvery: .seconds(10), HeapTuning.releaseIdleMemorySoon))
       }
     #endif
     Task.detached {

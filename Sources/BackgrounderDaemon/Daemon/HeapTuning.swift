@@ -1,6 +1,7 @@
 import Backgrounder
 import CSystemShims
 import Locking
+import SystemCalls
 
 /// The daemon's memory housekeeping: it runs all day, so memory it used in a burst should go
 /// back to the kernel instead of staying with the process (issue #11: RSS with 1,000 jobs).
@@ -16,12 +17,19 @@ public enum HeapTuning {
   }
 
   /// What the process does once it falls idle (the executor's quiet action, a second after the
-  /// last work): gives back the store's page cache (while a runtime is set by
+  /// last work): ``releaseIdleMemory()`` on a short-lived thread of its own (`bg-idle-release`),
+  /// since giving back the store's page cache waits for a commit in progress, which the
+  /// executor's thread must not.
+  public static func releaseIdleMemorySoon() {
+    try? SystemThread.detach(name: "bg-idle-release") { releaseIdleMemory() }
+  }
+
+  /// Gives back the store's page cache (while a runtime is set by
   /// ``releaseStoreMemoryWhenIdle(of:)``) and the heap's free memory (`malloc_trim(0)`), and
-  /// unmaps the code and read-only data pages it touched, clean pages of its files that the
-  /// page cache keeps and the next wake-up maps again (a minor fault each 64 KiB). Without
+  /// unmaps the code and read-only data pages the process touched, clean pages of its files that
+  /// the page cache keeps and the next wake-up maps again (a minor fault each 64 KiB). Without
   /// this the code used once at start-up, and the pages of each burst, stay resident all day.
-  public static func releaseIdleMemory() {
+  static func releaseIdleMemory() {
     // First the store's page cache, so that the heap's trim returns it too.
     idleStore.withLock { $0 }?.releaseStoreMemory()
     _ = csystem_release_free_heap()
