@@ -7,10 +7,10 @@ Usage (root: the daemon runs in a network namespace this script creates and dele
           [--hold SECONDS] (keep the fresh daemon running for a closer look)
 
 Starts `backgrounder run` with JOBS periodic jobs (`every = "1d"`, as daemon-footprint.py
-does), waits until each ran once, then prints, in KiB: the binary's code, read-only data,
-relocated read-only data (RELRO) and written data; each shared library; the main heap; each
-thread's stack; malloc's other arenas; other anonymous mappings. Rss, Anonymous and
-Private_Dirty per row, and the number of threads.
+does), waits until each ran once (and prints the time and the daemon's CPU time that took), then
+prints, in KiB: the binary's code, read-only data, relocated read-only data (RELRO) and written
+data; each shared library; the main heap; each thread's stack; malloc's other arenas; other
+anonymous mappings. Rss, Anonymous and Private_Dirty per row, and the number of threads.
 """
 import argparse, os, re, shutil, subprocess, sys, tempfile, time
 
@@ -97,6 +97,13 @@ def breakdown(pid, binary):
     return rows
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of every thread of `pid` so far (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def show(pid, binary):
     rows = breakdown(pid, binary)
     threads = len(os.listdir(f"/proc/{pid}/task"))
@@ -145,12 +152,16 @@ try:
         except FileNotFoundError:
             return 0
 
-    deadline = time.monotonic() + 120 + args.jobs / 10
+    started = time.monotonic()
+    deadline = started + 120 + args.jobs / 10
     while runs() < args.jobs:
         if daemon.poll() is not None or time.monotonic() > deadline:
             sys.exit(f"rss-breakdown: the daemon ran {runs()} of {args.jobs} jobs; see "
                      f"{work}/daemon.log")
         time.sleep(0.1)
+    # The daemon is `ip netns exec`'s child (exec'd in place: the same pid).
+    print(f"start until every job ran once: {time.monotonic() - started:.1f} s wall, "
+          f"{cpu_seconds(daemon.pid):.2f} s of the daemon's CPU (user + system)")
     time.sleep(5)
     show(daemon.pid, binary)
     if args.hold:
