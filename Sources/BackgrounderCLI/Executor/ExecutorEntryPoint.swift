@@ -25,8 +25,9 @@ enum ExecutorEntryPoint {
     if verb == "run" { try Daemon.forwardSignals() }
     #if compiler(>=6.3)
       let quiet = verb.map(quietVerbs.contains) ?? false
-      // Once quiet after some work (a burst of runs, a control request), the daemon gives
-      // back the memory it used; a second of quiet, at most every ten seconds.
+      // Once quiet after some work (a burst of runs, a control request, a `status --watch`
+      // update), the process gives back the memory it used: after a second of quiet, at most
+      // every ten seconds.
       if quiet {
         QuietExecutors.install(
           whenQuiet: QuietAction(
