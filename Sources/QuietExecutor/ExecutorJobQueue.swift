@@ -15,11 +15,17 @@ final class ExecutorJobQueue: Sendable {
     var sleeping = false
     /// Helper threads running.
     var helpers = 0
+    /// Jobs taken so far, by the resident consumer and helpers alike.
+    var taken: UInt64 = 0
+    /// The last helper to end wakes a sleeping resident consumer (which counts the work the
+    /// helpers did: ``takenCount``).
+    var wakeWhenHelpersEnd = false
 
     mutating func popFirst() -> UnownedJob? {
       guard head < jobs.count else { return nil }
       let job = jobs[head]
       head += 1
+      taken &+= 1
       if head == jobs.count {
         jobs.removeAll(keepingCapacity: true)
         head = 0
@@ -96,11 +102,26 @@ final class ExecutorJobQueue: Sendable {
 
   /// The next job for a helper; nil when the queue is empty, and then the helper must end.
   func nextForHelper() -> UnownedJob? {
-    state.withLock { state in
-      if let job = state.popFirst() { return job }
+    let (job, wake) = state.withLock { state -> (UnownedJob?, Bool) in
+      if let job = state.popFirst() { return (job, false) }
       state.helpers -= 1
-      return nil
+      guard state.wakeWhenHelpersEnd, state.helpers == 0, state.sleeping else {
+        return (nil, false)
+      }
+      state.sleeping = false
+      return (nil, true)
     }
+    if wake { wakeup.signal() }
+    return job
+  }
+
+  /// Jobs taken so far (wraps around), by the resident consumer and helpers alike.
+  var takenCount: UInt64 { state.withLock { $0.taken } }
+
+  /// Makes the last helper to end wake the resident consumer if it sleeps, so that it learns
+  /// of the helpers' work (``takenCount``) when they are done.
+  func wakeResidentWhenHelpersEnd() {
+    state.withLock { $0.wakeWhenHelpersEnd = true }
   }
 
   /// Helper threads running now (for tests).

@@ -46,7 +46,7 @@
         }
       }
       timer = ExecutorTimer(target: queue)
-      quietAction.withLock { $0 = whenQuiet }
+      if let whenQuiet { setQuietAction(whenQuiet) }
       if residentThread {
         ExecutorThreads.start(name: "bg-exec") { [self] in runResident(main: nil) }
       }
@@ -56,6 +56,7 @@
     /// (``runResident(main:)``), which reads it once.
     func setQuietAction(_ action: QuietAction) {
       quietAction.withLock { $0 = action }
+      queue.wakeResidentWhenHelpersEnd()
     }
 
     /// The resident worker: runs jobs while there are any (the main actor's first, if it runs
@@ -64,6 +65,9 @@
     func runResident(main: MainJobs?) -> Never {
       let action = quietAction.withLock { $0 }
       var quiet = action.map { QuietPeriod(delay: $0.delay, minimumInterval: $0.minimumInterval) }
+      // Work counts wherever it ran: here, or on helpers (which may take a whole burst, even
+      // before this worker starts).
+      var jobsTaken: UInt64 = 0
       var descriptors = [pollfd(fd: queue.wakeup.pollDescriptor, events: Int16(POLLIN), revents: 0)]
       if let main {
         descriptors.append(
@@ -71,12 +75,10 @@
       }
       while true {
         if let main, let job = main.queue.nextOrSleep() {
-          quiet?.ranWork()
           job.runSynchronously(on: main.executor)
           continue
         }
         if let job = queue.nextOrSleep() {
-          quiet?.ranWork()
           job.runSynchronously(on: Self.generic)
           continue
         }
@@ -86,6 +88,11 @@
           queue.append(first)  // this thread runs it next; others may start helpers
           for job in due.dropFirst() { queue.enqueue(job) }
           continue
+        }
+        if quiet != nil {
+          let taken = queue.takenCount &+ (main?.queue.takenCount ?? 0)
+          if taken != jobsTaken { quiet?.ranWork() }
+          jobsTaken = taken
         }
         switch quiet?.beforeWait(now: ExecutorTimer.Deadline.now(CLOCK_MONOTONIC)) {
         case .act?:

@@ -1,6 +1,7 @@
 /// When a process whose executor is quiet should run its ``QuietAction``: a value type fed with
 /// `CLOCK_MONOTONIC` times in nanoseconds by the pool's resident worker, which reports the work
-/// it runs (``ranWork()``) and asks before each wait (``beforeWait(now:)``).
+/// the pool ran since it last looked, its own or its helpers' (``ranWork()``), and asks before
+/// each wait (``beforeWait(now:)``).
 ///
 /// The action is due once the worker has waited `delay` with nothing to run after some work,
 /// and never sooner than `minimumInterval` after the previous action: after a burst of work it
@@ -28,7 +29,7 @@ struct QuietPeriod: Sendable, Equatable {
     self.minimumInterval = Self.nanoseconds(minimumInterval)
   }
 
-  /// The worker ran a job.
+  /// The pool ran a job since the worker last looked.
   mutating func ranWork() {
     workRan = true
   }
