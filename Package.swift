@@ -64,6 +64,7 @@ let package = Package(
         "Locking",
         "Memo",
         "Netlink",
+        "SystemCalls",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]

@@ -3,7 +3,7 @@ import SystemCalls
 
 /// The fields of `/proc/PID/stat` containment needs to recognise a process.
 ///
-/// Read with plain `open`/`read` into a buffer and parsed as bytes: a run's end scans every
+/// Read with `readSmallFile` (plain `open`/`read`) and parsed as bytes: a run's end scans every
 /// process's stat (``ProcessSweep``), and through Foundation (`String(contentsOfFile:)`, then
 /// `split`) that scan was 40 % of the daemon's CPU while 1,000 short jobs ran.
 struct ProcStat: Sendable, Equatable {
@@ -19,10 +19,10 @@ struct ProcStat: Sendable, Equatable {
 
   /// The stat line of `pid` under `procRoot`, or nil when there is no such process.
   static func read(pid: pid_t, procRoot: String = "/proc") -> ProcStat? {
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer in
-      guard let count = readFile("\(procRoot)/\(pid)/stat", into: buffer) else { return nil }
-      return parse(UnsafeBufferPointer(rebasing: buffer[..<count]))
+    guard let line = try? readSmallFile("\(procRoot)/\(pid)/stat", limit: 1024) else {
+      return nil
     }
+    return line.withUnsafeBufferPointer { parse($0) }
   }
 
   /// Parses a stat line. The command name (field 2) is in parentheses and may itself contain
@@ -88,27 +88,6 @@ struct ProcStat: Sendable, Equatable {
     let text = try? String(
       contentsOfFile: "\(procRoot)/sys/kernel/random/boot_id", encoding: .utf8)
     return text?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-  }
-
-  /// Reads the file at `path` into `buffer` (at most its size); the byte count, or nil when it
-  /// cannot be opened or read.
-  private static func readFile(_ path: String, into buffer: UnsafeMutableBufferPointer<UInt8>)
-    -> Int?
-  {
-    guard let descriptor = try? systemCall("open", path: path, { open(path, O_RDONLY | O_CLOEXEC) })
-    else { return nil }
-    defer { close(descriptor) }
-    var count = 0
-    while count < buffer.count {
-      guard
-        let read = try? systemCall(
-          "read", path: path,
-          { Glibc.read(descriptor, buffer.baseAddress! + count, buffer.count - count) })
-      else { return nil }
-      if read == 0 { break }
-      count += read
-    }
-    return count
   }
 
   /// The decimal integer (optionally negative) that `digits` spells, or nil.

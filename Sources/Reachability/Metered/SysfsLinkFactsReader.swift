@@ -1,4 +1,5 @@
 import Glibc
+import SystemCalls
 
 /// Reads ``LinkFacts`` from `ROOT/class/net/IF/{uevent,device,device/driver,wireless}`.
 public struct SysfsLinkFactsReader: Sendable {
@@ -16,7 +17,7 @@ public struct SysfsLinkFactsReader: Sendable {
     let directory = "\(root)/class/net/\(name)"
     var warnings: [String] = []
     var facts = LinkFacts()
-    if let uevent = readSmallFile("\(directory)/uevent") {
+    if let uevent = try? readSmallFile("\(directory)/uevent", limit: 16_384) {
       if let text = String(validating: uevent, as: UTF8.self) {
         facts.deviceType = Self.deviceType(inUevent: text, warnings: &warnings, path: directory)
       } else {
@@ -62,17 +63,5 @@ public struct SysfsLinkFactsReader: Sendable {
     let count = readlink(path, &buffer, buffer.count - 1)
     guard count > 0 else { return nil }
     return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-  }
-
-  /// Reads up to 16 KiB (non-blocking: a FIFO planted under a `sysfsRoot` never holds the open
-  /// or the read).
-  private func readSmallFile(_ path: String) -> [UInt8]? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var buffer = [UInt8](repeating: 0, count: 16_384)
-    let count = read(descriptor, &buffer, buffer.count)
-    guard count >= 0 else { return nil }
-    return Array(buffer[0..<count])
   }
 }

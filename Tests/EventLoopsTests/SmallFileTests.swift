@@ -1,0 +1,40 @@
+import Foundation
+import SystemCalls
+import Testing
+
+/// `readSmallFile`: the whole file up to the limit, a missing file as its errno, and a FIFO
+/// where a file belongs never blocks.
+@Suite struct SmallFileTests {
+  private func temporaryDirectory() throws -> String {
+    let path = NSTemporaryDirectory() + "small-file-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    return path
+  }
+
+  @Test func readsTheWholeFileUpToTheLimit() throws {
+    let directory = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0) }
+    try Data(bytes).write(to: URL(fileURLWithPath: directory + "/file"))
+    #expect(try readSmallFile(directory + "/file", limit: 16_384) == bytes)
+    #expect(try readSmallFile(directory + "/file", limit: 100) == Array(bytes.prefix(100)))
+    #expect(try readSmallFile(directory + "/file", limit: 0) == [])
+  }
+
+  @Test func aMissingFileThrowsItsErrno() throws {
+    let directory = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    #expect(
+      throws: SystemCallError("open", path: directory + "/none", errno: .noSuchFileOrDirectory)
+    ) {
+      try readSmallFile(directory + "/none", limit: 10)
+    }
+  }
+
+  @Test func aFifoWithoutAWriterDoesNotBlock() throws {
+    let directory = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    #expect(mkfifo(directory + "/fifo", 0o600) == 0)
+    #expect(try readSmallFile(directory + "/fifo", limit: 10) == [])
+  }
+}
