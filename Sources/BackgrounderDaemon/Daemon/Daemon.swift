@@ -59,6 +59,9 @@ public final class Daemon: Service {
   /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   public func run() async throws {
     let configuration = try ConfigurationLoader.load(path: options.configPath)
+    if let exposed = ConfigSecrets.problem(path: options.configPath, configuration: configuration) {
+      logger.warning("\(exposed)")
+    }
     // Waits in `flock` while another daemon is starting: on a thread meant for blocking calls.
     let lockPath = configuration.storePath
     let lock: StoreLock?
@@ -233,7 +236,13 @@ public final class Daemon: Service {
         try await gracefulShutdown()  // the stream ends when the runtime has shut down
       },
       DaemonPart("alert watch") {
-        await alerts.run(events: alertEvents)
+        // At the shutdown signal, not after the runtime's: waiting hooks are cancelled and
+        // running ones stopped while the jobs are.
+        await withGracefulShutdownHandler {
+          await alerts.run(events: alertEvents)
+        } onGracefulShutdown: {
+          alerts.stopHooks()
+        }
         try await gracefulShutdown()  // the stream ends when the runtime has shut down
       },
       .untilShutdown("control socket") { try await control.run() },
