@@ -15,6 +15,14 @@ struct DaemonHooksAndSecretsTests {
     defer { workspace.remove() }
     let harness = try DaemonHarness(workspace: workspace)
     defer { harness.cleanUp() }
+    // Whatever happens, the 5-minute hooks do not outlive the test.
+    defer {
+      for name in ["flaky.pids", "other.pids"] {
+        for pid in workspace.lines(of: name).compactMap({ Int32($0) }) where pid > 1 {
+          kill(-pid, SIGKILL)
+        }
+      }
+    }
     let flaky = "dev.e2e.flaky"
     let other = "dev.e2e.other"
     // A hook that records its pid (kept by `exec`), then runs for 5 minutes.
