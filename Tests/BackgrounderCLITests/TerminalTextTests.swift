@@ -30,4 +30,38 @@ struct TerminalTextTests {
     #expect(
       root == ["BACKGROUNDER_JOB=dev.example.backup", "_UID=0", "--no-pager", "--output=short-iso"])
   }
+
+  @Test func logsMatchesTheRunningDaemonsUserAndUnit() {
+    let system = JournalIdentity(uid: 0, unit: "backgrounder.service")
+    #expect(
+      LogsCommand.journalctlArguments(job: "a.b", follow: false, userID: 1000, daemon: system)
+        == [
+          "BACKGROUNDER_JOB=a.b", "_UID=0", "_SYSTEMD_UNIT=backgrounder.service", "--no-pager",
+          "--output=short-iso",
+        ])
+    let user = JournalIdentity(uid: 1000, unit: "backgrounder.service", isUserUnit: true)
+    #expect(
+      LogsCommand.journalctlArguments(job: "a.b", follow: false, userID: 1000, daemon: user)
+        == [
+          "BACKGROUNDER_JOB=a.b", "_UID=1000", "_SYSTEMD_USER_UNIT=backgrounder.service",
+          "--no-pager", "--output=short-iso",
+        ])
+    let plain = JournalIdentity(uid: 1000)
+    #expect(
+      LogsCommand.journalctlArguments(job: "a.b", follow: false, userID: 0, daemon: plain)
+        == ["BACKGROUNDER_JOB=a.b", "_UID=1000", "--no-pager", "--output=short-iso"])
+  }
+
+  @Test func theDaemonsUnitComesFromItsCgroup() {
+    let system = JournalIdentity.unit(inCgroup: "0::/system.slice/backgrounder.service/daemon\n")
+    #expect(system?.name == "backgrounder.service" && system?.isUser == false)
+    let user = JournalIdentity.unit(
+      inCgroup: "0::/user.slice/user-1000.slice/user@1000.service/app.slice/backgrounder.service\n")
+    #expect(user?.name == "backgrounder.service" && user?.isUser == true)
+    #expect(
+      JournalIdentity.unit(inCgroup: "0::/user.slice/user-1000.slice/session-3.scope\n") == nil)
+    #expect(JournalIdentity.unit(inCgroup: "1:name=systemd:/system.slice/x.service\n") == nil)
+    // This test process: whatever it is under, the owner of /proc/self is this user.
+    #expect(JournalIdentity(pid: getpid())?.uid == geteuid())
+  }
 }
