@@ -23,6 +23,11 @@ enum Output {
     write(Array("warning: \(TerminalText.escaped(text))\n".utf8), to: STDERR_FILENO)
   }
 
+  /// Writes `text` (a whole message, e.g. ArgumentParser's "Error: …") and a newline to stderr.
+  static func errorMessage(_ text: String) {
+    write(Array((TerminalText.escaped(text) + "\n").utf8), to: STDERR_FILENO)
+  }
+
   static func error(_ text: String) {
     write(Array("error: \(TerminalText.escaped(text))\n".utf8), to: STDERR_FILENO)
   }

@@ -50,4 +50,16 @@ struct DaemonOutputEscapingTests {
     let runs = document?["runs"] as? [[String: Any]]
     #expect(runs?.first?["reason"] as? String == Self.hostile, "\(json.stdout)")
   }
+
+  /// An error quoting outside text (here a store path) is escaped on stderr too.
+  @Test func errorsPrintNoRawControlCharacters() async throws {
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let harness = try DaemonHarness(workspace: workspace)
+    let store = workspace.file("gone\u{1B}]52;c;aGk=\u{07}.sqlite")
+    let result = try await harness.cli("history", "dev.e2e.none", "--store", store)
+    #expect(result.status != 0, "\(result)")
+    #expect(!result.stderr.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+    #expect(result.stderr.contains("gone\\x1b]52;c;aGk=\\x07.sqlite"), "\(result.stderr)")
+  }
 }
