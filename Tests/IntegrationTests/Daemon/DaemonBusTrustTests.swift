@@ -14,6 +14,7 @@ private let canSwitchUser =
   .serialized,
   .enabled(if: canSwitchUser, "needs root and setpriv to act as a second user"),
   .enabled(if: LogindMock.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),
+  .enabled(if: PrivateBus.hasSystemPolicy, "needs \(PrivateBus.systemConfig)"),
   .timeLimit(.minutes(2)))
 struct DaemonBusTrustTests {
   static let otherUser: uid_t = 65534

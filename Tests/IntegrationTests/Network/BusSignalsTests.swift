@@ -16,6 +16,7 @@ private let canSwitchUser =
   .serialized,
   .enabled(if: canSwitchUser, "needs root and setpriv to act as a second user"),
   .enabled(if: PrivateBus.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),
+  .enabled(if: PrivateBus.hasSystemPolicy, "needs \(PrivateBus.systemConfig)"),
   .timeLimit(.minutes(1)))
 struct BusSignalsTests {
   static let networkManager = "org.freedesktop.NetworkManager"

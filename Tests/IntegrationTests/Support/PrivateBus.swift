@@ -70,6 +70,9 @@ final class PrivateBus: @unchecked Sendable {
 
   static let systemConfig = "/usr/share/dbus-1/system.conf"
 
+  /// Whether Debian's system bus config is there for ``init(systemPolicy:)``.
+  static var hasSystemPolicy: Bool { FileManager.default.fileExists(atPath: systemConfig) }
+
   /// Debian's `system.conf` as it is — its default policy (signals to anyone allowed, method
   /// calls denied), its root policies and its `system.d` includes — listening on `listen`
   /// instead, in the foreground, as this user, with no service activation; plus a root policy
