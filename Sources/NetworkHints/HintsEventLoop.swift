@@ -185,7 +185,9 @@ final class HintsEventLoop: @unchecked Sendable {
   private func connectBus() {
     reconnectAt = nil
     do {
-      let bus = try SystemBus(address: configuration.busAddress)
+      let bus = try SystemBus(address: configuration.busAddress) { [logger] refusal in
+        logger.debug("ignored a forged D-Bus signal: \(refusal)")
+      }
       let signals = self.signals
       try bus.subscribe(
         from: BusSignals.busDriver,

@@ -27,8 +27,8 @@ final class SystemBus {
   private var signals: BusSignals?
 
   /// Connects to `address` (e.g. `unix:path=/run/dbus/system_bus_socket`), or to the system
-  /// bus when `nil`.
-  init(address: String?) throws(BusError) {
+  /// bus when `nil`. `refused` hears of every signal ``BusSignals`` drops.
+  init(address: String?, refused: ((BusSignals.Refusal) -> Void)? = nil) throws(BusError) {
     var bus: OpaquePointer?
     if let address {
       var result = sd_bus_new(&bus)
@@ -46,7 +46,7 @@ final class SystemBus {
       }
     }
     self.bus = bus
-    signals = bus.map { BusSignals(bus: $0) }
+    signals = bus.map { BusSignals(bus: $0, refused: refused) }
   }
 
   deinit {
