@@ -1,4 +1,5 @@
 import ArgumentParser
+import Backgrounder
 import BackgrounderDaemon
 import Foundation
 
@@ -9,17 +10,20 @@ struct LogsCommand: AsyncParsableCommand {
     commandName: "logs",
     abstract: "Show a job's journal lines (its output and the daemon's events about it).",
     discussion: """
-      Runs `journalctl BACKGROUNDER_JOB=ID`: under systemd the daemon sends each line with the
-      fields BACKGROUNDER_JOB, BACKGROUNDER_RUN, BACKGROUNDER_ATTEMPT and PRIORITY. Without a
-      systemd journal the daemon writes plain lines to its stderr, tagged job=ID: read them
-      wherever that goes.
+      Runs `journalctl BACKGROUNDER_JOB=ID`: under systemd the daemon sends each line with the \
+      fields BACKGROUNDER_JOB, BACKGROUNDER_RUN, BACKGROUNDER_ATTEMPT and PRIORITY.
+
+      Without a systemd journal, prints the output the store keeps of the job's recent runs \
+      (the last 20 lines of each, as `backgrounder history ID` shows them with their outcomes).
       """
   )
 
   @OptionGroup var job: JobIdArgument
 
-  @Flag(name: .customShort("f"), help: "Keep printing new lines as they arrive.")
+  @Flag(name: .customShort("f"), help: "Keep printing new lines as they arrive (journal only).")
   var follow = false
+
+  @OptionGroup var config: ConfigOption
 
   /// Where journald listens: without it there is no journal to ask.
   static let journalSocket = "/run/systemd/journal/socket"
@@ -29,9 +33,7 @@ struct LogsCommand: AsyncParsableCommand {
       FileManager.default.isExecutableFile(atPath: $0)
     }
     guard let journalctl, FileManager.default.fileExists(atPath: Self.journalSocket) else {
-      throw OperatorError(
-        "no systemd journal on this system: the daemon writes its lines, tagged job=\(job.id), "
-          + "to its stderr; read them where that goes (e.g. grep 'job=\(job.id)' on its log file)")
+      return try printStoredOutput()
     }
     var arguments = ["BACKGROUNDER_JOB=\(job.id)", "--no-pager", "--output=short-iso"]
     if follow { arguments.append("--follow") }
@@ -42,6 +44,27 @@ struct LogsCommand: AsyncParsableCommand {
     process.waitUntilExit()
     if process.terminationStatus != 0 {
       throw ExitCode(process.terminationStatus)
+    }
+  }
+
+  /// Without a journal: the output tails the store keeps, oldest run first (as a log reads).
+  private func printStoredOutput() throws {
+    if follow {
+      throw OperatorError(
+        "no systemd journal on this system: -f needs one; `backgrounder history \(job.id)` "
+          + "shows the output the store keeps of each run")
+    }
+    let task = try HistoryCommand.storedTask(job.id, config: config, store: nil, limit: 20)
+    Output.warning(
+      "no systemd journal on this system: showing the output the store keeps of \(job.id)'s "
+        + "recent runs (`backgrounder history \(job.id)` shows their outcomes)")
+    let withOutput = task.recentRuns.filter { !($0.outputTail ?? "").isEmpty }
+    if withOutput.isEmpty { Output.line("no run of \(job.id) has stored output") }
+    for record in withOutput.reversed() {
+      guard let tail = record.outputTail else { continue }
+      let started = record.startedAt ?? record.endedAt
+      Output.line("-- run of \(HumanText.time(started)), attempt \(record.attempt) --")
+      Output.line(tail.hasSuffix("\n") ? String(tail.dropLast()) : tail)
     }
   }
 }
