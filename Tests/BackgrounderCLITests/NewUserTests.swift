@@ -205,4 +205,34 @@ import Testing
   func fromNow(microseconds: Int64, text: String) {
     #expect(SystemdRelativeTime.text(microseconds: microseconds) == text)
   }
+
+  @Test("logs without journald prints the run output the store keeps, oldest run first")
+  func logsFallsBackToStoredOutput() throws {
+    let start = Date(timeIntervalSince1970: 1_795_000_000)
+    let runs = [
+      RunRecord(
+        attempt: 1, startedAt: start.addingTimeInterval(60), endedAt: start.addingTimeInterval(61),
+        outcome: "success", reason: nil, outputTail: "second\n"),
+      RunRecord(attempt: 0, startedAt: nil, endedAt: start, outcome: "blocked", reason: "x"),
+      RunRecord(
+        attempt: 0, startedAt: start, endedAt: start.addingTimeInterval(1), outcome: "failure",
+        reason: "exit status 1", outputTail: "first\nFatal: wrong password\n"),
+    ]
+    let task = TaskStatus(
+      id: try TaskId("dev.example.backup"), kind: .periodic, state: .pending, nextRun: nil,
+      attempt: 0, deferrals: 0, lastResult: .success, lastReason: nil, pendingPredicates: [],
+      ephemeral: false, lastRunStartedAt: nil, lastRunEndedAt: nil, recentRuns: runs,
+      serializedInput: Data(), interrupted: false)
+    #expect(
+      LogsCommand.storedOutput(of: task) == [
+        "-- run of \(HumanText.time(start)), attempt 0: failure --",
+        "first\nFatal: wrong password",
+        "-- run of \(HumanText.time(start.addingTimeInterval(60))), attempt 1: success --",
+        "second",
+      ])
+    var empty = task
+    empty.recentRuns = [runs[1]]
+    #expect(
+      LogsCommand.storedOutput(of: empty) == ["no run of dev.example.backup has stored output"])
+  }
 }

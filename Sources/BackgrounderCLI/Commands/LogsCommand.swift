@@ -58,13 +58,22 @@ struct LogsCommand: AsyncParsableCommand {
     Output.warning(
       "no systemd journal on this system: showing the output the store keeps of \(job.id)'s "
         + "recent runs (`backgrounder history \(job.id)` shows their outcomes)")
+    for line in Self.storedOutput(of: task) { Output.line(line) }
+  }
+
+  /// The output tails of `task`'s stored runs, oldest first, each under a line naming the run.
+  static func storedOutput(of task: TaskStatus) -> [String] {
     let withOutput = task.recentRuns.filter { !($0.outputTail ?? "").isEmpty }
-    if withOutput.isEmpty { Output.line("no run of \(job.id) has stored output") }
+    if withOutput.isEmpty { return ["no run of \(task.id) has stored output"] }
+    var lines: [String] = []
     for record in withOutput.reversed() {
-      guard let tail = record.outputTail else { continue }
+      let tail = record.outputTail ?? ""
       let started = record.startedAt ?? record.endedAt
-      Output.line("-- run of \(HumanText.time(started)), attempt \(record.attempt) --")
-      Output.line(tail.hasSuffix("\n") ? String(tail.dropLast()) : tail)
+      lines.append(
+        "-- run of \(HumanText.time(started)), attempt \(record.attempt): \(record.outcome) --")
+      // The command's own output: the one place this verb prints outside text.
+      lines.append(tail.hasSuffix("\n") ? String(tail.dropLast()) : tail)
     }
+    return lines
   }
 }
