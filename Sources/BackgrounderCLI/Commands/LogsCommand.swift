@@ -54,10 +54,10 @@ struct LogsCommand: AsyncParsableCommand {
         "no systemd journal on this system: -f needs one; `backgrounder history \(job.id)` "
           + "shows the output the store keeps of each run")
     }
-    let task = try HistoryCommand.storedTask(job.id, config: config, store: nil, limit: 20)
     Output.warning(
       "no systemd journal on this system: showing the output the store keeps of \(job.id)'s "
         + "recent runs (`backgrounder history \(job.id)` shows their outcomes)")
+    let task = try HistoryCommand.storedTask(job.id, config: config, store: nil, limit: 20)
     for line in Self.storedOutput(of: task) { Output.line(line) }
   }
 
