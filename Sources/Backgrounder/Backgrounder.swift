@@ -328,12 +328,15 @@ public final class Backgrounder: Sendable {
 
   // MARK: - Work
 
-  /// Schedules `request`. When this returns `.scheduled`, the request is durable.
+  /// Schedules `request`. When this returns `.scheduled`, the request is durable. The outcome
+  /// may be ignored where a refusal is not expected (a fixed, valid request); check it for
+  /// `.rejected` when the request is built from input.
   ///
   /// A request breaking a limit is rejected with the reason: an input key that is empty or an
   /// input over 10,240 bytes serialized, a backoff policy outside its ranges (initial delay
   /// 10 s…5 h, attempts 1…30, jitter 0…1), a budget that is not positive, a negative initial
   /// delay, a periodic interval below the minimum, a flex window outside (0, interval).
+  @discardableResult
   public func schedule(
     _ request: WorkRequest, policy: ExistingWorkPolicy = .replace
   ) async -> ScheduleOutcome {
@@ -369,6 +372,7 @@ public final class Backgrounder: Sendable {
   }
 
   /// Schedules a one-time request.
+  @discardableResult
   public func schedule(
     _ request: WorkRequest.OneTime, policy: ExistingWorkPolicy = .replace
   ) async -> ScheduleOutcome {
@@ -376,6 +380,7 @@ public final class Backgrounder: Sendable {
   }
 
   /// Schedules a periodic request.
+  @discardableResult
   public func schedule(
     _ request: WorkRequest.Periodic, policy: ExistingWorkPolicy = .replace
   ) async -> ScheduleOutcome {

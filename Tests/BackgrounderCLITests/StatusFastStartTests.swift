@@ -9,6 +9,7 @@ import Testing
   /// The parsed values that `status` uses, comparable.
   private struct Values: Equatable {
     var json: Bool
+    var wide: Bool
     var watch: Bool
     var sysfsRoot: String
     var replay: String?
@@ -17,6 +18,7 @@ import Testing
 
     init(_ command: StatusCommand) {
       json = command.json
+      wide = command.wide
       watch = command.watch
       sysfsRoot = command.sysfsRoot
       replay = command.replay
@@ -31,6 +33,7 @@ import Testing
       [],
       ["--json"],
       ["--watch", "--json"],
+      ["--wide"],
       ["--json", "--config", "/etc/bg.toml"],
       ["--config", "c.toml", "--store", "s.sqlite", "--sysfs-root", "/tmp/sys", "--json"],
       ["--replay", "capture.pcapng", "--watch"],

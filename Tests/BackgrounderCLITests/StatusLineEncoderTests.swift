@@ -128,9 +128,8 @@ import Testing
       + "matches \"Pixel-*\", behind a captive portal | links lo:up wlan0:up "
       + "tun\\x1b[0m:down,no-carrier | power: "
     let unreachable = "2025-11-23T09:26:40.123456Z unreachable | links lo:up | power: "
-    let plugged = "on external power, requiresCharging satisfied, no readable battery\n"
-    let battery =
-      "no external power, requiresCharging not satisfied, battery 17.5 % (low)\n"
+    let plugged = "on mains power (no battery)\n"
+    let battery = "on battery, 17.5 %, discharging, low\n"
     let cases: [(NetworkStatus, PowerStatus, String)] = [
       (Self.networks[1], Self.powers[0], reachable + plugged),
       (Self.networks[1], Self.powers[0], reachable + plugged),

@@ -63,7 +63,63 @@ import Testing
       """)
     #expect(problem?.line == 5)
     #expect(problem?.key == "job[0].netwrok")
-    #expect(problem?.description.hasPrefix("test.toml:5: job[0].netwrok: unknown key") == true)
+    #expect(problem?.job == "dev.example.a")
+    #expect(
+      problem?.description
+        == "test.toml:5: job \"dev.example.a\": netwrok: unknown key; did you mean `network`?")
+  }
+
+  /// Every problem of a file in one report, each naming the job by its id and the key, with
+  /// the key meant for a misspelled one.
+  @Test func allProblemsOfAFileAreReportedAtOnce() {
+    let problem = error(
+      """
+      [[job]]
+      id = "dev.example.backup"
+      command = ["restic", "backup"]
+      calendar = "daily"
+      randomized-delay = "30m"
+
+      [[job]]
+      id = "dev.example.fetch"
+      command = ["true"]
+      every = "1h"
+      requires-chargin = true
+      budget = "4x"
+      """)
+    let problems = problem?.problems ?? []
+    #expect(problems.count == 3, "\(String(describing: problem))")
+    #expect(problems.map(\.line) == [5, 11, 12])
+    #expect(
+      problems.map(\.job) == ["dev.example.backup", "dev.example.fetch", "dev.example.fetch"])
+    #expect(
+      problems.first?.description
+        == "test.toml:5: job \"dev.example.backup\": randomized-delay: unknown key; "
+        + "did you mean `random-delay`?")
+    #expect(
+      problems.dropFirst().first?.description
+        == "test.toml:11: job \"dev.example.fetch\": requires-chargin: unknown key; "
+        + "did you mean `requires-charging`?")
+    #expect(problems.last?.message.contains("invalid duration \"4x\"") == true)
+    // The description is every problem, one per line.
+    #expect(problem?.description.split(separator: "\n").count == 3)
+  }
+
+  @Test func aKeyNearNothingListsEveryKnownKey() {
+    let problem = error("[store]\nwhereabouts = \"/x\"\n")
+    #expect(problem?.message == "unknown key; expected one of: path")
+    let near = error("[store]\npaht = \"/x\"\n")
+    #expect(near?.message == "unknown key; did you mean `path`?")
+  }
+
+  @Test func problemsBeyondTheLimitAreCounted() {
+    let keys = (0..<(ConfigurationLoader.problemLimit + 5)).map { "unknown\($0) = 1" }
+    let problem = error("[store]\n" + keys.joined(separator: "\n") + "\n")
+    #expect(problem?.problems.count == ConfigurationLoader.problemLimit)
+    #expect(problem?.omitted == 5)
+    #expect(
+      problem?.description.hasSuffix("5 more problem(s) not shown; fix these and check again")
+        == true)
   }
 
   @Test func anAbstractControlSocketNameIsRefused() {
@@ -211,10 +267,10 @@ import Testing
         + "environment = { \"A\\u0000B\" = \"x\" }\n",
       "job[0].environment", "invalid variable name"
     ),
-    // Of several unknown keys, the first in sorted order is named.
+    // Of several unknown keys, each is reported, in file order.
     (
       "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nonce = true\nzz = 1\naa = 2\n",
-      "job[0].aa", "unknown key"
+      "job[0].zz", "unknown key"
     ),
     (
       "[[job]]\nid = \"dev.example.a\"\ncommand = [\"true\"]\nevery = \"1H\"\n",

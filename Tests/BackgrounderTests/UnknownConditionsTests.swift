@@ -29,7 +29,7 @@ import Testing
     await h.waitFor(job) { $0 == .attemptDeferred(reason: .reachabilityTimeout) }
     let deferred = try #require(try await h.status(job))
     #expect(
-      deferred.lastReason == "network gate: NetworkManager has not answered within 5.0 seconds")
+      deferred.lastReason == "network gate: NetworkManager has not answered within 5 s")
     #expect(deferred.attempt == 0)
 
     h.network.set(.unmetered)

@@ -90,4 +90,45 @@ struct CalendarCommandTests {
     let entries = try JSONDecoder().decode([Entry].self, from: Data(result.stdout.utf8))
     #expect(entries.map(\.next) == [["1970-01-02T00:00:00+00:00"]])
   }
+
+  /// The documented examples (docs/calendar.md) and a corpus of our own, one invalid among them.
+  private static let layoutCorpus = [
+    "*-*-* 02:00", "02:00", "Mon..Fri *-*-* 02:00", "Mon-Fri 02:00", "Mon,Wed,Fri 02:00",
+    "Sat..Sun 02:00", "Sat,Sun 08..20:00", "*:0/15", "Mon *-*-1..7 03:00", "*-*~1",
+    "*-02~1 12:00", "*-*~7/2", "2024..2026-12-31 23:59:59", "*:*:0/7.5",
+    "*-*-* 02:30 Europe/Berlin", "12:00 UTC", "@1900000000", "daily", "weekly", "monthly",
+    "hourly", "minutely", "quarterly", "semiannually", "yearly", "*:00/20",
+    "*-*-* 00:00:00", "Sat 2020-01-04 11:00", "Mon..Funday 02:00", "*-*~1 03:00 Europe/Berlin",
+    "Fri *-*-13 13:13", "*-*-* 02:30", "*-*-1,15 12:00", "2030-02-29", "*:59:59.5",
+  ]
+
+  /// `text` with the value of each "From now:" line masked: systemd counts it from the real
+  /// now (also with --base-time), which moves between the two runs.
+  private static func maskingFromNow(_ text: String) -> String {
+    text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+      line.hasPrefix("       From now: ") ? "       From now: …" : String(line)
+    }.joined(separator: "\n")
+  }
+
+  @Test(
+    "the human output is systemd-analyze calendar's, line for line",
+    arguments: ["UTC", "Etc/UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"])
+  func humanOutputMatchesSystemdAnalyze(tz: String) throws {
+    let binary = try DaemonBinary.path()
+    let base = "2024-03-29 12:00:00 UTC"
+    let ours = try Self.run(
+      binary, ["calendar", "--iterations", "3", "--base-time", base] + Self.layoutCorpus, tz: tz)
+    let theirs = try Self.run(
+      "/usr/bin/systemd-analyze",
+      ["calendar", "--iterations=3", "--base-time=\(base)"] + Self.layoutCorpus, tz: tz)
+    #expect(ours.status == 1 && theirs.status != 0, "one expression is invalid")
+    let (left, right) = (Self.maskingFromNow(ours.stdout), Self.maskingFromNow(theirs.stdout))
+    let (leftLines, rightLines) = (left.split(separator: "\n"), right.split(separator: "\n"))
+    for (index, (a, b)) in zip(leftLines, rightLines).enumerated() where a != b {
+      Issue.record("TZ=\(tz) line \(index + 1): ours \"\(a)\", systemd \"\(b)\"")
+      break
+    }
+    #expect(left == right, "TZ=\(tz)")
+    #expect(ours.stdout.contains("From now: "))
+  }
 }

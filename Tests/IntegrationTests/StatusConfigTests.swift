@@ -54,7 +54,7 @@ struct StatusConfigTests {
     #expect((document as? [String: Any])?["tasks"] as? [Any] != nil, "\(status)")
     let doctor = try await harness.cli("doctor", "--config", workspace.configPath)
     #expect(doctor.status != 0, "\(doctor)")
-    #expect((doctor.stdout + doctor.stderr).contains("job[0].every"), "\(doctor)")
+    #expect((doctor.stdout + doctor.stderr).contains("job \"dev.e2e.soon\": every"), "\(doctor)")
   }
 
   @Test("status --help and a usage error read as the whole command line's")

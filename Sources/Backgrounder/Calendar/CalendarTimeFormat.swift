@@ -11,14 +11,15 @@ public enum CalendarTimeFormat {
       + offsetText(offset, separator: ":")
   }
 
-  /// As `systemd-analyze` writes times, with a numeric offset: `Sun 2024-03-31 03:00:00 +0200`
-  /// (`UTC` for UTC).
+  /// As `systemd-analyze` writes times, with the zone's abbreviation: `Sun 2024-03-31 03:00:00
+  /// CEST` (`UTC` for UTC, nil `zone`).
   public static func human(_ instant: WallInstant, in zone: CalendarTimeZone?) -> String {
-    let (fields, offset, _) = parts(instant, zone)
+    let (fields, _, _) = parts(instant, zone)
+    let seconds = instant.nanosecondsSince1970.floorDivided(by: 1_000_000_000)
     let weekday = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"][fields.weekdayFromMonday]
     return "\(weekday) \(pad(fields.year, 4))-\(pad(fields.month0 + 1, 2))-\(pad(fields.day, 2)) "
       + "\(pad(fields.hour, 2)):\(pad(fields.minute, 2)):\(pad(fields.second, 2)) "
-      + (zone == nil ? "UTC" : offsetText(offset, separator: ""))
+      + (zone?.abbreviation(atSeconds: seconds) ?? "UTC")
   }
 
   /// A short local form for status lines: `Tue 22:00`.

@@ -77,6 +77,13 @@ public struct CalendarTimeZone: Hashable, Sendable, CustomStringConvertible {
     localTimeType(at: seconds).isDST
   }
 
+  /// The zone is UTC under any name: no offset and no daylight-saving time ever (what glibc's
+  /// `timezone == 0 && daylight == 0` says, which decides systemd's "(in UTC)" lines).
+  public var isUTC: Bool {
+    types.allSatisfy { $0.offset == 0 && !$0.isDST }
+      && (rule.map { $0.localTimeType(at: 0).offset == 0 && !$0.hasDaylightSavingTime } ?? true)
+  }
+
   /// The abbreviation in effect (`CEST`, `+1030`).
   public func abbreviation(atSeconds seconds: Int64) -> String {
     localTimeType(at: seconds).abbreviation

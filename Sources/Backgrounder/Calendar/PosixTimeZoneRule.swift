@@ -30,6 +30,9 @@ struct PosixTimeZoneRule: Hashable, Sendable {
     self.end = end
   }
 
+  /// The rule has a daylight-saving part.
+  var hasDaylightSavingTime: Bool { daylight != nil }
+
   func localTimeType(at seconds: Int64) -> CalendarTimeZone.LocalTimeType {
     guard let daylight else { return standard }
     let year = CivilTime(utcSeconds: seconds + Int64(standard.offset)).year

@@ -47,7 +47,7 @@ extension DispatchStateMachine {
     entry.row.lastResult = .retry
     entry.row.lastReason =
       "network gate: \(gateWaitPhrase(requirement)) within "
-      + "\(min(settings.gateLimit, entry.row.budget / 4))"
+      + HumanText.duration(min(settings.gateLimit, entry.row.budget / 4))
     entry.row.updatedAt = now
     entries[id] = entry
     effects.persist(

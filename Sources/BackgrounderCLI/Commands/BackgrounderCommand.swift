@@ -1,4 +1,5 @@
 import ArgumentParser
+import BackgrounderDaemon
 import Glibc
 
 /// The `backgrounder` command line: one type per subcommand, each in its own file.
@@ -7,6 +8,8 @@ struct BackgrounderCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "backgrounder",
     abstract: "Run background jobs only when the network and power allow.",
+    // The version the daemon reports (`status --json`'s daemon section): one constant.
+    version: DaemonInfo.version,
     subcommands: [
       StatusCommand.self,
       RunCommand.self,

@@ -8,7 +8,7 @@ struct CancelCommand: AsyncParsableCommand {
     commandName: "cancel",
     abstract: "Cancel a job (a running attempt is stopped).",
     discussion: """
-      A job from the config file comes back on the next reload unless you remove it from the
+      A job from the config file comes back on the next reload unless you remove it from the \
       file. With no daemon running, the store is edited directly.
       """
   )

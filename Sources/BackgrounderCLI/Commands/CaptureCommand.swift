@@ -26,6 +26,8 @@ struct CaptureCommand: AsyncParsableCommand {
         + "0600)."))
   var force = false
 
+  @OptionGroup var config: ConfigOption
+
   @Option(
     help: ArgumentHelp("Stop after this long, e.g. 30s or 5m.", valueName: "duration"),
     transform: DurationArgument.parse)
@@ -41,6 +43,10 @@ struct CaptureCommand: AsyncParsableCommand {
     let logger = Logger(label: "backgrounder.capture") {
       StreamLogHandler.standardError(label: $0)
     }
+    // The config's [network] overrides, as the daemon would apply them.
+    let reachability =
+      try config.loadIfPresent(decodingJobs: false)?.reachabilityConfiguration(sysfsRoot: "/sys")
+      ?? ReachabilityConfiguration()
     let capture: NetlinkCapture
     do {
       capture = try NetlinkCapture(path: output, replacingExisting: force)
@@ -48,7 +54,7 @@ struct CaptureCommand: AsyncParsableCommand {
       throw OperatorError("cannot write \(output): \(error)")
     }
     let monitor = ReachabilityMonitor(
-      configuration: ReachabilityConfiguration(), logger: logger, capture: capture)
+      configuration: reachability, logger: logger, capture: capture)
     let group = ServiceGroup(
       configuration: ServiceGroupConfiguration(
         services: [monitor], gracefulShutdownSignals: [.sigint, .sigterm], logger: logger))

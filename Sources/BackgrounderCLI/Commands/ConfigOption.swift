@@ -2,7 +2,7 @@ import ArgumentParser
 import BackgrounderDaemon
 import Foundation
 
-/// `--config FILE`, shared by every verb that touches the store or the daemon.
+/// `--config FILE`, taken by every verb (`calendar` accepts it but reads no config).
 struct ConfigOption: ParsableArguments {
   @Option(
     name: .long,

@@ -7,8 +7,8 @@ struct ExpireCommand: AsyncParsableCommand {
     commandName: "expire",
     abstract: "Simulate budget expiry of a running job.",
     discussion: """
-      The job's process group gets SIGTERM (then SIGKILL after the grace period) and the run is
-      recorded as a retry (outcome `expired`, reason "expired on request by the operator"),
+      The job's process group gets SIGTERM (then SIGKILL after the grace period) and the run \
+      is recorded as a retry (outcome `expired`, reason "expired on request by the operator"), \
       using an attempt as when its budget runs out. Needs a running daemon and a running job.
       """
   )

@@ -10,12 +10,14 @@ struct HistoryCommand: AsyncParsableCommand {
     commandName: "history",
     abstract: "Show a job's stored runs, newest first.",
     discussion: """
-      Each run: when it started and ended, how long it took, the attempt, the outcome (success,
-      failure, retry, deferred, expired, interrupted, stopped, skipped) and the reason, which
-      for a failing command carries the end of its standard error; the conditions the run
-      started under (link, metered, connectivity, power) and the tail of its output (the last
-      20 lines, at most 4 KiB) for runs recorded since they are kept. Read read-only from the
-      store (safe while the daemon runs). The store keeps the newest 20 runs of each job.
+      Each run: when it started and ended, how long it took, the attempt, the outcome \
+      (success, failure, retry, deferred, expired, interrupted, stopped, skipped) and the \
+      reason, which for a failing command carries the end of its standard error; the \
+      conditions the run started under (link, metered, connectivity, power) and the tail of \
+      its output (the last 20 lines, at most 4 KiB) for runs recorded since they are kept.
+
+      Read read-only from the store (safe while the daemon runs). The store keeps the newest \
+      20 runs of each job.
       """
   )
 
@@ -40,22 +42,7 @@ struct HistoryCommand: AsyncParsableCommand {
   }
 
   func run() async throws {
-    let taskId: TaskId
-    do {
-      taskId = try TaskId(job.id)
-    } catch {
-      throw OperatorError("invalid job id \"\(job.id)\": \(error)")
-    }
-    let storePath =
-      try store ?? config.loadIfPresent(decodingJobs: false)?.storePath
-      ?? DefaultLocations.current().storePath
-    let task: TaskStatus?
-    do {
-      task = try TaskStoreReader(path: storePath).task(taskId, historyLimit: count)
-    } catch {
-      throw OperatorError("\(error)")
-    }
-    guard let task else { throw OperatorError("no such job in \(storePath): \(job.id)") }
+    let task = try Self.storedTask(job.id, config: config, store: store, limit: count)
     let runs = task.recentRuns.map(HistoryRun.init)
     if json {
       try Output.jsonLine(HistoryDocument(id: task.id.rawValue, runs: runs))
@@ -63,6 +50,32 @@ struct HistoryCommand: AsyncParsableCommand {
     }
     Output.line("\(task.id): \(runs.count) run(s), newest first")
     for run in runs { Output.line(run.text) }
+  }
+}
+
+extension HistoryCommand {
+  /// The job's stored status with up to `limit` recent runs, read read-only from `store` or the
+  /// config's store; an operator error naming what is wrong otherwise.
+  static func storedTask(
+    _ id: String, config: ConfigOption, store: String?, limit: Int
+  ) throws -> TaskStatus {
+    let taskId: TaskId
+    do {
+      taskId = try TaskId(id)
+    } catch {
+      throw OperatorError("invalid job id \"\(id)\": \(error)")
+    }
+    let storePath =
+      try store ?? config.loadIfPresent(decodingJobs: false)?.storePath
+      ?? DefaultLocations.current().storePath
+    let task: TaskStatus?
+    do {
+      task = try TaskStoreReader(path: storePath).task(taskId, historyLimit: limit)
+    } catch {
+      throw OperatorError("\(error)")
+    }
+    guard let task else { throw OperatorError("no such job in \(storePath): \(id)") }
+    return task
   }
 }
 
@@ -113,16 +126,31 @@ struct HistoryRun: Encodable {
     try container.encode(outputTail, forKey: .outputTail)
   }
 
-  /// `2026-11-28T02:10:00Z  failure  attempt 0  1.2 s  exit status 1: disk full`, the reason's
-  /// further lines indented below.
+  /// `Sat 2026-11-28 02:10:00 CET → 02:10:01 CET (1.2 s)  failure  attempt 0  exit status 1:
+  /// disk full`, the reason's further lines indented below; a run whose worker never started
+  /// says why it was held (`… blocked  not started: held at the gate: … — no attempt used`).
   var text: String {
-    let duration = durationSeconds.map { String(format: "%.1f s", $0) } ?? "not started"
-    var lines = ["\(ISO8601.string(endedAt))  \(outcome)  attempt \(attempt)  \(duration)"]
-    if let reason, !reason.isEmpty {
-      let reasonLines = reason.split(separator: "\n", omittingEmptySubsequences: false)
-      lines[0] += "  \(reasonLines[0])"
-      lines += reasonLines.dropFirst().map { "    \($0)" }
+    let reasonLines =
+      reason.map { $0.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+      ?? []
+    var lines: [String]
+    if let startedAt {
+      let start = HumanText.time(startedAt)
+      var end = HumanText.time(endedAt)
+      // The same day: the end's clock time is enough.
+      let (startWords, endWords) = (start.split(separator: " "), end.split(separator: " "))
+      if startWords.count > 2, endWords.count > 2, startWords[..<2] == endWords[..<2] {
+        end = endWords[2...].joined(separator: " ")
+      }
+      let duration = HumanText.duration(seconds: endedAt.timeIntervalSince(startedAt))
+      lines = ["\(start) → \(end) (\(duration))  \(outcome)  attempt \(attempt)"]
+      if let first = reasonLines.first, !first.isEmpty { lines[0] += "  \(first)" }
+    } else {
+      lines = [
+        "\(HumanText.time(endedAt))  \(outcome)  \(Self.notStarted(outcome, reasonLines.first))"
+      ]
     }
+    lines += reasonLines.dropFirst().map { "    \($0)" }
     if let conditions { lines.append("    started under: \(conditions)") }
     if let outputTail, !outputTail.isEmpty {
       lines.append("    output:")
@@ -131,5 +159,19 @@ struct HistoryRun: Encodable {
       }
     }
     return lines.joined(separator: "\n")
+  }
+
+  /// Why a run never started, in words: a blocked or deferred run was held at the gate (its
+  /// constraints unmet when it was due) and used no attempt.
+  static func notStarted(_ outcome: String, _ reason: String?) -> String {
+    let why = reason.flatMap { $0.isEmpty ? nil : $0 }
+    switch outcome {
+    case "blocked", "deferred":
+      let held = why.map { $0.hasPrefix("network gate: ") ? String($0.dropFirst(14)) : $0 }
+      return "not started: held at the gate" + (held.map { ": \($0)" } ?? "")
+        + " — no attempt used"
+    default:
+      return "not started" + (why.map { ": \($0)" } ?? "")
+    }
   }
 }

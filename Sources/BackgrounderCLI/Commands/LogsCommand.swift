@@ -1,4 +1,5 @@
 import ArgumentParser
+import Backgrounder
 import BackgrounderDaemon
 import Foundation
 
@@ -11,19 +12,23 @@ struct LogsCommand: AsyncParsableCommand {
     commandName: "logs",
     abstract: "Show a job's journal lines (its output and the daemon's events about it).",
     discussion: """
-      Runs `journalctl BACKGROUNDER_JOB=ID _UID=<the daemon's uid>` (and _SYSTEMD_UNIT=<its
-      unit> when it runs under one; with no daemon running, _UID=0 or your uid): under systemd
-      the daemon sends each line with the fields BACKGROUNDER_JOB, BACKGROUNDER_RUN,
-      BACKGROUNDER_ATTEMPT and PRIORITY, and the journal adds the sender's _UID and unit, so a
-      line another user wrote with a job's field is not shown. Without a systemd journal the
-      daemon writes plain lines to its stderr, tagged job=ID: read them wherever that goes.
+      Runs `journalctl BACKGROUNDER_JOB=ID _UID=<the daemon's uid>` (and _SYSTEMD_UNIT=<its \
+      unit> when it runs under one; with no daemon running, _UID=0 or your uid): under systemd \
+      the daemon sends each line with the fields BACKGROUNDER_JOB, BACKGROUNDER_RUN, \
+      BACKGROUNDER_ATTEMPT and PRIORITY, and the journal adds the sender's _UID and unit, so a \
+      line another user wrote with a job's field is not shown.
+
+      Without a systemd journal, prints the output the store keeps of the job's recent runs \
+      (the last 20 lines of each, as `backgrounder history ID` shows them with their outcomes).
       """
   )
 
   @OptionGroup var job: JobIdArgument
 
-  @Flag(name: .customShort("f"), help: "Keep printing new lines as they arrive.")
+  @Flag(name: .customShort("f"), help: "Keep printing new lines as they arrive (journal only).")
   var follow = false
+
+  @OptionGroup var config: ConfigOption
 
   /// Where journald listens: without it there is no journal to ask.
   static let journalSocket = "/run/systemd/journal/socket"
@@ -33,13 +38,14 @@ struct LogsCommand: AsyncParsableCommand {
       FileManager.default.isExecutableFile(atPath: $0)
     }
     guard let journalctl, FileManager.default.fileExists(atPath: Self.journalSocket) else {
-      throw OperatorError(
-        "no systemd journal on this system: the daemon writes its lines, tagged job=\(job.id), "
-          + "to its stderr; read them where that goes (e.g. grep 'job=\(job.id)' on its log file)")
+      return try printStoredOutput()
     }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: journalctl)
-    let daemon = DaemonSection(socketPath: DefaultLocations.current().controlSocketPath).read()
+    let socketPath =
+      try config.loadIfPresent(decodingJobs: false)?.controlSocketPath
+      ?? DefaultLocations.current().controlSocketPath
+    let daemon = DaemonSection(socketPath: socketPath).read()
     process.arguments = Self.journalctlArguments(
       job: job.id, follow: follow, userID: geteuid(),
       daemon: daemon.pid.flatMap(JournalIdentity.init(pid:)))
@@ -48,6 +54,36 @@ struct LogsCommand: AsyncParsableCommand {
     if process.terminationStatus != 0 {
       throw ExitCode(process.terminationStatus)
     }
+  }
+
+  /// Without a journal: the output tails the store keeps, oldest run first (as a log reads).
+  private func printStoredOutput() throws {
+    if follow {
+      throw OperatorError(
+        "no systemd journal on this system: -f needs one; `backgrounder history \(job.id)` "
+          + "shows the output the store keeps of each run")
+    }
+    Output.warning(
+      "no systemd journal on this system: showing the output the store keeps of \(job.id)'s "
+        + "recent runs (`backgrounder history \(job.id)` shows their outcomes)")
+    let task = try HistoryCommand.storedTask(job.id, config: config, store: nil, limit: 20)
+    for line in Self.storedOutput(of: task) { Output.line(line) }
+  }
+
+  /// The output tails of `task`'s stored runs, oldest first, each under a line naming the run.
+  static func storedOutput(of task: TaskStatus) -> [String] {
+    let withOutput = task.recentRuns.filter { !($0.outputTail ?? "").isEmpty }
+    if withOutput.isEmpty { return ["no run of \(task.id) has stored output"] }
+    var lines: [String] = []
+    for record in withOutput.reversed() {
+      let tail = record.outputTail ?? ""
+      let started = record.startedAt ?? record.endedAt
+      lines.append(
+        "-- run of \(HumanText.time(started)), attempt \(record.attempt): \(record.outcome) --")
+      // The command's own output: the one place this verb prints outside text.
+      lines.append(tail.hasSuffix("\n") ? String(tail.dropLast()) : tail)
+    }
+    return lines
   }
 
   /// journalctl's arguments: the job's field, and who wrote it — the running `daemon`'s `_UID`

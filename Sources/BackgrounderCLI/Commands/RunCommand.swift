@@ -9,14 +9,17 @@ struct RunCommand: AsyncParsableCommand {
     commandName: "run",
     abstract: "Run the daemon: schedule the config's jobs and run them when constraints allow.",
     discussion: """
-      SIGHUP reloads the config; SIGTERM/SIGINT stop dispatching, cancel running jobs (recorded
-      as retry) and exit 0. A part that cannot start or fails (control socket, store, netlink,
-      …) stops the daemon with an error naming it and exit status 1. Under systemd
-      (Type=notify) it reports READY=1 once the store is open, the control socket listens and
-      the network and power states are known, STATUS lines, and WATCHDOG=1 pings only while
-      the dispatch loop makes progress, through $NOTIFY_SOCKET. Logs go to stderr (the journal
-      under systemd). Test hook: BACKGROUNDER_TEST_HOOK=stall-dispatch blocks the dispatch
-      loop right after READY=1.
+      SIGHUP reloads the config; SIGTERM/SIGINT stop dispatching, cancel running jobs \
+      (recorded as retry) and exit 0. A part that cannot start or fails (control socket, store, \
+      netlink, …) stops the daemon with an error naming it and exit status 1.
+
+      Under systemd (Type=notify) it reports READY=1 once the store is open, the control \
+      socket listens and the network and power states are known, STATUS lines, and WATCHDOG=1 \
+      pings only while the dispatch loop makes progress, through $NOTIFY_SOCKET. Logs go to \
+      stderr (the journal under systemd).
+
+      Test hook: BACKGROUNDER_TEST_HOOK=stall-dispatch blocks the dispatch loop right after \
+      READY=1.
       """
   )
 

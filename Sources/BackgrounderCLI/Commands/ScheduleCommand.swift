@@ -10,9 +10,10 @@ struct ScheduleCommand: AsyncParsableCommand {
       Example:
         backgrounder schedule dev.example.fetch --once --network any \\
           --command curl -fsSO https://example.org/manifest.json
-      --command takes the rest of the line as the argv (no shell). Scheduling an existing id
-      replaces its definition. With no daemon running, the store is edited directly and the job
-      runs when the daemon starts.
+
+      --command takes the rest of the line as the argv (no shell). Scheduling an existing id \
+      replaces its definition. With no daemon running, the store is edited directly and the \
+      job runs when the daemon starts.
       """
   )
 
@@ -37,7 +38,7 @@ struct ScheduleCommand: AsyncParsableCommand {
     transform: DurationArgument.parse)
   var delay: DurationArgument?
 
-  @Option(help: "Network requirement: none, any or unmetered.")
+  @Option(help: "Network requirement.")
   var network: JobDefinition.Network = .none
 
   @Flag(help: "Only run on external power.")
@@ -51,7 +52,7 @@ struct ScheduleCommand: AsyncParsableCommand {
     transform: DurationArgument.parse)
   var budget: DurationArgument?
 
-  @Option(help: "Backoff policy: linear or exponential.")
+  @Option(help: "Backoff policy.")
   var backoff: JobDefinition.Backoff.Policy = .exponential
 
   @Option(

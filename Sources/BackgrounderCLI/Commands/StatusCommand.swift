@@ -13,15 +13,21 @@ struct StatusCommand: AsyncParsableCommand {
     commandName: "status",
     abstract: "Show network, power and task status.",
     discussion: """
-      Network: whether a usable default route exists, the primary link, whether it is metered
-      and which signal decided. Power: external power, charging, battery level. Tasks: read
-      read-only from the store (safe while the daemon runs): state, next run, attempts, last
-      result and what each task waits for.
+      Network: whether a usable default route exists, the primary link, whether it is \
+      metered and which signal decided.
+
+      Power: external power, charging, battery level.
+
+      Tasks (read-only from the store, safe while the daemon runs): state, next run, \
+      attempts, last result and what each task waits for.
       """
   )
 
   @Flag(help: "Print one JSON document (NDJSON lines with --watch).")
   var json = false
+
+  @Flag(help: "Print table cells in full (the last result's whole reason).")
+  var wide = false
 
   @Flag(
     help: ArgumentHelp(
@@ -67,10 +73,10 @@ struct StatusCommand: AsyncParsableCommand {
       daemonConfiguration?.controlSocketPath ?? DefaultLocations.current().controlSocketPath
     let daemon = DaemonSection(socketPath: socketPath)
     // Asks the daemon (one control request answers the health and daemon sections).
-    let printer = { [json, watch] in
+    let printer = { [json, watch, wide] in
       StatusPrinter(
         json: json, watch: watch, tasks: tasks, health: HealthSection.read(socketPath: socketPath),
-        daemon: daemon)
+        daemon: daemon, wide: wide)
     }
 
     if let replay {

@@ -7,10 +7,10 @@ struct TriggerCommand: AsyncParsableCommand {
     commandName: "trigger",
     abstract: "Run a job now, bypassing its constraints and backoff.",
     discussion: """
-      Like iOS's simulate-launch hook: the running daemon starts the job at once (a run already
-      in flight is not started twice); a finished one-time job runs once more. It answers once
-      the run has started, or exits 1 saying why it could not start (e.g. the store could not
-      record it). Needs a running daemon.
+      Like iOS's simulate-launch hook: the running daemon starts the job at once (a run \
+      already in flight is not started twice); a finished one-time job runs once more. It \
+      answers once the run has started, or exits 1 saying why it could not start (e.g. the \
+      store could not record it). Needs a running daemon.
       """
   )
 

@@ -21,7 +21,8 @@ enum NetworkStatusText {
       lines.append("Network: not reachable (no usable default route)")
       lines.append("Metered: no (nothing reachable)")
     }
-    lines.append("Links:")
+    // No heading over nothing.
+    if !status.links.isEmpty { lines.append("Links:") }
     for link in status.links {
       var flags = [link.isUp ? "up" : "down", link.hasCarrier ? "carrier" : "no-carrier"]
       if link.hasDefaultRoute { flags.append("default-route") }

@@ -2,7 +2,7 @@ import PowerSource
 
 /// The human-readable power section of `backgrounder status`, one string per line.
 ///
-///     Power: on external power, requiresCharging satisfied, battery 57 % (not low)
+///     Power: on mains power, battery 57 %
 ///       AC     Mains    online 1
 ///       BAT0   Battery  Charging, 57 %
 func renderPower(_ status: PowerStatus) -> [String] {
@@ -23,18 +23,24 @@ func renderPower(_ status: PowerStatus) -> [String] {
   return lines
 }
 
-/// One line for `--watch`: what the power state is now.
+/// What the power state is now, in words a user can act on (also the power part of a
+/// `--watch` line): "on mains power (no battery)", "on mains power, battery 57 %", "on battery,
+/// 54 %, discharging". Jobs with `requires-charging` run exactly when it does not say
+/// "discharging".
 func powerSummary(_ status: PowerStatus) -> String {
-  let source = status.externalPower ? "on external power" : "no external power"
-  let charging =
-    status.charging ? "requiresCharging satisfied" : "requiresCharging not satisfied"
-  let battery: String
-  if let percent = status.batteryPercent {
-    battery = "battery \(formatPercent(percent)) (\(status.batteryLow ? "low" : "not low"))"
-  } else {
-    battery = status.batteryLow ? "battery level unknown (reported low)" : "no readable battery"
+  let hasBattery =
+    status.batteryPercent != nil
+    || status.supplies.contains { $0.type == "Battery" && $0.scope != "Device" }
+  let level = status.batteryPercent.map(formatPercent) ?? "level unknown"
+  let low = status.batteryLow ? ", low" : ""
+  guard hasBattery else {
+    return status.charging
+      ? "on mains power (no battery)" + (status.batteryLow ? ", battery reported low" : "")
+      : "no power supply online and no readable battery"
   }
-  return "\(source), \(charging), \(battery)"
+  if status.externalPower { return "on mains power, battery \(level)\(low)" }
+  if status.charging { return "on battery, \(level), not discharging (counts as on power)\(low)" }
+  return "on battery, \(level), discharging\(low)"
 }
 
 private func supplyDetails(_ supply: PowerSupplyStatus) -> String {

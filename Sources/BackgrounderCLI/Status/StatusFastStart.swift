@@ -5,7 +5,7 @@ import ArgumentParser
 /// before it parses (to look for a completion-script request), ~7 % of a `status --json`; even
 /// ``StatusCommand`` alone costs ~3 ms (its argument set is made by reflection, and each new
 /// generic type scans the binary's protocol conformances). So the plain forms of the usage line
-/// (`--json`, `--watch`, and `--sysfs-root`, `--replay`, `--config` and `--store` each followed
+/// (`--json`, `--wide`, `--watch`, and `--sysfs-root`, `--replay`, `--config` and `--store` each followed
 /// by a value) are read here; anything else goes to ``StatusCommand``'s parser, and whatever does
 /// not parse cleanly there (help, completion scripts, a usage error) to the whole tree as before,
 /// so its output and exit status are unchanged.
@@ -24,6 +24,7 @@ enum StatusFastStart {
   /// followed by its value, none given twice and no value looking like an option; else nil.
   static func plainCommand(_ arguments: ArraySlice<String>) -> StatusCommand? {
     var json = false
+    var wide = false
     var watch = false
     var sysfsRoot: String?
     var replay: String?
@@ -36,6 +37,7 @@ enum StatusFastStart {
       switch argument {
       case "--json" where !json: json = true
       case "--watch" where !watch: watch = true
+      case "--wide" where !wide: wide = true
       case "--sysfs-root", "--replay", "--config", "--store":
         guard index < arguments.endIndex else { return nil }
         let value = arguments[index]
@@ -54,6 +56,7 @@ enum StatusFastStart {
     // Every property is set: a property wrapper made by `init()` holds only its definition.
     var command = StatusCommand()
     command.json = json
+    command.wide = wide
     command.watch = watch
     command.sysfsRoot = sysfsRoot ?? StatusCommand.defaultSysfsRoot
     command.replay = replay

@@ -13,6 +13,8 @@ struct StatusPrinter {
   /// Asked once when `status` starts.
   let health: HealthSection
   let daemon: DaemonSection
+  /// Human report: table cells in full (`--wide`).
+  var wide = false
 
   /// What a one-shot report shows besides network and power, as read at `now`.
   struct Sections: Sendable {
@@ -49,7 +51,7 @@ struct StatusPrinter {
       lines += renderPower(power)
       lines += DaemonSection.text(daemonReport, socketPath: daemon.socketPath)
       lines +=
-        taskList.map { TaskStatusText.report($0, storePath: tasks.storePath, now: now) }
+        taskList.map { TaskStatusText.report($0, storePath: tasks.storePath, now: now, wide: wide) }
         ?? ["Tasks: unavailable (see the error above)"]
       lines += healthReport.lines
       Output.line(lines.joined(separator: "\n"))

@@ -4,7 +4,10 @@ import Foundation
 /// Human-readable rendering of the tasks section of `backgrounder status`.
 enum TaskStatusText {
   /// A table: id, kind, state, next run (relative), attempt, last result, what it waits for.
-  static func report(_ tasks: [TaskStatus], storePath: String, now: Date) -> [String] {
+  /// The last result is cut at a word boundary to ``lastResultWidth`` characters unless `wide`.
+  static func report(
+    _ tasks: [TaskStatus], storePath: String, now: Date, wide: Bool = false
+  ) -> [String] {
     guard !tasks.isEmpty else { return ["Tasks: none (store \(storePath))"] }
     let header = ["ID", "KIND", "STATE", "NEXT RUN", "ATTEMPT", "LAST RESULT", "WAITING FOR"]
     let rows = tasks.map { task in
@@ -13,7 +16,7 @@ enum TaskStatusText {
         task.displayedState + (task.inhibitor.map { " (\($0.rawValue) lock)" } ?? ""),
         task.nextRun.map { relative($0, now: now) } ?? "-",
         "\(task.attempt)" + (task.deferrals > 0 ? " (+\(task.deferrals) deferred)" : ""),
-        lastResult(task), waitingFor(task.pendingPredicates, now: now),
+        lastResult(task, wide: wide), waitingFor(task.pendingPredicates, now: now),
       ]
     }
     let widths = header.indices.map { column in
@@ -27,12 +30,18 @@ enum TaskStatusText {
     return ["Tasks (store \(storePath)):", "  " + format(header)] + rows.map { "  " + format($0) }
   }
 
-  /// "success", "failure: exit status 3", "retry: deferred (network)", or "-".
-  static func lastResult(_ task: TaskStatus) -> String {
+  /// The width of the LAST RESULT column without `--wide`.
+  static let lastResultWidth = 60
+
+  /// "success", "failure: exit status 3", "retry: deferred (network)", or "-": the first line,
+  /// cut at a word boundary with `…` unless `wide` (then every line, joined by " / ").
+  static func lastResult(_ task: TaskStatus, wide: Bool = false) -> String {
     guard let result = task.lastResult else { return "-" }
-    guard let reason = task.lastReason, !reason.isEmpty else { return result.rawValue }
-    let firstLine = reason.split(separator: "\n").first.map(String.init) ?? reason
-    return "\(result.rawValue): \(firstLine.prefix(60))"
+    let text = HumanText.outcome(result.rawValue, reason: task.lastReason)
+    if wide {
+      return text.split(separator: "\n", omittingEmptySubsequences: true).joined(separator: " / ")
+    }
+    return HumanText.truncated(text, to: lastResultWidth)
   }
 
   /// What a task waits for, in words: "unmetered network, charger, backoff until 14:02".

@@ -4,6 +4,10 @@ import TOML
 /// Reads and validates a TOML config file (see `Fixtures/config/example.toml` and the config
 /// reference in docs/daemon.md). Every problem is reported with file, line and key.
 public enum ConfigurationLoader {
+  /// The most problems one error reports (the rest are counted): enough for a file's typos,
+  /// few enough to read.
+  public static let problemLimit = 20
+
   /// Reads the file at `path`. With `decodingJobs` false the `[[job]]` tables are parsed (a
   /// TOML error in them is still an error) but not decoded: `jobs` stays empty and a job's bad
   /// value goes unreported (what `status` reads, which needs no job).
@@ -41,67 +45,92 @@ public enum ConfigurationLoader {
         file: path, line: error.position.line, column: error.position.column, key: nil,
         message: "TOML syntax error: \(error.message)")
     }
-    let root = TableReader(table: document, path: "", file: path)
-    try root.rejectUnknownKeys([
-      "store", "network", "control", "metrics", "daemon", "job", "notify", "telemetry",
-    ])
+    let problems = ConfigurationProblems(limit: problemLimit)
+    let root = TableReader(table: document, path: "", file: path, problems: problems)
+    problems.collect { () throws(ConfigurationError) in
+      try root.rejectUnknownKeys([
+        "store", "network", "control", "metrics", "daemon", "job", "notify", "telemetry",
+      ])
+    }
 
     var configuration = DaemonConfiguration(sourcePath: path, locations: locations)
-    if let store = try root.table("store") {
-      try store.rejectUnknownKeys(["path"])
-      if let storePath = try store.string("path") { configuration.storePath = storePath }
+    // Each table is read on its own: a bad value ends its table's reading, not the file's.
+    problems.collect { () throws(ConfigurationError) in
+      if let store = try root.table("store") {
+        try store.rejectUnknownKeys(["path"])
+        if let storePath = try store.string("path") { configuration.storePath = storePath }
+      }
     }
-    if let network = try root.table("network") {
-      try network.rejectUnknownKeys(NetworkSettingsReader.keys)
-      configuration.meteredInterfaces = try network.stringArray("metered") ?? []
-      configuration.unmeteredInterfaces = try network.stringArray("unmetered") ?? []
-      try NetworkSettingsReader.read(network, into: &configuration)
+    problems.collect { () throws(ConfigurationError) in
+      if let network = try root.table("network") {
+        try network.rejectUnknownKeys(NetworkSettingsReader.keys)
+        configuration.meteredInterfaces = try network.stringArray("metered") ?? []
+        configuration.unmeteredInterfaces = try network.stringArray("unmetered") ?? []
+        try NetworkSettingsReader.read(network, into: &configuration)
+      }
     }
-    if let control = try root.table("control") {
-      try control.rejectUnknownKeys(["socket"])
-      if let socket = try control.string("socket") {
-        // An abstract name has no owner and no mode: any user can bind it first.
-        guard !socket.hasPrefix("@") else {
-          throw control.error(
-            "socket",
-            "abstract socket names (\"\(socket)\") are refused: any user could bind one first; "
-              + "use a path in a private directory")
+    problems.collect { () throws(ConfigurationError) in
+      if let control = try root.table("control") {
+        try control.rejectUnknownKeys(["socket"])
+        if let socket = try control.string("socket") {
+          // An abstract name has no owner and no mode: any user can bind it first.
+          guard !socket.hasPrefix("@") else {
+            throw control.error(
+              "socket",
+              "abstract socket names (\"\(socket)\") are refused: any user could bind one "
+                + "first; use a path in a private directory")
+          }
+          configuration.controlSocketPath = socket
         }
-        configuration.controlSocketPath = socket
       }
     }
-    if let metrics = try root.table("metrics") {
-      try metrics.rejectUnknownKeys(["file"])
-      configuration.metricsFile = try metrics.string("file")
-    }
-    if let notify = try root.table("notify") {
-      configuration.desktopNotices = try NotifySettings.desktop(notify)
-    }
-    if let telemetry = try root.table("telemetry") {
-      configuration.telemetry = try TelemetrySettingsReader.read(telemetry)
-    }
-    if let daemon = try root.table("daemon") {
-      try daemon.rejectUnknownKeys(["max-concurrent"] + JobAlertsReader.daemonKeys)
-      configuration.alertDefaults = try JobAlertsReader.read(daemon, jobTable: false)
-      if let limit = try daemon.int("max-concurrent", in: 1...64) {
-        configuration.maxConcurrentJobs = limit
+    problems.collect { () throws(ConfigurationError) in
+      if let metrics = try root.table("metrics") {
+        try metrics.rejectUnknownKeys(["file"])
+        configuration.metricsFile = try metrics.string("file")
       }
     }
-    let jobs = try root.tables("job")
-    guard decodingJobs else { return configuration }
-    var seen: [String: String] = [:]
+    problems.collect { () throws(ConfigurationError) in
+      if let notify = try root.table("notify") {
+        configuration.desktopNotices = try NotifySettings.desktop(notify)
+      }
+    }
+    problems.collect { () throws(ConfigurationError) in
+      if let telemetry = try root.table("telemetry") {
+        configuration.telemetry = try TelemetrySettingsReader.read(telemetry)
+      }
+    }
+    problems.collect { () throws(ConfigurationError) in
+      if let daemon = try root.table("daemon") {
+        try daemon.rejectUnknownKeys(["max-concurrent"] + JobAlertsReader.daemonKeys)
+        configuration.alertDefaults = try JobAlertsReader.read(daemon, jobTable: false)
+        if let limit = try daemon.int("max-concurrent", in: 1...64) {
+          configuration.maxConcurrentJobs = limit
+        }
+      }
+    }
+    let jobs = problems.collect { () throws(ConfigurationError) in try root.tables("job") } ?? []
+    guard decodingJobs else {
+      try problems.throwIfAny()
+      return configuration
+    }
+    var seen: [String: Int] = [:]
     seen.reserveCapacity(jobs.count)
     configuration.jobs.reserveCapacity(jobs.count)
-    for job in jobs {
-      let definition = try JobReader.read(job)
-      if let first = seen[definition.id] {
-        throw job.error("id", "duplicate job id \"\(definition.id)\" (first defined in \(first))")
+    for job in jobs where !problems.isFull {
+      problems.collect { () throws(ConfigurationError) in
+        let definition = try JobReader.read(job)
+        if let first = seen[definition.id] {
+          throw job.error(
+            "id", "duplicate job id \"\(definition.id)\" (first defined on line \(first))")
+        }
+        seen[definition.id] = job.table.position.line
+        configuration.jobs.append(definition)
+        let alerts = try JobAlertsReader.read(job, jobTable: true)
+        if !alerts.isEmpty { configuration.alerts[definition.id] = alerts }
       }
-      seen[definition.id] = job.path
-      configuration.jobs.append(definition)
-      let alerts = try JobAlertsReader.read(job, jobTable: true)
-      if !alerts.isEmpty { configuration.alerts[definition.id] = alerts }
     }
+    try problems.throwIfAny()
     return configuration
   }
 }

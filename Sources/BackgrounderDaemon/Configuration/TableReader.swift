@@ -8,13 +8,17 @@ struct TableReader {
   /// Dotted path of this table (`""` for the document, `job[0]`, `job[0].backoff`).
   let path: String
   let file: String
+  /// The id of the `[[job]]` this table is (or is in), when it is a string.
+  var jobId: String? = nil
+  /// Where problems that need not stop the reading (unknown keys) go; without it they throw.
+  var problems: ConfigurationProblems? = nil
 
   func keyPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
   func error(_ key: String?, _ message: String) -> ConfigurationError {
     let full = key.map(keyPath) ?? (path.isEmpty ? nil : path)
     return ConfigurationError(
-      file: file, line: key.map(line(of:)) ?? tableLine, key: full, message: message)
+      file: file, line: key.map(line(of:)) ?? tableLine, key: full, message: message, job: jobId)
   }
 
   /// The line this table was defined on; none for the document itself.
@@ -46,13 +50,30 @@ struct TableReader {
     return line
   }
 
-  /// Throws for the first key of this table (in sorted order) that is not in `known`. A linear
+  /// Reports every key of this table that is not in `known`, each with the nearest known key
+  /// ("did you mean `random-delay`?"), or the list of all when none is close: recorded in
+  /// ``problems`` (the reading goes on) when there is one, else thrown together. A linear
   /// search: `known` is a handful of short keys, cheaper to compare than to hash.
   func rejectUnknownKeys(_ known: [String]) throws(ConfigurationError) {
-    if let key = table.entries.lazy.map(\.key).filter({ !known.contains($0) }).min() {
-      let expected = known.sorted().joined(separator: ", ")
-      throw error(key, "unknown key; expected one of: \(expected)")
+    let unknown = table.entries.map(\.key).filter { !known.contains($0) }
+    guard !unknown.isEmpty else { return }
+    let errors = unknown.map { key in
+      let message =
+        switch KeySuggestion.nearest(to: key, in: known) {
+        case let near where near.isEmpty:
+          "unknown key; expected one of: \(known.sorted().joined(separator: ", "))"
+        case let near:
+          "unknown key; did you mean \(near.map { "`\($0)`" }.joined(separator: " or "))?"
+        }
+      return error(key, message)
     }
+    if let problems {
+      errors.forEach(problems.record)
+      return
+    }
+    var first = errors[0]
+    first.others = Array(errors.dropFirst())
+    throw first
   }
 
   func contains(_ key: String) -> Bool { table[key] != nil }
@@ -139,7 +160,8 @@ struct TableReader {
   func table(_ key: String) throws(ConfigurationError) -> TableReader? {
     guard let value = table[key] else { return nil }
     guard let inner = value.table else { throw mismatch(key, "a table", value) }
-    return TableReader(table: inner, path: keyPath(key), file: file)
+    return TableReader(
+      table: inner, path: keyPath(key), file: file, jobId: jobId, problems: problems)
   }
 
   /// The tables of an array of tables (`[[job]]`), or an empty array when absent.
@@ -152,7 +174,12 @@ struct TableReader {
       guard let inner = element.value.table else {
         throw error("\(key)[\(index)]", "expected a table, got \(element.value.typeName)")
       }
-      readers.append(TableReader(table: inner, path: keyPath("\(key)[\(index)]"), file: file))
+      // A `[[job]]` is named by its id in messages.
+      let id = path.isEmpty && key == "job" ? inner["id"]?.string : jobId
+      readers.append(
+        TableReader(
+          table: inner, path: keyPath("\(key)[\(index)]"), file: file, jobId: id,
+          problems: problems))
     }
     return readers
   }
@@ -161,5 +188,42 @@ struct TableReader {
     -> ConfigurationError
   {
     error(key, "expected \(expected), got \(value.typeName)")
+  }
+}
+
+/// The known keys nearest to a misspelled one, by edit distance.
+enum KeySuggestion {
+  /// The keys of `known` at the smallest Levenshtein distance from `key`, when that distance
+  /// is small for its length (at most a third of it, and at least 2 allowed); empty when none
+  /// is close.
+  static func nearest(to key: String, in known: [String]) -> [String] {
+    let limit = max(2, key.count / 3)
+    var best: [String] = []
+    var bestDistance = limit + 1
+    for candidate in known.sorted() {
+      let distance = editDistance(Array(key.lowercased()), Array(candidate))
+      if distance < bestDistance {
+        (best, bestDistance) = ([candidate], distance)
+      } else if distance == bestDistance {
+        best.append(candidate)
+      }
+    }
+    return best
+  }
+
+  /// Levenshtein distance: insertions, deletions and substitutions.
+  static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+    if a.isEmpty { return b.count }
+    var previous = Array(0...b.count)
+    var current = previous
+    for i in 1...a.count {
+      current[0] = i
+      for j in stride(from: 1, through: b.count, by: 1) {
+        current[j] = min(
+          previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+      }
+      swap(&previous, &current)
+    }
+    return previous[b.count]
   }
 }

@@ -25,7 +25,7 @@ struct EventReporter: Sendable {
       // A failure is an error in the journal (PRIORITY=3); success and retry are info.
       logger.log(
         level: name == "failure" ? .error : .info,
-        "run finished: \(name) (attempt \(attempt), \(runtime))",
+        "run finished: \(name) (attempt \(attempt), \(HumanText.duration(runtime)))",
         metadata: metadata.merging(["attempt": "\(attempt)"]) { $1 })
       metrics?.recordResult(job: job, result: name)
     case .attemptDeferred(let reason):
@@ -35,7 +35,8 @@ struct EventReporter: Sendable {
       logger.warning("attempt failed: \(reason.rawValue)", metadata: metadata)
       metrics?.recordResult(job: job, result: "retry")
     case .retryScheduled(let nextAttempt, let delay):
-      logger.info("retry \(nextAttempt) scheduled in \(delay)", metadata: metadata)
+      logger.info(
+        "retry \(nextAttempt) scheduled in \(HumanText.duration(delay))", metadata: metadata)
       metrics?.recordRetry(job: job)
     case .workStopped(let attempt, let reason):
       logger.notice(

@@ -51,11 +51,14 @@ enum TaskChanges {
     case .scheduled: (kind, detail) = (.scheduled, nil)
     case .scheduleReplaced: (kind, detail) = (.scheduled, "replaced the previous definition")
     case .retryScheduled(let attempt, let delay):
-      (kind, detail) = (.scheduled, "retry: attempt \(attempt) in \(delay)")
+      (kind, detail) = (.scheduled, "retry: attempt \(attempt) in \(HumanText.duration(delay))")
     case .cancelled(let source): (kind, detail) = (.cancelled, source.rawValue)
     case .workStarted(let attempt): (kind, detail) = (.started, "attempt \(attempt)")
     case .workCompleted(let attempt, let result, let runtime):
-      (kind, detail) = (.finished, "attempt \(attempt): \(result) after \(runtime)")
+      (kind, detail) = (
+        .finished,
+        "attempt \(attempt) after \(HumanText.duration(runtime)): \(HumanText.result(result))"
+      )
     case .attemptFailed(let reason): (kind, detail) = (.finished, "failed: \(reason.rawValue)")
     case .workStopped(let attempt, let reason):
       (kind, detail) = (.finished, "attempt \(attempt) stopped: \(reason.rawValue)")

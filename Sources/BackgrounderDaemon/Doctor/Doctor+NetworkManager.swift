@@ -1,3 +1,4 @@
+import Backgrounder
 import Logging
 import NetworkHints
 import Reachability
@@ -35,7 +36,7 @@ extension Doctor {
       return [
         .init(
           .problem, "networkmanager",
-          "on the bus but did not answer within \(configuration.sourceTimeout); treated as "
+          "on the bus but did not answer within \(HumanText.duration(configuration.sourceTimeout)); treated as "
             + "absent (kernel signals decide)")
       ]
     default:

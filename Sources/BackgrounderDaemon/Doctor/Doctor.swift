@@ -46,7 +46,12 @@ public struct Doctor: Sendable {
       findings.append(
         .init(.ok, "config", "\(configPath): \(configuration.jobs.count) job(s)"))
     } catch {
-      findings.append(.init(.problem, "config", error.description))
+      // One finding per problem: each is counted in doctor's total.
+      findings += error.problems.map { .init(.problem, "config", $0.description) }
+      if error.omitted > 0 {
+        findings.append(
+          .init(.problem, "config", "\(error.omitted) more problem(s) in \(configPath) not shown"))
+      }
       findings += environmentChecks()
       return findings
     }

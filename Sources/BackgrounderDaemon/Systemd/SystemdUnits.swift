@@ -1,3 +1,5 @@
+import Foundation
+
 /// The systemd unit files Backgrounder ships, generated so that they always match the binary's
 /// flags (`backgrounder unit [--user]` prints them; `doctor` compares installed copies).
 public enum SystemdUnits {
@@ -15,8 +17,12 @@ public enum SystemdUnits {
   /// its store in `StateDirectory=` (`/var/lib/backgrounder`, mode `0700`) and is granted
   /// `CAP_WAKE_ALARM` (`wake-system` jobs wake a suspended machine). A commented
   /// `LoadCredential=` shows where jobs' secrets go (`environment-file`).
-  public static func service(user: Bool, executable: String) -> String {
-    let configPath = user ? "%E/backgrounder/config.toml" : "/etc/backgrounder/config.toml"
+  /// `configPath`: the config file ExecStart passes to `run` (made absolute against the working
+  /// directory, quoted for systemd); nil for the default location of a system or user unit.
+  public static func service(user: Bool, executable: String, configPath: String? = nil) -> String {
+    let configPath =
+      configPath.map { execArgument(absolute($0)) }
+      ?? (user ? "%E/backgrounder/config.toml" : "/etc/backgrounder/config.toml")
     let wantedBy = user ? "default.target" : "multi-user.target"
     let system =
       user
@@ -64,5 +70,24 @@ public enum SystemdUnits {
     user
       ? "\(home)/.config/systemd/user/backgrounder.service"
       : "/etc/systemd/system/backgrounder.service"
+  }
+
+  /// `path` against the working directory when relative.
+  private static func absolute(_ path: String) -> String {
+    if path.hasPrefix("/") { return path }
+    let directory = FileManager.default.currentDirectoryPath
+    return directory.hasSuffix("/") ? directory + path : directory + "/" + path
+  }
+
+  /// One ExecStart argument as systemd reads it (systemd.service(5), "Command lines"): `%`
+  /// doubled (no specifier expansion), quoted with `\\` and `"` escaped when it holds a blank,
+  /// a quote or a backslash.
+  static func execArgument(_ text: String) -> String {
+    let unspecified = text.replacingOccurrences(of: "%", with: "%%")
+    guard unspecified.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "'" || $0 == "\\" })
+    else { return unspecified }
+    let escaped = unspecified.replacingOccurrences(of: "\\", with: "\\\\")
+      .replacingOccurrences(of: "\"", with: "\\\"")
+    return "\"\(escaped)\""
   }
 }

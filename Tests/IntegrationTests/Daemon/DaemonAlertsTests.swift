@@ -140,7 +140,7 @@ struct DaemonAlertsTests {
   }
 
   @Test(
-    "logs without a systemd journal says where the lines are",
+    "logs without a systemd journal says so and points to history",
     .enabled(if: !FileManager.default.fileExists(atPath: "/run/systemd/journal/socket")))
   func logsWithoutJournal() async throws {
     let workspace = try DaemonWorkspace()
@@ -150,7 +150,8 @@ struct DaemonAlertsTests {
     let result = try await harness.cli("logs", "dev.e2e.any")
     #expect(result.status != 0, "\(result)")
     #expect(
-      result.stderr.contains("no systemd journal") && result.stderr.contains("job=dev.e2e.any"),
+      result.stderr.contains("no systemd journal")
+        && result.stderr.contains("`backgrounder history dev.e2e.any`"),
       "\(result)")
   }
 

@@ -36,6 +36,18 @@ struct DaemonHistoryDetailTests {
     #expect(human.stdout.contains("    started under: \(conditions)"), "\(human)")
     #expect(human.stdout.contains("    output:\n      line 6\n"), "\(human)")
     #expect(human.stdout.contains("      line 25"), "\(human)")
+    // Start and end, and how long, in the one human format.
+    #expect(human.stdout.contains(" → "), "\(human)")
+    #expect(!human.stdout.contains("seconds"), "\(human)")
+
+    // Without a systemd journal, logs prints the output the store keeps.
+    if !FileManager.default.fileExists(atPath: "/run/systemd/journal/socket") {
+      let logs = try await harness.cli("logs", id, "--config", config)
+      #expect(logs.status == 0, "\(logs)")
+      #expect(logs.stderr.contains("no systemd journal"), "\(logs)")
+      #expect(logs.stdout.contains("line 6\n"), "\(logs)")
+      #expect(logs.stdout.hasSuffix("line 25\n"), "\(logs)")
+    }
   }
 
   private struct History: Decodable {

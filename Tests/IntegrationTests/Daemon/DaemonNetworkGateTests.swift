@@ -37,7 +37,7 @@ struct DaemonNetworkGateTests {
         || deferred.predicateKinds.contains("waitingForBackoff"), "\(harness.describe())")
     #expect(
       deferred.lastReason?.contains("network gate") == true
-        && deferred.lastReason?.contains("2.0 seconds") == true,
+        && deferred.lastReason?.contains("within 2 s") == true,
       "gate = min(5 s, budget 8 s / 4): \(harness.describe())")
     let deferral = try #require(
       deferred.recentRuns.first { $0.outcome == "deferred" }, "\(harness.describe())")
