@@ -45,7 +45,8 @@ struct StatusPrinter {
         health: healthReport, daemon: daemonReport)
       Output.line(bytes: try document.jsonLine())
     } else {
-      var lines = [NetworkStatusText.report(network)]
+      let configChanged = healthReport.problems.contains { $0.kind == .configRestartNeeded }
+      var lines = [NetworkStatusText.report(network, configChanged: configChanged)]
       lines += renderPower(power)
       lines += DaemonSection.text(daemonReport, socketPath: daemon.socketPath)
       lines +=

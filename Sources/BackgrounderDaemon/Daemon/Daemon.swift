@@ -172,9 +172,10 @@ public final class Daemon: Service {
     wakeAlarms.start()
     wakeAlarms.configure(configuration.jobs)
     defer { wakeAlarms.stopSoon() }
+    let restartNeeded = RestartNeeded(running: configuration)
     let reloaded = Reloaded(
       jobs: jobs, alerts: alerts, wakeAlarms: wakeAlarms, destinations: sources.destinations,
-      telemetry: telemetry)
+      telemetry: telemetry, restartNeeded: restartNeeded)
 
     let reporter = EventReporter(logger: logger, metrics: metrics)
     let (listening, listened) = AsyncStream<Void>.makeStream()
@@ -188,7 +189,9 @@ public final class Daemon: Service {
       handler: ControlHandler(
         runtime: runtime, jobs: jobs,
         reload: { await self.reload(reloaded) },
-        sourceProblems: { sources.healthProblems() + alerts.problems() },
+        sourceProblems: {
+          sources.healthProblems() + alerts.problems() + restartNeeded.problems
+        },
         hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms
       ).handle)
     do {
@@ -340,6 +343,8 @@ public final class Daemon: Service {
     let wakeAlarms: WakeAlarms
     let destinations: DestinationMonitor
     let telemetry: TelemetryExport?
+    /// The `[network]` settings the sources run with, compared with each reloaded file.
+    let restartNeeded: RestartNeeded
   }
 
   /// Re-reads the config file and applies it; a broken file is logged and changes nothing.
@@ -351,7 +356,16 @@ public final class Daemon: Service {
       reloaded.wakeAlarms.configure(configuration.jobs)
       reloaded.alerts.configure(configuration)
       reloaded.telemetry?.configure(configuration)
-      notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")
+      let unapplied = reloaded.restartNeeded.compare(with: configuration)
+      if unapplied.isEmpty {
+        notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")
+      } else {
+        notifier.notify(
+          "STATUS=reloaded: \(configuration.jobs.count) job(s); config changed, restart needed")
+        logger.warning(
+          "\(RestartNeeded.message(unapplied))",
+          metadata: ["keys": .array(unapplied.map { .string("network.\($0)") })])
+      }
       logger.info("config reloaded", metadata: ["jobs": "\(configuration.jobs.count)"])
     } catch {
       notifier.notify("STATUS=reload failed: \(error)")
