@@ -46,7 +46,10 @@ struct StatusPrinter {
       Output.line(bytes: try document.jsonLine())
     } else {
       let configChanged = healthReport.problems.contains { $0.kind == .configRestartNeeded }
-      var lines = [NetworkStatusText.report(network, configChanged: configChanged)]
+      // One truth: a daemon in another network namespace gates its jobs by its own view.
+      var lines =
+        DaemonSection.networkLines(daemonReport).map { [$0.joined(separator: "\n")] }
+        ?? [NetworkStatusText.report(network, configChanged: configChanged)]
       lines += renderPower(power)
       lines += DaemonSection.text(daemonReport, socketPath: daemon.socketPath)
       lines +=

@@ -173,6 +173,8 @@ public final class Daemon: Service {
     wakeAlarms.configure(configuration.jobs)
     defer { wakeAlarms.stopSoon() }
     let restartNeeded = RestartNeeded(running: configuration)
+    // Read here: the control requests are answered on other threads.
+    let networkNamespace = DaemonView.currentNetworkNamespace()
     let reloaded = Reloaded(
       jobs: jobs, alerts: alerts, wakeAlarms: wakeAlarms, destinations: sources.destinations,
       telemetry: telemetry, restartNeeded: restartNeeded)
@@ -192,7 +194,12 @@ public final class Daemon: Service {
         sourceProblems: {
           sources.healthProblems() + alerts.problems() + restartNeeded.problems
         },
-        hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms
+        hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms,
+        view: { [networkNamespace] in
+          var view = DaemonView(network: monitor.status, power: probe.status)
+          view.networkNamespace = networkNamespace
+          return view
+        }
       ).handle)
     do {
       try control.bindNow()

@@ -68,7 +68,7 @@ struct DaemonReloadTests {
   /// with, so the reload says a restart is needed (journal, health: `status` and `doctor`), and
   /// `status` prints that instead of the file's new metered answer; the file put back clears it.
   @Test(
-    "SIGHUP with [network] changed: restart needed in the log, status and doctor",
+    "[network] changed + SIGHUP: restart needed in log, status, doctor; the daemon's view elsewhere",
     .enabled(if: getuid() == 0, "needs root to create network namespaces"))
   func networkChangeNeedsRestart() async throws {
     let sandbox = try NamespaceSandbox.create()
@@ -107,6 +107,25 @@ struct DaemonReloadTests {
     let before = try await status()
     #expect(before.contains("Metered: no"), "\(before)")
     #expect(!before.contains("restart needed"), "\(before)")
+    #expect(!before.contains("the daemon's view"), "same namespace, same view: \(before)")
+
+    // Asked from another network namespace (this process's), status shows the daemon's view,
+    // labelled as such, not its own uplink.
+    func outside(_ arguments: String...) async throws -> String {
+      let name = "outside-\(UUID().uuidString)"
+      let child = try DaemonChild(
+        [harness.binary] + arguments + ["--config", workspace.configPath],
+        outputPath: workspace.file(name + ".out"), errorPath: workspace.file(name + ".err"))
+      _ = await child.waitForExit(timeout: .seconds(60))
+      return child.output
+    }
+    let elsewhere = try await outside("status")
+    #expect(
+      elsewhere.contains("Network (the daemon's view in net:[")
+        && elsewhere.contains("reachable via veth0") && elsewhere.contains("Metered: no"),
+      "\(elsewhere)")
+    let elsewhereJSON = try await outside("status", "--json")
+    #expect(elsewhereJSON.contains("\"primaryLink\":\"veth0\""), "\(elsewhereJSON)")
 
     try write(metered: "\"veth*\"")
     daemon.signal(SIGHUP)
