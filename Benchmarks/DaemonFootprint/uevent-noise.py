@@ -95,7 +95,9 @@ try:
         if daemon.poll() is not None or time.monotonic() > deadline:
             sys.exit(f"uevent-noise: the daemon did not run its job; see {work}/daemon.log")
         time.sleep(0.1)
-    time.sleep(15)  # the run recorded, the idle release after it done (busy 2-CPU machine)
+    # The run recorded, the idle release after it done, and past the one-time check 30 s after
+    # start (HealthProblem.silentSourceLimit).
+    time.sleep(35)
     print(f"binary: {binary}")
     show(f"idle, {args.seconds:g} s", traced(daemon.pid, args.seconds))
     show(f"{args.uevents} uevents of {os.path.basename(args.device)}, {args.seconds:g} s",
