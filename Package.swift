@@ -109,6 +109,7 @@ let package = Package(
       name: "PowerSource",
       dependencies: [
         "Broadcasting",
+        "CSystemShims",
         "EventLoops",
         "Locking",
         .product(name: "Logging", package: "swift-log"),

@@ -26,7 +26,9 @@ struct NetlinkReplay {
     else { throw ReplayError.socket(errno) }
     let portID = address.withUnsafeBytes { $0.load(fromByteOffset: 4, as: UInt32.self) }
     sender = raw
-    receiver = try NetlinkUeventSocket(senderPolicy: .kernelAndPort(portID))
+    // Filtered on power_supply in the kernel, as the daemon's socket is.
+    receiver = try NetlinkUeventSocket(
+      senderPolicy: .kernelAndPort(portID), subsystem: PowerProbe.subsystem)
   }
 
   /// Sends one datagram to multicast group 1.

@@ -71,10 +71,12 @@ public final class LinuxConditionSources: Service, Sendable {
   public init(options: Options = Options(), eventLoop: EventLoop? = nil, logger: Logger) {
     monitor = ReachabilityMonitor(configuration: options.reachability, logger: logger)
     // On a shared loop, the uevent socket is watched there; one that cannot be opened here is
-    // opened (and its failure logged) by the probe.
+    // opened (and its failure logged) by the probe. The kernel drops other subsystems' uevents.
     powerProbe = PowerProbe(
       sysfsRoot: options.sysfsRoot, logger: logger,
-      uevents: eventLoop.flatMap { try? NetlinkUeventSocket(eventLoop: $0) })
+      uevents: eventLoop.flatMap {
+        try? NetlinkUeventSocket(subsystem: PowerProbe.subsystem, eventLoop: $0)
+      })
     clockChanges = WallClockChangeMonitor(logger: logger, eventLoop: eventLoop)
     mounts = MountTableMonitor(logger: logger, eventLoop: eventLoop)
     destinations = DestinationMonitor(network: monitor, eventLoop: eventLoop, logger: logger)

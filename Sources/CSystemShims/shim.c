@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <linux/filter.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -107,6 +109,78 @@ int csystem_set_thread_name(const char *name) {
 
 int csystem_accept_nonblocking(int listener) {
   return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+int csystem_attach_uevent_subsystem_filter(int fd, const char *subsystem) {
+  size_t name_length = subsystem == NULL ? 0 : strlen(subsystem);
+  if (name_length == 0 || name_length > 48) {
+    errno = EINVAL;
+    return -1;
+  }
+  unsigned char key[64];
+  memcpy(key, "SUBSYSTEM=", 10);
+  memcpy(key + 10, subsystem, name_length);
+  size_t key_length = 10 + name_length + 1;  // with its NUL
+  key[key_length - 1] = 0;
+
+  // 1 + 6 per scanned byte + 1 + 4 + 2 per key chunk (at most 2 per 4 bytes + 2) + 2.
+  enum { capacity = 1 + 6 * CSYSTEM_UEVENT_FILTER_SCAN + 1 + 4 + 2 * 20 + 2 };
+  _Static_assert(capacity <= BPF_MAXINSNS, "filter too long");
+  struct sock_filter *program = calloc(capacity, sizeof *program);
+  if (program == NULL) return -1;
+  unsigned short count = 0;
+  // X: the index of the byte being looked at.
+  program[count++] = (struct sock_filter)BPF_STMT(BPF_LDX | BPF_W | BPF_IMM, 0);
+  unsigned short jumps[CSYSTEM_UEVENT_FILTER_SCAN];
+  for (int step = 0; step < CSYSTEM_UEVENT_FILTER_SCAN; step++) {
+    // A = byte[X]; NUL: jump to `found`; else X += 1. (Past the end: the kernel ends the
+    // program with 0, dropping a datagram with no NUL at all.)
+    program[count++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_IND, 0);
+    program[count++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1);
+    jumps[step] = count;
+    program[count++] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, 0);  // k set below
+    program[count++] = (struct sock_filter)BPF_STMT(BPF_MISC | BPF_TXA, 0);
+    program[count++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_ADD | BPF_K, 1);
+    program[count++] = (struct sock_filter)BPF_STMT(BPF_MISC | BPF_TAX, 0);
+  }
+  // The header is longer than the scan: let it through.
+  program[count++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffffu);
+  unsigned short found = count;
+  for (int step = 0; step < CSYSTEM_UEVENT_FILTER_SCAN; step++) {
+    program[jumps[step]].k = (unsigned)(found - jumps[step] - 1);
+  }
+  // X = 2 * (X + 1) + 15: where SUBSYSTEM= starts.
+  program[count++] = (struct sock_filter)BPF_STMT(BPF_MISC | BPF_TXA, 0);
+  program[count++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_ADD | BPF_X, 0);
+  program[count++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_ADD | BPF_K, 17);
+  program[count++] = (struct sock_filter)BPF_STMT(BPF_MISC | BPF_TAX, 0);
+  // Compare the key in big-endian words, then a half word and a byte; any mismatch: drop.
+  unsigned short mismatches[24];
+  int mismatch_count = 0;
+  size_t offset = 0;
+  while (offset < key_length) {
+    size_t left = key_length - offset;
+    unsigned size = left >= 4 ? BPF_W : left >= 2 ? BPF_H : BPF_B;
+    size_t width = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    unsigned value = 0;
+    for (size_t index = 0; index < width; index++) value = (value << 8) | key[offset + index];
+    program[count++] = (struct sock_filter)BPF_STMT(BPF_LD | size | BPF_IND, (unsigned)offset);
+    mismatches[mismatch_count++] = count;
+    program[count++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, value, 0, 0);
+    offset += width;
+  }
+  program[count++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffffu);
+  unsigned short drop = count;
+  program[count++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+  for (int index = 0; index < mismatch_count; index++) {
+    program[mismatches[index]].jf = (unsigned char)(drop - mismatches[index] - 1);
+  }
+  struct sock_fprog filter = {.len = count, .filter = program};
+  int result = setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &filter, sizeof filter);
+  int saved = errno;
+  free(program);
+  errno = saved;
+  return result;
 }
 
 static int signal_pipe_read = -1;

@@ -173,19 +173,35 @@ struct StatusCommand: AsyncParsableCommand {
         for await status in probe.statusUpdates() { watch.powerChanged(status) }
       }
       if let changes = daemonChanges {
+        let (tasks, socketPath) = (printer.tasks, printer.daemon.socketPath)
         group.addTask {
+          // Followed across restarts: when the stream ends the daemon stopped; the network and
+          // power lines go on (the daemon's last hints stay), and once the socket answers again
+          // the runs recorded meanwhile are printed and the new stream is followed.
+          var changes = changes
           watch.followsDaemon(true)
-          defer { watch.followsDaemon(false) }
-          do {
-            for try await change in changes {
-              if change.change == .network {
-                if let daemonHints = change.hints { monitor.updateHints { $0 = daemonHints } }
-              } else {
-                watch.taskChanged(change)
+          while true {
+            do {
+              for try await change in changes {
+                if change.change == .network {
+                  if let daemonHints = change.hints { monitor.updateHints { $0 = daemonHints } }
+                } else {
+                  watch.taskChanged(change)
+                }
               }
+            } catch {
+              Output.warning("task changes are not shown: \(error)")
             }
-          } catch {
-            Output.warning("task changes are not shown: \(error)")
+            if Task.isCancelled { return }
+            let known = tasks.read(now: Date())
+            watch.daemonChanged(connected: false)
+            guard let next = await Self.reconnect(to: socketPath) else { return }
+            let connectedAt = Date()
+            watch.daemonChanged(
+              connected: true,
+              missed: Self.missedRuns(
+                known: known, now: tasks.read(now: connectedAt), until: connectedAt))
+            changes = next
           }
         }
       }
@@ -193,6 +209,46 @@ struct StatusCommand: AsyncParsableCommand {
       // fails: the error leaves the group, which cancels the rest.
       for try await _ in group {}
     }
+  }
+
+  /// A new task-change stream from the daemon behind `path`, asked every 250 ms until one
+  /// answers; nil when cancelled.
+  private static func reconnect(to path: String) async
+    -> AsyncThrowingStream<TaskChange, any Error>?
+  {
+    while !Task.isCancelled {
+      if let changes = try? ControlClient(path: path).watch() { return changes }
+      try? await Task.sleep(for: .milliseconds(250))
+    }
+    return nil
+  }
+
+  /// The runs in `now` that ended after the last run of the same task in `known` (read when
+  /// the daemon stopped) and by `until` (when the new stream was connected: later ones arrive
+  /// on it), oldest first, as the daemon would have streamed them. Nothing when either read
+  /// failed.
+  static func missedRuns(known: [TaskStatus]?, now: [TaskStatus]?, until: Date) -> [TaskChange] {
+    guard let known, let now else { return [] }
+    var lastEnded: [TaskId: Date] = [:]
+    for task in known { lastEnded[task.id] = task.recentRuns.map(\.endedAt).max() }
+    var missed: [(Date, TaskChange)] = []
+    for task in now {
+      let after = lastEnded[task.id] ?? .distantPast
+      for run in task.recentRuns where run.endedAt > after && run.endedAt <= until {
+        let kind: TaskChange.Kind = run.outcome == "deferred" ? .deferred : .finished
+        let detail =
+          "attempt \(run.attempt): \(run.outcome)" + (run.reason.map { " (\($0))" } ?? "")
+          + " while the daemon was not followed"
+        missed.append(
+          (
+            run.endedAt,
+            TaskChange(
+              time: ISO8601DateFormatter().string(from: run.endedAt), task: task.id.rawValue,
+              change: kind, detail: detail)
+          ))
+      }
+    }
+    return missed.sorted { $0.0 < $1.0 }.map(\.1)
   }
 
   private func runReplay(

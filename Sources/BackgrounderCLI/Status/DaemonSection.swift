@@ -21,10 +21,12 @@ struct DaemonSection: Sendable {
     var wakeAlarmsReason: String?
     /// Why the socket could not be asked (not "nobody listens").
     var error: String?
+    /// The daemon's network and power view (what its jobs are gated by).
+    var view: DaemonView?
 
     private enum CodingKeys: String, CodingKey {
       case running, pid, since, version, storeError, inhibitors, wakeAlarms, wakeAlarmsReason
-      case error
+      case error, view
     }
 
     /// The report of a daemon that answered with `info`.
@@ -35,6 +37,7 @@ struct DaemonSection: Sendable {
       inhibitors = info.inhibitors
       wakeAlarms = info.wakeAlarms
       wakeAlarmsReason = info.wakeAlarmsReason
+      view = info.view
     }
 
     init(
@@ -60,6 +63,7 @@ struct DaemonSection: Sendable {
       try container.encodeIfPresent(wakeAlarms, forKey: .wakeAlarms)
       try container.encodeIfPresent(wakeAlarmsReason, forKey: .wakeAlarmsReason)
       try container.encodeIfPresent(error, forKey: .error)
+      try container.encodeIfPresent(view, forKey: .view)
     }
   }
 
@@ -102,6 +106,28 @@ struct DaemonSection: Sendable {
       lines.append("  wake alarms: \(words)")
     }
     return lines
+  }
+
+  /// The daemon's network view when it can differ from this process's: the daemon runs in
+  /// another network namespace. Labelled as the daemon's; nil when the views are the same.
+  static func networkLines(_ report: Report) -> [String]? {
+    guard report.running, let view = report.view,
+      view.networkNamespace != DaemonView.currentNetworkNamespace()
+    else { return nil }
+    let namespace = view.networkNamespace.map { " in \($0)" } ?? ""
+    guard view.reachable, let link = view.primaryLink else {
+      return [
+        "Network (the daemon's view\(namespace)): not reachable (no usable default route)",
+        "Metered: no (nothing reachable)",
+      ]
+    }
+    let type = view.primaryLinkType.map { " (\($0))" } ?? ""
+    let reason = view.meteredReason.map { ", \(NetworkStatusText.escaped($0))" } ?? ""
+    return [
+      "Network (the daemon's view\(namespace)): reachable via "
+        + "\(NetworkStatusText.escaped(link))\(type)",
+      "Metered: \(view.metered ? "yes" : "no")\(reason)",
+    ]
   }
 
   /// `  inhibitors: available`, then one line per run's lock:

@@ -4,15 +4,23 @@ import Reachability
 /// the network (interface names, drivers, link kinds) is printed with control and invisible
 /// format characters escaped, so that a crafted interface name cannot rewrite the terminal.
 enum NetworkStatusText {
-  /// The multi-line report `status` prints.
-  static func report(_ status: NetworkStatus) -> String {
+  /// The multi-line report `status` prints. `configChanged`: the running daemon reported that
+  /// the config file's `[network]` settings differ from those it runs with, so the verdict
+  /// computed here from the file is not the one the daemon applies: it is not printed.
+  static func report(_ status: NetworkStatus, configChanged: Bool = false) -> String {
     var lines: [String] = []
     if let primary = status.primaryLink {
       lines.append("Network: reachable via \(escaped(primary.name)) (\(primary.type.rawValue))")
       let verdict = primary.isMetered ? "yes" : "no"
-      lines.append(
-        "Metered: \(verdict), \(escaped("\(primary.meteredReason)"))"
-          + (primary.isStale ? " \(staleNote(status))" : ""))
+      if configChanged {
+        lines.append(
+          "Metered: config changed, restart needed (the daemon still applies the [network] "
+            + "settings it started with; see Health)")
+      } else {
+        lines.append(
+          "Metered: \(verdict), \(escaped("\(primary.meteredReason)"))"
+            + (primary.isStale ? " \(staleNote(status))" : ""))
+      }
       // SSIDs arrive escaped (control characters, backslash and invalid bytes as `\xNN`).
       if let ssid = primary.ssid { lines.append("Wi-Fi network: \"\(ssid)\"") }
       if let roaming = primary.isRoaming { lines.append("Roaming: \(roaming ? "yes" : "no")") }

@@ -47,7 +47,11 @@ struct StatusPrinter {
         health: healthReport, daemon: daemonReport)
       Output.line(bytes: try document.jsonLine())
     } else {
-      var lines = [NetworkStatusText.report(network)]
+      let configChanged = healthReport.problems.contains { $0.kind == .configRestartNeeded }
+      // One truth: a daemon in another network namespace gates its jobs by its own view.
+      var lines =
+        DaemonSection.networkLines(daemonReport).map { [$0.joined(separator: "\n")] }
+        ?? [NetworkStatusText.report(network, configChanged: configChanged)]
       lines += renderPower(power)
       lines += DaemonSection.text(daemonReport, socketPath: daemon.socketPath)
       lines +=

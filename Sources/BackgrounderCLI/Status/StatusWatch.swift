@@ -50,6 +50,36 @@ final class StatusWatch: Sendable {
     }
   }
 
+  /// The daemon stopped (its task-change stream ended) or answers again: one line saying so,
+  /// `TIME daemon stopped: …` / `TIME daemon answers again: …`, or in JSON
+  /// `{"observedAt": …, "daemonChange": "stopped"}` (`"reconnected"`). Network and power lines
+  /// go on meanwhile; `missed` (runs recorded while no stream was connected) follow.
+  func daemonChanged(connected: Bool, missed: [TaskChange] = []) {
+    state.withLock { state in
+      state.sections.setFollowsDaemon(connected)
+      let microseconds = NetworkTimestamp.nowMicroseconds()
+      report {
+        if printer.json {
+          Output.line(
+            try Output.json(
+              DaemonChangeLine(
+                observedAt: NetworkTimestamp.rfc3339(microseconds: microseconds),
+                daemonChange: connected ? "reconnected" : "stopped")))
+        } else {
+          let observedAt = NetworkTimestamp.rfc3339(microseconds: microseconds)
+          Output.line(
+            connected
+              ? "\(observedAt) daemon answers again: task changes resume"
+              : "\(observedAt) daemon stopped: network and power lines go on, task changes "
+                + "resume when it answers again")
+        }
+      }
+      for change in missed {
+        report { try printer.emit(change, observedAt: microseconds) }
+      }
+    }
+  }
+
   /// The daemon's task-change stream was connected (`true`) or ended (`false`).
   func followsDaemon(_ follows: Bool) {
     state.withLock { $0.sections.setFollowsDaemon(follows) }
@@ -73,4 +103,10 @@ final class StatusWatch: Sendable {
   private func report(_ body: () throws -> Void) {
     do { try body() } catch { Output.error("cannot print a status line: \(error)") }
   }
+}
+
+/// A `status --watch --json` line saying the daemon stopped or answers again.
+struct DaemonChangeLine: Encodable {
+  var observedAt: String
+  var daemonChange: String
 }

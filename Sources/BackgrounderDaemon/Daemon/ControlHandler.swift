@@ -16,6 +16,8 @@ struct ControlHandler: Sendable {
   var inhibitor: SleepInhibitor?
   /// Whether wake alarms can be armed, for `status`.
   var wakeAlarms: WakeAlarms?
+  /// The daemon's network and power view, for `status`.
+  var view: @Sendable () -> DaemonView? = { nil }
   /// When the daemon started serving (for `ping`).
   let startedAt = Date()
   /// How long `trigger` waits for the run to start before answering that it is pending.
@@ -77,12 +79,14 @@ struct ControlHandler: Sendable {
 
   private var info: DaemonInfo {
     let diagnostics = runtime.diagnostics()
-    return DaemonInfo(
+    var info = DaemonInfo(
       pid: getpid(), since: ISO8601DateFormatter().string(from: startedAt),
       version: DaemonInfo.version, storePath: diagnostics.storePath,
       storeError: diagnostics.lastStoreError, inhibitors: inhibitor?.info,
       wakeAlarms: wakeAlarms?.availability.availability,
       wakeAlarmsReason: wakeAlarms?.availability.reason)
+    info.view = view()
+    return info
   }
 
   private func withTaskId(_ id: String, _ body: (TaskId) -> ControlResponse) -> ControlResponse {

@@ -173,9 +173,12 @@ public final class Daemon: Service {
     wakeAlarms.start()
     wakeAlarms.configure(configuration.jobs)
     defer { wakeAlarms.stopSoon() }
+    let restartNeeded = RestartNeeded(running: configuration)
+    // Read here: the control requests are answered on other threads.
+    let networkNamespace = DaemonView.currentNetworkNamespace()
     let reloaded = Reloaded(
       jobs: jobs, alerts: alerts, wakeAlarms: wakeAlarms, destinations: sources.destinations,
-      telemetry: telemetry)
+      telemetry: telemetry, restartNeeded: restartNeeded)
 
     let reporter = EventReporter(logger: logger, metrics: metrics)
     let (listening, listened) = AsyncStream<Void>.makeStream()
@@ -189,8 +192,15 @@ public final class Daemon: Service {
       handler: ControlHandler(
         runtime: runtime, jobs: jobs,
         reload: { await self.reload(reloaded) },
-        sourceProblems: { sources.healthProblems() + alerts.problems() },
-        hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms
+        sourceProblems: {
+          sources.healthProblems() + alerts.problems() + restartNeeded.problems
+        },
+        hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms,
+        view: { [networkNamespace] in
+          var view = DaemonView(network: monitor.status, power: probe.status)
+          view.networkNamespace = networkNamespace
+          return view
+        }
       ).handle)
     do {
       try control.bindNow()
@@ -347,6 +357,8 @@ public final class Daemon: Service {
     let wakeAlarms: WakeAlarms
     let destinations: DestinationMonitor
     let telemetry: TelemetryExport?
+    /// The `[network]` settings the sources run with, compared with each reloaded file.
+    let restartNeeded: RestartNeeded
   }
 
   /// Logs a warning when the config file lets other users read the secrets it holds (what
@@ -367,7 +379,16 @@ public final class Daemon: Service {
       reloaded.wakeAlarms.configure(configuration.jobs)
       reloaded.alerts.configure(configuration)
       reloaded.telemetry?.configure(configuration)
-      notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")
+      let unapplied = reloaded.restartNeeded.compare(with: configuration)
+      if unapplied.isEmpty {
+        notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")
+      } else {
+        notifier.notify(
+          "STATUS=reloaded: \(configuration.jobs.count) job(s); config changed, restart needed")
+        logger.warning(
+          "\(RestartNeeded.message(unapplied))",
+          metadata: ["keys": .array(unapplied.map { .string("network.\($0)") })])
+      }
       logger.info("config reloaded", metadata: ["jobs": "\(configuration.jobs.count)"])
     } catch {
       notifier.notify("STATUS=reload failed: \(error)")

@@ -21,6 +21,8 @@ public struct DaemonInfo: Sendable, Equatable, Codable {
   public var wakeAlarms: String?
   /// Why wake alarms are unavailable.
   public var wakeAlarmsReason: String?
+  /// The daemon's network and power view (nil from a daemon that does not say).
+  public var view: DaemonView?
 
   public init(
     pid: Int32, since: String, version: String, storePath: String, storeError: String?,

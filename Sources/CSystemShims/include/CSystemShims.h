@@ -73,6 +73,21 @@ int csystem_set_thread_name(const char *name);
 /// `accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)`: -1 with errno.
 int csystem_accept_nonblocking(int listener);
 
+/// Attaches to `fd`, a `NETLINK_KOBJECT_UEVENT` socket, a classic BPF socket filter
+/// (`SO_ATTACH_FILTER`) that lets through only kernel uevents whose `SUBSYSTEM` is `subsystem`:
+/// everything else is dropped in the kernel, so the socket never wakes for it. The kernel writes
+/// `ACTION@DEVPATH\0ACTION=…\0DEVPATH=…\0SUBSYSTEM=…\0…` (lib/kobject_uevent.c: the header,
+/// then the three default keys in that order), so with H the header's length including its NUL,
+/// `SUBSYSTEM=` starts at 2H + 15; the program finds the header's NUL (scanning at most
+/// `CSYSTEM_UEVENT_FILTER_SCAN` bytes; a longer header is let through, for user space to decide)
+/// and compares `SUBSYSTEM=<subsystem>\0` there. Attach it before `bind` so that nothing
+/// unfiltered is queued. Returns 0, or -1 with errno (EINVAL: `subsystem` empty or longer than
+/// 48 bytes).
+int csystem_attach_uevent_subsystem_filter(int fd, const char *subsystem);
+
+/// How many header bytes the uevent filter scans for the header's end.
+#define CSYSTEM_UEVENT_FILTER_SCAN 640
+
 /// Forwards `signals` (`count` of them) to a pipe for the rest of the process's life: a
 /// handler (SA_RESTART) writes each caught signal's number as one byte, without blocking, to
 /// the pipe's write end (the self-pipe trick: any thread may catch the signal, and the reader

@@ -39,7 +39,8 @@ public final class PowerProbe: Service, Sendable {
   ///   - logger: Where problems (unparseable attributes, socket errors) are reported.
   ///   - batteryRereadInterval: How often to re-read while on battery.
   ///   - clock: The clock for the battery re-read timer (inject a manual clock in tests).
-  ///   - uevents: The uevent source; `nil` opens a ``NetlinkUeventSocket`` in ``run()``.
+  ///   - uevents: The uevent source; `nil` opens a ``NetlinkUeventSocket`` filtered on
+  ///     ``subsystem`` in ``run()``.
   public init(
     sysfsRoot: String = "/sys",
     logger: Logger,
@@ -61,6 +62,10 @@ public final class PowerProbe: Service, Sendable {
         metadata: ["problems": .array(status.problems.map { .string($0) })])
     }
   }
+
+  /// The uevent subsystem the probe reads; a socket made for it should filter on it
+  /// (``NetlinkUeventSocket/init(senderPolicy:subsystem:eventLoop:)``).
+  public static let subsystem = "power_supply"
 
   /// The latest status.
   public var status: PowerStatus { state.withLock { $0.status } }
@@ -122,7 +127,7 @@ public final class PowerProbe: Service, Sendable {
   private func pumpUevents(into trigger: AsyncStream<Trigger>.Continuation) async {
     let inputs: AsyncThrowingStream<UeventInput, any Error>
     do {
-      let source = try uevents ?? NetlinkUeventSocket()
+      let source = try uevents ?? NetlinkUeventSocket(subsystem: Self.subsystem)
       inputs = try source.inputs()
     } catch {
       logger.error(
@@ -165,7 +170,7 @@ public final class PowerProbe: Service, Sendable {
       case .udevMonitor:
         state.counters.udevMessages += 1
         return nil
-      case .kernel(let event) where event.subsystem == "power_supply":
+      case .kernel(let event) where event.subsystem == Self.subsystem:
         state.counters.powerSupplyUevents += 1
         return .uevent
       case .kernel:

@@ -1,3 +1,4 @@
+import CSystemShims
 import EventLoops
 import Glibc
 import Locking
@@ -5,7 +6,10 @@ import SystemPackage
 
 /// A `NETLINK_KOBJECT_UEVENT` socket bound to the kernel's multicast group 1.
 ///
-/// Opened with Glibc directly (no libnl, no udev daemon). Datagrams whose sender is not the
+/// Opened with Glibc directly (no libnl, no udev daemon). With a `subsystem`, a socket filter in
+/// the kernel drops every uevent of another subsystem before it is queued, so the socket (and the
+/// thread watching it) never wakes for them: a busy machine's USB, block, backlight or thermal
+/// uevents cost the process nothing. Datagrams whose sender is not the
 /// kernel (`nl_pid != 0` in `recvfrom`'s address) are dropped and counted, unless the
 /// ``SenderPolicy`` names that sender. Each socket can be read by one ``inputs()`` stream,
 /// served by an `EventLoop` (the one given, or one of its own while the stream lasts).
@@ -59,8 +63,14 @@ public final class NetlinkUeventSocket: UeventSource {
 
   /// Opens and binds the socket in the calling thread's network namespace; `eventLoop` will
   /// watch it (without one, ``inputs()`` starts a loop of its own).
-  /// - Throws: `Errno` from `socket`, `bind` or `getsockname`.
-  public init(senderPolicy: SenderPolicy = .kernelOnly, eventLoop: EventLoop? = nil) throws(Errno) {
+  /// - Parameters:
+  ///   - subsystem: When given (e.g. `power_supply`), only uevents whose `SUBSYSTEM` is this one
+  ///     reach the socket (a classic BPF filter attached before `bind`); others are dropped in
+  ///     the kernel. `nil`: every uevent is delivered.
+  /// - Throws: `Errno` from `socket`, `setsockopt(SO_ATTACH_FILTER)`, `bind` or `getsockname`.
+  public init(
+    senderPolicy: SenderPolicy = .kernelOnly, subsystem: String? = nil, eventLoop: EventLoop? = nil
+  ) throws(Errno) {
     let raw = socket(
       AF_NETLINK,
       Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue),
@@ -70,6 +80,12 @@ public final class NetlinkUeventSocket: UeventSource {
     var bufferSize: Int32 = 1 << 20
     // Best effort: a larger queue makes ENOBUFS rarer; failure leaves the default.
     _ = setsockopt(raw, SOL_SOCKET, SO_RCVBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
+    // Before bind, so that nothing unfiltered is ever queued.
+    if let subsystem, csystem_attach_uevent_subsystem_filter(raw, subsystem) != 0 {
+      let error = Errno(rawValue: errno)
+      try? descriptor.close()
+      throw error
+    }
     let address = NetlinkAddress(portID: 0, groups: Self.kernelGroup)
     let bound = address.withSockaddr { bind(raw, $0, $1) }
     let (named, boundAddress) = NetlinkAddress.receive { getsockname(raw, $0, $1) }
