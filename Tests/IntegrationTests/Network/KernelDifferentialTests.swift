@@ -15,7 +15,7 @@ import Testing
 /// run prints its seed and operations and keeps the monitor's capture for a replay fixture.
 @Suite(
   .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"),
-  .serialized)
+  .serialized, .timeLimit(.minutes(3)))
 struct KernelDifferentialTests {
   enum Mode: String, CaseIterable, Sendable {
     case ipv4, ipv6, dualStack
