@@ -188,6 +188,8 @@ struct NetworkTables: Sendable, Equatable {
     let identity = Self.identity(route)
     let same = routes.indices.filter { Self.identity(routes[$0]) == identity }
     if flags & NetlinkConstant.flagMulti != 0 || same.isEmpty {
+      // (A dump lists no route twice; a stray reply repeating one changes nothing.)
+      guard !same.contains(where: { routes[$0] == route }) else { return false }
       routes.append(route)
       return true
     }
