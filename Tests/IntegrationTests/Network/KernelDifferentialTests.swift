@@ -43,6 +43,59 @@ struct KernelDifferentialTests {
       ProcessInfo.processInfo.environment["BACKGROUNDER_DIFFERENTIAL_SEED"].flatMap(UInt64.init)
       ?? UInt64.random(in: 1...UInt64(UInt32.max))
     print("KernelDifferentialTests \(mode.rawValue): seed \(seed), \(steps) operations")
+    var generator = SeededGenerator(seed: seed)
+    let run = try await drive(mode: mode, steps: .generated(steps, &generator), keepCapture: false)
+    print(
+      "KernelDifferentialTests \(mode.rawValue): seed \(seed), \(steps) operations "
+        + "(\(run.refused) refused by the kernel), primary per step "
+        + "\(run.seen.sorted { $0.key < $1.key }), \(run.notComparable) steps not comparable "
+        + "(the kernel's egress on a link the monitor does not count)")
+    if ProcessInfo.processInfo.environment["BACKGROUNDER_DIFFERENTIAL_VERBOSE"] != nil {
+      print(run.log.joined(separator: "\n"))
+    }
+    if let mismatch = run.mismatch {
+      let shrunk = try await shrink(mode: mode, run.operations)
+      Issue.record(
+        """
+        seed \(seed) (\(mode.rawValue)): \(mismatch)
+        operations:
+        \(run.log.joined(separator: "\n"))
+        shrunk to \(shrunk.operations.count) operations:
+        \(shrunk.log.joined(separator: "\n"))
+        \(shrunk.mismatch ?? "")
+        capture of the shrunk run kept for a replay fixture: \(shrunk.capturePath ?? "none")
+        """)
+    }
+    // The sequence must have exercised something: several egresses, mostly accepted operations.
+    #expect(run.notComparable <= steps / 4)
+    #expect(run.refused <= steps / 2)
+    #expect(run.seen.count >= 2, "\(run.seen)")
+  }
+
+  /// The operations of one run: generated from a seed, or given (when shrinking).
+  enum Script {
+    case generated(Int, SeededGenerator)
+    case given([[String]])
+
+    static func generated(_ count: Int, _ generator: inout SeededGenerator) -> Script {
+      .generated(count, generator)
+    }
+  }
+
+  struct Run {
+    var operations: [[String]] = []
+    var log: [String] = []
+    /// The first step where the monitor did not reach the kernel's answer.
+    var mismatch: String?
+    var notComparable = 0
+    var refused = 0
+    var seen: [String: Int] = [:]
+    var capturePath: String?
+  }
+
+  /// One run in a fresh namespace, to the end or the first mismatch. The monitor's capture is
+  /// kept when the run failed and `keepCapture` (the shrunk run's is the replay fixture).
+  private func drive(mode: Mode, steps script: Script, keepCapture: Bool) async throws -> Run {
     let lab = try Lab.create(mode: mode)
     defer { lab.remove() }
     let capturePath = "/tmp/\(lab.name).pcapng"
@@ -54,25 +107,37 @@ struct KernelDifferentialTests {
     let monitor = ReachabilityMonitor(
       configuration: configuration, logger: Logger(label: "test.differential"), capture: capture)
     let running = Task { try await monitor.run() }
-    var generator = SeededGenerator(seed: seed)
-    var done: [String] = []
-    var mismatches: [String] = []
-    var notComparable = 0
-    var refused = 0
-    var seen: [String: Int] = [:]
+    var run = Run()
     var marker = false
+    let count: Int
+    var generator: SeededGenerator?
+    switch script {
+    case .generated(let steps, let seeded):
+      count = steps
+      generator = seeded
+    case .given(let operations):
+      count = operations.count
+    }
     do {
-      for step in 0...steps {
+      for step in 0...count {
         if step > 0 {
-          let operation = lab.randomOperation(using: &generator)
+          let operation: [String]
+          if generator != nil {
+            operation = lab.randomOperation(using: &generator!)
+          } else if case .given(let operations) = script {
+            operation = operations[step - 1]
+          } else {
+            operation = []
+          }
           let succeeded = lab.run(operation)
-          done.append(
+          run.operations.append(operation)
+          run.log.append(
             "\(step): ip \(operation.joined(separator: " "))\(succeeded ? "" : "  (refused)")")
-          if succeeded { lab.noteEffect(of: operation) } else { refused += 1 }
+          if succeeded { lab.noteEffect(of: operation) } else { run.refused += 1 }
         }
         let kernel = try await lab.settledKernelView()
         if let expected = kernel.expectation(mode: mode) {
-          seen[expected.primary ?? "none", default: 0] += 1
+          run.seen[expected.primary ?? "none", default: 0] += 1
           // The operation's own notifications must bring the monitor to the kernel's answer
           // (the marker below makes it ask the kernel afresh, so it cannot be the one to).
           do {
@@ -80,13 +145,13 @@ struct KernelDifferentialTests {
               Observed($0) == expected
             }
           } catch is NamespaceSandbox.TimedOut {
-            mismatches.append(
+            run.mismatch =
               "step \(step): monitor \(Observed(monitor.status)), kernel \(expected)\n"
-                + kernel.summary)
-            if mismatches.count >= 3 { break }
+              + kernel.summary
+            break
           }
         } else {
-          notComparable += 1
+          run.notComparable += 1
         }
         // The marker: a link of no use flips IFF_UP; once the monitor published it, it has
         // read every notification of the operation, so none is left for the next step.
@@ -105,29 +170,35 @@ struct KernelDifferentialTests {
     running.cancel()
     _ = try? await running.value
     try capture.close()
-    if mismatches.isEmpty {
-      unlink(capturePath)
+    if run.mismatch != nil && keepCapture {
+      run.capturePath = capturePath
     } else {
-      Issue.record(
-        """
-        seed \(seed) (\(mode.rawValue)): \(mismatches.joined(separator: "\n"))
-        operations:
-        \(done.joined(separator: "\n"))
-        capture kept for a replay fixture: \(capturePath)
-        """)
+      unlink(capturePath)
     }
-    print(
-      "KernelDifferentialTests \(mode.rawValue): seed \(seed), \(steps) operations "
-        + "(\(refused) refused by the kernel), primary per step \(seen.sorted { $0.key < $1.key }), "
-        + "\(notComparable) steps not comparable (the kernel's egress on a link the monitor "
-        + "does not count)")
-    if ProcessInfo.processInfo.environment["BACKGROUNDER_DIFFERENTIAL_VERBOSE"] != nil {
-      print(done.joined(separator: "\n"))
+    return run
+  }
+
+  /// The failing operations made smaller: up to the first mismatch, then chunks removed while
+  /// the run still fails (bounded to a minute), replayed in fresh namespaces.
+  private func shrink(mode: Mode, _ operations: [[String]]) async throws -> Run {
+    var best = operations
+    let deadline = ContinuousClock.now + .seconds(60)
+    var chunk = max(1, best.count / 2)
+    while chunk >= 1, ContinuousClock.now < deadline {
+      var index = 0
+      while index < best.count, ContinuousClock.now < deadline {
+        var candidate = best
+        candidate.removeSubrange(index..<min(best.count, index + chunk))
+        let trial = try await drive(mode: mode, steps: .given(candidate), keepCapture: false)
+        if trial.mismatch != nil {
+          best = Array(trial.operations)
+        } else {
+          index += chunk
+        }
+      }
+      chunk /= 2
     }
-    // The sequence must have exercised something: several egresses, mostly accepted operations.
-    #expect(notComparable <= steps / 4)
-    #expect(refused <= steps / 2)
-    #expect(seen.count >= 2, "\(seen)")
+    return try await drive(mode: mode, steps: .given(best), keepCapture: true)
   }
 
   /// How long the monitor may take to reach the kernel's answer after an operation: it does
@@ -260,13 +331,13 @@ extension KernelDifferentialTests {
       // Routes to prefixes (covering the probe destination or not) only with one family: the
       // monitor ranks families by the metric of their default routes.
       switch Int.random(in: 0..<(mode == .dualStack ? 100 : 112), using: &generator) {
-      case 0..<12:
+      case 0..<20:
         // A failover script's `ip route replace` of the one default route, back and forth.
         return [
           family.rawValue, "route", "replace", "default", "via", gateway(slot), "dev", link,
           "metric", "100",
         ]
-      case 12..<40:
+      case 20..<40:
         let verb = ["add", "replace", "replace", "change", "append", "prepend", "delete"]
           .randomElement(using: &generator)!
         return [family.rawValue, "route", verb, "default", "via", gateway(slot), "dev", link]
