@@ -11,11 +11,13 @@ import Testing
 /// metered must be what the kernel says: `ip route get` for the probe destinations (a link
 /// without carrier, a global address or up does not count, as documented; the namespace sets
 /// `ignore_routes_with_linkdown` so the kernel passes over carrier-less links too), metered
-/// from the override globs. Set `BACKGROUNDER_DIFFERENTIAL_SEED` to replay a seed; a failing
-/// run prints its seed and operations and keeps the monitor's capture for a replay fixture.
+/// from the override globs; after each operation the monitor must get there from that
+/// operation's own notifications. Set `BACKGROUNDER_DIFFERENTIAL_SEED` to replay a seed; a
+/// failing run prints its seed and operations, is shrunk, and keeps the shrunk run's capture
+/// for a replay fixture.
 @Suite(
   .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"),
-  .serialized, .timeLimit(.minutes(3)))
+  .serialized, .timeLimit(.minutes(5)))
 struct KernelDifferentialTests {
   enum Mode: String, CaseIterable, Sendable {
     case ipv4, ipv6, dualStack
