@@ -11,6 +11,15 @@ public enum NetlinkConstant {
   public static let flagDumpInterrupted: UInt16 = 0x10
   /// `NLM_F_DUMP` (`NLM_F_ROOT | NLM_F_MATCH`).
   public static let flagDump: UInt16 = 0x300
+  /// `NLM_F_REPLACE`: a `RTM_NEW*` replaced an existing object (`ip route replace/change`).
+  public static let flagReplace: UInt16 = 0x100
+  /// `NLM_F_EXCL`: a `RTM_NEW*` created an object no other shared the identity of.
+  public static let flagExclusive: UInt16 = 0x200
+  /// `NLM_F_CREATE`: a `RTM_NEW*` created an object.
+  public static let flagCreate: UInt16 = 0x400
+  /// `NLM_F_APPEND`: a `RTM_NEW*` was added after the objects of the same identity
+  /// (`ip route append`); without it, before them (`ip route prepend`, `add`).
+  public static let flagAppend: UInt16 = 0x800
 
   /// `NLMSG_NOOP`.
   public static let messageNoop: UInt16 = 1

@@ -9,6 +9,7 @@ enum RoutingObjectDecoder {
       family: body[base], table: UInt32(body[base + 4]), type: body[base + 7],
       routingProtocol: body[base + 5], destinationPrefixLength: body[base + 1], destination: [],
       metric: 0, interfaceIndices: [])
+    route.tos = body[base + 3]
     var outputInterface: Int32 = 0
     var hops: [Int32] = []
     try AttributeValidator.walk(body, from: base + 12, to: body.endIndex, context: "attribute") {
@@ -16,6 +17,12 @@ enum RoutingObjectDecoder {
       switch type & 0x3FFF {
       case 1: route.destination = Array(payload)  // RTA_DST
       case 4: outputInterface = Int32(bitPattern: try u32(payload, "RTA_OIF"))
+      case 5:  // RTA_GATEWAY
+        route.gateway = Array(payload)
+        route.hasGateway = true
+      case 18:  // RTA_VIA: struct rtvia { family; address }
+        route.gateway = Array(payload.dropFirst(2))
+        route.hasGateway = true
       case 6: route.metric = try u32(payload, "RTA_PRIORITY")
       case 7: route.preferredSource = Array(payload)  // RTA_PREFSRC
       case 9:  // RTA_MULTIPATH
@@ -27,6 +34,7 @@ enum RoutingObjectDecoder {
       }
     }
     route.interfaceIndices = outputInterface > 0 ? [outputInterface] : hops.filter { $0 > 0 }
+    if hops.count > 1 { route.hasGateway = true }  // the kernel makes siblings of gateway routes
     return route
   }
 

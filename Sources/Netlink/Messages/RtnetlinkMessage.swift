@@ -159,6 +159,13 @@ public struct RouteInfo: Sendable, Equatable, Hashable {
   public var nexthopID: UInt32?
   /// `RTA_PREFSRC` bytes (empty when absent).
   public var preferredSource: [UInt8]
+  /// `rtm_tos`: part of an IPv4 route's identity; a lookup without a TOS ignores routes with one.
+  public var tos: UInt8 = 0
+  /// `RTA_GATEWAY` bytes (or `RTA_VIA`'s address); empty without one, and for multipath routes.
+  public var gateway: [UInt8] = []
+  /// A hop has a gateway (`RTA_GATEWAY`, `RTA_VIA`, or several hops): an IPv6 route that may
+  /// have equal-cost siblings.
+  public var hasGateway = false
 
   /// Creates a route description.
   public init(

@@ -5,6 +5,8 @@ public enum RouteLookupRequest {
   /// Set in the sequence number of every lookup, so replies (and their captures) are told apart
   /// from notifications; other programs number their requests from the clock (< 2^31).
   public static let sequenceMarker: UInt32 = 0x8000_0000
+  /// `RTM_F_LOOKUP_TABLE`.
+  static let lookupTableFlag: UInt32 = 0x1000
 
   /// A lookup of `destination` (4 bytes: IPv4, 16 bytes: IPv6). `sequence` gets
   /// ``sequenceMarker`` added.
@@ -18,11 +20,14 @@ public enum RouteLookupRequest {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(Int(header.length))
     header.append(to: &bytes)
-    // struct rtmsg: family, dst_len, then zeros (src_len, tos, table, protocol, scope, type,
-    // flags).
+    // struct rtmsg: family, dst_len, then zeros (src_len, tos, table, protocol, scope, type),
+    // then rtm_flags: RTM_F_LOOKUP_TABLE, so that an IPv4 reply names the table the route was
+    // found in (as `ip route get` asks; without it the kernel says `main` whatever the rules
+    // chose, and the metric of the wrong table's route would rank the families).
     bytes.append(family)
     bytes.append(UInt8(destination.count * 8))
-    bytes.append(contentsOf: repeatElement(0, count: 10))
+    bytes.append(contentsOf: repeatElement(0, count: 6))
+    bytes.appendHostOrder(lookupTableFlag)
     bytes.appendHostOrder(UInt16(attributeLength))
     bytes.appendHostOrder(UInt16(1))  // RTA_DST
     bytes += destination

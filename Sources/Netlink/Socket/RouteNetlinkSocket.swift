@@ -40,13 +40,21 @@ public final class RouteNetlinkSocket: Sendable {
   private static let datagramCapacity = 256 * 1024
 
   /// Opens and subscribes a socket in the current network namespace, or in the namespace at
-  /// `networkNamespacePath` (the socket stays bound to it).
-  public static func open(networkNamespacePath: String? = nil) throws -> RouteNetlinkSocket {
-    guard let path = networkNamespacePath else { return try RouteNetlinkSocket() }
-    return try NetworkNamespace.perform(inNamespaceAt: path) { try RouteNetlinkSocket() }
+  /// `networkNamespacePath` (the socket stays bound to it). Notifications of routes to specific
+  /// prefixes reach it only when the prefix covers one of `probeDestinations` (4- or 16-byte
+  /// addresses; see ``NotificationFilter``).
+  public static func open(networkNamespacePath: String? = nil, probeDestinations: [[UInt8]] = [])
+    throws -> RouteNetlinkSocket
+  {
+    guard let path = networkNamespacePath else {
+      return try RouteNetlinkSocket(probeDestinations: probeDestinations)
+    }
+    return try NetworkNamespace.perform(inNamespaceAt: path) {
+      try RouteNetlinkSocket(probeDestinations: probeDestinations)
+    }
   }
 
-  private init() throws {
+  private init(probeDestinations: [[UInt8]]) throws {
     guard let handle = nl_socket_alloc() else {
       throw SystemCallError("nl_socket_alloc", errno: .noMemory)
     }
@@ -54,7 +62,8 @@ public final class RouteNetlinkSocket: Sendable {
       nl_socket_disable_seq_check(handle)
       nl_socket_disable_auto_ack(handle)
       try Self.check(nl_connect(handle, NETLINK_ROUTE), "nl_connect NETLINK_ROUTE")
-      try NotificationFilter.attach(to: nl_socket_get_fd(handle))
+      try NotificationFilter.attach(
+        to: nl_socket_get_fd(handle), covering: probeDestinations)
       for group in Self.groups {
         try Self.check(
           nl_socket_add_membership(handle, Int32(group.rawValue)),

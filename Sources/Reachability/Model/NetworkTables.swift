@@ -13,27 +13,30 @@ struct NetworkTables: Sendable, Equatable {
     var address: [UInt8]
   }
 
-  /// A default route is identified by family, table, metric, first output interface and
-  /// nexthop object, so equal-metric routes on different links stay distinct (unlike libnl's
-  /// route cache).
-  struct RouteKey: Hashable, Sendable {
+  /// The kernel's identity of a default route: the fields `NLM_F_REPLACE` / `NLM_F_EXCL` /
+  /// `NLM_F_APPEND` compare. IPv4 (`fib_table_insert`): table, TOS and priority; several
+  /// routes ("aliases") may share it, kept in the kernel's order. IPv6 (`fib6_add_rt2node`):
+  /// table and metric; routes with a gateway and the same metric are equal-cost siblings, one
+  /// entry here with all their hops (the kernel's notifications describe the whole group).
+  struct RouteIdentity: Hashable, Sendable {
     var family: UInt8
     var table: UInt32
+    var tos: UInt8
     var metric: UInt32
-    var firstInterface: Int32
-    var nexthopID: UInt32?
   }
 
   var links: [Int32: LinkInfo] = [:]
   var addresses: [AddressKey: AddressInfo] = [:]
-  var routes: [RouteKey: RouteInfo] = [:]
+  /// Default routes, in the kernel's order among those of one identity.
+  var routes: [RouteInfo] = []
   /// In kernel order: by priority, a new rule after the ones of equal priority.
   var rules: [RuleInfo] = []
   var nexthops: [UInt32: NexthopInfo] = [:]
 
-  /// Applies one event (or one dumped object). Returns whether anything changed.
+  /// Applies one event (or one dumped object; `flags` are the message's `NLM_F_*`). Returns
+  /// whether anything changed.
   @discardableResult
-  mutating func apply(_ payload: RtnetlinkMessage.Payload) -> Bool {
+  mutating func apply(_ payload: RtnetlinkMessage.Payload, flags: UInt16 = 0) -> Bool {
     switch payload {
     case .link(let link, .new):
       guard links[link.index] != link else { return false }
@@ -52,9 +55,9 @@ struct NetworkTables: Sendable, Equatable {
     case .address(let address, .delete):
       return addresses.removeValue(forKey: Self.key(address)) != nil
     case .route(let route, .new) where route.isDefault:
-      return routes.updateValue(route, forKey: Self.key(route)) != route
+      return addRoute(route, flags: flags)
     case .route(let route, .delete) where route.isDefault:
-      return routes.removeValue(forKey: Self.key(route)) != nil
+      return deleteRoute(route)
     case .rule(let rule, .new):
       guard !rules.contains(rule) else { return false }
       rules.insert(rule, at: rules.firstIndex { $0.priority > rule.priority } ?? rules.endIndex)
@@ -78,7 +81,7 @@ struct NetworkTables: Sendable, Equatable {
     case .link:
       links = dump.links
       let gone = Set(addresses.values.map(\.interfaceIndex)).union(
-        routes.values.flatMap(\.interfaceIndices)
+        routes.flatMap(\.interfaceIndices)
       ).subtracting(links.keys)
       for index in gone { removeObjects(ofLink: index) }
     case .address: addresses = dump.addresses
@@ -114,7 +117,7 @@ struct NetworkTables: Sendable, Equatable {
   mutating func linkWentDown(_ index: Int32) {
     removeNexthops(Set(nexthops.values.filter { $0.interfaceIndex == index }.map(\.id)))
     routes = routes.filter { route in
-      let hops = interfaces(of: route.value)
+      let hops = interfaces(of: route)
       return hops.isEmpty || hops.contains { $0 != index }
     }
   }
@@ -125,9 +128,9 @@ struct NetworkTables: Sendable, Equatable {
   mutating func ipv4AddressRemoved(_ address: AddressInfo, lastOfLink: Bool) {
     let index = address.interfaceIndex
     routes = routes.filter { route in
-      guard route.value.family == NetlinkConstant.familyIPv4 else { return true }
-      if route.value.preferredSource == address.address { return false }
-      let hops = interfaces(of: route.value)
+      guard route.family == NetlinkConstant.familyIPv4 else { return true }
+      if route.preferredSource == address.address { return false }
+      let hops = interfaces(of: route)
       return !(lastOfLink && !hops.isEmpty && hops.allSatisfy { $0 == index })
     }
   }
@@ -139,14 +142,14 @@ struct NetworkTables: Sendable, Equatable {
       nexthop.group.removeAll { ids.contains($0) }
       nexthops[id] = nexthop
     }
-    routes = routes.filter { route in route.value.nexthopID.map { !ids.contains($0) } ?? true }
+    routes = routes.filter { route in route.nexthopID.map { !ids.contains($0) } ?? true }
   }
 
   private mutating func removeObjects(ofLink index: Int32) {
     addresses = addresses.filter { $0.value.interfaceIndex != index }
     removeNexthops(Set(nexthops.values.filter { $0.interfaceIndex == index }.map(\.id)))
     routes = routes.filter { route in
-      route.value.interfaceIndices.isEmpty || route.value.interfaceIndices.contains { $0 != index }
+      route.interfaceIndices.isEmpty || route.interfaceIndices.contains { $0 != index }
     }
   }
 
@@ -156,9 +159,111 @@ struct NetworkTables: Sendable, Equatable {
       prefixLength: address.prefixLength, address: address.address)
   }
 
-  static func key(_ route: RouteInfo) -> RouteKey {
-    RouteKey(
-      family: route.family, table: route.table, metric: route.metric,
-      firstInterface: route.interfaceIndices.first ?? 0, nexthopID: route.nexthopID)
+  static func identity(_ route: RouteInfo) -> RouteIdentity {
+    RouteIdentity(
+      family: route.family, table: route.table,
+      tos: route.family == NetlinkConstant.familyIPv4 ? route.tos : 0, metric: route.metric)
+  }
+
+  /// An IPv6 route that takes equal-cost siblings (`rt6_qualify_for_ecmp`): it has a gateway,
+  /// is not a nexthop object's and not learnt from a router advertisement.
+  private static func takesSiblings(_ route: RouteInfo) -> Bool {
+    route.family == NetlinkConstant.familyIPv6 && route.hasGateway && route.nexthopID == nil
+      && route.routingProtocol != routingProtocolRA
+  }
+
+  /// `RTPROT_RA`.
+  private static let routingProtocolRA: UInt8 = 9
+
+  /// `RTM_NEWROUTE` of a default route, placed as the kernel placed it (see
+  /// ``RouteIdentity``): `NLM_F_REPLACE` replaced the first route of the identity (IPv6: of
+  /// the same kind, with its siblings); otherwise an IPv6 sibling's notification names the
+  /// whole group, which replaces the group's entry; a route the model has already (the kernel
+  /// refuses duplicates, so this is an update, e.g. after a nexthop object was replaced) is
+  /// updated in place; else IPv4 `NLM_F_APPEND` went after the routes of the identity and
+  /// `NLM_F_CREATE` before them, IPv6 after those of equal metric. A dump's routes come in
+  /// the kernel's order. Messages without any of these flags (hand-made captures) keep the
+  /// order of their first interface index among routes of one identity.
+  private mutating func addRoute(_ route: RouteInfo, flags: UInt16) -> Bool {
+    let identity = Self.identity(route)
+    let same = routes.indices.filter { Self.identity(routes[$0]) == identity }
+    if flags & NetlinkConstant.flagMulti != 0 || same.isEmpty {
+      // (A dump lists no route twice; a stray reply repeating one changes nothing.)
+      guard !same.contains(where: { routes[$0] == route }) else { return false }
+      routes.append(route)
+      return true
+    }
+    let isIPv6 = route.family == NetlinkConstant.familyIPv6
+    let target: Int?
+    if flags & NetlinkConstant.flagReplace != 0, route.nexthopID != nil,
+      let user = same.first(where: { routes[$0].nexthopID == route.nexthopID })
+    {
+      // The kernel's update of the routes using a replaced nexthop object (sent with
+      // `NLM_F_REPLACE`), or a replace changing nothing.
+      target = user
+    } else if flags & NetlinkConstant.flagReplace != 0 {
+      target =
+        isIPv6
+        ? same.first { Self.takesSiblings(routes[$0]) == Self.takesSiblings(route) } ?? same[0]
+        : same[0]
+    } else if Self.takesSiblings(route),
+      let group = same.first(where: { Self.takesSiblings(routes[$0]) })
+    {
+      target = group  // an added sibling: the notification lists the whole group
+    } else {
+      target = same.first { Self.sameRoute(routes[$0], route) }
+    }
+    if let target {
+      guard routes[target] != route else { return false }
+      routes[target] = route
+      return true
+    }
+    let position: Int
+    if flags & NetlinkConstant.flagAppend != 0
+      || (isIPv6 && flags & NetlinkConstant.flagCreate != 0)
+    {
+      position = same.last! + 1
+    } else if flags & NetlinkConstant.flagCreate != 0 {
+      position = same[0]
+    } else {
+      let first = route.interfaceIndices.first ?? 0
+      position = same.first { (routes[$0].interfaceIndices.first ?? 0) > first } ?? same.last! + 1
+    }
+    routes.insert(route, at: position)
+    return true
+  }
+
+  /// `RTM_DELROUTE` of a default route: the notification describes the route removed (IPv6:
+  /// one sibling, or the whole group). Returns whether anything was removed.
+  private mutating func deleteRoute(_ route: RouteInfo) -> Bool {
+    let identity = Self.identity(route)
+    if let index = routes.firstIndex(where: { Self.sameRoute($0, route) }) {
+      routes.remove(at: index)
+      return true
+    }
+    guard route.family == NetlinkConstant.familyIPv6,
+      let group = routes.firstIndex(where: {
+        Self.identity($0) == identity && Self.takesSiblings($0)
+          && Set(route.interfaceIndices).isSubset(of: $0.interfaceIndices)
+      })
+    else { return false }
+    // One sibling left the group: drop its hop (the first with its interface).
+    for index in route.interfaceIndices {
+      if let hop = routes[group].interfaceIndices.firstIndex(of: index) {
+        routes[group].interfaceIndices.remove(at: hop)
+      }
+    }
+    if routes[group].interfaceIndices.isEmpty { routes.remove(at: group) }
+    return true
+  }
+
+  /// Whether `stored` is the route a deletion notification `deleted` describes.
+  /// (The same nexthop object, or the same hops and gateway.)
+  private static func sameRoute(_ stored: RouteInfo, _ deleted: RouteInfo) -> Bool {
+    guard identity(stored) == identity(deleted), stored.type == deleted.type else { return false }
+    if stored.nexthopID != nil || deleted.nexthopID != nil {
+      return stored.nexthopID == deleted.nexthopID
+    }
+    return stored.interfaceIndices == deleted.interfaceIndices && stored.gateway == deleted.gateway
   }
 }

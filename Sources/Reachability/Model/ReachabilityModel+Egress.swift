@@ -86,10 +86,11 @@ extension ReachabilityModel {
   /// unreachable when a blackhole / unreachable / prohibit route comes first, none when a throw
   /// route comes first. Unicast routes over unusable links are passed over.
   private func lookUp(table: UInt32, family: UInt8, usable: Set<FamilyLink>) -> TableResult {
-    let routes = tables.routes.values.filter { $0.family == family && $0.table == table }
-      .sorted {
-        ($0.metric, $0.interfaceIndices.first ?? 0) < ($1.metric, $1.interfaceIndices.first ?? 0)
-      }
+    // Lowest metric first; among equal metrics, the kernel's order. A route with a TOS is
+    // not used by a lookup without one.
+    let routes = tables.routes.enumerated().filter {
+      $0.element.family == family && $0.element.table == table && $0.element.tos == 0
+    }.sorted { ($0.element.metric, $0.offset) < ($1.element.metric, $1.offset) }.map(\.element)
     for route in routes {
       if route.type == 9 { return .none }  // RTN_THROW: on to the next rule
       if route.type != NetlinkConstant.routeTypeUnicast || tables.isBlackhole(route) {

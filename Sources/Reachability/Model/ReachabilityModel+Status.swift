@@ -181,8 +181,8 @@ extension ReachabilityModel {
     var candidates: [Candidate] = []
     for family in [NetlinkConstant.familyIPv4, NetlinkConstant.familyIPv6] {
       let lookedUp = lookedUpTables(family: family)
-      for route in tables.routes.values
-      where route.family == family && lookedUp.contains(route.table)
+      for route in tables.routes
+      where route.family == family && route.tos == 0 && lookedUp.contains(route.table)
         && route.type == NetlinkConstant.routeTypeUnicast && !tables.isBlackhole(route)
       {
         for index in tables.interfaces(of: route)
@@ -211,8 +211,8 @@ extension ReachabilityModel {
 
   private func defaultRouteMetric(table: UInt32, index: Int32, family: UInt8) -> UInt32? {
     var lowest: UInt32?
-    for route in tables.routes.values
-    where route.family == family && route.table == table
+    for route in tables.routes
+    where route.family == family && route.table == table && route.tos == 0
       && tables.interfaces(of: route).contains(index)
     {
       lowest = min(lowest ?? route.metric, route.metric)
@@ -252,7 +252,7 @@ struct StatusCache: Sendable {
     var malformedMessages: Int
     var netlinkOverruns: Int
     var knowsRules: Bool
-    var routes: [NetworkTables.RouteKey: RouteInfo]
+    var routes: [RouteInfo]
     var rules: [RuleInfo]
     var nexthops: [UInt32: NexthopInfo]
     var probeDestinations: EgressProbeDestinations

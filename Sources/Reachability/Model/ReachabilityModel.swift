@@ -100,7 +100,7 @@ public struct ReachabilityModel: Sendable, Equatable {
       effects.resync = ObjectKind.allCases
     case .link, .address, .route, .rule, .nexthop:
       if header.isMultipart, pendingDump?.sequence == header.sequence {
-        pendingDump?.tables.apply(message.payload)
+        pendingDump?.tables.apply(message.payload, flags: header.flags)
         break
       }
       if !hasRequestedDump && !isSynchronized {
@@ -114,9 +114,9 @@ public struct ReachabilityModel: Sendable, Equatable {
         tables.linkWentDown(link.index)
         pendingDump?.tables.linkWentDown(link.index)
       }
-      if tables.apply(message.payload) { effects.changed = true }
+      if tables.apply(message.payload, flags: header.flags) { effects.changed = true }
       if let kind = message.payload.objectKind, pendingDump?.kind == kind {
-        pendingDump?.tables.apply(message.payload)
+        pendingDump?.tables.apply(message.payload, flags: header.flags)
       }
       if case .address(let address, .delete) = message.payload,
         address.family == NetlinkConstant.familyIPv4
@@ -129,6 +129,23 @@ public struct ReachabilityModel: Sendable, Equatable {
       break
     }
     return effects
+  }
+
+  /// Whether `message` may change where traffic to a probe destination leaves, whatever the
+  /// model made of it: then only the kernel's own lookup can tell (the model decides when to
+  /// ask, the kernel's answer decides the primary link). Default routes of any table (the
+  /// kernel's replace, append and sibling rules; a replaced alias may look unchanged here),
+  /// policy rules and nexthop objects (replaced under an unchanged route) may. So may the
+  /// notification of a route to a specific prefix: live, the socket's filter lets through only
+  /// those covering a probe destination (`NotificationFilter`); a dump's are not asked about
+  /// one by one (the dump's end is). Links and addresses count when the model changed.
+  public static func mayChangeEgress(_ message: RtnetlinkMessage) -> Bool {
+    switch message.payload {
+    case .route(let route, _): route.isDefault
+    case .nonDefaultRoute: !message.header.isMultipart
+    case .rule, .nexthop: true
+    default: false
+    }
   }
 
   /// Facts known for `name` (none when sysfs was not consulted).

@@ -97,6 +97,11 @@ struct ReachabilityEngine: Sendable {
         // RTNL_FLAG_DOIT_UNLOCKED), so another CPU may change a route after the answer was
         // computed yet queue its notification before the reply.
         needsLookup = asksKernel
+      } else if asksKernel, ReachabilityModel.mayChangeEgress(message) {
+        // The model saw no change, but the kernel's tables may have moved (a replaced alias
+        // the model cannot tell apart): the kernel's answer decides.
+        isDirty = true
+        needsLookup = true
       }
     }
     return result

@@ -97,8 +97,10 @@ public final class ReachabilityMonitor: Service, Sendable {
     defer {
       for stream in state.withLock({ $0.broadcaster.finish() }) { stream.finish() }
     }
+    let probe = state.withLock { $0.engine.model.probeDestinations }
     let socket = try RouteNetlinkSocket.open(
-      networkNamespacePath: configuration.networkNamespacePath)
+      networkNamespacePath: configuration.networkNamespacePath,
+      probeDestinations: [probe.ipv4, probe.ipv6])
     let loop = NetlinkEventLoop(socket: socket)
     try await withGracefulShutdownHandler {
       try await withTaskCancellationHandler {
