@@ -14,7 +14,7 @@ struct CatchUpProperties {
   private static let microsecondsIn50Years = Int64(50 * 365.25 * 86_400) * 1_000_000
   /// At most this many elapses walked by the reference; beyond, the answer is checked by what
   /// defines it.
-  private static let referenceSteps = 2000
+  private static let referenceSteps = 300
 
   /// The old way, kept here only: walk every elapse after `last` up to `now`.
   private static func walk(
@@ -57,7 +57,7 @@ struct CatchUpProperties {
   @Test("random expressions × gaps up to 50 years: the walk's answer, in ≤ 54 searches")
   func latestMissedElapseEqualsTheWalk() async {
     await propertyCheck(
-      count: 300, input: Gen.int(in: 0...Int.max), Gen.int(in: 0...Self.zones.count - 1),
+      count: 200, input: Gen.int(in: 0...Int.max), Gen.int(in: 0...Self.zones.count - 1),
       Gen.int(in: 788_918_400...2_208_988_800), Gen.int(in: 0...50), Gen.int(in: 0...(1 << 20))
     ) { seed, zoneIndex, baseSeconds, bits, fraction in
       var random = SplitMix64(seed: UInt64(seed))
