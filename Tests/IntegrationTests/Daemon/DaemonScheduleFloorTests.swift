@@ -39,7 +39,7 @@ struct DaemonScheduleFloorTests {
     #expect(fine.status == 0, "\(fine)")
   }
 
-  @Test("history on a FIFO store (--store or the config's) ends with a clear error")
+  @Test("history, doctor and status on a FIFO store (--store or the config's) end, saying so")
   func fifoStoreIsRefused() async throws {
     let workspace = try DaemonWorkspace()
     defer { workspace.remove() }
@@ -57,5 +57,12 @@ struct DaemonScheduleFloorTests {
         result.stderr.contains("\(workspace.storePath): is a FIFO, not a regular file"),
         "\(result)")
     }
+    let doctor = try await harness.cli("doctor", "--config", workspace.configPath)
+    #expect(doctor.status == 1, "\(doctor)")
+    #expect(
+      doctor.stdout.contains("\(workspace.storePath) is a FIFO, not a regular file"), "\(doctor)")
+    // `status` reads the store the same way: it ends, reporting the store unreadable.
+    let status = try await harness.cli("status", "--config", workspace.configPath)
+    #expect(status.stdout.contains(workspace.storePath), "\(status)")
   }
 }
