@@ -253,6 +253,8 @@ let package = Package(
       dependencies: [
         "Reachability", "PowerSource", "Backgrounder", "BackgrounderLinux", "BackgrounderTesting",
         "BackgrounderDaemon", "EventLoops", "Locking", "NetworkHints", "ResurrectionChild",
+        // sd-bus, for BusSignalsTests' own connection.
+        "CSystemdBus",
       ]
     ),
     // Child process of IntegrationTests/ResurrectionTests (killed with SIGKILL mid-run).

@@ -6,27 +6,32 @@ import Reachability
 /// modem's 3GPP registration, a modem's bearers or a bearer (not of its signal quality, which
 /// changes every few seconds); the decisions are ``ModemManagerSource``'s.
 extension HintsEventLoop {
-  /// The match rules of ModemManager's signals, whose callbacks ask for a re-read.
+  /// The subscriptions to ModemManager's signals, whose handlers ask for a re-read.
   func addModemManagerMatches(_ bus: SystemBus) throws(BusError) {
-    let context = Unmanaged.passUnretained(modemManagerSignals).toOpaque()
+    let signals = modemManagerSignals
     let service = ModemManagerSnapshot.service
     let root = ModemManagerSnapshot.rootPath
-    var rules = [
-      "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-        + "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(service)'",
-      "type='signal',path='\(root)',interface='org.freedesktop.DBus.ObjectManager'",
-    ]
+    try bus.subscribe(
+      from: BusSignals.busDriver,
+      match: "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
+        + "member='NameOwnerChanged',arg0='\(service)'"
+    ) { _ in signals.refreshNeeded = true }
+    var rules = ["path='\(root)',interface='org.freedesktop.DBus.ObjectManager'"]
     for interface in [
       ModemManagerSnapshot.modem3gppInterface, ModemManagerSnapshot.bearerInterface,
     ] {
       rules.append(Self.propertiesChangedRule(root: root, interface: interface))
     }
     for rule in rules {
-      try bus.addMatch(rule, handler: Self.onModemManagerSignal, context: context)
+      try bus.subscribe(from: service, match: rule) { _ in signals.refreshNeeded = true }
     }
-    try bus.addMatch(
-      Self.propertiesChangedRule(root: root, interface: ModemManagerSnapshot.modemInterface),
-      handler: Self.onModemPropertiesChanged, context: context)
+    // A modem's `PropertiesChanged`: a re-read only when its `Bearers` changed.
+    try bus.subscribe(
+      from: service,
+      match: Self.propertiesChangedRule(root: root, interface: ModemManagerSnapshot.modemInterface)
+    ) { message in
+      if Self.changesBearers(message) { signals.refreshNeeded = true }
+    }
   }
 
   /// Publishes what ``ModemManagerSource`` decides from a read of ModemManager's modems and
@@ -78,18 +83,8 @@ extension HintsEventLoop {
   }
 
   private static func propertiesChangedRule(root: String, interface: String) -> String {
-    "type='signal',path_namespace='\(root)',interface='org.freedesktop.DBus.Properties',"
+    "path_namespace='\(root)',interface='org.freedesktop.DBus.Properties',"
       + "member='PropertiesChanged',arg0='\(interface)'"
-  }
-
-  /// The callback of a modem's `PropertiesChanged`: a re-read only when its `Bearers` changed
-  /// (or the message cannot be read).
-  private static let onModemPropertiesChanged: sd_bus_message_handler_t = { message, context, _ in
-    guard let message, let context else { return 0 }
-    if changesBearers(message) {
-      Unmanaged<SignalFlag>.fromOpaque(context).takeUnretainedValue().refreshNeeded = true
-    }
-    return 0
   }
 
   /// Whether a `PropertiesChanged(s, a{sv}, as)` names `Bearers`, changed or invalidated;
@@ -109,10 +104,4 @@ extension HintsEventLoop {
     }
   }
 
-  /// The match callback: every matched signal asks for one re-read after processing.
-  private static let onModemManagerSignal: sd_bus_message_handler_t = { _, context, _ in
-    guard let context else { return 0 }
-    Unmanaged<SignalFlag>.fromOpaque(context).takeUnretainedValue().refreshNeeded = true
-    return 0
-  }
 }

@@ -185,16 +185,21 @@ final class HintsEventLoop: @unchecked Sendable {
   private func connectBus() {
     reconnectAt = nil
     do {
-      let bus = try SystemBus(address: configuration.busAddress)
-      let context = Unmanaged.passUnretained(signals).toOpaque()
-      try bus.addMatch(
-        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-          + "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
-          + "arg0='\(NetworkManagerSnapshot.service)'",
-        handler: Self.onSignal, context: context)
-      try bus.addMatch(
-        "type='signal',path_namespace='\(NetworkManagerSnapshot.managerPath)'",
-        handler: Self.onSignal, context: context)
+      let bus = try SystemBus(address: configuration.busAddress) { [logger] refusal in
+        logger.debug("ignored a forged D-Bus signal: \(refusal)")
+      }
+      let signals = self.signals
+      try bus.subscribe(
+        from: BusSignals.busDriver,
+        match: "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
+          + "member='NameOwnerChanged',arg0='\(NetworkManagerSnapshot.service)'"
+      ) { _ in signals.refreshNeeded = true }
+      try bus.subscribe(
+        from: NetworkManagerSnapshot.service,
+        match: "path_namespace='\(NetworkManagerSnapshot.managerPath)'"
+      ) { message in
+        if !Self.onlyAccessPointChanged(message) { signals.refreshNeeded = true }
+      }
       if modemManager != nil { try addModemManagerMatches(bus) }
       self.bus = bus
       everConnected = true
@@ -321,17 +326,11 @@ final class HintsEventLoop: @unchecked Sendable {
     reconnectDelay = min(reconnectDelay * 2, Self.maximumReconnectDelay)
   }
 
-  /// The match callback: every matched signal asks for one re-read after processing, except
-  /// access-point updates (signal strength), which change nothing we read.
-  private static let onSignal: sd_bus_message_handler_t = { message, context, _ in
-    guard let message, let context else { return 0 }
-    if let path = sd_bus_message_get_path(message),
-      String(cString: path).hasPrefix("/org/freedesktop/NetworkManager/AccessPoint")
-    {
-      return 0
-    }
-    Unmanaged<SignalFlag>.fromOpaque(context).takeUnretainedValue().refreshNeeded = true
-    return 0
+  /// Whether a signal is an access point's update (signal strength), which changes nothing we
+  /// read; every other signal of NetworkManager asks for one re-read after processing.
+  private static func onlyAccessPointChanged(_ message: OpaquePointer) -> Bool {
+    guard let path = sd_bus_message_get_path(message) else { return false }
+    return String(cString: path).hasPrefix("/org/freedesktop/NetworkManager/AccessPoint")
   }
 
   // MARK: - nl80211

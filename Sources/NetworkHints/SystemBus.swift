@@ -23,11 +23,12 @@ enum BusValue: Sendable, Equatable {
 /// rules, and the fd/events/timeout triple for `poll()`.
 final class SystemBus {
   private var bus: OpaquePointer?
-  private var slots: [OpaquePointer] = []
+  /// The signals subscribed to, each checked by ``BusSignals`` before its handler runs.
+  private var signals: BusSignals?
 
   /// Connects to `address` (e.g. `unix:path=/run/dbus/system_bus_socket`), or to the system
-  /// bus when `nil`.
-  init(address: String?) throws(BusError) {
+  /// bus when `nil`. `refused` hears of every signal ``BusSignals`` drops.
+  init(address: String?, refused: ((BusSignals.Refusal) -> Void)? = nil) throws(BusError) {
     var bus: OpaquePointer?
     if let address {
       var result = sd_bus_new(&bus)
@@ -45,10 +46,11 @@ final class SystemBus {
       }
     }
     self.bus = bus
+    signals = bus.map { BusSignals(bus: $0, refused: refused) }
   }
 
   deinit {
-    for slot in slots { sd_bus_slot_unref(slot) }
+    signals = nil
     sd_bus_flush_close_unref(bus)
   }
 
@@ -84,16 +86,13 @@ final class SystemBus {
     }
   }
 
-  /// Adds a match rule whose messages go to `handler` (a C function) with `context`.
-  func addMatch(
-    _ rule: String, handler: sd_bus_message_handler_t, context: UnsafeMutableRawPointer
+  /// Calls `handler` with the signals of `service` that `match` selects, each sent by the
+  /// service's current owner and broadcast (``BusSignals``).
+  func subscribe(
+    from service: String, match: String, handler: @escaping (OpaquePointer) -> Void
   ) throws(BusError) {
-    var slot: OpaquePointer?
-    let result = sd_bus_add_match(bus, &slot, rule, handler, context)
-    guard result >= 0, let slot else {
-      throw BusError(description: "AddMatch \(rule): \(Self.text(errno: -result))")
-    }
-    slots.append(slot)
+    guard let signals else { throw BusError(description: "no bus connection") }
+    try signals.subscribe(from: service, match: match, handler: handler)
   }
 
   /// `org.freedesktop.DBus.Properties.GetAll(interface)` on `path` of `destination`, waiting

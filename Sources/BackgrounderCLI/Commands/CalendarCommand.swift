@@ -71,7 +71,7 @@ struct CalendarCommand: ParsableCommand {
         failed = true
       }
     }
-    if json { Output.line(try Output.json(entries)) }
+    if json { try Output.jsonLine(entries) }
     if failed { throw ExitCode(1) }
   }
 

@@ -45,7 +45,7 @@ enum DaemonConnection {
   /// Prints the daemon's answer; a refusal becomes exit status 1.
   static func report(_ response: ControlResponse) throws {
     if response.ok {
-      print(response.message)
+      Output.line(response.message)
     } else {
       Output.error(response.message)
       throw ExitCode.failure

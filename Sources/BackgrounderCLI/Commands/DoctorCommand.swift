@@ -41,9 +41,9 @@ struct DoctorCommand: AsyncParsableCommand {
     } catch {
       findings.append(.init(.problem, "health", "cannot ask the daemon: \(error)"))
     }
-    for finding in findings { print(finding) }
+    for finding in findings { Output.line("\(finding)") }
     let problems = findings.filter { $0.severity == .problem }.count
-    print(problems == 0 ? "no problems found" : "\(problems) problem(s) found")
+    Output.line(problems == 0 ? "no problems found" : "\(problems) problem(s) found")
     if problems > 0 { throw ExitCode(1) }
   }
 }

@@ -58,7 +58,7 @@ struct HistoryCommand: AsyncParsableCommand {
     guard let task else { throw OperatorError("no such job in \(storePath): \(job.id)") }
     let runs = task.recentRuns.map(HistoryRun.init)
     if json {
-      Output.line(try Output.json(HistoryDocument(id: task.id.rawValue, runs: runs)))
+      try Output.jsonLine(HistoryDocument(id: task.id.rawValue, runs: runs))
       return
     }
     Output.line("\(task.id): \(runs.count) run(s), newest first")

@@ -3,16 +3,34 @@ import Glibc
 import SystemCalls
 
 /// Writes whole lines straight to stdout/stderr with write(2): nothing is buffered, so each
-/// `--watch` line reaches its reader at once.
+/// `--watch` line reaches its reader at once. Human text is escaped for the terminal on its way
+/// out (``TerminalText``); JSON goes through ``jsonLine(_:)``, escaped by its encoder.
 enum Output {
-  static func line(_ text: String) { write(Array((text + "\n").utf8), to: STDOUT_FILENO) }
+  /// Writes human text (one or more lines) and a newline, control characters escaped.
+  static func line(_ text: String) {
+    write(Array((TerminalText.escaped(text) + "\n").utf8), to: STDOUT_FILENO)
+  }
+
+  /// Writes `document` as one line of JSON (``json(_:)``).
+  static func jsonLine(_ document: some Encodable) throws {
+    write(Array((try json(document) + "\n").utf8), to: STDOUT_FILENO)
+  }
 
   /// Writes `bytes`, a whole line ending in a newline, to stdout in one write(2).
   static func line(bytes: [UInt8]) { write(bytes, to: STDOUT_FILENO) }
 
-  static func warning(_ text: String) { write(Array("warning: \(text)\n".utf8), to: STDERR_FILENO) }
+  static func warning(_ text: String) {
+    write(Array("warning: \(TerminalText.escaped(text))\n".utf8), to: STDERR_FILENO)
+  }
 
-  static func error(_ text: String) { write(Array("error: \(text)\n".utf8), to: STDERR_FILENO) }
+  /// Writes `text` (a whole message, e.g. ArgumentParser's "Error: …") and a newline to stderr.
+  static func errorMessage(_ text: String) {
+    write(Array((TerminalText.escaped(text) + "\n").utf8), to: STDERR_FILENO)
+  }
+
+  static func error(_ text: String) {
+    write(Array("error: \(TerminalText.escaped(text))\n".utf8), to: STDERR_FILENO)
+  }
 
   static func json(_ document: some Encodable) throws -> String {
     String(decoding: try jsonData(document), as: UTF8.self)

@@ -94,32 +94,7 @@ enum NetworkStatusText {
     return "\(status.connectivity.phrase) (\(source.rawValue))\(stale)"
   }
 
-  /// `text` with backslashes, control characters (C0, DEL, C1) and invisible format or
-  /// line-separator characters written as `\\`, `\n`, `\x1b`, `\u{202E}`.
-  static func escaped(_ text: String) -> String {
-    // Printable ASCII other than the backslash (most interface names) stays as it is.
-    if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }) {
-      return text
-    }
-    var result = ""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\\": result += "\\\\"
-      case "\n": result += "\\n"
-      case "\t": result += "\\t"
-      case "\r": result += "\\r"
-      default:
-        switch scalar.properties.generalCategory {
-        case .control:  // C0, DEL and C1: all below U+0100
-          let hex = String(scalar.value, radix: 16)
-          result += "\\x" + (hex.count < 2 ? "0" : "") + hex
-        case .format, .lineSeparator, .paragraphSeparator, .unassigned:
-          result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-        default:
-          result.unicodeScalars.append(scalar)
-        }
-      }
-    }
-    return result
-  }
+  /// One field (an interface name, a reason) escaped for the terminal: backslashes, newlines
+  /// and control characters as `\\`, `\n`, `\x1b` (``TerminalText/escaped(_:keepingLines:)``).
+  static func escaped(_ text: String) -> String { TerminalText.escaped(text, keepingLines: false) }
 }

@@ -76,7 +76,7 @@ struct StatusPrinter {
   func emit(_ change: TaskChange, observedAt microseconds: Int64) throws {
     let observedAt = NetworkTimestamp.rfc3339(microseconds: microseconds)
     if json {
-      Output.line(try Output.json(TaskChangeLine(observedAt: observedAt, taskChange: change)))
+      try Output.jsonLine(TaskChangeLine(observedAt: observedAt, taskChange: change))
     } else {
       let detail = change.detail.map { " (\($0))" } ?? ""
       Output.line(

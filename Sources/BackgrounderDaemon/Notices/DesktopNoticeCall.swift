@@ -18,7 +18,8 @@ enum DesktopNoticeCall {
   /// The `app_name` of every notice.
   static let appName = "backgrounder"
 
-  /// `Notify(app_name, 0, "", summary, body, [], {}, -1)`; returns the server's notice id.
+  /// `Notify(app_name, 0, "", summary, body, [], {}, -1)`; returns the server's notice id. The
+  /// body is markup to the server (links, images): it goes escaped (``escapedMarkup(_:)``).
   static func notify(summary: String, body: String, timeout: Duration) throws(NoticeRefusal)
     -> UInt32
   {
@@ -26,7 +27,7 @@ enum DesktopNoticeCall {
       var result = csd_append_string(message, appName)
       // replaces_id 0: a new notice.
       if result >= 0 { result = appendBasic(message, "u", UInt32(0)) }
-      for argument in ["", summary, body] where result >= 0 {
+      for argument in ["", summary, escapedMarkup(body)] where result >= 0 {
         result = csd_append_string(message, argument)
       }
       if result >= 0 { result = sd_bus_message_open_container(message, code("a"), "s") }
@@ -71,6 +72,24 @@ enum DesktopNoticeCall {
     try BusMethodCall.call(
       on: .session, destination: destination, path: path, interface: interface,
       method: method, timeout: timeout, arguments: arguments, read: read)
+  }
+
+  /// `text` as the notification spec's body markup shows it: `&`, `<`, `>`, `"` and `'` as
+  /// entities, so a job's stderr cannot add a link (`<a href=…>`) or load a file (`<img>`).
+  static func escapedMarkup(_ text: String) -> String {
+    guard text.contains(where: { "&<>\"'".contains($0) }) else { return text }
+    var result = ""
+    for character in text {
+      switch character {
+      case "&": result += "&amp;"
+      case "<": result += "&lt;"
+      case ">": result += "&gt;"
+      case "\"": result += "&quot;"
+      case "'": result += "&#39;"
+      default: result.append(character)
+      }
+    }
+    return result
   }
 
   private static func code(_ character: Unicode.Scalar) -> CChar { CChar(UInt8(ascii: character)) }

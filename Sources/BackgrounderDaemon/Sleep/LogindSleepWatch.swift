@@ -2,6 +2,7 @@ import CSystemdBus
 import EventLoops
 import Foundation
 import Logging
+import NetworkHints
 
 /// Watches systemd-logind's `PrepareForSleep` and `PrepareForShutdown` signals on a bus
 /// connection of its own, served by the daemon's event loop (no thread of its own; an idle
@@ -17,7 +18,9 @@ public final class LogindSleepWatch: @unchecked Sendable {
   private let onChange: @Sendable (_ sleeping: Bool, _ inhibitDelayMax: Duration?) -> Void
   private var inhibitDelayMax: Duration?
   private var bus: OpaquePointer?
-  private var slot: OpaquePointer?
+  /// logind's signals, each checked (sent by logind's current owner, broadcast) before
+  /// ``received(_:)`` sees it.
+  private var signals: BusSignals?
   private var registration: EventLoop.Registration?
 
   /// `address`: a bus address, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
@@ -32,7 +35,7 @@ public final class LogindSleepWatch: @unchecked Sendable {
   }
 
   deinit {
-    sd_bus_slot_unref(slot)
+    signals = nil
     sd_bus_flush_close_unref(bus)
   }
 
@@ -63,22 +66,23 @@ public final class LogindSleepWatch: @unchecked Sendable {
   private func connect() throws(InhibitRefusal) {
     var result = BusChoice.system(address: address).open(&bus)
     if result >= 0 { result = sd_bus_set_method_call_timeout(bus, 2_000_000) }
-    if result >= 0 {
-      let rule =
-        "type='signal',sender='\(LogindInhibitCall.destination)',"
-        + "path='\(LogindInhibitCall.path)',interface='\(LogindInhibitCall.interface)'"
-      result = sd_bus_add_match(
-        bus, &slot, rule,
-        { message, context, _ in
-          guard let message, let context else { return 0 }
-          Unmanaged<LogindSleepWatch>.fromOpaque(context).takeUnretainedValue().received(message)
-          return 0
-        }, Unmanaged.passUnretained(self).toOpaque())
-    }
-    guard result >= 0 else {
+    guard result >= 0, let bus else {
       throw InhibitRefusal(
         isAbsent: true, description: "logind signals: \(String(cString: strerror(-result)))")
     }
+    let logger = self.logger
+    let signals = BusSignals(bus: bus) { refusal in
+      logger.debug("ignored a forged systemd-logind signal: \(refusal)")
+    }
+    do throws(BusError) {
+      try signals.subscribe(
+        from: LogindInhibitCall.destination,
+        match: "path='\(LogindInhibitCall.path)',interface='\(LogindInhibitCall.interface)'"
+      ) { [unowned self] message in self.received(message) }
+    } catch {
+      throw InhibitRefusal(isAbsent: true, description: "logind signals: \(error)")
+    }
+    self.signals = signals
     inhibitDelayMax = readInhibitDelayMax()
   }
 

@@ -3,7 +3,8 @@ import Testing
 
 /// `[notify] desktop = true` with the real daemon and python-dbusmock's notification server on
 /// a private session bus: one notice per failure episode and per stale episode, with the job id
-/// and the reason; none for a job whose retry succeeds; `doctor` says where notices go.
+/// and the reason (markup escaped); none for a job whose retry succeeds; `doctor` says where
+/// notices go.
 @Suite(.timeLimit(.minutes(2)), .enabled(if: NotificationMock.isAvailable))
 struct DaemonNoticesTests {
   @Test("one notice per episode for a failing job, none for a retry that succeeds")
@@ -27,7 +28,10 @@ struct DaemonNoticesTests {
 
         """
           + daemonShellJob(
-            id: failing, script: "echo disk full >&2; exit 3", schedule: "every = \"1h\"",
+            id: failing,
+            script:
+              "echo 'disk full <a href=\"https://x.example/\">fix</a> & <img src=\"file:///etc/shadow\">' >&2; exit 3",
+            schedule: "every = \"1h\"",
             extra: """
               alert-after = "3s"
               on-failure = ["/bin/sh", "-c", "echo $BACKGROUNDER_TASK_ID >> \(failures)"]
@@ -62,7 +66,12 @@ struct DaemonNoticesTests {
       #expect(call.contains(failing), "job id: \(call)")
       #expect(!call.contains(retrying), "no notice for the retry: \(call)")
     }
-    #expect(first.contains { $0.contains("\(failing): exit status 3: disk full") }, "\(first)")
+    // The body is markup to the server: the job's stderr arrives escaped, no link, no image.
+    let body =
+      "\(failing): exit status 3: disk full &lt;a href=&quot;https://x.example/&quot;&gt;fix"
+      + "&lt;/a&gt; &amp; &lt;img src=&quot;file:///etc/shadow&quot;&gt;"
+    #expect(first.contains { $0.contains(body) }, "\(first)")
+    #expect(first.allSatisfy { !$0.contains("<a href") && !$0.contains("<img") }, "\(first)")
     #expect(first.contains { $0.contains("\(failing): no success for ") }, "\(first)")
 
     // Two more failures in the same episode: their hooks run, no further notice.

@@ -28,12 +28,20 @@ final class PrivateBus: @unchecked Sendable {
   private let daemon: Process
   private var mock: Process?
 
-  init() throws {
+  /// `systemPolicy`: the bus enforces Debian's system bus policy (``systemBusConfig(listen:)``)
+  /// and other users may connect, as on the machine's system bus; else anyone connected may do
+  /// anything, and only this user can connect.
+  init(systemPolicy: Bool = false) throws {
     directory = NSTemporaryDirectory() + "bgbus-\(UInt32.random(in: 0...UInt32.max))"
     try FileManager.default.createDirectory(
       atPath: directory, withIntermediateDirectories: false,
       attributes: [.posixPermissions: 0o700])
-    let config = """
+    // Another user reaches the socket through the directory (the socket itself is 0777).
+    if systemPolicy { chmod(directory, 0o755) }
+    let config =
+      systemPolicy
+      ? try Self.systemBusConfig(listen: "unix:path=\(directory)/bus")
+      : """
       <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
        "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
       <busconfig>
@@ -58,6 +66,44 @@ final class PrivateBus: @unchecked Sendable {
     try Self.waitFor("the bus socket") {
       FileManager.default.fileExists(atPath: "\(self.directory)/bus")
     }
+  }
+
+  static let systemConfig = "/usr/share/dbus-1/system.conf"
+
+  /// Whether Debian's system bus config is there for ``init(systemPolicy:)``.
+  static var hasSystemPolicy: Bool { FileManager.default.fileExists(atPath: systemConfig) }
+
+  /// Debian's `system.conf` as it is — its default policy (signals to anyone allowed, method
+  /// calls denied), its root policies and its `system.d` includes — listening on `listen`
+  /// instead, in the foreground, as this user, with no service activation; plus a root policy
+  /// that lets the test's mocks (root) own any name and take any call. Another user gets
+  /// exactly the machine's system bus policy.
+  static func systemBusConfig(listen: String) throws -> String {
+    var lines = try String(contentsOfFile: systemConfig, encoding: .utf8)
+      .components(separatedBy: "\n")
+    let dropped = [
+      "<user>", "<fork/>", "<pidfile>", "<listen>", "<syslog/>", "<servicehelper>",
+      "<standard_system_servicedirs/>",
+    ]
+    lines.removeAll { line in dropped.contains { line.contains($0) } }
+    var text = lines.joined(separator: "\n")
+      .replacingOccurrences(
+        of: "<includedir>system.d</includedir>",
+        with: "<includedir>/usr/share/dbus-1/system.d</includedir>")
+    guard let end = text.range(of: "</busconfig>", options: .backwards) else {
+      throw Failed(description: "\(systemConfig) has no </busconfig>")
+    }
+    text.replaceSubrange(
+      end,
+      with: """
+          <listen>\(listen)</listen>
+          <policy user="root">
+            <allow own="*"/>
+            <allow send_type="method_call"/>
+          </policy>
+        </busconfig>
+        """)
+    return text
   }
 
   /// Starts python-dbusmock's NetworkManager template (global connectivity `full`) and waits
