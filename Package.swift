@@ -123,6 +123,8 @@ let package = Package(
       name: "Backgrounder",
       dependencies: [
         "Locking",
+        // The store is opened only when it is a regular file (`openRegularFile`).
+        "SystemCalls",
         .product(name: "DequeModule", package: "swift-collections"),
         .product(name: "HeapModule", package: "swift-collections"),
         .product(name: "GRDB", package: "GRDB.swift"),

@@ -65,6 +65,21 @@ import Testing
     #expect(problem.message.contains("Mon..Funday 02:00") && problem.message.contains("Funday"))
   }
 
+  @Test("a repetition of the seconds under 1s is refused in the config and in a request")
+  func subSecondRepetitionIsRefused() throws {
+    let problem = try #require(error("calendar = \"*-*-* *:*:00/0.000001\""))
+    #expect(problem.key == "job[0].calendar")
+    #expect(problem.line == 4)
+    #expect(
+      problem.message.contains("*-*-* *:*:00/0.000001") && problem.message.contains("0.000001s")
+        && problem.message.contains("shorter than 1s"), "\(problem)")
+    // A `schedule` request on the control socket is checked by the same rules.
+    let request = JobDefinition(
+      id: "dev.example.spin", command: ["/bin/true"], schedule: .calendar(["*:*:0/0.5"]))
+    let (key, message) = try #require(JobValidation.problem(with: request))
+    #expect(key == "calendar" && message.contains("0.5s") && message.contains("shorter than 1s"))
+  }
+
   @Test func invalidListElementNamesItsIndexAndLine() throws {
     let problem = try #require(
       error(

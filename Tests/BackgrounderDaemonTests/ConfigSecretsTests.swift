@@ -138,7 +138,8 @@ import Testing
       try EnvironmentFile.read(link, environment: [:])
     }
     #expect(
-      symlink?.description.contains("refusing to use \(link): it is not a regular file") == true,
+      symlink?.description.contains(
+        "refusing to use \(link): it is a symlink, not a regular file") == true,
       "\(String(describing: symlink))")
 
     let readable = try scene.write("readable.env", "TOKEN=x\n", mode: 0o644)

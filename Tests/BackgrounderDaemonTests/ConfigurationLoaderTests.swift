@@ -331,8 +331,10 @@ import Testing
     let fifo = FileManager.default.temporaryDirectory.path + "/config-fifo-\(getpid())"
     #expect(mkfifo(fifo, 0o600) == 0)
     defer { unlink(fifo) }
-    for path in ["/tmp", "/dev/null", fifo] {
-      #expect(loadError(path) == "\(path): is not a regular file")
+    for (path, kind) in [
+      ("/tmp", "a directory"), ("/dev/null", "a character device"), (fifo, "a FIFO"),
+    ] {
+      #expect(loadError(path) == "\(path): is \(kind), not a regular file")
     }
   }
 

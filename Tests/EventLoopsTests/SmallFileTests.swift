@@ -3,7 +3,7 @@ import SystemCalls
 import Testing
 
 /// `readSmallFile`: the whole file up to the limit, a missing file as its errno, and a FIFO
-/// where a file belongs never blocks.
+/// where a file belongs refused, never waited on.
 @Suite struct SmallFileTests {
   private func temporaryDirectory() throws -> String {
     let path = NSTemporaryDirectory() + "small-file-\(UUID().uuidString)"
@@ -25,16 +25,25 @@ import Testing
     let directory = try temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     #expect(
-      throws: SystemCallError("open", path: directory + "/none", errno: .noSuchFileOrDirectory)
+      throws: RegularFileError.system(
+        SystemCallError("open", path: directory + "/none", errno: .noSuchFileOrDirectory))
     ) {
       try readSmallFile(directory + "/none", limit: 10)
     }
   }
 
-  @Test func aFifoWithoutAWriterDoesNotBlock() throws {
+  @Test func aFifoWithoutAWriterIsRefusedWithoutBlocking() throws {
     let directory = try temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     #expect(mkfifo(directory + "/fifo", 0o600) == 0)
-    #expect(try readSmallFile(directory + "/fifo", limit: 10) == [])
+    #expect(throws: RegularFileError.notARegularFile(path: directory + "/fifo", kind: "a FIFO")) {
+      try readSmallFile(directory + "/fifo", limit: 10)
+    }
+    #expect(
+      "\(RegularFileError.notARegularFile(path: "/x", kind: "a FIFO"))"
+        == "/x: is a FIFO, not a regular file")
+    #expect(throws: RegularFileError.notARegularFile(path: directory, kind: "a directory")) {
+      try readSmallFile(directory, limit: 10)
+    }
   }
 }

@@ -33,7 +33,13 @@ public struct CalendarEvent: Hashable, Sendable, CustomStringConvertible {
   /// The time zone of the fields.
   public var zone: Zone
 
-  /// Parses `expression` as systemd does, rejecting what systemd rejects.
+  /// The shortest repetition of the seconds field accepted, in microseconds: 1s. systemd
+  /// takes down to 1µs (`*:*:0/0.000001`); a job due that often would run back to back, and
+  /// each elapse costs a search, so a repetition shorter than this is refused.
+  public static let shortestRepetition = 1_000_000
+
+  /// Parses `expression` as systemd does, rejecting what systemd rejects and a repetition of
+  /// the seconds shorter than ``shortestRepetition`` (1s).
   public init(_ expression: String) throws(CalendarEventError) {
     var parser = CalendarEventParser(expression)
     self = try parser.parse()

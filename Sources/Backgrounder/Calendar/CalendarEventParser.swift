@@ -1,6 +1,6 @@
 import Foundation
 
-/// Parses the systemd.time(7) calendar-event syntax, accepting exactly what systemd 252's
+/// Parses the systemd.time(7) calendar-event syntax, accepting what systemd 252's
 /// `calendar_spec_from_string` accepts.
 struct CalendarEventParser {
   private static let microsecondsPerSecond = 1_000_000
@@ -361,7 +361,23 @@ struct CalendarEventParser {
     {
       throw failure("the \(field) is out of range")
     }
+    // Stricter than systemd: a job due every microsecond runs back to back at best.
+    if let fast = event.microseconds.first(where: {
+      $0.repetition > 0 && $0.repetition < CalendarEvent.shortestRepetition
+    }) {
+      throw failure(
+        "a repetition of \(Self.seconds(fast.repetition))s in the seconds is shorter than 1s, "
+          + "the shortest allowed")
+    }
     return event
+  }
+
+  /// `microseconds` as seconds with the fraction it has (`0.000001`, `0.5`).
+  private static func seconds(_ microseconds: Int) -> String {
+    let fraction = String(microseconds % microsecondsPerSecond)
+    let digits = String(repeating: "0", count: 6 - fraction.count) + fraction
+    let trimmed = digits.reversed().drop { $0 == "0" }.reversed()
+    return "\(microseconds / microsecondsPerSecond)" + (trimmed.isEmpty ? "" : "." + trimmed)
   }
 
   /// Two-digit years: 0–69 are 2000–2069, 70–99 are 1970–1999.

@@ -136,14 +136,3 @@ extension DispatchStateMachine {
     }
   }
 }
-
-extension CalendarSchedule {
-  /// The latest elapse after `last` and not after `now` (nil without `last`: only elapses
-  /// after scheduling count).
-  func latestElapse(after last: WallInstant?, atOrBefore now: WallInstant) -> WallInstant? {
-    guard let last, let first = nextElapse(after: last), first <= now else { return nil }
-    var latest = first
-    while let later = nextElapse(after: latest), later <= now { latest = later }
-    return latest
-  }
-}

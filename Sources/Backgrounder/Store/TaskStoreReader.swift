@@ -90,12 +90,14 @@ public struct TaskStoreReader: Sendable {
 
   /// Opens the store at `path` read-only.
   /// - Throws: ``StoreError`` (`notFound`, `corrupt`, `newerSchema`, `notABackgrounderStore`,
-  ///   `openFailed`).
+  ///   `openFailed`, also for a path that is not a regular file).
   public init(path: String) throws {
     self.path = path
     guard FileManager.default.fileExists(atPath: path) else {
       throw StoreError.notFound(path: path)
     }
+    // A FIFO (or a directory, a device) is refused here, not waited on in SQLite's open.
+    try PrivateStoreFile.checkRegular(path)
     var configuration = Configuration()
     configuration.readonly = true
     configuration.busyMode = .timeout(5)

@@ -1,9 +1,10 @@
 import Foundation
+import SystemCalls
 import SystemPackage
 
 /// Reads a config file whole. It must be a regular file (a directory, a FIFO or a device is
-/// refused with that reason, not read or waited on) of at most ``maximumBytes``; errors name
-/// the system's reason.
+/// refused with what it is, not read or waited on: `openRegularFile`) of at most
+/// ``maximumBytes``; errors name the system's reason.
 enum ConfigFileReader {
   /// The largest config read (16 MiB: tens of thousands of jobs).
   static let maximumBytes = 16 << 20
@@ -14,23 +15,19 @@ enum ConfigFileReader {
   }
 
   static func contents(of path: String) throws(Failure) -> [UInt8] {
+    let info: stat
     let file: FileDescriptor
     do {
-      // Non-blocking: opening a FIFO must not wait for a writer (a regular file's reads
-      // are not affected).
-      file = try FileDescriptor.open(
-        FilePath(path), .readOnly, options: [.closeOnExec, .nonBlocking])
+      // Non-blocking: a FIFO is refused, never waited on for a writer.
+      let opened = try openRegularFile(path)
+      file = FileDescriptor(rawValue: opened.descriptor)
+      info = opened.status
+    } catch .system(let error) {
+      throw Failure(description: "cannot open: \(error.errno)")
     } catch {
-      throw Failure(description: "cannot open: \(error)")
+      throw Failure(description: error.reason)
     }
     defer { try? file.close() }
-    var info = stat()
-    guard fstat(file.rawValue, &info) == 0 else {
-      throw Failure(description: "cannot read: \(Errno(rawValue: errno))")
-    }
-    guard info.st_mode & S_IFMT == S_IFREG else {
-      throw Failure(description: "is not a regular file")
-    }
     guard info.st_size <= maximumBytes else {
       throw Failure(description: "is larger than \(maximumBytes) bytes")
     }

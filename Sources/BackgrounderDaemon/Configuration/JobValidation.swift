@@ -13,6 +13,7 @@ public enum JobValidation {
     guard let program = job.command.first, !program.isEmpty else {
       return ("command", "must name a program as its first element")
     }
+    if let problem = nulProblem(with: job) { return problem }
     switch job.schedule {
     case .every(let every, let flex):
       if every < .seconds(60) { return ("every", "must be at least 1m") }
@@ -50,6 +51,32 @@ public enum JobValidation {
     }
     if !(0...1).contains(backoff.jitter) {
       return ("backoff.jitter", "must be between 0 and 1, got \(backoff.jitter)")
+    }
+    return nil
+  }
+
+  /// The first argv element, environment value or path of `job` holding a NUL, which the C
+  /// string handed to the kernel would silently end at (the config refuses it when read; a
+  /// request on the control socket is checked here).
+  private static func nulProblem(with job: JobDefinition) -> (key: String, message: String)? {
+    let message = "must not contain NUL (\\u0000): the value would be cut short there"
+    if let index = job.command.firstIndex(where: { $0.utf8.contains(0) }) {
+      return ("command[\(index)]", message)
+    }
+    if let name = job.environment.filter({ $0.value.utf8.contains(0) }).keys.min() {
+      return ("environment.\(name)", message)
+    }
+    let paths: [(String, String?)] = [
+      ("working-directory", job.workingDirectory), ("requires-mount", job.requiresMount),
+      ("requires-reachable", job.requiresReachable),
+    ]
+    if let (key, _) = paths.first(where: { $0.1?.utf8.contains(0) == true }) {
+      return (key, message)
+    }
+    for (key, values) in [("ssids", job.ssids), ("interfaces", job.interfaces)] {
+      if let index = values?.firstIndex(where: { $0.utf8.contains(0) }) {
+        return ("\(key)[\(index)]", message)
+      }
     }
     return nil
   }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// This machine's id (`/etc/machine-id`), which fixes each job's `fixed-random-delay` so that a
 /// fleet spreads and each box keeps its slot.
@@ -21,8 +22,12 @@ public enum MachineIdentity {
 
   /// The id in `path`: its first line, 32 hexadecimal digits as machine-id(5) has them.
   public static func read(path: String = defaultPath) throws(Unavailable) -> String {
-    guard let data = FileManager.default.contents(atPath: path) else {
-      throw Unavailable(path: path, reason: "cannot be read")
+    let data: [UInt8]
+    do {
+      // A regular file only: a FIFO there is refused, never waited on.
+      data = try readSmallFile(path, limit: 4096)
+    } catch {
+      throw Unavailable(path: path, reason: "cannot be read (\(error.reason))")
     }
     let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first ?? ""
     let id = line.trimmingCharacters(in: .whitespaces).lowercased()

@@ -81,6 +81,16 @@ struct TableReader {
   func string(_ key: String) throws(ConfigurationError) -> String? {
     guard let value = table[key] else { return nil }
     guard let string = value.string else { throw mismatch(key, "a string", value) }
+    return try withoutNUL(string, key)
+  }
+
+  /// `string`, refused when it holds a NUL (`"\u0000"` in TOML): every string of the config
+  /// ends up in an argv, a path, an environment variable or a header, where the C string
+  /// would silently end at the NUL.
+  private func withoutNUL(_ string: String, _ key: String) throws(ConfigurationError) -> String {
+    guard !string.utf8.contains(0) else {
+      throw error(key, "must not contain NUL (\\u0000): the value would be cut short there")
+    }
     return string
   }
 
@@ -128,7 +138,7 @@ struct TableReader {
       guard let string = element.value.string else {
         throw error("\(key)[\(index)]", "expected a string, got \(element.value.typeName)")
       }
-      strings.append(string)
+      strings.append(try withoutNUL(string, "\(key)[\(index)]"))
     }
     return strings
   }
@@ -136,7 +146,7 @@ struct TableReader {
   /// A string or a non-empty array of strings (`calendar = "daily"` or `calendar = [...]`).
   func stringOrStringArray(_ key: String) throws(ConfigurationError) -> [String]? {
     guard let value = table[key] else { return nil }
-    if let string = value.string { return [string] }
+    if let string = value.string { return [try withoutNUL(string, key)] }
     guard let strings = try stringArray(key), !strings.isEmpty else {
       throw mismatch(key, "a string or a non-empty array of strings", value)
     }
@@ -151,7 +161,7 @@ struct TableReader {
       guard let string = entry.node.value.string else {
         throw error("\(key).\(entry.key)", "expected a string")
       }
-      result[entry.key] = string
+      result[entry.key] = try withoutNUL(string, "\(key).\(entry.key)")
     }
     return result
   }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -140,8 +141,8 @@ public struct Doctor: Sendable {
     guard info.st_mode & S_IFMT == S_IFREG else {
       return .init(
         .problem, "store",
-        "\(path) is not a regular file (mode \(PrivateDirectoryError.octal(info.st_mode))); "
-          + "a symlink is refused")
+        "\(path) is \(fileKind(mode: info.st_mode)), not a regular file "
+          + "(mode \(PrivateDirectoryError.octal(info.st_mode))); a symlink is refused")
     }
     if info.st_uid != geteuid() {
       return .init(

@@ -14,7 +14,7 @@ enum BoundedFile {
     defer { close(fd) }
     let status = try SystemCall.status(at: fd, "", path: path)
     guard status.isRegularFile else {
-      throw .notARegularFile(path: path, owner: status.owner, mode: status.permissions)
+      throw .notARegularFile(path: path, owner: status.owner, mode: status.mode)
     }
     var contents = [UInt8](repeating: 0, count: limit + 1)
     var count = 0

@@ -77,7 +77,8 @@ public enum PrivateDirectoryError: Error, Equatable, CustomStringConvertible {
   case writableByOthers(path: String, owner: uid_t, mode: mode_t)
   /// The path exists but is not a directory (a symlink is not followed).
   case notADirectory(path: String, owner: uid_t, mode: mode_t)
-  /// A file we read or write is a symlink, FIFO, device or directory.
+  /// A file we read or write is a symlink, FIFO, device or directory (`mode`: its `st_mode`,
+  /// type bits included).
   case notARegularFile(path: String, owner: uid_t, mode: mode_t)
   /// A file read whole is larger than the most it may have.
   case tooLarge(path: String, limit: Int)
@@ -96,8 +97,8 @@ public enum PrivateDirectoryError: Error, Equatable, CustomStringConvertible {
       "refusing to use \(path): it is not a directory (owner uid \(owner), "
         + "mode \(Self.octal(mode)))"
     case .notARegularFile(let path, let owner, let mode):
-      "refusing to use \(path): it is not a regular file (owner uid \(owner), "
-        + "mode \(Self.octal(mode)))"
+      "refusing to use \(path): it is \(fileKind(mode: mode)), not a regular file "
+        + "(owner uid \(owner), mode \(Self.octal(mode)))"
     case .tooLarge(let path, let limit):
       "refusing to read \(path): it is larger than \(limit) bytes"
     case .system(let failure): "\(failure)"

@@ -120,7 +120,7 @@ public final class TrustedDirectory: Sendable {
   func restrictFile(_ name: String) throws(PrivateDirectoryError) {
     guard let status = try status(of: name) else { return }
     guard status.isRegularFile else {
-      throw .notARegularFile(path: display(name), owner: status.owner, mode: status.permissions)
+      throw .notARegularFile(path: display(name), owner: status.owner, mode: status.mode)
     }
     guard status.owner == geteuid() else {
       throw .untrustedOwner(

@@ -72,7 +72,7 @@ enum EnvironmentFile {
         throw .system(SystemCallError("open", path: file, errno: .noSuchFileOrDirectory))
       }
       guard status.isRegularFile else {
-        throw .notARegularFile(path: file, owner: status.owner, mode: status.permissions)
+        throw .notARegularFile(path: file, owner: status.owner, mode: status.mode)
       }
       guard status.owner == 0 || status.owner == geteuid() else {
         throw .untrustedOwner(

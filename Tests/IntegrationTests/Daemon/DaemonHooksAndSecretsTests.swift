@@ -107,7 +107,8 @@ struct DaemonHooksAndSecretsTests {
       $0.lastResult == "failure"
     }
     #expect(
-      linkRun.lastReason?.contains("refusing to use \(link): it is not a regular file") == true,
+      linkRun.lastReason?.contains(
+        "refusing to use \(link): it is a symlink, not a regular file") == true,
       "\(String(describing: linkRun.lastReason))")
     #expect(workspace.lines(of: "shared.out").isEmpty && workspace.lines(of: "link.out").isEmpty)
 
