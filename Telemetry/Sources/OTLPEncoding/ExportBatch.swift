@@ -1,8 +1,8 @@
 /// What the daemon hands the exporter: a JSON file (private to the daemon's user) with the
 /// collector's address, its headers, the outbox rows to send and the daemon's metrics.
-public struct ExportBatch: Decodable, Sendable {
+public struct ExportBatch: Sendable {
   /// One finished run of a job, as the daemon's telemetry outbox stores it.
-  public struct Run: Decodable, Sendable {
+  public struct Run: Sendable {
     public var job: String
     public var attempt: Int
     /// `success`, `failure`, `retry` or `stopped`.
@@ -31,6 +31,51 @@ public struct ExportBatch: Decodable, Sendable {
   /// The daemon's metrics when the batch was written, in Prometheus text format.
   public var metrics: String?
   public var runs: [Run]
+
+  /// Why a batch file could not be read.
+  public struct FormatError: Error, CustomStringConvertible {
+    public var description: String
+  }
+
+  /// Reads the batch file's JSON.
+  public init(json bytes: [UInt8]) throws(FormatError) {
+    let document: JSONValue
+    do throws(JSONValue.SyntaxError) {
+      document = try JSONValue(parsing: bytes)
+    } catch {
+      throw FormatError(description: error.description)
+    }
+    func missing(_ key: String) -> FormatError {
+      FormatError(description: "missing or invalid \"\(key)\"")
+    }
+    guard let endpoint = document["endpoint"]?.string else { throw missing("endpoint") }
+    self.endpoint = endpoint
+    var headers: [String: String] = [:]
+    for (name, value) in document["headers"]?.object ?? [:] {
+      guard let text = value.string else { throw missing("headers") }
+      headers[name] = text
+    }
+    self.headers = headers
+    caFile = document["caFile"]?.string
+    retryAfterFile = document["retryAfterFile"]?.string
+    dropped = document["dropped"]?.int ?? 0
+    metrics = document["metrics"]?.string
+    var runs: [Run] = []
+    for row in document["runs"]?.array ?? [] {
+      guard let job = row["job"]?.string else { throw missing("runs[].job") }
+      guard let attempt = row["attempt"]?.int else { throw missing("runs[].attempt") }
+      guard let outcome = row["outcome"]?.string else { throw missing("runs[].outcome") }
+      guard let start = row["start"]?.uint64, let end = row["end"]?.uint64 else {
+        throw missing("runs[].start/end")
+      }
+      runs.append(
+        Run(
+          job: job, attempt: attempt, outcome: outcome, reason: row["reason"]?.string,
+          conditions: (row["conditions"]?.array ?? []).compactMap(\.string),
+          waitedSeconds: row["waitedSeconds"]?.double, start: start, end: end))
+    }
+    self.runs = runs
+  }
 
   /// The traces URL of ``endpoint`` (`…/v1/traces`).
   public var tracesURL: String { url("traces") }

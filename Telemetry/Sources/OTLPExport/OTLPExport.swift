@@ -1,5 +1,4 @@
 import CCurlPost
-import FoundationEssentials
 import OTLPEncoding
 
 #if canImport(Glibc)
@@ -23,8 +22,7 @@ enum OTLPExport {
     guard arguments.count == 2 else { fail(2, "usage: backgrounder-otlp-export BATCH.json") }
     let batch: ExportBatch
     do {
-      batch = try JSONDecoder().decode(
-        ExportBatch.self, from: Data(contentsOf: URL(fileURLWithPath: arguments[1])))
+      batch = try ExportBatch(json: try readFile(arguments[1]))
     } catch {
       fail(2, "cannot read \(arguments[1]): \(error)")
     }
@@ -99,6 +97,32 @@ enum OTLPExport {
       }
       fail(1, "the collector at \(shown) answered HTTP \(response.status)\(detail)")
     }
+  }
+
+  struct ReadError: Error, CustomStringConvertible {
+    var description: String
+  }
+
+  /// The contents of the regular file at `path` (at most 64 MiB).
+  static func readFile(_ path: String) throws(ReadError) -> [UInt8] {
+    let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+    guard descriptor >= 0 else { throw ReadError(description: String(cString: strerror(errno))) }
+    defer { close(descriptor) }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+      throw ReadError(description: "not a regular file")
+    }
+    let limit = 64 << 20
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while bytes.count <= limit {
+      let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+      if count < 0, errno == EINTR { continue }
+      guard count >= 0 else { throw ReadError(description: String(cString: strerror(errno))) }
+      if count == 0 { return bytes }
+      bytes += chunk[..<count]
+    }
+    throw ReadError(description: "larger than \(limit) bytes")
   }
 
   /// Writes `seconds` to `path` (0600, never through a symlink).
