@@ -19,7 +19,9 @@ enum TelemetryExporterProcess {
   }
 
   /// A ``TelemetryExport/Send`` that runs `exporter`.
-  static func send(runner: CommandRunner, exporter: String, logger: Logger)
+  /// The collector's `Retry-After` is read from `retryAfterFile` (where the batch tells the
+  /// exporter to write it).
+  static func send(runner: CommandRunner, exporter: String, retryAfterFile: String, logger: Logger)
     -> TelemetryExport.Send
   {
     { batchFile in
@@ -28,14 +30,14 @@ enum TelemetryExporterProcess {
       let outcome = await runner.run(
         argv: [exporter, batchFile], environment: environment, workingDirectory: nil,
         jobID: jobID)
-      if case .exited(0) = outcome.termination { return true }
+      if case .exited(0) = outcome.termination { return .delivered }
       logger.warning(
         "telemetry exporter failed",
         metadata: [
           "exporter": "\(exporter)", "outcome": "\(outcome.termination)",
           "output": "\(outcome.outputTail)",
         ])
-      return false
+      return .failed(retryAfter: TelemetryExport.takeRetryAfter(retryAfterFile))
     }
   }
 }
