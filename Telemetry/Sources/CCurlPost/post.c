@@ -51,8 +51,14 @@ int bg_post(const struct bg_post_request *request, struct bg_post_response *resp
   SET(CURLOPT_URL, request->url);
   // Only the endpoint's own scheme, and no redirect at all: a 3xx is a failure (issue #40,
   // finding 11: a redirect must not carry the headers to another origin or to plain http).
+#if LIBCURL_VERSION_NUM >= 0x075500  // 7.85: the _STR options (the bitmasks are deprecated)
   SET(CURLOPT_PROTOCOLS_STR, request->protocol);
   SET(CURLOPT_REDIR_PROTOCOLS_STR, "https");
+#else
+  SET(CURLOPT_PROTOCOLS,
+    (long)(strcmp(request->protocol, "https") == 0 ? CURLPROTO_HTTPS : CURLPROTO_HTTP));
+  SET(CURLOPT_REDIR_PROTOCOLS, (long)CURLPROTO_HTTPS);
+#endif
   SET(CURLOPT_FOLLOWLOCATION, 0L);
   // Verification stays on (libcurl's default, said again): a private CA comes from `ca-file`.
   SET(CURLOPT_SSL_VERIFYPEER, 1L);
