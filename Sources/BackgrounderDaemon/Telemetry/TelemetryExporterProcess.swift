@@ -8,6 +8,11 @@ enum TelemetryExporterProcess {
   /// The job id the exporter's runs and output are logged under.
   static let jobID = "backgrounder.telemetry"
 
+  /// The daemon's proxy settings, which libcurl reads, passed on to the exporter.
+  static let proxyVariables: Set<String> = [
+    "https_proxy", "HTTPS_PROXY", "http_proxy", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
+  ]
+
   /// The exporter `settings` name, or `backgrounder-otlp-export` next to this executable.
   static func path(_ settings: TelemetrySettings) -> String {
     if let exporter = settings.exporter { return exporter }
@@ -25,8 +30,10 @@ enum TelemetryExporterProcess {
     -> TelemetryExport.Send
   {
     { batchFile in
+      let daemon = ProcessInfo.processInfo.environment
       let environment = JobEnvironment.build(
-        daemon: ProcessInfo.processInfo.environment, inherit: false, job: [:], backgrounder: [:])
+        daemon: daemon, inherit: false, job: daemon.filter { proxyVariables.contains($0.key) },
+        backgrounder: [:])
       let outcome = await runner.run(
         argv: [exporter, batchFile], environment: environment, workingDirectory: nil,
         jobID: jobID)
