@@ -137,6 +137,7 @@ import Testing
     ] {
       #expect(lines.contains(line), "\(line) missing from:\n\(unit)")
     }
+    #expect(lines.contains("#LoadCredential=backup.env:/etc/backgrounder/secrets/backup.env"))
     #expect(lines.contains("StateDirectory=backgrounder") == !user)
     #expect(lines.contains("StateDirectoryMode=0700") == !user)
   }

@@ -23,6 +23,7 @@ struct JobStorageTests {
     job.backoff.maxAttempts = 5
     job.backoff.jitter = 0.25
     job.environment = ["A": "1", "B": "two"]
+    job.environmentFile = "${CREDENTIALS_DIRECTORY}/backup.env"
     job.workingDirectory = "/tmp"
     job.expedited = true
     job.inheritEnvironment = true
@@ -92,7 +93,7 @@ struct JobStorageTests {
   func everySettingIsStored() {
     // A new setting must be added to `JobDocument` (with its default when absent); then
     // raise this count. Without it, the setting would be lost on the way through the store.
-    #expect(Mirror(reflecting: Self.fullJob).children.count == 20)
+    #expect(Mirror(reflecting: Self.fullJob).children.count == 21)
   }
 
   @Test("a store written in the previous format keeps every schedule and is migrated in place")

@@ -5,8 +5,10 @@ import Logging
 /// Runs the `on-failure` and `on-stale` hooks as jobs run: through the ``CommandRunner`` (own
 /// session and cgroup, output logged and bounded), with the environment allow-list of
 /// `JobEnvironment` plus `BACKGROUNDER_TASK_ID`, `BACKGROUNDER_RESULT` (`failure` or `stale`),
-/// `BACKGROUNDER_REASON` and `BACKGROUNDER_LAST_SUCCESS` (ISO 8601, empty when never), within
-/// ``budget``. A hook that fails is logged and not run again for the same event.
+/// `BACKGROUNDER_REASON`, `BACKGROUNDER_LAST_SUCCESS` (ISO 8601, empty when never) and
+/// `BACKGROUNDER_COALESCED` (how many earlier events of the job this run stands for too), until
+/// a deadline (``HookSchedule`` decides which hooks run when). A hook that fails is logged and
+/// not run again for the same event.
 struct AlertHooks: Sendable {
   /// One hook to run.
   struct Call: Sendable, Equatable {
@@ -16,14 +18,15 @@ struct AlertHooks: Sendable {
     var result: String
     var reason: String
     var lastSuccessAt: Date?
+    /// How many earlier events of the same job and kind were merged into this call (their
+    /// hooks did not run): 0 for a hook run for one event.
+    var coalesced = 0
   }
 
   let runner: CommandRunner
   let logger: Logger
   /// The daemon's environment, filtered as a job's is.
   var daemonEnvironment: [String: String] = ProcessInfo.processInfo.environment
-  /// How long a hook may run before it is stopped.
-  var budget: Duration = .seconds(300)
 
   /// The environment `call` runs with.
   func environment(for call: Call) -> [String: String] {
@@ -34,18 +37,22 @@ struct AlertHooks: Sendable {
         "BACKGROUNDER_RESULT": call.result,
         "BACKGROUNDER_REASON": call.reason,
         "BACKGROUNDER_LAST_SUCCESS": call.lastSuccessAt.map(ISO8601.string) ?? "",
+        "BACKGROUNDER_COALESCED": "\(call.coalesced)",
       ])
   }
 
-  /// Runs `call` to its end (or its budget's); returns how it ended.
+  /// Runs `call` to its end, or until `deadline` on `clock` or the calling task's cancellation
+  /// (the daemon stopping), which stop it (SIGTERM to its process group, SIGKILL after the
+  /// runner's grace period); returns how it ended.
   @discardableResult
-  func run(_ call: Call) async -> CommandOutcome.Termination? {
+  func run(_ call: Call, until deadline: WallInstant, on clock: any WallClock) async
+    -> CommandOutcome.Termination?
+  {
     let metadata: Logger.Metadata = [
       "job": "\(call.job)", "hook": "on-\(call.result)", "command": "\(call.argv[0])",
     ]
     let runner = runner
     let environment = environment(for: call)
-    let budget = budget
     let outcome = await withTaskGroup(of: CommandOutcome?.self, returning: CommandOutcome?.self) {
       group in
       group.addTask {
@@ -54,7 +61,7 @@ struct AlertHooks: Sendable {
           jobID: call.job.rawValue)
       }
       group.addTask {
-        try? await Task.sleep(for: budget)
+        try? await clock.sleep(until: deadline, tolerance: nil)
         return nil
       }
       if let first = await group.next(), let outcome = first {

@@ -7,7 +7,8 @@ import Logging
 /// (re)scheduled, and once more at the earliest staleness deadline — one timer, armed only
 /// while a watched job is not stale yet, so an idle daemon wakes for nothing else. Each look
 /// feeds an ``AlertTracker``; its answer becomes the `jobStale` health problems, the staleness
-/// metrics, the systemd `STATUS=` line and the hooks to run.
+/// metrics, the systemd `STATUS=` line and the hooks to run — bounded by a ``HookSchedule``
+/// (one running and one waiting hook per job, a few jobs' hooks at once, stopped at shutdown).
 final class AlertWatch: Sendable {
   /// What one look reads: every stored task's creation and last success, and its status.
   typealias Read = @Sendable () async throws -> (successes: [TaskSuccess], tasks: [TaskStatus])
@@ -44,12 +45,18 @@ final class AlertWatch: Sendable {
   private let state = Lock(State())
   private let wake: AsyncStream<Void>.Continuation
   private let wakes: AsyncStream<Void>
-  private let hookCalls: AsyncStream<AlertHooks.Call>.Continuation
-  private let pendingHooks: AsyncStream<AlertHooks.Call>
+  /// The hooks' decisions, and the task of each running hook (by job).
+  private let hookState: Lock<HookState>
+
+  private struct HookState {
+    var schedule: HookSchedule
+    var tasks: [TaskId: Task<Void, Never>] = [:]
+  }
 
   init(
     clock: any WallClock, read: @escaping Read, episodes: EpisodeStore? = nil,
-    hooks: AlertHooks?, metrics: MetricsFile?, notices: DesktopNotices? = nil, logger: Logger,
+    hooks: AlertHooks?, hookLimits: HookSchedule.Limits = .init(), metrics: MetricsFile?,
+    notices: DesktopNotices? = nil, logger: Logger,
     notify: @escaping @Sendable (String) -> Void = { _ in }
   ) {
     self.clock = clock
@@ -61,7 +68,7 @@ final class AlertWatch: Sendable {
     self.logger = logger
     self.notify = notify
     (wakes, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
-    (pendingHooks, hookCalls) = AsyncStream.makeStream()
+    hookState = Lock(HookState(schedule: HookSchedule(limits: hookLimits)))
   }
 
   /// Takes the config's alert settings (at start and on every reload) and looks again.
@@ -84,22 +91,82 @@ final class AlertWatch: Sendable {
   func problems() -> [HealthProblem] { state.withLock { $0.problems } }
 
   /// Looks at the store whenever `events` says a run ended or a job changed, and at the
-  /// staleness deadlines, until `events` ends; runs the hooks one at a time meanwhile.
+  /// staleness deadlines, until `events` ends; runs the hooks meanwhile (see ``HookSchedule``).
+  /// At its end the hooks are stopped (``stopHooks()``) and waited for.
   func run(events: some AsyncSequence<MonitorEvent, Never> & Sendable) async {
     defer { state.withLock { $0.sleeper?.cancel() } }
     await withDiscardingTaskGroup { group in
       group.addTask {
         for await event in events where Self.mayChangeAlerts(event.kind) { self.wake.yield() }
         self.wake.finish()
-        self.hookCalls.finish()
         self.notices?.finish()
       }
       group.addTask { await self.notices?.run() }
-      group.addTask {
-        guard let hooks = self.hooks else { return }
-        for await call in self.pendingHooks { await hooks.run(call) }
-      }
       for await _ in wakes { await look() }
+    }
+    stopHooks()
+    await waitForHooks()
+  }
+
+  /// The daemon stops: waiting hooks are cancelled and running ones stopped (SIGTERM to their
+  /// process groups, SIGKILL after the runner's grace period); no hook starts afterwards.
+  func stopHooks() {
+    let stopped = hookState.withLock { state -> (HookSchedule.Stop, [Task<Void, Never>])? in
+      state.schedule.isStopping ? nil : (state.schedule.stop(), Array(state.tasks.values))
+    }
+    guard let (stop, tasks) = stopped else { return }
+    for task in tasks { task.cancel() }
+    if stop.cancelled > 0 || !stop.running.isEmpty {
+      logger.notice(
+        "stopping: hooks cancelled",
+        metadata: [
+          "pending": "\(stop.cancelled)",
+          "running": "\(stop.running.map(\.rawValue).joined(separator: ","))",
+        ])
+    }
+  }
+
+  /// Returns once no hook runs.
+  private func waitForHooks() async {
+    while let task = hookState.withLock({ $0.tasks.values.first }) { await task.value }
+  }
+
+  /// Hands `call` to the schedule and starts what it says.
+  private func submit(_ call: AlertHooks.Call) {
+    guard let hooks else { return }
+    let metadata: Logger.Metadata = ["job": "\(call.job)", "hook": "on-\(call.result)"]
+    let now = clock.now
+    let submission = hookState.withLock { state in
+      let submission = state.schedule.submit(call, now: now)
+      if case .start(let start) = submission { launch(start, hooks: hooks, in: &state) }
+      return submission
+    }
+    switch submission {
+    case .start, .queued: break
+    case .coalesced(let count):
+      logger.notice(
+        "hook still waiting for the previous one of this job; events coalesced",
+        metadata: metadata.merging(["coalesced": "\(count)"]) { $1 })
+    case .dropped:
+      logger.warning("too many hooks waiting; this one is dropped", metadata: metadata)
+    case .stopping:
+      logger.notice("stopping: hook not run", metadata: metadata)
+    }
+  }
+
+  /// Starts the hook of `start` in a task of its own (the lock is held: the task ends after it
+  /// is recorded); at its end the schedule says which hooks start next.
+  private func launch(_ start: HookSchedule.Start, hooks: AlertHooks, in state: inout HookState) {
+    let job = start.call.job
+    state.tasks[job] = Task { [clock] in
+      await hooks.run(start.call, until: start.deadline, on: clock)
+      let now = clock.now
+      hookState.withLock { state in
+        state.tasks[job] = nil
+        for next in state.schedule.finished(job, now: now) {
+          launch(next, hooks: hooks, in: &state)
+        }
+      }
     }
   }
 
@@ -190,7 +257,7 @@ final class AlertWatch: Sendable {
       logger.error("job is stale: \(message)", metadata: ["job": "\(stale.id)"])
       notices?.stale(job: stale.id, message: message)
       if let argv = alerts[stale.id]?.onStale {
-        hookCalls.yield(
+        submit(
           .init(
             argv: argv, job: stale.id, result: "stale", reason: message,
             lastSuccessAt: stale.lastSuccessAt))
@@ -201,7 +268,7 @@ final class AlertWatch: Sendable {
       let lastSuccess = successes.first { $0.id == id }?.lastSuccessAt
       notices?.failed(job: id, reason: tasks[id]?.lastReason ?? "", lastSuccessAt: lastSuccess)
       guard let argv = alerts[id]?.onFailure else { continue }
-      hookCalls.yield(
+      submit(
         .init(
           argv: argv, job: id, result: "failure", reason: tasks[id]?.lastReason ?? "",
           lastSuccessAt: lastSuccess))

@@ -61,6 +61,11 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   public var backoff = Backoff()
   /// Extra environment variables for the command.
   public var environment: [String: String] = [:]
+  /// `environment-file = "/etc/backgrounder/backup.env"`: `NAME=value` lines read at each run
+  /// (checked like the store path, see ``EnvironmentFile``), under `environment`; a leading
+  /// `${CREDENTIALS_DIRECTORY}` is the daemon's systemd credentials directory. Keeps secrets
+  /// out of the config and the store.
+  public var environmentFile: String?
   /// Working directory of the command; the daemon's when nil.
   public var workingDirectory: String?
   /// Run ahead of standard work when the concurrency limit is reached.

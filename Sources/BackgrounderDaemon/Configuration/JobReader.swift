@@ -6,7 +6,7 @@ enum JobReader {
     [
       "id", "command", "every", "flex", "once", "delay", "network", "requires-charging",
       "requires-battery-not-low", "budget", "backoff", "environment", "working-directory",
-      "expedited", "inherit-environment", "inhibit", "wake-system",
+      "expedited", "inherit-environment", "inhibit", "wake-system", "environment-file",
     ] + CalendarSettingsReader.keys + PrioritySettingsReader.keys + PlaceKeys.keys
     + JobAlertsReader.jobKeys
 
@@ -42,6 +42,12 @@ enum JobReader {
     definition.budget = try job.duration("budget")
     if let backoff = try job.table("backoff") { definition.backoff = try read(backoff: backoff) }
     definition.environment = try job.stringTable("environment") ?? [:]
+    if let file = try job.string("environment-file") {
+      if let problem = EnvironmentFile.problem(withPath: file) {
+        throw job.error("environment-file", problem)
+      }
+      definition.environmentFile = file
+    }
     definition.workingDirectory = try job.string("working-directory")
     definition.expedited = try job.bool("expedited") ?? false
     definition.inheritEnvironment = try job.bool("inherit-environment") ?? false

@@ -1,4 +1,5 @@
 import Backgrounder
+import Foundation
 import SystemCalls
 import SystemPackage
 
@@ -12,11 +13,15 @@ public struct TelemetrySettings: Sendable, Equatable {
   /// `otlp-endpoint = "https://collector.example:4318"`: the collector's OTLP/HTTP base address
   /// (spans go to `…/v1/traces`). Credentials in it (`user:password@`) are refused.
   public var endpoint: String
-  /// `headers = { authorization = "…" }` and the lines of `headers-file`: sent with every
-  /// export; names are HTTP tokens, values hold no control character.
+  /// `headers = { authorization = "…" }`: sent with every export (``allHeaders``); names are
+  /// HTTP tokens, values hold no control character.
   public var headers: [String: String] = [:]
   /// `headers-file = "/path"`: `name: value` lines, kept out of the config (a secret).
   public var headersFile: String?
+  /// The headers of ``headersFile``, once read (``loadingHeadersFile(configFile:)``).
+  public var fileHeaders: [String: String] = [:]
+  /// What every export sends: ``headers`` and ``fileHeaders``.
+  public var allHeaders: [String: String] { headers.merging(fileHeaders) { first, _ in first } }
   /// `ca-file = "/path"`: the CA bundle a collector behind a private CA is verified with,
   /// instead of the system store (verification itself cannot be turned off).
   public var caFile: String?
@@ -48,19 +53,27 @@ extension TelemetrySettings {
       ConfigurationError(
         file: configFile, line: nil, key: "telemetry.headers-file", message: message)
     }
+    let file: String
+    do throws(EnvironmentFile.Failure) {
+      file = try EnvironmentFile.resolve(path, environment: ProcessInfo.processInfo.environment)
+    } catch {
+      throw problem(
+        "\(path): $CREDENTIALS_DIRECTORY is not set (the daemon does not run under a systemd "
+          + "unit with LoadCredential=)")
+    }
     let lines: [(String, String)]
     do throws(TelemetrySettingsReader.HeadersFileError) {
-      lines = try TelemetrySettingsReader.readHeadersFile(path)
+      lines = try TelemetrySettingsReader.readHeadersFile(file)
     } catch {
       throw problem(error.description)
     }
     var settings = self
     for (name, value) in lines {
-      guard !settings.headers.keys.contains(where: { $0.lowercased() == name.lowercased() })
+      guard !settings.allHeaders.keys.contains(where: { $0.lowercased() == name.lowercased() })
       else {
         throw problem("header \"\(name)\" is set twice (in `headers` and in \(path))")
       }
-      settings.headers[name] = value
+      settings.fileHeaders[name] = value
     }
     return settings
   }
@@ -108,8 +121,9 @@ enum TelemetrySettingsReader {
     }
     settings.headers = inline
     if let path = try table.string("headers-file") {
-      guard path.hasPrefix("/") else {
-        throw table.error("headers-file", "expected an absolute path, got \"\(path)\"")
+      // (the paths of a job's environment-file: absolute, or a systemd credential)
+      if let problem = EnvironmentFile.problem(withPath: path) {
+        throw table.error("headers-file", problem)
       }
       settings.headersFile = path
     }
@@ -200,7 +214,7 @@ enum TelemetrySettingsReader {
     let bytes: [UInt8]
     do {
       let (directory, name) = try TrustedDirectory.open(
-        containing: path, creating: false, owners: .ownUser)
+        containing: path, creating: false, owners: .ownUserOrRoot)
       guard let status = try directory.status(of: name) else {
         throw PrivateDirectoryError.system(
           SystemCallError("open", path: path, errno: .noSuchFileOrDirectory))

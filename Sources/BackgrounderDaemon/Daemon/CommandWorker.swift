@@ -38,8 +38,17 @@ public struct CommandWorker: Worker {
       return .failure(reason: "the stored request carries no job definition")
     }
     let conditions = context.network
+    var variables = job.environment
+    if let file = job.environmentFile {
+      do {
+        variables = try EnvironmentFile.read(file, environment: daemonEnvironment)
+          .merging(job.environment) { $1 }
+      } catch {
+        return .failure(reason: error.description)
+      }
+    }
     let environment = JobEnvironment.build(
-      daemon: daemonEnvironment, inherit: job.inheritEnvironment, job: job.environment,
+      daemon: daemonEnvironment, inherit: job.inheritEnvironment, job: variables,
       backgrounder: [
         "BACKGROUNDER_TASK_ID": context.taskId.rawValue,
         "BACKGROUNDER_ATTEMPT": "\(context.attempt)",

@@ -68,6 +68,7 @@ public final class Daemon: Service {
   /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   public func run() async throws {
     let configuration = try Self.loadConfiguration(options.configPath)
+    warnOfExposedSecrets(configuration)
     // Waits in `flock` while another daemon is starting: on a thread meant for blocking calls.
     let lockPath = configuration.storePath
     let lock: StoreLock?
@@ -245,7 +246,13 @@ public final class Daemon: Service {
         try await gracefulShutdown()  // the stream ends when the runtime has shut down
       },
       DaemonPart("alert watch") {
-        await alerts.run(events: alertEvents)
+        // At the shutdown signal, not after the runtime's: waiting hooks are cancelled and
+        // running ones stopped while the jobs are.
+        await withGracefulShutdownHandler {
+          await alerts.run(events: alertEvents)
+        } onGracefulShutdown: {
+          alerts.stopHooks()
+        }
         try await gracefulShutdown()  // the stream ends when the runtime has shut down
       },
       .untilShutdown("control socket") { try await control.run() },
@@ -354,10 +361,19 @@ public final class Daemon: Service {
     let telemetry: TelemetryExport?
   }
 
+  /// Logs a warning when the config file lets other users read the secrets it holds (what
+  /// `doctor` reports as a problem), at start and at each reload.
+  private func warnOfExposedSecrets(_ configuration: DaemonConfiguration) {
+    if let exposed = ConfigSecrets.problem(path: options.configPath, configuration: configuration) {
+      logger.warning("\(exposed)")
+    }
+  }
+
   /// Re-reads the config file and applies it; a broken file is logged and changes nothing.
   private func reload(_ reloaded: Reloaded) async {
     do {
       let configuration = try ConfigurationLoader.load(path: options.configPath)
+      warnOfExposedSecrets(configuration)
       reloaded.destinations.watch(configuration.requiredDestinations)
       await reloaded.jobs.apply(configuration)
       reloaded.wakeAlarms.configure(configuration.jobs)

@@ -82,6 +82,7 @@ private struct JobDocument: Codable {
   var budget: Int64?
   var backoff: Backoff?
   var environment: [String: String]?
+  var environmentFile: String?
   var workingDirectory: String?
   var expedited: Bool?
   var inheritEnvironment: Bool?
@@ -106,6 +107,7 @@ private struct JobDocument: Codable {
     case requiresBatteryNotLow = "requires-battery-not-low"
     case workingDirectory = "working-directory"
     case inheritEnvironment = "inherit-environment"
+    case environmentFile = "environment-file"
     case nice, inhibit
     case wakeSystem = "wake-system"
     case ioClass = "io-class"
@@ -139,6 +141,7 @@ private struct JobDocument: Codable {
       policy: job.backoff.policy, initial: job.backoff.initial.storedNanoseconds,
       maxAttempts: job.backoff.maxAttempts, jitter: job.backoff.jitter)
     environment = job.environment
+    environmentFile = job.environmentFile
     workingDirectory = job.workingDirectory
     expedited = job.expedited
     inheritEnvironment = job.inheritEnvironment ? true : nil
@@ -193,6 +196,7 @@ private struct JobDocument: Codable {
     job.backoff.maxAttempts = backoff?.maxAttempts ?? defaults.maxAttempts
     job.backoff.jitter = backoff?.jitter ?? defaults.jitter
     if let environment { job.environment = environment }
+    job.environmentFile = environmentFile
     job.workingDirectory = workingDirectory
     if let expedited { job.expedited = expedited }
     if let inheritEnvironment { job.inheritEnvironment = inheritEnvironment }

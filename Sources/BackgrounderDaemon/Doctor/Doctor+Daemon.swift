@@ -70,6 +70,35 @@ extension Doctor {
 
   /// Every `environment` name is a valid variable name and no value holds a NUL byte.
   func checkEnvironment(of job: JobDefinition) -> [DoctorFinding] {
+    checkEnvironmentNames(of: job) + checkEnvironmentFile(of: job)
+  }
+
+  /// The job's `environment-file` is read and checked as a run reads it; one under
+  /// `${CREDENTIALS_DIRECTORY}` only when `doctor` runs with that variable (inside the unit).
+  func checkEnvironmentFile(of job: JobDefinition) -> [DoctorFinding] {
+    guard let file = job.environmentFile else { return [] }
+    let environment = ProcessInfo.processInfo.environment
+    if file.hasPrefix(EnvironmentFile.credentialsPrefix),
+      environment["CREDENTIALS_DIRECTORY"] == nil
+    {
+      return [
+        .init(
+          .note, "job \(job.id)",
+          "environment-file \(file) is a systemd credential of the daemon's unit: not checked "
+            + "outside it")
+      ]
+    }
+    do {
+      let variables = try EnvironmentFile.read(file, environment: environment)
+      return [
+        .init(.ok, "job \(job.id)", "environment-file \(file): \(variables.count) variable(s)")
+      ]
+    } catch {
+      return [.init(.problem, "job \(job.id)", error.description)]
+    }
+  }
+
+  private func checkEnvironmentNames(of job: JobDefinition) -> [DoctorFinding] {
     job.environment.keys.sorted().compactMap { name -> DoctorFinding? in
       if !Self.isValidVariableName(name) {
         return .init(

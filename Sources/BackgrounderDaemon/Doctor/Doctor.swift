@@ -52,6 +52,9 @@ public struct Doctor: Sendable {
       findings += environmentChecks()
       return findings
     }
+    if let exposed = ConfigSecrets.problem(path: configPath, configuration: configuration) {
+      findings.append(.init(.problem, "config", exposed))
+    }
     for job in configuration.jobs { findings += check(job: job) }
     findings += checkOverrides(configuration)
     if let inhibitor = checkInhibitor(configuration.jobs) { findings.append(inhibitor) }

@@ -13,7 +13,8 @@ public enum SystemdUnits {
   /// `KillMode=mixed`: each job run gets its own cgroup below the daemon's, and on stop the
   /// daemon cancels its jobs before systemd kills what is left. The system unit also keeps
   /// its store in `StateDirectory=` (`/var/lib/backgrounder`, mode `0700`) and is granted
-  /// `CAP_WAKE_ALARM` (`wake-system` jobs wake a suspended machine).
+  /// `CAP_WAKE_ALARM` (`wake-system` jobs wake a suspended machine). A commented
+  /// `LoadCredential=` shows where jobs' secrets go (`environment-file`).
   public static func service(user: Bool, executable: String) -> String {
     let configPath = user ? "%E/backgrounder/config.toml" : "/etc/backgrounder/config.toml"
     let wantedBy = user ? "default.target" : "multi-user.target"
@@ -48,6 +49,9 @@ public enum SystemdUnits {
       UMask=0077
       RuntimeDirectory=backgrounder
       RuntimeDirectoryMode=0700
+      # Secrets for jobs, readable by this service only: a credential, then in the config
+      # environment-file = "${CREDENTIALS_DIRECTORY}/backup.env" (man backgrounder).
+      #LoadCredential=backup.env:/etc/backgrounder/secrets/backup.env
       \(system)
       [Install]
       WantedBy=\(wantedBy)

@@ -23,7 +23,7 @@ enum TelemetryBatchFile {
     encoder.outputFormatting = .sortedKeys
     var header = try encoder.encode(
       Header(
-        endpoint: settings.endpoint, headers: settings.headers, caFile: settings.caFile,
+        endpoint: settings.endpoint, headers: settings.allHeaders, caFile: settings.caFile,
         retryAfterFile: retryAfterFile, dropped: batch.dropped,
         metrics: metrics))
     // The stored rows are JSON objects already: spliced in, not decoded and encoded again.

@@ -126,8 +126,8 @@ struct DaemonAlertsTests {
     try await daemonEventually("STATUS= naming the stale job", describe: harness.describe()) {
       notify.received("STATUS=1 stale job(s): \(id)").isEmpty ? nil : true
     }
-    // Hooks run one at a time, in order: once the hook of a failure made after the restart has
-    // run, a stale hook from the restart's first look would have run before it.
+    // A job's hooks run one at a time, in order: once the hook of a failure made after the
+    // restart has run, a stale hook from the restart's first look would have run before it.
     let failuresBefore = workspace.lines(of: "failures.log").count
     let trigger = try await harness.cli("trigger", id, "--config", workspace.configPath)
     #expect(trigger.status == 0, "\(trigger)")
