@@ -221,7 +221,7 @@ enum TelemetrySettingsReader {
       }
       guard status.owner == 0 || status.owner == geteuid() else {
         throw PrivateDirectoryError.untrustedOwner(
-          path: path, owner: status.owner, mode: status.permissions, expected: .ownUser)
+          path: path, owner: status.owner, mode: status.permissions, expected: .ownUserOrRoot)
       }
       guard status.permissions & 0o027 == 0 else {
         throw HeadersFileError(
