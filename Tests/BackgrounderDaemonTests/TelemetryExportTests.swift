@@ -9,15 +9,17 @@ import Testing
 
 /// What the stand-in exporter saw (each batch file's bytes), and what it answers.
 private final class StandInExporter: Sendable {
-  private let state = Lock((files: [Data](), delivers: false))
+  private let state = Lock((files: [Data](), delivers: false, retryAfter: Duration?.none))
   var files: [Data] { state.withLock { $0.files } }
   func deliver(_ delivers: Bool) { state.withLock { $0.delivers = delivers } }
+  /// Failures answer with this `Retry-After`.
+  func retryAfter(_ retryAfter: Duration?) { state.withLock { $0.retryAfter = retryAfter } }
 
-  func send(_ path: String) -> Bool {
+  func send(_ path: String) -> TelemetryExport.Delivery {
     let data = FileManager.default.contents(atPath: path) ?? Data()
     return state.withLock {
       $0.files.append(data)
-      return $0.delivers
+      return $0.delivers ? .delivered : .failed(retryAfter: $0.retryAfter)
     }
   }
 
@@ -38,6 +40,20 @@ struct TelemetryExportTests {
   private func withExport(
     network: NetworkConditions, settings: (inout TelemetrySettings) -> Void = { _ in },
     metrics: MetricsFile? = nil, waits: RunWaitFeed = RunWaitFeed(),
+    _ body: (TelemetryExport, Backgrounder, StandInExporter, ManualClock, FakeNetworkSource)
+      async throws
+      -> Void
+  ) async throws {
+    try await withExport(
+      network: network, settings: settings, metrics: metrics, waits: waits,
+      again: { _, _, _ in }, body)
+  }
+
+  /// `again`: then a second export on the same store and files (a restart), the same clock.
+  private func withExport(
+    network: NetworkConditions, settings: (inout TelemetrySettings) -> Void = { _ in },
+    metrics: MetricsFile? = nil, waits: RunWaitFeed = RunWaitFeed(),
+    again: (TelemetryExport, StandInExporter, ManualClock) async throws -> Void,
     _ body: (TelemetryExport, Backgrounder, StandInExporter, ManualClock, FakeNetworkSource)
       async throws
       -> Void
@@ -66,6 +82,13 @@ struct TelemetryExportTests {
     configuration.jobs = [job]
     export.configure(configuration)
     try await body(export, runtime, exporter, clock, source)
+    let restarted = StandInExporter()
+    try await again(
+      TelemetryExport(
+        settings: telemetry, runtime: runtime, network: source, clock: clock,
+        batchPath: directory.appendingPathComponent("batch.json").path, metrics: metrics,
+        waits: waits, logger: Logger(label: "test"), send: { restarted.send($0) }),
+      restarted, clock)
     await runtime.shutdown()
   }
 
@@ -162,11 +185,15 @@ struct TelemetryExportTests {
       #expect(export.failures == 1)
       #expect(try await runtime.telemetryBatch(limit: 10)?.payloads.count == 1)
       await clock.waitForSleepers(until: start.addingTimeInterval(30))
+      // During the backoff nothing is sent.
+      await export.exportPending()
+      #expect(exporter.files.count == 1)
       // A second failure doubles the delay; the first timer is replaced.
+      clock.advance(by: .seconds(30))
       await export.exportPending()
       #expect(try await runtime.telemetryBatch(limit: 10)?.payloads.count == 1)
-      await clock.waitForSleepers(until: start.addingTimeInterval(60))
-      try await waitUntil { clock.sleeperDeadlines == [start.addingTimeInterval(60)] }
+      await clock.waitForSleepers(until: start.addingTimeInterval(90))
+      try await waitUntil { clock.sleeperDeadlines == [start.addingTimeInterval(90)] }
       clock.advance(by: .seconds(60))
       try await waitUntil { clock.sleeperDeadlines.isEmpty }
       exporter.deliver(true)
@@ -175,6 +202,50 @@ struct TelemetryExportTests {
       #expect(export.failures == 0)
       #expect(try await runtime.telemetryBatch(limit: 10) == nil)
     }
+  }
+
+  @Test("run ends during a backoff start no export: 5 runs after a failure, 1 request")
+  func runEndsDuringBackoffSendNothing() async throws {
+    try await withExport(network: Self.unmetered) { export, _, exporter, _, _ in
+      try await finishRun(export, attempt: 1, at: 1_700_000_000)
+      await export.exportPending()
+      for attempt in 2...6 {
+        try await finishRun(export, attempt: attempt, at: 1_700_000_100)
+        await export.exportPending()
+      }
+      #expect(exporter.files.count == 1)
+      #expect(export.failures == 1)
+    }
+  }
+
+  @Test("a collector's Retry-After longer than the backoff is waited out, across a restart")
+  func retryAfterKeptAcrossRestart() async throws {
+    var deadline = Date.distantPast
+    try await withExport(
+      network: Self.unmetered,
+      again: { restarted, exporter, clock in
+        // A new daemon on the same store: the deadline is read back, nothing sent before it.
+        let kept = try #require(restarted.notBefore)
+        #expect(abs(kept.timeIntervalSince(deadline)) < 0.001)
+        exporter.deliver(true)
+        await restarted.exportPending()
+        #expect(exporter.files.isEmpty)
+        clock.advance(to: WallInstant(deadline))
+        await restarted.exportPending()
+        #expect(exporter.files.count == 1)
+        #expect(restarted.notBefore == nil)
+      },
+      { export, _, exporter, clock, _ in
+        exporter.retryAfter(.seconds(3600))
+        try await finishRun(export, attempt: 1, at: 1_700_000_000)
+        await export.exportPending()
+        deadline = clock.now.date.addingTimeInterval(3600)
+        #expect(export.notBefore == deadline)
+        clock.advance(by: .seconds(1800))  // past the 30 s backoff, within the Retry-After
+        try await finishRun(export, attempt: 2, at: 1_700_000_100)
+        await export.exportPending()
+        #expect(exporter.files.count == 1)
+      })
   }
 
   @Test("the export loop sends a stored run once it is running, and stops with its events")
@@ -252,6 +323,102 @@ struct TelemetryExportTests {
         try ConfigurationLoader.parse(contents: Array(bad.utf8), path: "/t.toml")
       }
     }
+  }
+
+  /// `text` parsed, and its `headers-file` read as the daemon and `doctor` read it.
+  private func parse(_ text: String) throws -> DaemonConfiguration {
+    var configuration = try ConfigurationLoader.parse(contents: Array(text.utf8), path: "/t.toml")
+    configuration.telemetry = try configuration.telemetry?.loadingHeadersFile(
+      configFile: configuration.sourcePath)
+    return configuration
+  }
+
+  /// The configuration error of `text`, checked to name `key` and not to show `secret`.
+  private func configurationError(_ text: String, key: String, hiding secret: String) {
+    do {
+      _ = try parse(text)
+      Issue.record("accepted: \(text)")
+    } catch let error as ConfigurationError {
+      #expect(error.key == key, "\(error)")
+      #expect(!error.description.contains(secret), "\(error)")
+    } catch {
+      Issue.record("\(error)")
+    }
+  }
+
+  @Test("headers checked when read: a bad name or a control character is an error, never shown")
+  func headersChecked() throws {
+    let https = "[telemetry]\notlp-endpoint = \"https://c:4318\"\n"
+    configurationError(
+      https + "headers = { \"x-api-key\" = \"sekrit\\r\\nX-Evil: 1\" }", key: "telemetry.headers",
+      hiding: "sekrit")
+    configurationError(
+      https + "headers = { \"x-api-key\" = \"sekrit\\u0000en\" }", key: "telemetry.headers",
+      hiding: "sekrit")
+    configurationError(
+      https + "headers = { \"x-api-key: a\" = \"sekrit\" }", key: "telemetry.headers",
+      hiding: "sekrit")
+    configurationError(
+      https + "headers = { \"x api\" = \"sekrit\" }", key: "telemetry.headers", hiding: "sekrit")
+    #expect(try parse(https + "headers = { \"X-Api_Key\" = \"a b\\tc=\" }").telemetry != nil)
+  }
+
+  @Test("credentials in the endpoint are refused without being shown")
+  func endpointCredentialsRefused() {
+    configurationError(
+      "[telemetry]\notlp-endpoint = \"https://user:hunter2@c:4318\"",
+      key: "telemetry.otlp-endpoint", hiding: "hunter2")
+  }
+
+  @Test("an http:// endpoint with headers is refused unless allow-insecure = true")
+  func insecureEndpointWithHeaders() throws {
+    let text = "[telemetry]\notlp-endpoint = \"http://c:4318\"\nheaders = { a = \"tok\" }\n"
+    configurationError(text, key: "telemetry.otlp-endpoint", hiding: "tok")
+    #expect(try parse(text + "allow-insecure = true").telemetry?.allowInsecure == true)
+    #expect(try parse("[telemetry]\notlp-endpoint = \"http://c:4318\"").telemetry != nil)
+  }
+
+  @Test("headers-file: name: value lines from a private file; a readable or bad one refused")
+  func headersFile() throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "bgheaders-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("headers").path
+    let text =
+      "[telemetry]\notlp-endpoint = \"https://c:4318\"\nheaders-file = \"\(file)\"\n"
+    #expect(
+      FileManager.default.createFile(
+        atPath: file, contents: Data("# vendor\nx-api-key: tok-1\n\nX-Team:  a\n".utf8),
+        attributes: [.posixPermissions: 0o600]))
+    let settings = try #require(try parse(text).telemetry)
+    #expect(settings.allHeaders == ["x-api-key": "tok-1", "X-Team": "a"])
+    // (not in the config: no "[telemetry] headers" secret for doctor's readable-config check)
+    #expect(settings.headers.isEmpty)
+    configurationError(
+      text + "headers = { X-TEAM = \"b\" }", key: "telemetry.headers-file", hiding: "tok-1")
+    chmod(file, 0o644)
+    configurationError(text, key: "telemetry.headers-file", hiding: "tok-1")
+    #expect(
+      FileManager.default.createFile(
+        atPath: file, contents: Data("x-api-key: tok-1\r\u{1b}]52\n".utf8),
+        attributes: [.posixPermissions: 0o600]))
+    configurationError(text, key: "telemetry.headers-file", hiding: "tok-1")
+    #expect(
+      FileManager.default.createFile(
+        atPath: file, contents: Data("tok-1\n".utf8), attributes: [.posixPermissions: 0o600]))
+    configurationError(text, key: "telemetry.headers-file", hiding: "tok-1")
+  }
+
+  @Test("ca-file: an https endpoint's private CA, checked to exist")
+  func caFile() throws {
+    let https = "[telemetry]\notlp-endpoint = \"https://c:4318\"\n"
+    #expect(try parse(https + "ca-file = \"/etc/hostname\"").telemetry?.caFile == "/etc/hostname")
+    configurationError(
+      https + "ca-file = \"/nonexistent/ca.pem\"", key: "telemetry.ca-file", hiding: "\0")
+    configurationError(
+      "[telemetry]\notlp-endpoint = \"http://c:4318\"\nca-file = \"/etc/hostname\"",
+      key: "telemetry.ca-file", hiding: "\0")
   }
 
   private func waitUntil(_ condition: @Sendable () async -> Bool) async throws {

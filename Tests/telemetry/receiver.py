@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """A minimal OTLP/HTTP receiver for Tests/telemetry/run.sh: decodes every POST to /v1/traces
 and /v1/metrics with the official opentelemetry-proto package and appends one JSON line per
-span to SPANS, one per metric data point to METRICS.
+span to SPANS, one per metric data point to METRICS, and one per request (path and header
+names) to SPANS.requests. When the file CONTROL holds `redirect LOCATION` it answers every
+request with a 307 to LOCATION; `unavailable SECONDS`: a 503 with `Retry-After: SECONDS`.
+With RECEIVER_CERT and RECEIVER_KEY set it serves HTTPS with that certificate.
 
-Usage: receiver.py PORT SPANS METRICS
+Usage: receiver.py PORT SPANS METRICS [CONTROL]
 """
 import gzip
 import json
+import os
+import ssl
 import sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -24,6 +29,27 @@ def value(any_value):
 class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with open(self.server.spans + ".requests", "a") as output:
+            output.write(json.dumps({"path": self.path, "headers": sorted(self.headers.keys())}) + "\n")
+        control = ""
+        if self.server.control:
+            try:
+                with open(self.server.control) as f:
+                    control = f.read().split()
+            except FileNotFoundError:
+                pass
+        if control and control[0] == "redirect":
+            self.send_response(307)
+            self.send_header("Location", control[1])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if control and control[0] == "unavailable":
+            self.send_response(503)
+            self.send_header("Retry-After", control[1])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.headers.get("Content-Encoding") == "gzip":
             body = gzip.decompress(body)
         if self.path == "/v1/metrics":
@@ -90,6 +116,11 @@ def main():
     server = HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
     server.spans = sys.argv[2]
     server.metrics = sys.argv[3]
+    server.control = sys.argv[4] if len(sys.argv) > 4 else None
+    if os.environ.get("RECEIVER_CERT"):  # TLS, with this certificate and key
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(os.environ["RECEIVER_CERT"], os.environ["RECEIVER_KEY"])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     server.serve_forever()
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `[telemetry]` end to end (issue #29 item 7): the real daemon exports its runs as spans and its
-# metrics with the real `backgrounder-otlp-export` (Telemetry/, swift-otel OTLP/HTTP) to a small
+# metrics with the real `backgrounder-otlp-export` (Telemetry/: libcurl, OTLP/HTTP protobuf) to a small
 # OTLP/HTTP receiver (receiver.py, decoding with the official opentelemetry-proto package):
 #   - receiver down: the runs stay in the store's outbox (nothing lost), the export is retried;
 #   - receiver up: the next run's end sends every stored run, with job, attempt, outcome,
@@ -12,12 +12,18 @@
 #     between them, `[network] metered` naming one): receiver down, then the link metered with
 #     the receiver up (nothing arrives), then both allow: every run arrives, with the time an
 #     unmetered job waited, on its span and in the metrics;
+#   - secrets kept (issue #40, findings 11 and 12): a bad header name or value, credentials in
+#     the endpoint, headers over http:// without `allow-insecure`, a readable `headers-file`:
+#     config errors naming the key (doctor and run), the secret never shown; over https with a
+#     private CA (`ca-file`; without it nothing is sent); a 307 to another origin over plain http
+#     sends nothing there; `Retry-After: 3600` → one request, none for the run ends after it
+#     nor after a restart; no token, key or URL password in any daemon log;
 #   - idle with an endpoint configured and an empty outbox: 0 system calls in 10 s (strace).
 #
 # Usage: Tests/telemetry/run.sh     (builds the Telemetry package first; BACKGROUNDER_BINARY
 #        defaults to .build/debug/backgrounder, BACKGROUNDER_OTLP_EXPORTER to the one built)
 # Needs root (unshare -m, ip netns, strace -p), python3 with opentelemetry-proto (pip install
-# opentelemetry-proto) and strace (for the idle check). Outside CI a missing prerequisite skips with a message; with CI=true it fails.
+# opentelemetry-proto), openssl (a private CA) and strace (for the idle check). Outside CI a missing prerequisite skips with a message; with CI=true it fails.
 # Prints PASS/FAIL per check and "N passed, N failed".
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -114,6 +120,7 @@ socket = "$work/control.sock"
 [telemetry]
 otlp-endpoint = "http://127.0.0.1:$port"
 headers = { authorization = "Bearer e2e-secret" }
+allow-insecure = true
 exporter = "$exporter"
 buffer = $1
 
@@ -152,7 +159,7 @@ stop_daemon() {
 }
 start_receiver() {
   "${in_namespace[@]}" python3 "$repo/Tests/telemetry/receiver.py" "$port" "$spans" "$metrics" \
-    2>>"$work/receiver.log" &
+    "$work/receiver.control" 2>>"$work/receiver.log" &
   receiver_pid=$!
   wait_for 10 "${in_namespace[@]}" python3 -c \
     "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null
@@ -347,6 +354,131 @@ stop_receiver
 ip netns del "$namespace"
 namespace=
 in_namespace=()
+store=$work/store.sqlite
+write_config 10000
+
+# 6. Telemetry that keeps its secrets (issue #40, findings 11 and 12), over https with a
+# private CA: the receiver serves TLS with a certificate of a CA made here.
+stop_daemon
+stop_receiver
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/ca.key" -out "$work/ca.pem" -days 1 \
+  -subj /CN=backgrounder-test-ca 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -keyout "$work/server.key" -out "$work/server.csr" \
+  -subj /CN=127.0.0.1 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\n' >"$work/server.ext"
+openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" \
+  -CAcreateserial -out "$work/server.pem" -days 1 -extfile "$work/server.ext" 2>/dev/null
+printf '# the collector vendor key\nx-api-key: e2e-key\nauthorization: Bearer e2e-secret\n' \
+  >"$work/headers"
+chmod 600 "$work/headers"
+secure_config() {  # secure_config ENDPOINT [MORE [telemetry] LINES]
+  cat >"$work/config.toml" <<TOML
+[store]
+path = "$store"
+[control]
+socket = "$work/control.sock"
+[telemetry]
+otlp-endpoint = "$1"
+headers-file = "$work/headers"
+exporter = "$exporter"
+telemetry-network = "any"
+${2:-}
+
+[[job]]
+id = "dev.example.ok"
+command = ["sh", "-c", "echo run >> $work/ok.runs"]
+every = "1d"
+TOML
+}
+refused() {  # refused KEY SECRET: doctor and run both report a config error naming KEY, not SECRET
+  local doctor run
+  doctor=$("$binary" doctor --config "$work/config.toml" 2>&1) && return 1
+  run=$(timeout 30 "$binary" run --config "$work/config.toml" 2>&1) && return 1
+  grep -q "telemetry\.$1: " <<<"$doctor" && grep -q "telemetry\.$1: " <<<"$run" \
+    && ! grep -q -e "$2" <<<"$doctor$run"
+}
+secure_config "https://127.0.0.1:$port" '[telemetry.headers]
+"x-vendor-key" = "e2e-key\r\nX-Injected: 1"'
+check "a header value with CR LF: a config error naming headers, the value not shown" \
+  refused headers e2e-key
+secure_config "https://127.0.0.1:$port" '[telemetry.headers]
+"x-vendor-key: x" = "e2e-key"'
+check "a header name with a colon: a config error naming headers" refused headers e2e-key
+secure_config "https://user:e2e-password@127.0.0.1:$port"
+check "credentials in otlp-endpoint: a config error, the password not shown" \
+  refused otlp-endpoint e2e-password
+secure_config "http://127.0.0.1:$port"
+check "headers to an http:// endpoint without allow-insecure: a config error" \
+  refused otlp-endpoint e2e-secret
+secure_config "https://127.0.0.1:$port"
+chmod 644 "$work/headers"
+check "a headers-file others can read: a config error naming headers-file" \
+  refused headers-file e2e-secret
+chmod 600 "$work/headers"
+
+# Without ca-file the private CA is not trusted: the TLS handshake fails, nothing is sent.
+rm -f "$spans" "$metrics" "$spans.requests" "$work/ok.runs"
+store=$work/secure-1.sqlite
+secure_config "https://127.0.0.1:$port"
+RECEIVER_CERT=$work/server.pem RECEIVER_KEY=$work/server.key start_receiver
+requests() { cat "$1" 2>/dev/null | wc -l; }
+start_daemon
+check "https, private CA, no ca-file: the export fails (verification)" \
+  wait_for 60 log_has "telemetry exporter failed"
+check "https, private CA, no ca-file: no request reached the collector" \
+  test "$(requests "$spans.requests")" = 0
+stop_daemon
+# With ca-file: delivered, with the headers of headers-file.
+store=$work/secure-2.sqlite
+secure_config "https://127.0.0.1:$port" "ca-file = \"$work/ca.pem\""
+start_daemon
+check "https with ca-file: the run arrives as a span" wait_for 60 span_count_is 1
+check "the headers of headers-file reached the collector" test \
+  "$(span_field 1 's["authorization"]')" = "Bearer e2e-secret"
+# A 307 to another origin over plain http: not followed, nothing reaches that one.
+other_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 "$repo/Tests/telemetry/receiver.py" "$other_port" "$work/other.jsonl" \
+  "$work/other-metrics.jsonl" 2>>"$work/receiver.log" &
+other_pid=$!
+wait_for 10 python3 -c "import socket; socket.create_connection(('127.0.0.1', $other_port))" \
+  2>/dev/null
+echo "redirect http://127.0.0.1:$other_port/v1/traces" >"$work/receiver.control"
+before=$(requests "$spans.requests")
+trigger dev.example.ok
+check "a 307 from the collector: the export fails" wait_for 60 log_has "HTTP 307"
+check "the collector saw one request" test "$(requests "$spans.requests")" = $((before + 1))
+check "the redirect's target (another port, plain http) received nothing" \
+  test "$(requests "$work/other.jsonl.requests")" = 0
+kill "$other_pid"
+wait "$other_pid" 2>/dev/null || true
+stop_daemon
+# Retry-After: 3600: one request, then none for the run ends after it, nor after a restart.
+store=$work/secure-3.sqlite
+secure_config "https://127.0.0.1:$port" "ca-file = \"$work/ca.pem\""
+echo "unavailable 3600" >"$work/receiver.control"
+rm -f "$spans.requests"
+start_daemon
+check "a 503 with Retry-After: the export fails, the wait logged" \
+  wait_for 60 log_has "Retry-After: 3600"
+check "Retry-After: the collector saw 1 request" test "$(requests "$spans.requests")" = 1
+for expected in 2 3 4 5 6; do
+  trigger dev.example.ok
+  wait_for 30 outbox_is rows "$expected" || fail "run $expected stored"
+done
+sleep 2  # time for an export that must not happen
+check "Retry-After: 5 more run ends sent nothing ($(requests "$spans.requests") requests)" \
+  test "$(requests "$spans.requests")" = 1
+stop_daemon
+start_daemon
+sleep 5  # time for the restart's export that must not happen
+check "Retry-After: a restart sent nothing either ($(requests "$spans.requests") requests)" \
+  test "$(requests "$spans.requests")" = 1
+stop_daemon
+stop_receiver
+rm -f "$work/receiver.control"
+cp "$work/daemon.log" "$work/daemon-last.log"
+check "no token, key or URL password in any daemon log" \
+  bash -c "! grep -l -e e2e-secret -e e2e-key -e e2e-password $work/daemon*.log"
 store=$work/store.sqlite
 write_config 10000
 

@@ -55,10 +55,19 @@ public final class Daemon: Service {
     try SignalWatch.forwardDaemonSignals()
   }
 
+  /// The config at `path`, with the `[telemetry] headers-file` read (only the daemon and
+  /// `doctor` read that secret).
+  private static func loadConfiguration(_ path: String) throws -> DaemonConfiguration {
+    var configuration = try ConfigurationLoader.load(path: path)
+    configuration.telemetry = try configuration.telemetry?.loadingHeadersFile(
+      configFile: configuration.sourcePath)
+    return configuration
+  }
+
   /// Starts the daemon and runs it until a shutdown signal (returns) or a failing part (throws
   /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   public func run() async throws {
-    let configuration = try ConfigurationLoader.load(path: options.configPath)
+    let configuration = try Self.loadConfiguration(options.configPath)
     warnOfExposedSecrets(configuration)
     // Waits in `flock` while another daemon is starting: on a thread meant for blocking calls.
     let lockPath = configuration.storePath
@@ -138,14 +147,17 @@ public final class Daemon: Service {
       hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics,
       notices: configuration.desktopNotices ? DesktopNotices(logger: logger) : nil, logger: logger,
       notify: { [notifier] in notifier.notify($0) })
+    let telemetryBatch = configuration.storePath + ".telemetry.json"
     let telemetry: TelemetryExport? =
       if let settings = configuration.telemetry, let runWaits {
         TelemetryExport(
           settings: settings, runtime: runtime, network: sources.network,
-          clock: runtimeConfiguration.clock, batchPath: configuration.storePath + ".telemetry.json",
+          clock: runtimeConfiguration.clock, batchPath: telemetryBatch,
           metrics: metrics, waits: runWaits, logger: logger,
           send: TelemetryExporterProcess.send(
-            runner: runner, exporter: TelemetryExporterProcess.path(settings), logger: logger))
+            runner: runner, exporter: TelemetryExporterProcess.path(settings),
+            retryAfterFile: TelemetryExport.retryAfterPath(batchPath: telemetryBatch),
+            logger: logger))
       } else {
         nil
       }

@@ -43,7 +43,9 @@ public struct Doctor: Sendable {
     var findings: [DoctorFinding] = []
     let configuration: DaemonConfiguration
     do {
-      configuration = try ConfigurationLoader.load(path: configPath)
+      var loaded = try ConfigurationLoader.load(path: configPath)
+      loaded.telemetry = try loaded.telemetry?.loadingHeadersFile(configFile: loaded.sourcePath)
+      configuration = loaded
       findings.append(
         .init(.ok, "config", "\(configPath): \(configuration.jobs.count) job(s)"))
     } catch {

@@ -1,13 +1,10 @@
-import CoreMetrics
-import Foundation
-
 /// The daemon's metrics, as the batch carries them (Prometheus text format, what its `[metrics]`
-/// textfile holds), read into samples and recorded as OTLP metrics: a `counter` as a monotonic
+/// textfile holds), read into samples and turned into OTLP metrics: a `counter` as a monotonic
 /// sum named without its `_total` suffix (an OpenTelemetry Collector's Prometheus exporter adds
 /// it back), anything else as a gauge; the labels as attributes, the `# HELP` text as the
 /// description.
-struct MetricSamples {
-  struct Sample {
+public struct MetricSamples {
+  public struct Sample {
     var name: String
     var isCounter: Bool
     var help: String?
@@ -15,10 +12,10 @@ struct MetricSamples {
     var value: Double
   }
 
-  var samples: [Sample] = []
+  public var samples: [Sample] = []
 
   /// Reads `text`; a line that is not a sample or a `# TYPE`/`# HELP` comment is skipped.
-  init(prometheusText text: String) {
+  public init(prometheusText text: String) {
     var types: [String: String] = [:]
     var helps: [String: String] = [:]
     for line in text.split(separator: "\n") {
@@ -37,21 +34,29 @@ struct MetricSamples {
     }
   }
 
-  /// Records every sample in `factory` (a fresh one per batch: a counter's sum is its value).
-  func record(in factory: some MetricsFactory) {
+  /// The samples as OTLP metrics, one per name (in the order first seen), with a data point
+  /// per sample.
+  public var metrics: [OTLPRequests.Metric] {
+    var metrics: [OTLPRequests.Metric] = []
+    var index: [String: Int] = [:]
     for sample in samples {
-      var dimensions = sample.labels
-      if let help = sample.help, !help.isEmpty { dimensions.append(("description", help)) }
-      if sample.isCounter {
-        let name =
-          sample.name.hasSuffix("_total") ? String(sample.name.dropLast(6)) : sample.name
-        factory.makeFloatingPointCounter(label: name, dimensions: dimensions)
-          .increment(by: sample.value)
-      } else {
-        factory.makeRecorder(label: sample.name, dimensions: dimensions, aggregate: false)
-          .record(sample.value)
+      let name =
+        sample.isCounter && sample.name.hasSuffix("_total")
+        ? String(sample.name.dropLast(6)) : sample.name
+      let point = (
+        attributes: sample.labels.map { ($0.0, AttributeValue.string($0.1)) }, value: sample.value
+      )
+      if let existing = index[name] {
+        metrics[existing].points.append(point)
+        continue
       }
+      index[name] = metrics.count
+      metrics.append(
+        OTLPRequests.Metric(
+          name: name, description: sample.help ?? "", isCounter: sample.isCounter,
+          points: [point]))
     }
+    return metrics
   }
 
   /// `name{label="value",…} 1.5` or `name 1.5`.
@@ -90,7 +95,21 @@ struct MetricSamples {
       name: String(name), isCounter: false, help: nil, labels: labels, value: value)
   }
 
+  /// `\\` and `\n` in a `# HELP` text.
   private static func unescapeHelp(_ text: String) -> String {
-    text.replacingOccurrences(of: "\\n", with: "\n").replacingOccurrences(of: "\\\\", with: "\\")
+    var result = ""
+    var escaped = false
+    for character in text {
+      if escaped {
+        result.append(character == "n" ? "\n" : character)
+        escaped = false
+      } else if character == "\\" {
+        escaped = true
+      } else {
+        result.append(character)
+      }
+    }
+    if escaped { result.append("\\") }
+    return result
   }
 }
