@@ -95,6 +95,10 @@ enum Schema {
       // The request's inhibit policy; tasks stored before it take the default.
       try db.execute(sql: "ALTER TABLE task ADD COLUMN inhibit TEXT NOT NULL DEFAULT 'delay'")
     }
+    migrator.registerMigration("i36-run-stop") { db in
+      // How a stopped run ended (its worker's words); runs recorded before it have none.
+      try db.execute(sql: "ALTER TABLE run ADD COLUMN stop TEXT")
+    }
     return migrator
   }
 
