@@ -197,6 +197,7 @@ extension DispatchStateMachine {
       guard case .appendRun(var run) = effects.ops[index], run.taskId == id else { continue }
       run.conditions = detail.conditions
       run.outputTail = detail.outputTail
+      run.stop = detail.stop
       effects.ops[index] = .appendRun(run)
     }
     rearm(id)

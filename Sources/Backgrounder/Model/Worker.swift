@@ -61,6 +61,10 @@ public struct WorkContext: Sendable {
   /// run's record in the store, for `history`. The last call counts.
   public func recordOutputTail(_ text: String) { handle.recordOutputTail(text) }
 
+  /// Keeps how the work ended after it was stopped (`stopped with SIGINT`, `killed with
+  /// SIGKILL after 30 s`) with this run's record, for `history`. The last call counts.
+  public func recordStop(_ text: String) { handle.recordStop(text) }
+
   /// Why the run is being stopped, once it is (budget expiry is reported as `nil`;
   /// check `Task.isCancelled` for every kind of stop).
   public var stopReason: StopReason? { handle.stopReason }

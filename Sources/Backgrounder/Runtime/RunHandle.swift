@@ -29,6 +29,9 @@ final class RunHandle: Sendable {
     recorded.withLock { $0.outputTail = bounded }
   }
 
+  /// How the worker ended after it was stopped, in words.
+  func recordStop(_ text: String) { recorded.withLock { $0.stop = text } }
+
   var stopReason: StopReason? { state.withLock { $0.stopReason } }
 
   /// Stops the run: resolves the gate and the end with `reason` and cancels the worker.

@@ -5,6 +5,8 @@ struct RunDetail: Sendable, Equatable {
   var conditions: String?
   /// The last output the worker recorded (``WorkContext/recordOutputTail(_:)``), bounded.
   var outputTail: String?
+  /// How the worker ended when it was stopped (``WorkContext/recordStop(_:)``).
+  var stop: String?
 
   /// The longest output tail kept, in UTF-8 bytes.
   static let outputTailLimit = 4096

@@ -6,6 +6,11 @@ enum Schema {
   /// `PRAGMA application_id` of every Backgrounder store ("BGND").
   static let applicationId: Int32 = 0x4247_4E44
 
+  /// Migrations run in the order they are registered here, each once per store, known by its
+  /// identifier. New ones get a name that says what they do (`run-stop-signal`); the older ones
+  /// keep the issue-numbered identifiers they shipped with (`i26-calendar`, `i29-…`), because
+  /// GRDB records applied migrations by identifier and a renamed one would run again on every
+  /// existing store.
   static var migrator: DatabaseMigrator {
     var migrator = DatabaseMigrator()
     migrator.registerMigration("v1-tasks-and-runs") { db in
@@ -94,6 +99,10 @@ enum Schema {
     migrator.registerMigration("i27-inhibit") { db in
       // The request's inhibit policy; tasks stored before it take the default.
       try db.execute(sql: "ALTER TABLE task ADD COLUMN inhibit TEXT NOT NULL DEFAULT 'delay'")
+    }
+    migrator.registerMigration("run-stop-signal") { db in
+      // How a stopped run ended (its worker's words); runs recorded before it have none.
+      try db.execute(sql: "ALTER TABLE run ADD COLUMN stop TEXT")
     }
     return migrator
   }

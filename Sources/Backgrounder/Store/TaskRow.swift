@@ -147,6 +147,10 @@ public struct RunRecord: Hashable, Sendable, Encodable {
   public var conditions: String? = nil
   /// The last output the worker recorded (at most 4 KiB); not part of `status`'s JSON.
   public var outputTail: String? = nil
+  /// How a stopped run ended (``WorkContext/recordStop(_:)``: `stopped with SIGINT`, `killed
+  /// with SIGKILL after 30 s`); nil when it was not stopped or its worker did not say. Not part
+  /// of `status`'s JSON.
+  public var stop: String? = nil
 
   /// Encodes with ISO 8601 times.
   public func encode(to encoder: any Encoder) throws {
@@ -173,6 +177,8 @@ struct RunRow: Sendable, Equatable {
   var conditions: String? = nil
   /// The tail of the run's output (migration `i29-run-detail`).
   var outputTail: String? = nil
+  /// How a stopped run ended (migration `run-stop-signal`).
+  var stop: String? = nil
 }
 
 /// A change the writer applies, in order.

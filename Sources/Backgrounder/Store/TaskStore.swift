@@ -191,12 +191,12 @@ final class TaskStore: Sendable {
           sql:
             """
             INSERT INTO run (taskId, attempt, startedAt, endedAt, outcome, reason, conditions,
-              outputTail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+              outputTail, stop) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ).execute(arguments: [
           run.taskId.rawValue, run.attempt, run.startedAt?.nanosecondsSince1970,
           run.endedAt.nanosecondsSince1970, run.outcome, run.reason, run.conditions,
-          run.outputTail,
+          run.outputTail, run.stop,
         ])
         try db.cachedStatement(
           sql: """

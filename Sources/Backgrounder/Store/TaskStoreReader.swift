@@ -167,7 +167,7 @@ public struct TaskStoreReader: Sendable {
     // Prepared once per connection: `status` asks this once per task.
     let statement = try db.cachedStatement(
       sql: """
-        SELECT attempt, startedAt, endedAt, outcome, reason, conditions, outputTail FROM run
+        SELECT attempt, startedAt, endedAt, outcome, reason, conditions, outputTail, stop FROM run
         WHERE taskId = ? ORDER BY id DESC LIMIT ?
         """)
     return try Row.fetchAll(statement, arguments: [id.rawValue, limit]).map { row in
@@ -175,7 +175,7 @@ public struct TaskStoreReader: Sendable {
         attempt: row[0],
         startedAt: (row[1] as Int64?).map { WallInstant(nanosecondsSince1970: $0).date },
         endedAt: WallInstant(nanosecondsSince1970: row[2]).date, outcome: row[3], reason: row[4],
-        conditions: row[5], outputTail: row[6])
+        conditions: row[5], outputTail: row[6], stop: row[7])
     }
   }
 

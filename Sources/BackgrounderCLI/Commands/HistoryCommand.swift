@@ -13,8 +13,9 @@ struct HistoryCommand: AsyncParsableCommand {
       Each run: when it started and ended, how long it took, the attempt, the outcome \
       (success, failure, retry, deferred, expired, interrupted, stopped, skipped) and the \
       reason, which for a failing command carries the end of its standard error; the \
-      conditions the run started under (link, metered, connectivity, power) and the tail of \
-      its output (the last 20 lines, at most 4 KiB) for runs recorded since they are kept.
+      conditions the run started under (link, metered, connectivity, power), how a stopped \
+      run ended ("stopped with SIGINT", "killed with SIGKILL after 30 s") and the tail of its \
+      output (the last 20 lines, at most 4 KiB) for runs recorded since they are kept.
 
       Read read-only from the store (safe while the daemon runs). The store keeps the newest \
       20 runs of each job.
@@ -96,6 +97,8 @@ struct HistoryRun: Encodable {
   var conditions: String?
   /// The last lines of its output.
   var outputTail: String?
+  /// How a stopped run ended: `stopped with SIGINT`, `killed with SIGKILL after 30 s`.
+  var stop: String?
 
   init(_ record: RunRecord) {
     attempt = record.attempt
@@ -105,6 +108,7 @@ struct HistoryRun: Encodable {
     reason = record.reason
     conditions = record.conditions
     outputTail = record.outputTail
+    stop = record.stop
   }
 
   /// Seconds from start to end; nil when the worker never started.
@@ -112,6 +116,7 @@ struct HistoryRun: Encodable {
 
   private enum CodingKeys: String, CodingKey {
     case attempt, startedAt, endedAt, durationSeconds, outcome, reason, conditions, outputTail
+    case stop
   }
 
   func encode(to encoder: any Encoder) throws {
@@ -124,6 +129,7 @@ struct HistoryRun: Encodable {
     try container.encode(reason, forKey: .reason)
     try container.encode(conditions, forKey: .conditions)
     try container.encode(outputTail, forKey: .outputTail)
+    try container.encode(stop, forKey: .stop)
   }
 
   /// `Sat 2026-11-28 02:10:00 CET → 02:10:01 CET (1.2 s)  failure  attempt 0  exit status 1:
@@ -152,6 +158,7 @@ struct HistoryRun: Encodable {
     }
     lines += reasonLines.dropFirst().map { "    \($0)" }
     if let conditions { lines.append("    started under: \(conditions)") }
+    if let stop { lines.append("    \(stop)") }
     if let outputTail, !outputTail.isEmpty {
       lines.append("    output:")
       lines += outputTail.split(separator: "\n", omittingEmptySubsequences: false).map {

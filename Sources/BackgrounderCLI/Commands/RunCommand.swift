@@ -35,7 +35,8 @@ struct RunCommand: AsyncParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "Time between SIGTERM and SIGKILL for a stopped job.", valueName: "duration"),
+      "Time between the stop signal and SIGKILL for a stopped job without stop-timeout (10s).",
+      valueName: "duration"),
     transform: DurationArgument.parse
   )
   var killGrace: DurationArgument?

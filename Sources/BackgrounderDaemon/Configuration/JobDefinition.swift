@@ -97,6 +97,12 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   }
   /// Encoded only when set.
   private var wakesSystem: Bool?
+  /// `stop-signal = "SIGINT"`: the signal that stops its runs; SIGTERM when nil. Encoded only
+  /// when set.
+  public var stopSignal: Int32?
+  /// `stop-timeout = "30s"`: how long a stopped run has before SIGKILL; the daemon's
+  /// `--kill-grace` (10 s) when nil. Encoded only when set.
+  public var stopTimeout: Duration?
 
   /// A job with the given id, command and schedule and every other setting at its default.
   public init(id: String, command: [String], schedule: Schedule) {

@@ -7,6 +7,7 @@ enum JobReader {
       "id", "command", "every", "flex", "once", "delay", "network", "requires-charging",
       "requires-battery-not-low", "budget", "backoff", "environment", "working-directory",
       "expedited", "inherit-environment", "inhibit", "wake-system", "environment-file",
+      "stop-signal", "stop-timeout",
     ] + CalendarSettingsReader.keys + PrioritySettingsReader.keys + PlaceKeys.keys
     + JobAlertsReader.jobKeys
 
@@ -60,10 +61,34 @@ enum JobReader {
       definition.inhibit = mode
     }
     definition.wakeSystem = try job.bool("wake-system") ?? false
+    try readStop(job, id: id, into: &definition)
     if let (key, message) = JobValidation.problem(with: definition) {
       throw job.error(key, message)
     }
     return definition
+  }
+
+  /// `stop-signal` (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2, with or without
+  /// `SIG`, any case) and `stop-timeout` (1 s to 1 h).
+  private static func readStop(
+    _ job: TableReader, id: String, into definition: inout JobDefinition
+  ) throws(ConfigurationError) {
+    if let name = try job.string("stop-signal") {
+      guard let signal = StopSignal.parse(name) else {
+        throw job.error(
+          "stop-signal",
+          "job \(id): expected SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2, got "
+            + "\"\(name)\" (SIGKILL and SIGSTOP cannot be stop signals)")
+      }
+      definition.stopSignal = signal
+    }
+    if let timeout = try job.duration("stop-timeout") {
+      guard StopSignal.timeoutRange.contains(timeout) else {
+        throw job.error(
+          "stop-timeout", "job \(id): must be from 1s to 1h, got \(timeout)")
+      }
+      definition.stopTimeout = timeout
+    }
   }
 
   private static func schedule(

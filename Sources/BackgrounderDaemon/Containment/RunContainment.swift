@@ -4,7 +4,7 @@ import Logging
 /// Makes sure no process of a run outlives it: every run is its own session and process group,
 /// in its own cgroup when a writable cgroup v2 subtree is available, and recorded on disk while
 /// it runs. When the run ends — however it ends — what is left of its group and cgroup gets
-/// SIGTERM, then SIGKILL after the grace period, and is reaped.
+/// its stop signal (SIGTERM by default), then SIGKILL after the grace period, and is reaped.
 public struct RunContainment: Sendable {
   let cgroups: RunCgroups?
   let registry: RunRegistry?
@@ -76,16 +76,21 @@ public struct RunContainment: Sendable {
     live.update(scope)
   }
 
-  /// Ends every remaining process of `scope` (SIGTERM, then SIGKILL after `grace`), reaps the
-  /// ones that came back to the daemon, removes the run's cgroup and record. Not cancellable:
-  /// it runs to the end even when the calling task was cancelled.
-  func end(_ scope: RunScope, grace: Duration) async {
+  /// Ends every remaining process of `scope` (`signal`, then SIGKILL after `grace`), reaps the
+  /// ones that came back to the daemon, removes the run's cgroup and record; returns the last
+  /// signal it had to send, nil when nothing was left. Not cancellable: it runs to the end even
+  /// when the calling task was cancelled.
+  @discardableResult
+  func end(_ scope: RunScope, signal: Int32 = SIGTERM, grace: Duration) async -> Int32? {
     let sweep = ProcessSweep(scope: scope)
-    await Task.detached {
+    let sent = await Task.detached { () -> Int32? in
+      var sent: Int32?
       if !sweep.isEmpty() {
-        sweep.signal(SIGTERM)
+        sweep.signal(signal)
+        sent = signal
         if await !sweep.waitUntilEmpty(timeout: grace) {
           sweep.signal(SIGKILL)
+          sent = SIGKILL
           if await !sweep.waitUntilEmpty(timeout: .seconds(5)) {
             logger.warning(
               "processes of a finished run are still there after SIGKILL",
@@ -94,9 +99,11 @@ public struct RunContainment: Sendable {
         }
       }
       if let cgroup = scope.cgroup { RunCgroups.remove(cgroup) }
+      return sent
     }.value
     live.remove(runID: scope.runID)
     registry?.remove(runID: scope.runID)
+    return sent
   }
 
   private func record(_ scope: RunScope) {

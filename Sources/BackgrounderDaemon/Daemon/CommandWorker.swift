@@ -62,9 +62,11 @@ public struct CommandWorker: Worker {
     let lock = inhibitor?.hold(jobID: job.id, mode: context.inhibitPolicy)
     let outcome = await runner.run(
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
-      jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background)
+      jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background,
+      stopSignal: job.stopSignal ?? SIGTERM, stopTimeout: job.stopTimeout)
     lock?.release()
     if !outcome.outputTail.isEmpty { context.recordOutputTail(outcome.outputTail) }
+    if let stopped = outcome.stopped { context.recordStop(stopped) }
     return Self.result(of: outcome)
   }
 

@@ -21,8 +21,9 @@ public final class Daemon: Service {
     public var sysfsRoot: String = "/sys"
     /// Overrides `[metrics] file`.
     public var metricsFile: String?
-    /// Time between SIGTERM and SIGKILL for a cancelled command.
-    public var killGracePeriod: Duration = .seconds(5)
+    /// Time between the stop signal and SIGKILL for a stopped command whose job has no
+    /// `stop-timeout`.
+    public var killGracePeriod: Duration = .seconds(10)
     /// Signals that start a graceful shutdown.
     public var shutdownSignals: [UnixSignal] = [.sigterm, .sigint]
     /// Test hook (`BACKGROUNDER_TEST_HOOK=stall-dispatch`): right after `READY=1` the dispatch
@@ -104,6 +105,12 @@ public final class Daemon: Service {
       concurrencyLimit: configuration.maxConcurrentJobs,
       finishedRetention: Self.finishedRetention)
     sources.configure(&runtimeConfiguration)
+    // A stopped run gets its job's stop-timeout, then SIGKILL and up to 5 s of reaping, before
+    // the runtime gives up waiting for its worker (jobs added by a reload with a longer
+    // stop-timeout are still killed in time, only their record lacks how they ended).
+    let longestStop = configuration.jobs.compactMap(\.stopTimeout).max() ?? .zero
+    runtimeConfiguration.gracePeriod = max(
+      runtimeConfiguration.gracePeriod, max(options.killGracePeriod, longestStop) + .seconds(10))
     runtimeConfiguration.storeOpenPath = storeLock.storeOpenPath
     // A store deleted or replaced under the daemon: its writes are refused from the first one
     // after the change, and the daemon stops (exit ≠ 0) so that systemd starts it on the file

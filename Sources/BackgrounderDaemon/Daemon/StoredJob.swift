@@ -99,6 +99,8 @@ private struct JobDocument: Codable {
   var interfaces: [String]?
   var requiresMount: String?
   var requiresReachable: String?
+  var stopSignal: Int32?
+  var stopTimeout: Int64?
 
   enum CodingKeys: String, CodingKey {
     case id, command, every, flex, once, delay, network, budget, backoff, environment, expedited
@@ -117,6 +119,8 @@ private struct JobDocument: Codable {
     case ssids, interfaces
     case requiresMount = "requires-mount"
     case requiresReachable = "requires-reachable"
+    case stopSignal = "stop-signal"
+    case stopTimeout = "stop-timeout"
   }
 
   init(_ job: JobDefinition) {
@@ -158,6 +162,8 @@ private struct JobDocument: Codable {
     interfaces = job.interfaces
     requiresMount = job.requiresMount
     requiresReachable = job.requiresReachable
+    stopSignal = job.stopSignal
+    stopTimeout = job.stopTimeout?.storedNanoseconds
   }
 
   /// The stored priority keys, or nil when none was stored (the background defaults).
@@ -208,6 +214,8 @@ private struct JobDocument: Codable {
     job.interfaces = interfaces
     job.requiresMount = requiresMount
     job.requiresReachable = requiresReachable
+    job.stopSignal = stopSignal
+    job.stopTimeout = stopTimeout.map(Duration.nanoseconds)
     return job
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Logging
 import Subprocess
 
@@ -27,16 +28,22 @@ public struct CommandOutcome: Sendable, Equatable {
   public var errorTail: String = ""
   /// The kernel's OOM killer ended a process of the run for exceeding its `memory-max`.
   public var exceededMemoryMax = false
+  /// How a stopped (cancelled) run ended, for its record: `stopped with SIGINT` or
+  /// `killed with SIGKILL after 30 s`; nil when it was not stopped.
+  public var stopped: String?
 }
 
 /// Runs an argv directly (no shell) in its own session and process group (and its own cgroup
 /// when the containment has them), logging every output line with the job id. Both pipes are
 /// read to the end whatever the line length; lines are logged escaped, truncated at 4 KiB and
-/// at most at the rate limiter's pace. Cancelling the calling task sends SIGTERM to the whole
-/// process group, then SIGKILL after `gracePeriod`; whatever is left of the run when it ends —
-/// however it ends — is ended the same way by `RunContainment`.
+/// at most at the rate limiter's pace. Cancelling the calling task sends the stop signal
+/// (SIGTERM unless the job's `stop-signal` says otherwise) to the whole process group, then
+/// SIGKILL after the stop timeout (`gracePeriod` unless the job's `stop-timeout` says
+/// otherwise); whatever is left of the run when it ends — however it ends — is ended the same
+/// way by `RunContainment`.
 public struct CommandRunner: Sendable {
-  /// Time between SIGTERM and SIGKILL when the run is cancelled or leaves processes behind.
+  /// Time between the stop signal and SIGKILL when the run is cancelled or leaves processes
+  /// behind, for a run that does not bring its own `stopTimeout`.
   public var gracePeriod: Duration
   public var logger: Logger
   /// Where runs are contained and recorded.
@@ -48,7 +55,7 @@ public struct CommandRunner: Sendable {
   public var logLinesPerSecond = 50
 
   public init(
-    gracePeriod: Duration = .seconds(5), containment: RunContainment? = nil, logger: Logger
+    gracePeriod: Duration = .seconds(10), containment: RunContainment? = nil, logger: Logger
   ) {
     self.gracePeriod = gracePeriod
     self.logger = logger
@@ -57,11 +64,14 @@ public struct CommandRunner: Sendable {
 
   /// Runs `argv` with exactly `environment` at `priority`, returning once the process and
   /// everything else of the run is gone. Its log lines carry the job id, the run id and
-  /// `attempt` when given.
+  /// `attempt` when given. A stop sends it `stopSignal`, then SIGKILL after `stopTimeout`
+  /// (``gracePeriod`` when nil).
   public func run(
     argv: [String], environment: [String: String], workingDirectory: String?, jobID: String,
-    attempt: Int? = nil, priority: RunPriority = .background
+    attempt: Int? = nil, priority: RunPriority = .background, stopSignal: Int32 = SIGTERM,
+    stopTimeout: Duration? = nil
   ) async -> CommandOutcome {
+    let stopTimeout = stopTimeout ?? gracePeriod
     guard let program = argv.first else {
       return CommandOutcome(termination: .failedToStart("empty command"), outputTail: "")
     }
@@ -82,11 +92,15 @@ public struct CommandRunner: Sendable {
     var options = PlatformOptions()
     options.createSession = true
     options.teardownSequence = [
-      .gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: gracePeriod),
+      .send(
+        signal: Signal(rawValue: stopSignal), toProcessGroup: true,
+        allowedDurationToNextStep: stopTimeout),
       .send(signal: .kill, toProcessGroup: true, allowedDurationToNextStep: .seconds(1)),
     ]
     let clock = ContinuousClock()
     let origin = clock.now
+    // When the run was stopped (the calling task cancelled), for its record.
+    let stopAt = Lock<ContinuousClock.Instant?>(nil)
     var metadata: Logger.Metadata = ["job": "\(jobID)", "run": "\(scope.runID)"]
     if let attempt { metadata["attempt"] = "\(attempt)" }
     let output = RunOutput(
@@ -96,31 +110,35 @@ public struct CommandRunner: Sendable {
     let lineLength = maxLoggedLineLength
     var outcome: CommandOutcome
     do {
-      let result = try await Subprocess.run(
-        .path(FilePath(launch[0])),
-        arguments: Arguments(Array(launch.dropFirst())),
-        environment: .custom(keys),
-        workingDirectory: workingDirectory.map { FilePath($0) },
-        platformOptions: options,
-        input: .none,
-        output: .sequence,
-        error: .sequence
-      ) { execution in
-        containment.started(&scope, pid: execution.processIdentifier.value)
-        await RunPriorityControl.release(
-          execution.processIdentifier.value,
-          descriptor: execution.processIdentifier.processDescriptor, at: priority, jobID: jobID,
-          logger: logger)
-        metadata["pid"] = "\(execution.processIdentifier.value)"
-        output.started(pid: execution.processIdentifier.value)
-        await withTaskGroup(of: Void.self) { group in
-          group.addTask {
-            await Self.drain(execution.standardOutput, .stdout, output, lineLength)
-          }
-          group.addTask {
-            await Self.drain(execution.standardError, .stderr, output, lineLength)
+      let result = try await withTaskCancellationHandler {
+        try await Subprocess.run(
+          .path(FilePath(launch[0])),
+          arguments: Arguments(Array(launch.dropFirst())),
+          environment: .custom(keys),
+          workingDirectory: workingDirectory.map { FilePath($0) },
+          platformOptions: options,
+          input: .none,
+          output: .sequence,
+          error: .sequence
+        ) { execution in
+          containment.started(&scope, pid: execution.processIdentifier.value)
+          await RunPriorityControl.release(
+            execution.processIdentifier.value,
+            descriptor: execution.processIdentifier.processDescriptor, at: priority, jobID: jobID,
+            logger: logger)
+          metadata["pid"] = "\(execution.processIdentifier.value)"
+          output.started(pid: execution.processIdentifier.value)
+          await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+              await Self.drain(execution.standardOutput, .stdout, output, lineLength)
+            }
+            group.addTask {
+              await Self.drain(execution.standardError, .stderr, output, lineLength)
+            }
           }
         }
+      } onCancel: {
+        stopAt.withLock { if $0 == nil { $0 = clock.now } }
       }
       let termination: CommandOutcome.Termination =
         switch result.terminationStatus {
@@ -140,7 +158,12 @@ public struct CommandRunner: Sendable {
     if let cgroup = scope.cgroup {
       outcome.exceededMemoryMax = RunPriorityControl.oomKills(in: cgroup) > 0
     }
-    await containment.end(scope, grace: gracePeriod)
+    let swept = await containment.end(scope, signal: stopSignal, grace: stopTimeout)
+    if let stopped = stopAt.withLock({ $0 }) {
+      outcome.stopped = StopSignal.record(
+        signal: stopSignal, after: stopped.duration(to: clock.now),
+        killed: swept == SIGKILL || outcome.termination == .signaled(SIGKILL))
+    }
     return outcome
   }
 

@@ -4,8 +4,8 @@ import Testing
 
 @testable import Backgrounder
 
-/// `run.conditions` and `run.outputTail` (migration `i29-run-detail`): their words, their bound,
-/// and that a run record keeps them in the store.
+/// `run.conditions` and `run.outputTail` (migration `i29-run-detail`) and `run.stop` (migration
+/// `run-stop-signal`): their words, their bound, and that a run record keeps them in the store.
 @Suite(.timeLimit(.minutes(1)))
 struct RunDetailTests {
   private let t0 = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
@@ -41,7 +41,7 @@ struct RunDetailTests {
     #expect(RunDetail.bounded(String(repeating: "x", count: 4097)).utf8.count == 4096)
   }
 
-  @Test("a run record keeps its conditions and output tail; old rows read as nil")
+  @Test("a run record keeps its conditions, output tail and stop; old rows read as nil")
   func storedWithTheRun() throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -66,10 +66,16 @@ struct RunDetailTests {
               outcome: "success", reason: nil,
               conditions: "eth0, unmetered, internet full; "
                 + "power unknown", outputTail: "one\ntwo")),
+          .appendRun(
+            RunRow(
+              taskId: taskId, attempt: 0, startedAt: t0, endedAt: t0.advanced(by: .seconds(3)),
+              outcome: "expired", reason: "budget of 1s expired", stop: "stopped with SIGINT")),
         ], in: db, historyLimit: 5)
     }
     let runs = try #require(try TaskStoreReader(path: path).task(taskId)?.recentRuns)
-    #expect(runs.map(\.conditions) == ["eth0, unmetered, internet full; power unknown", nil])
-    #expect(runs.map(\.outputTail) == ["one\ntwo", nil])
+    #expect(
+      runs.map(\.conditions) == [nil, "eth0, unmetered, internet full; power unknown", nil])
+    #expect(runs.map(\.outputTail) == [nil, "one\ntwo", nil])
+    #expect(runs.map(\.stop) == ["stopped with SIGINT", nil, nil])
   }
 }

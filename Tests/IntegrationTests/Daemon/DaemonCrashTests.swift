@@ -125,7 +125,8 @@ struct DaemonCrashTests {
         id: id, script: "trap '' TERM; sleep 60 & echo $$ > \(pidFile); wait",
         schedule: "once = true"))
 
-    let daemon = try harness.startDaemon()
+    // A 5 s grace (the default is 10 s, the job's default stop-timeout) keeps the exit in 10 s.
+    let daemon = try harness.startDaemon(arguments: ["--kill-grace", "5s"])
     let group = try await daemonEventually("the job to start", describe: harness.describe()) {
       workspace.lines(of: "pid").first.flatMap { Int32($0) }
     }
