@@ -27,7 +27,7 @@ struct DaemonScheduleFloorTests {
       let output = result.stdout + result.stderr
       #expect(result.status != 0, "\(verb): \(result)")
       #expect(
-        output.contains("job[0].calendar") && output.contains(Self.subSecond)
+        output.contains("job \"dev.e2e.spin\": calendar") && output.contains(Self.subSecond)
           && output.contains("0.000001s") && output.contains("shorter than 1s"),
         "\(verb): \(result)")
     }
