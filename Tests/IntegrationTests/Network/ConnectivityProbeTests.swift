@@ -140,9 +140,16 @@ struct ConnectivityProbeTests {
     try await body(monitor, network, clock)
   }
 
+  /// How long a test waits for the prober's verdict: beyond the probe's own 20 s deadline, so
+  /// only a probe that never answers fails the wait (10 s was missed in a full-suite run on a
+  /// fresh CI clone, 2026-11-28, where the probe alone answers in 0.2 s).
+  static let verdictWait: Duration = .seconds(30)
+
   @Test func rightAnswerIsFullConnectivity() async throws {
     try await probe("http://192.0.2.254/generate_204") { monitor, _, _ in
-      let status = try await monitor.firstStatus("probe answered") { $0.connectivity != .unknown }
+      let status = try await monitor.firstStatus("probe answered", timeout: Self.verdictWait) {
+        $0.connectivity != .unknown
+      }
       #expect(status.connectivity == .full)
       #expect(status.connectivitySource == .probe)
     }
@@ -150,7 +157,9 @@ struct ConnectivityProbeTests {
 
   @Test func redirectIsACaptivePortal() async throws {
     try await probe("http://192.0.2.254/redirect") { monitor, _, _ in
-      let status = try await monitor.firstStatus("probe answered") { $0.connectivity != .unknown }
+      let status = try await monitor.firstStatus("probe answered", timeout: Self.verdictWait) {
+        $0.connectivity != .unknown
+      }
       #expect(status.connectivity == .portal)
     }
   }
@@ -178,13 +187,17 @@ struct ConnectivityProbeTests {
   @Test func wrongBodyIsAPortalUntilARetryGetsTheRightOne() async throws {
     try await probe("http://192.0.2.254/check", serving: "<html>Hotel WiFi login</html>") {
       monitor, network, clock in
-      let portal = try await monitor.firstStatus("portal") { $0.connectivity == .portal }
+      let portal = try await monitor.firstStatus("portal", timeout: Self.verdictWait) {
+        $0.connectivity == .portal
+      }
       #expect(portal.primary == "veth0")
       // The retry waits for the backoff on the injected clock; nothing is probed before.
       await clock.waitForSleepers { _ in true }
       try network.setBody("backgrounder-ok")
       clock.advance(by: .seconds(10))
-      let full = try await monitor.firstStatus("full after the retry") { $0.connectivity == .full }
+      let full = try await monitor.firstStatus("full after the retry", timeout: Self.verdictWait) {
+        $0.connectivity == .full
+      }
       #expect(full.connectivitySource == .probe)
     }
   }
