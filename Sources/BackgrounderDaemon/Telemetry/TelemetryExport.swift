@@ -79,6 +79,13 @@ final class TelemetryExport: Sendable {
     }
   }
 
+  /// An armed retry holds no reference to the export (only its clock and wake-up), so an export
+  /// dropped without ``run(events:)`` ending (a test driving ``exportPending()`` itself) would
+  /// leave it asleep until its deadline, up to a day: it is cancelled here.
+  deinit {
+    state.withLock { $0.retry?.cancel() }
+  }
+
   /// No export before this; nil: none pending.
   var notBefore: Date? { state.withLock { $0.notBefore } }
 
