@@ -7,19 +7,8 @@ import Testing
 /// The `ssids`, `interfaces` and `requires-mount` keys of a `[[job]]`: read into the job, carried
 /// to the runtime's constraints, and each mistake named with its line and key.
 @Suite struct PlaceKeysTests {
-  private let locations = DefaultLocations(
-    configPath: "/cfg/config.toml", storePath: "/state/default.sqlite",
-    controlSocketPath: "/run/test/control.sock")
-
   private func parse(_ jobKeys: String) throws(ConfigurationError) -> JobDefinition? {
-    let text = """
-      [[job]]
-      id = "dev.example.backup"
-      command = ["restic", "backup"]
-      every = "1h"
-      \(jobKeys)
-      """
-    return try ConfigurationLoader.parse(text, path: "jobs.toml", locations: locations).jobs.first
+    try parseJob(id: "dev.example.backup", jobKeys)
   }
 
   @Test func readsTheKeysIntoTheConstraints() throws {

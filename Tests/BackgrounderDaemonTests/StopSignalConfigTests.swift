@@ -6,19 +6,8 @@ import Testing
 /// The `stop-signal` and `stop-timeout` keys of a `[[job]]`: the signals a job may stop with,
 /// the timeout's range, and each mistake named with the job id and the key.
 @Suite struct StopSignalConfigTests {
-  private let locations = DefaultLocations(
-    configPath: "/cfg/config.toml", storePath: "/state/default.sqlite",
-    controlSocketPath: "/run/test/control.sock")
-
   private func parse(_ jobKeys: String) throws(ConfigurationError) -> JobDefinition? {
-    let text = """
-      [[job]]
-      id = "dev.example.restic"
-      command = ["restic", "backup"]
-      every = "1h"
-      \(jobKeys)
-      """
-    return try ConfigurationLoader.parse(text, path: "jobs.toml", locations: locations).jobs.first
+    try parseJob(id: "dev.example.restic", jobKeys)
   }
 
   @Test(
