@@ -1,4 +1,5 @@
 import Backgrounder
+import BackgrounderDaemon
 import Foundation
 import PowerSource
 import Reachability
@@ -80,12 +81,56 @@ import Testing
 
   private func expected(
     _ microseconds: Int64, _ network: NetworkStatus, _ power: PowerStatus, tasks: [TaskStatus]?,
-    health: HealthReport, daemon: DaemonSection.Report
+    health: HealthReport, daemon: DaemonSection.Report, daemonView: DaemonView? = nil
   ) throws -> String {
     let document = StatusDocument(
       observedAt: NetworkTimestamp.rfc3339(microseconds: microseconds), network: network,
-      power: power, tasks: tasks, health: health, daemon: daemon)
+      power: power, tasks: tasks, health: health, daemon: daemon, daemonView: daemonView)
     return try Output.json(document) + "\n"
+  }
+
+  /// Issue #34: a line of the daemon's view is the document with its view, `"viewOf":
+  /// "daemon"`, and its `network` and `power` are the daemon's, whatever ours are; a line of
+  /// our own after it says `"client"`.
+  @Test func daemonViewLinesAreLabelledAndCarryTheDaemonsView() throws {
+    var encoder = StatusLineEncoder()
+    var view = DaemonView(network: Self.networks[1], power: Self.powers[1])
+    view.networkNamespace = "net:[4026531840]"
+    let daemon = DaemonSection.Report(running: true, pid: 42)
+    let time: Int64 = 1_763_890_000_123_456
+    for (network, daemonView) in [
+      (Self.networks[2], view), (Self.networks[2], nil), (Self.networks[3], view),
+    ] as [(NetworkStatus, DaemonView?)] {
+      let line = String(
+        decoding: try encoder.line(
+          observedAt: time, network: network, power: Self.powers[0], tasks: [], health: Self.health,
+          daemon: daemon, daemonView: daemonView), as: UTF8.self)
+      #expect(
+        line
+          == (try expected(
+            time, network, Self.powers[0], tasks: [], health: Self.health, daemon: daemon,
+            daemonView: daemonView)))
+      let object = try #require(
+        try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+      let networkObject = try #require(object["network"] as? [String: Any])
+      let powerObject = try #require(object["power"] as? [String: Any])
+      if daemonView != nil {
+        #expect(object["viewOf"] as? String == "daemon")
+        #expect(networkObject["primary"] as? String == "wlan0")
+        #expect(networkObject["networkNamespace"] as? String == "net:[4026531840]")
+        #expect(powerObject["batteryLow"] as? Bool == true && powerObject["supplies"] == nil)
+      } else {
+        #expect(object["viewOf"] as? String == "client")
+        #expect(networkObject["links"] != nil && powerObject["supplies"] != nil)
+      }
+    }
+    let text = String(
+      decoding: encoder.textLine(observedAt: time, daemonView: view), as: UTF8.self)
+    #expect(
+      text.hasPrefix(
+        "2025-11-23T09:26:40.123456Z the daemon's view (net:[4026531840]): reachable via wlan0 "
+          + "(wifi), metered: yes"),
+      "\(text)")
   }
 
   @Test func everyLineIsTheEncodersDocumentAsSectionsChangeAndRepeat() throws {

@@ -184,6 +184,8 @@ struct StatusCommand: AsyncParsableCommand {
             do {
               for try await change in changes {
                 if change.change == .network {
+                  // The view first: our own status the hints settle is not printed over it.
+                  watch.daemonViewChanged(change.view)
                   if let daemonHints = change.hints { monitor.updateHints { $0 = daemonHints } }
                 } else {
                   watch.taskChanged(change)

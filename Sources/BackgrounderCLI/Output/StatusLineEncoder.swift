@@ -1,4 +1,5 @@
 import Backgrounder
+import BackgrounderDaemon
 import Foundation
 import Memo
 import PowerSource
@@ -31,9 +32,11 @@ struct StatusLineEncoder {
 
   /// The text `--watch` line (``NetworkStatusText/line(_:observedAt:)`` and the power summary),
   /// newline included; the links and power parts are rendered again only when they changed.
-  mutating func textLine(observedAt microseconds: Int64, network: NetworkStatus, power: PowerStatus)
-    -> [UInt8]
-  {
+  /// `label` (e.g. `own view (the daemon is away):`) goes after the time.
+  mutating func textLine(
+    observedAt microseconds: Int64, network: NetworkStatus, power: PowerStatus,
+    label: String? = nil
+  ) -> [UInt8] {
     if linksText.map({ !Self.sameLinksText($0.links, network.links) }) ?? true {
       linksText = (network.links, NetworkStatusText.links(network.links))
     }
@@ -42,6 +45,7 @@ struct StatusLineEncoder {
     bytes.reserveCapacity(256)
     timestamps.append(microseconds: microseconds, to: &bytes)
     bytes.append(UInt8(ascii: " "))
+    if let label { bytes += "\(label) ".utf8 }
     bytes += verdict(network).utf8
     bytes += " | links ".utf8
     bytes += linksText!.text.utf8
@@ -76,10 +80,34 @@ struct StatusLineEncoder {
     return true
   }
 
-  /// The line for this status, newline included.
+  /// The text `--watch` line of the daemon's view (`daemonView`), labelled as the daemon's:
+  /// `TIME the daemon's view (net:[…]): reachable via IF (TYPE), metered: yes (REASON) | power:
+  /// …`, newline included.
+  mutating func textLine(observedAt microseconds: Int64, daemonView view: DaemonView) -> [UInt8] {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(256)
+    timestamps.append(microseconds: microseconds, to: &bytes)
+    let namespace = view.networkNamespace.map { " (\($0))" } ?? ""
+    var network = "not reachable"
+    if view.reachable, let link = view.primaryLink {
+      let type = view.primaryLinkType.map { " (\($0))" } ?? ""
+      let reason = view.meteredReason.map { " (\(NetworkStatusText.escaped($0)))" } ?? ""
+      network =
+        "reachable via \(NetworkStatusText.escaped(link))\(type), metered: "
+        + "\(view.metered ? "yes" : "no")\(reason)"
+    }
+    bytes += " the daemon's view\(namespace): \(network) | power: ".utf8
+    bytes += powerSummary(view.powerStatus).utf8
+    bytes.append(UInt8(ascii: "\n"))
+    return bytes
+  }
+
+  /// The line for this status, newline included; with `daemonView`, its `network` and `power`
+  /// are the daemon's view and `viewOf` says `"daemon"` (else `"client"`).
   mutating func line(
     observedAt microseconds: Int64, network: NetworkStatus, power: PowerStatus,
-    tasks: [TaskStatus]?, health: HealthReport, daemon: DaemonSection.Report
+    tasks: [TaskStatus]?, health: HealthReport, daemon: DaemonSection.Report,
+    daemonView: DaemonView? = nil
   ) throws -> [UInt8] {
     writer.reset()
     writer.beginObject()
@@ -88,15 +116,25 @@ struct StatusLineEncoder {
     writer.key("health")
     writer.raw(try self.health.encoded(health))
     writer.key("network")
-    writer.raw(networks.json(of: network))
+    if let daemonView {
+      writer.raw(Array(try Output.jsonData(DaemonNetworkView(view: daemonView))))
+    } else {
+      writer.raw(networks.json(of: network))
+    }
     writer.key("observedAt")
     var timestamps = self.timestamps
     writer.unescapedString { timestamps.append(microseconds: microseconds, to: &$0) }
     self.timestamps = timestamps
     writer.key("power")
-    writer.raw(try self.power.encoded(power))
+    if let daemonView {
+      writer.raw(Array(try Output.jsonData(DaemonPowerView(view: daemonView))))
+    } else {
+      writer.raw(try self.power.encoded(power))
+    }
     writer.key("tasks")
     if let tasks { writer.raw(try self.tasks.encoded(tasks)) } else { writer.null() }
+    writer.key("viewOf")
+    writer.string(daemonView == nil ? ViewOf.client.rawValue : ViewOf.daemon.rawValue)
     writer.endObject()
     writer.newline()
     return writer.bytes

@@ -1,5 +1,6 @@
 import BackgrounderDaemon
 import Foundation
+import PowerSource
 
 /// The `daemon` section of `status`: asks the control socket who serves the store. No answer
 /// means no daemon runs it; a socket we may not use is reported with its reason.
@@ -108,12 +109,35 @@ struct DaemonSection: Sendable {
     return lines
   }
 
-  /// The daemon's network view when it can differ from this process's: the daemon runs in
-  /// another network namespace. Labelled as the daemon's; nil when the views are the same.
+  /// The daemon's view when it can differ from this process's, nil when the views are the
+  /// same or no daemon answered. They can differ when the daemon runs in another network
+  /// namespace than this process (a client in a container sharing the socket, or in another
+  /// `ip netns`): the namespace ids (`net:[INODE]`, unique on the machine) differ, or this
+  /// process cannot read its own. The power view is the machine's either way, but shown with
+  /// the network view it gates jobs with: one view, one owner.
+  static func viewElsewhere(_ report: Report) -> DaemonView? {
+    guard report.running, let view = report.view, isElsewhere(view) else { return nil }
+    return view
+  }
+
+  /// Whether `view` is from another network namespace than this process's.
+  static func isElsewhere(_ view: DaemonView) -> Bool {
+    let own = clientNetworkNamespace
+    return own == nil || view.networkNamespace != own
+  }
+
+  /// This process's network namespace (every thread of the CLI shares it), read once.
+  private static let clientNetworkNamespace = DaemonView.currentNetworkNamespace()
+
+  /// The daemon's network view when it can differ from this process's (``viewElsewhere(_:)``),
+  /// labelled as the daemon's; nil when the views are the same.
   static func networkLines(_ report: Report) -> [String]? {
-    guard report.running, let view = report.view,
-      view.networkNamespace != DaemonView.currentNetworkNamespace()
-    else { return nil }
+    guard let view = viewElsewhere(report) else { return nil }
+    return networkLines(view)
+  }
+
+  /// The daemon's network view, labelled as the daemon's.
+  static func networkLines(_ view: DaemonView) -> [String] {
     let namespace = view.networkNamespace.map { " in \($0)" } ?? ""
     guard view.reachable, let link = view.primaryLink else {
       return [
@@ -147,5 +171,61 @@ struct DaemonSection: Sendable {
           ? "  inhibitor: \(lock.job) holds a \(lock.mode) lock"
           : "  inhibitor: \(lock.job) has no \(lock.mode) lock (asked for, not given)"
       }
+  }
+}
+
+/// Whose network and power view a `status --json` document or `--watch --json` line shows, its
+/// `viewOf` key: `"daemon"` when the running daemon's view can differ from the client's (it
+/// runs in another network namespace) and it answered, then `network` and `power` are the
+/// daemon's (``DaemonNetworkView``, ``DaemonPowerView``); else `"client"`, this process's own.
+enum ViewOf: String, Encodable {
+  case daemon, client
+}
+
+/// The `network` section when it is the daemon's view (`"viewOf": "daemon"`): the keys of the
+/// client's section that the daemon sends (`reachable`, `metered`, `primary`), plus
+/// `primaryType`, `meteredReason` (in words) and `networkNamespace` (the daemon's).
+struct DaemonNetworkView: Encodable {
+  var view: DaemonView
+
+  private enum CodingKeys: String, CodingKey {
+    case reachable, metered, primary, primaryType, meteredReason, networkNamespace
+  }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(view.reachable, forKey: .reachable)
+    try container.encode(view.metered, forKey: .metered)
+    try container.encode(view.primaryLink, forKey: .primary)
+    try container.encode(view.primaryLinkType, forKey: .primaryType)
+    try container.encode(view.meteredReason, forKey: .meteredReason)
+    try container.encode(view.networkNamespace, forKey: .networkNamespace)
+  }
+}
+
+/// The `power` section when it is the daemon's view (`"viewOf": "daemon"`): `externalPower`,
+/// `charging`, `batteryPercent`, `batteryLow` (no `supplies`).
+struct DaemonPowerView: Encodable {
+  var view: DaemonView
+
+  private enum CodingKeys: String, CodingKey {
+    case externalPower, charging, batteryPercent, batteryLow
+  }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(view.externalPower, forKey: .externalPower)
+    try container.encode(view.charging, forKey: .charging)
+    try container.encode(view.batteryPercent, forKey: .batteryPercent)
+    try container.encode(view.batteryLow, forKey: .batteryLow)
+  }
+}
+
+extension DaemonView {
+  /// The power part as a ``PowerStatus`` (without supplies), for the words of a power line.
+  var powerStatus: PowerStatus {
+    PowerStatus(
+      externalPower: externalPower, charging: charging, batteryPercent: batteryPercent,
+      batteryLow: batteryLow, supplies: [])
   }
 }

@@ -15,17 +15,27 @@ extension StatusDocument {
     json.key("health")
     json.raw(try Output.json(health))
     json.key("network")
-    var network = JSONLineWriter()
-    network.network(self.network)
-    json.raw(bytes: network.bytes)
+    if let daemonView {
+      json.raw(try Output.json(DaemonNetworkView(view: daemonView)))
+    } else {
+      var network = JSONLineWriter()
+      network.network(self.network)
+      json.raw(bytes: network.bytes)
+    }
     if let observedAt {
       json.key("observedAt")
       json.string(observedAt)
     }
     json.key("power")
-    json.raw(try Output.json(power))
+    if let daemonView {
+      json.raw(try Output.json(DaemonPowerView(view: daemonView)))
+    } else {
+      json.raw(try Output.json(power))
+    }
     json.key("tasks")
     TaskListJSON.append(tasks, to: &json)
+    json.key("viewOf")
+    json.string(viewOf.rawValue)
     json.ascii("}")
     json.ascii("\n")
     return json.bytes

@@ -44,15 +44,20 @@ struct StatusPrinter {
     if json {
       let document = StatusDocument(
         observedAt: nil, network: network, power: power, tasks: taskList,
-        health: healthReport, daemon: daemonReport)
+        health: healthReport, daemon: daemonReport,
+        daemonView: DaemonSection.viewElsewhere(daemonReport))
       Output.line(bytes: try document.jsonLine())
     } else {
       let configChanged = healthReport.problems.contains { $0.kind == .configRestartNeeded }
       // One truth: a daemon in another network namespace gates its jobs by its own view.
-      var lines =
-        DaemonSection.networkLines(daemonReport).map { [$0.joined(separator: "\n")] }
-        ?? [NetworkStatusText.report(network, configChanged: configChanged)]
-      lines += renderPower(power)
+      var lines: [String]
+      if let view = DaemonSection.viewElsewhere(daemonReport) {
+        lines = DaemonSection.networkLines(view)
+        lines.append("Power (the daemon's view): " + powerSummary(view.powerStatus))
+      } else {
+        lines = [NetworkStatusText.report(network, configChanged: configChanged)]
+        lines += renderPower(power)
+      }
       lines += DaemonSection.text(daemonReport, socketPath: daemon.socketPath)
       lines +=
         taskList.map { TaskStatusText.report($0, storePath: tasks.storePath, now: now, wide: wide) }
@@ -64,18 +69,25 @@ struct StatusPrinter {
 
   /// One `--watch` line for a network or power change, newline included. In JSON it is the
   /// whole ``StatusDocument`` with `observedAt` (tasks, health and daemon as `sections` has
-  /// them: current); in text a one-line network and power summary.
+  /// them: current); in text a one-line network and power summary. With `daemonView` the
+  /// network and power are the daemon's view, labelled as such (`"viewOf": "daemon"`);
+  /// `ownLabel` labels this process's own view in text (JSON says `"viewOf": "client"`).
   func watchLine(
     network: NetworkStatus, power: PowerStatus, observedAt microseconds: Int64,
-    encoder: inout StatusLineEncoder, sections: inout WatchSections
+    encoder: inout StatusLineEncoder, sections: inout WatchSections,
+    daemonView: DaemonView? = nil, ownLabel: String? = nil
   ) throws -> [UInt8] {
     guard json else {
-      return encoder.textLine(observedAt: microseconds, network: network, power: power)
+      if let daemonView {
+        return encoder.textLine(observedAt: microseconds, daemonView: daemonView)
+      }
+      return encoder.textLine(
+        observedAt: microseconds, network: network, power: power, label: ownLabel)
     }
     let current = sections.sections()
     return try encoder.line(
       observedAt: microseconds, network: network, power: power, tasks: current.tasks,
-      health: current.health, daemon: current.daemon)
+      health: current.health, daemon: current.daemon, daemonView: daemonView)
   }
 
   /// One `--watch` line for a task change: `{"observedAt": …, "taskChange": {…}}` in JSON.

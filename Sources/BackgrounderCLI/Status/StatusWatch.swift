@@ -19,6 +19,11 @@ final class StatusWatch: Sendable {
     var power: PowerStatus
     var encoder = StatusLineEncoder()
     var sections: WatchSections
+    /// The followed daemon's view when it can differ from ours
+    /// (``DaemonSection/isElsewhere(_:)``): the lines show it instead of ours.
+    var daemonView: DaemonView?
+    /// A daemon elsewhere stopped: our own lines say they are ours until it answers again.
+    var daemonAway = false
   }
 
   private let printer: StatusPrinter
@@ -29,16 +34,30 @@ final class StatusWatch: Sendable {
     state = Lock(State(power: power, sections: WatchSections(printer: printer)))
   }
 
+  /// Our own network changed: a line, unless the daemon's view is shown.
   func networkChanged(_ status: NetworkStatus) {
     state.withLock { state in
       state.network = status
-      print(&state)
+      if state.daemonView == nil { print(&state) }
     }
   }
 
+  /// Our own power changed: a line, unless the daemon's view is shown.
   func powerChanged(_ status: PowerStatus) {
     state.withLock { state in
       state.power = status
+      if state.daemonView == nil { print(&state) }
+    }
+  }
+
+  /// The daemon pushed its view (a ``TaskChange/Kind/network`` change): shown, and a line,
+  /// when it can differ from ours and changed; else our own lines go on.
+  func daemonViewChanged(_ view: DaemonView?) {
+    state.withLock { state in
+      let shown = view.flatMap { DaemonSection.isElsewhere($0) ? $0 : nil }
+      if view != nil { state.daemonAway = false }  // it answers
+      guard shown != state.daemonView else { return }
+      state.daemonView = shown
       print(&state)
     }
   }
@@ -57,6 +76,12 @@ final class StatusWatch: Sendable {
   func daemonChanged(connected: Bool, missed: [TaskChange] = []) {
     state.withLock { state in
       state.sections.setFollowsDaemon(connected)
+      // Away, the daemon's last view is no longer known: our own, labelled as ours.
+      let fallsBack = !connected && state.daemonView != nil
+      if fallsBack {
+        state.daemonView = nil
+        state.daemonAway = true
+      }
       let microseconds = NetworkTimestamp.nowMicroseconds()
       report {
         if printer.json {
@@ -71,12 +96,14 @@ final class StatusWatch: Sendable {
             connected
               ? "\(observedAt) daemon answers again: task changes resume"
               : "\(observedAt) daemon stopped: network and power lines go on, task changes "
-                + "resume when it answers again")
+                + "resume when it answers again"
+                + (fallsBack ? "; this process's own view is shown until then" : ""))
         }
       }
       for change in missed {
         report { try printer.emit(change, observedAt: microseconds) }
       }
+      if fallsBack { print(&state) }
     }
   }
 
@@ -88,13 +115,22 @@ final class StatusWatch: Sendable {
   /// Writes the line for the current state, under the lock so that lines stay whole and in
   /// order.
   private func print(_ state: inout State) {
-    guard let network = state.network, network.isSettled || state.printedNetwork else { return }
-    state.printedNetwork = true
+    // The daemon's view needs nothing of ours (our monitor may not have answered yet).
+    let network: NetworkStatus
+    if let known = state.network, known.isSettled || state.printedNetwork {
+      network = known
+      state.printedNetwork = true
+    } else if state.daemonView != nil {
+      network = state.network ?? .unknown
+    } else {
+      return
+    }
     report {
       Output.line(
         bytes: try printer.watchLine(
           network: network, power: state.power, observedAt: NetworkTimestamp.nowMicroseconds(),
-          encoder: &state.encoder, sections: &state.sections))
+          encoder: &state.encoder, sections: &state.sections, daemonView: state.daemonView,
+          ownLabel: state.daemonAway ? "own view (the daemon is away):" : nil))
     }
   }
 

@@ -7,9 +7,12 @@ public struct TaskChange: Sendable, Equatable, Codable {
     case scheduled, started, finished, deferred, cancelled
     /// The daemon hit an error it could not attribute to a run (e.g. a store write).
     case error
-    /// The daemon's view of the network changed (``TaskChange/hints``): the first message of
-    /// every stream, then one per change. `status --watch` applies it rather than asking
-    /// NetworkManager itself; it is not printed as a task change.
+    /// The daemon's view of the network or power changed (``TaskChange/hints``,
+    /// ``TaskChange/view``): the first message of every stream, then one per change.
+    /// `status --watch` applies the hints rather than asking NetworkManager itself, and shows
+    /// the view when it can differ from its own; it is not printed as a task change. (The view
+    /// rides on this kind, not a kind of its own: a client of an older version rejects a kind
+    /// it does not know, and ignores a key it does not know.)
     case network
   }
 
@@ -24,14 +27,19 @@ public struct TaskChange: Sendable, Equatable, Codable {
   /// The daemon's hints (NetworkManager's answers, the probe's verdict, each source's state),
   /// in ``Kind/network`` changes only.
   public var hints: LinkHints?
+  /// The daemon's network and power view (what its jobs are gated by), in ``Kind/network``
+  /// changes only; absent from daemons older than it.
+  public var view: DaemonView?
 
   public init(
-    time: String, task: String?, change: Kind, detail: String?, hints: LinkHints? = nil
+    time: String, task: String?, change: Kind, detail: String?, hints: LinkHints? = nil,
+    view: DaemonView? = nil
   ) {
     self.time = time
     self.task = task
     self.change = change
     self.detail = detail
     self.hints = hints
+    self.view = view
   }
 }

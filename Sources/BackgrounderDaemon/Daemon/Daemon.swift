@@ -197,8 +197,14 @@ public final class Daemon: Service {
     let networkNamespace = DaemonView.currentNetworkNamespace()
     let reloaded = Reloaded(
       jobs: jobs, alerts: alerts, wakeAlarms: wakeAlarms, destinations: sources.destinations,
-      telemetry: telemetry, restartNeeded: restartNeeded)
+      telemetry: telemetry, restartNeeded: restartNeeded, monitor: monitor)
 
+    // The daemon's view as `status` shows it: asked for, and pushed to watchers.
+    let view: @Sendable () -> DaemonView? = { [networkNamespace] in
+      var view = DaemonView(network: monitor.status, power: probe.status)
+      view.networkNamespace = networkNamespace
+      return view
+    }
     let reporter = EventReporter(logger: logger, metrics: metrics)
     let (listening, listened) = AsyncStream<Void>.makeStream()
     let control = ControlServer(
@@ -207,7 +213,9 @@ public final class Daemon: Service {
         listened.yield()
         listened.finish()
       },
-      changes: { TaskChanges.stream(of: runtime, network: monitor) },
+      changes: {
+        TaskChanges.stream(of: runtime, network: monitor, power: probe, view: view)
+      },
       handler: ControlHandler(
         runtime: runtime, jobs: jobs,
         reload: { await self.reload(reloaded) },
@@ -215,11 +223,7 @@ public final class Daemon: Service {
           sources.healthProblems() + alerts.problems() + restartNeeded.problems
         },
         hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms,
-        view: { [networkNamespace] in
-          var view = DaemonView(network: monitor.status, power: probe.status)
-          view.networkNamespace = networkNamespace
-          return view
-        }
+        view: view
       ).handle)
     do {
       try control.bindNow()
@@ -378,6 +382,8 @@ public final class Daemon: Service {
     let telemetry: TelemetryExport?
     /// The `[network]` settings the sources run with, compared with each reloaded file.
     let restartNeeded: RestartNeeded
+    /// Takes the reloaded metered overrides.
+    let monitor: ReachabilityMonitor
   }
 
   /// Logs a warning when the config file lets other users read the secrets it holds (what
@@ -398,6 +404,15 @@ public final class Daemon: Service {
       reloaded.wakeAlarms.configure(configuration.jobs)
       reloaded.alerts.configure(configuration)
       reloaded.telemetry?.configure(configuration)
+      // The metered overrides apply at once: the jobs' gates and `status` agree again.
+      let overrides = configuration.meteredOverrides
+      let applied = RestartNeeded.liveChanges(from: reloaded.monitor.overrides, to: overrides)
+      if !applied.isEmpty {
+        reloaded.monitor.updateOverrides(overrides)
+        logger.notice(
+          "[network] \(applied.joined(separator: ", ")) applied at reload",
+          metadata: ["keys": .array(applied.map { .string("network.\($0)") })])
+      }
       let unapplied = reloaded.restartNeeded.compare(with: configuration)
       if unapplied.isEmpty {
         notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")

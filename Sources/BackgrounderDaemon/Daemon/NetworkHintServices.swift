@@ -5,6 +5,14 @@ import Reachability
 import ServiceLifecycle
 
 extension DaemonConfiguration {
+  /// The metered overrides of `[network]` (`metered`, `unmetered`, `metered-ssids`,
+  /// `unmetered-ssids`): the monitor's at start, and again at each reload.
+  public var meteredOverrides: InterfaceOverrides {
+    InterfaceOverrides(
+      metered: meteredInterfaces, unmetered: unmeteredInterfaces, meteredSSIDs: meteredSSIDs,
+      unmeteredSSIDs: unmeteredSSIDs)
+  }
+
   /// The monitor's settings from `[network]`.
   public func reachabilityConfiguration(sysfsRoot: String) -> ReachabilityConfiguration {
     ReachabilityConfiguration(

@@ -1,13 +1,16 @@
 import Backgrounder
 import Foundation
 import Locking
+import Reachability
 
 /// The `[network]` settings the daemon's condition sources were made with, and which of them
-/// the config file has changed since. The reachability monitor, the hint services
-/// (NetworkManager, ModemManager, nl80211) and the connectivity probe take their settings when
-/// they start and a reload cannot hand them new ones, so a reload that finds `[network]`
-/// changed says so (in the journal, and as a health problem that `status` and `doctor` show)
-/// instead of leaving the daemon and `status` silently disagreeing (issue #34).
+/// the config file has changed since. A reload applies the metered overrides (`metered`,
+/// `unmetered`, `metered-ssids`, `unmetered-ssids`) to the running reachability monitor
+/// (``liveKeys``); the other keys are taken by the hint services (NetworkManager,
+/// ModemManager, nl80211) and the connectivity probe when they start, and a reload cannot hand
+/// them new ones, so a reload that finds one of those changed says so (in the journal, and as a
+/// health problem that `status` and `doctor` show) instead of leaving the daemon and `status`
+/// silently disagreeing (issue #34).
 final class RestartNeeded: Sendable {
   private let running: [(key: String, value: String)]
   private let changed = Lock<(keys: [String], since: Date?)>(([], nil))
@@ -42,21 +45,31 @@ final class RestartNeeded: Sendable {
     ]
   }
 
-  /// "config changed, restart needed: [network] metered, unmetered …".
+  /// "config changed, restart needed: [network] networkmanager, source-timeout …".
   static func message(_ keys: [String]) -> String {
     "config changed, restart needed: [network] \(keys.joined(separator: ", ")) changed in the "
       + "config file; the daemon still uses the values it started with until it restarts"
   }
 
-  /// Every `[network]` key with its value in words, in a fixed order.
+  /// The `[network]` keys a reload applies to the running daemon.
+  static let liveKeys = ["metered", "unmetered", "metered-ssids", "unmetered-ssids"]
+
+  /// The live keys whose value differs between `old` and `new` overrides, in the file's order.
+  static func liveChanges(from old: InterfaceOverrides, to new: InterfaceOverrides) -> [String] {
+    zip(
+      liveKeys,
+      [
+        old.metered != new.metered, old.unmetered != new.unmetered,
+        old.meteredSSIDs != new.meteredSSIDs, old.unmeteredSSIDs != new.unmeteredSSIDs,
+      ]
+    ).compactMap { key, changed in changed ? key : nil }
+  }
+
+  /// Every `[network]` key a reload cannot apply, with its value in words, in a fixed order.
   private static func networkSettings(of configuration: DaemonConfiguration)
     -> [(key: String, value: String)]
   {
     [
-      ("metered", "\(configuration.meteredInterfaces)"),
-      ("unmetered", "\(configuration.unmeteredInterfaces)"),
-      ("metered-ssids", "\(configuration.meteredSSIDs)"),
-      ("unmetered-ssids", "\(configuration.unmeteredSSIDs)"),
       ("networkmanager", "\(configuration.useNetworkManager)"),
       ("modemmanager", "\(configuration.useModemManager)"),
       (

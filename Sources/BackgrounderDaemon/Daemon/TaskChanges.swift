@@ -1,29 +1,46 @@
 import Backgrounder
 import Foundation
+import PowerSource
 import Reachability
 
 /// The runtime's events as the task changes `status --watch` prints.
 enum TaskChanges {
   /// A new subscription to `runtime`'s events, mapped to task changes; with `monitor`, first
-  /// a ``TaskChange/Kind/network`` change carrying its hints, then one each time they change.
-  /// Ends when the runtime's events end.
-  static func stream(of runtime: Backgrounder, network monitor: ReachabilityMonitor? = nil)
-    -> AsyncStream<TaskChange>
-  {
+  /// a ``TaskChange/Kind/network`` change carrying its hints and `view()`, then one each time
+  /// either changes: at each network status `monitor` publishes and each power status `probe`
+  /// publishes (pushed, not polled). Ends when the runtime's events end.
+  static func stream(
+    of runtime: Backgrounder, network monitor: ReachabilityMonitor? = nil,
+    power probe: PowerProbe? = nil, view: (@Sendable () -> DaemonView?)? = nil
+  ) -> AsyncStream<TaskChange> {
     let events = runtime.events()
     let statuses = monitor?.statusUpdates()
+    let powers = probe?.statusUpdates()
     return AsyncStream { continuation in
       let task = Task {
         var network: Task<Void, Never>?
         if let monitor, let statuses {
           network = Task {
-            var sent = monitor.hints
-            continuation.yield(networkChange(sent))
-            for await _ in statuses {
-              let hints = monitor.hints
-              guard hints != sent else { continue }
-              sent = hints
-              continuation.yield(networkChange(hints))
+            // Network and power statuses, merged: each may change the view.
+            let (ticks, tick) = AsyncStream<Void>.makeStream()
+            let readers = [
+              Task {
+                for await _ in statuses { tick.yield() }
+                tick.finish()
+              },
+              Task {
+                guard let powers else { return }
+                for await _ in powers { tick.yield() }
+              },
+            ]
+            defer { for reader in readers { reader.cancel() } }
+            var sent = (hints: monitor.hints, view: view?())
+            continuation.yield(networkChange(sent.hints, view: sent.view))
+            for await _ in ticks {
+              let now = (hints: monitor.hints, view: view?())
+              guard now.hints != sent.hints || now.view != sent.view else { continue }
+              sent = now
+              continuation.yield(networkChange(now.hints, view: now.view))
             }
           }
         }
@@ -38,10 +55,10 @@ enum TaskChanges {
     }
   }
 
-  static func networkChange(_ hints: LinkHints) -> TaskChange {
+  static func networkChange(_ hints: LinkHints, view: DaemonView? = nil) -> TaskChange {
     TaskChange(
       time: ISO8601DateFormatter().string(from: Date()), task: nil, change: .network,
-      detail: nil, hints: hints)
+      detail: nil, hints: hints, view: view)
   }
 
   /// The change an event stands for; nil for events `status --watch` does not show (progress).

@@ -31,4 +31,13 @@ public struct ReachabilityConfiguration: Sendable, Equatable {
     self.unmeteredOverrides = unmeteredOverrides
     self.networkNamespacePath = networkNamespacePath
   }
+
+  /// The metered overrides (``meteredOverrides``, ``unmeteredOverrides``, ``meteredSSIDs``,
+  /// ``unmeteredSSIDs``) as the classifier takes them; a running monitor takes new ones with
+  /// ``ReachabilityMonitor/updateOverrides(_:)``.
+  public var interfaceOverrides: InterfaceOverrides {
+    InterfaceOverrides(
+      metered: meteredOverrides, unmetered: unmeteredOverrides, meteredSSIDs: meteredSSIDs,
+      unmeteredSSIDs: unmeteredSSIDs)
+  }
 }

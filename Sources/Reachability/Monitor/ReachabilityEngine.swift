@@ -50,9 +50,7 @@ struct ReachabilityEngine: Sendable {
   /// `live`: ask the kernel for the egress; otherwise (replay) the model answers.
   init(configuration: ReachabilityConfiguration, live: Bool, factsSource: FactsSource? = nil) {
     model = ReachabilityModel(
-      overrides: InterfaceOverrides(
-        metered: configuration.meteredOverrides, unmetered: configuration.unmeteredOverrides,
-        meteredSSIDs: configuration.meteredSSIDs, unmeteredSSIDs: configuration.unmeteredSSIDs),
+      overrides: configuration.interfaceOverrides,
       probeDestinations: (try? EgressProbeDestinations(
         addresses: configuration.egressProbeDestinations)) ?? EgressProbeDestinations())
     self.factsSource = factsSource ?? .sysfs(SysfsLinkFactsReader(root: configuration.sysfsRoot))
@@ -217,6 +215,13 @@ struct ReachabilityEngine: Sendable {
   /// Applies a change of the link hints (NetworkManager, nl80211, connectivity probe).
   mutating func updateHints(_ change: (inout LinkHints) -> Void) {
     change(&model.hints)
+    isDirty = true
+  }
+
+  /// Replaces the metered overrides (a config reload): the next status classifies with them.
+  mutating func setOverrides(_ overrides: InterfaceOverrides) {
+    guard overrides != model.overrides else { return }
+    model.overrides = overrides
     isDirty = true
   }
 

@@ -85,6 +85,24 @@ public final class ReachabilityMonitor: Service, Sendable {
     }
   }
 
+  /// The metered overrides the monitor classifies with (from its configuration until
+  /// replaced).
+  public var overrides: InterfaceOverrides { state.withLock { $0.engine.model.overrides } }
+
+  /// Replaces the metered overrides (interface and SSID globs), as a config reload does, and
+  /// publishes the status if it changed: every subscriber sees the new verdict at once. Safe
+  /// from any thread.
+  public func updateOverrides(_ overrides: InterfaceOverrides) {
+    delivery.withLock { _ in
+      let published = state.withLock { state -> Publication? in
+        state.engine.setOverrides(overrides)
+        guard let status = state.engine.takePublishableStatus() else { return nil }
+        return Publication(status: status, recipients: state.broadcaster.publish(status))
+      }
+      published?.deliver()
+    }
+  }
+
   /// Monitors until the task is cancelled or graceful shutdown is triggered. Throws when the
   /// socket cannot be opened or fails, when a configured egress probe destination is not an IP
   /// address (``InvalidProbeDestination``), or when called a second time.

@@ -64,14 +64,16 @@ struct DaemonReloadTests {
     }
   }
 
-  /// Issue #34: `[network]` changed and reloaded. The sources keep the settings they started
-  /// with, so the reload says a restart is needed (journal, health: `status` and `doctor`), and
-  /// `status` prints that instead of the file's new metered answer; the file put back clears it.
+  /// Issue #34: `[network]` changed and reloaded. The metered overrides apply at once: a held
+  /// `unmetered` job runs under the new rule and `status` agrees with the daemon. A key the
+  /// running sources cannot take (`stale-hints`) makes the reload say a restart is needed
+  /// (journal, health: `status` and `doctor`) instead of printing the file's answer; the file
+  /// put back clears it.
   @Test(
-    "[network] changed + SIGHUP: restart needed in log, status, doctor; the daemon's view elsewhere",
+    "[network] reload: metered globs applied live (held job runs); other keys: restart needed",
     .enabled(if: getuid() == 0, "needs root to create network namespaces"))
-  func networkChangeNeedsRestart() async throws {
-    let sandbox = try NamespaceSandbox.create()
+  func networkReload() async throws {
+    let sandbox = try NamespaceSandbox.create(prefix: "view")
     defer { sandbox.remove() }
     try sandbox.ip("addr", "add", "10.232.0.1/24", "dev", "veth0")
     try sandbox.ip("link", "set", "veth0", "up")
@@ -80,7 +82,8 @@ struct DaemonReloadTests {
     defer { workspace.remove() }
     let harness = try DaemonHarness(workspace: workspace, namespace: sandbox.name)
     defer { harness.cleanUp() }
-    func write(metered: String) throws {
+    let held = "dev.e2e.unmetered"
+    func write(metered: String, staleHints: String = "2m") throws {
       try workspace.writeRawConfig(
         """
         [store]
@@ -91,52 +94,56 @@ struct DaemonReloadTests {
         metered = [\(metered)]
         networkmanager = false
         modemmanager = false
+        stale-hints = "\(staleHints)"
 
-        """)
+        """
+          + daemonShellJob(
+            id: held,
+            script: "echo \"$BACKGROUNDER_PRIMARY_LINK $BACKGROUNDER_METERED\" >> "
+              + workspace.file(held),
+            schedule: "once = true", extra: "network = \"unmetered\""))
     }
     func status() async throws -> String {
       let result = try await harness.cli("status", "--config", workspace.configPath)
       harness.record(result.stdout)
       return result.stdout
     }
-    try write(metered: "\"bgzz*\"")
+    try write(metered: "\"veth*\"")
     let daemon = try harness.startDaemon()
-    try await daemonEventually("the daemon to answer", describe: harness.describe()) {
-      try await status().contains("Daemon: running") ? true : nil
+    // Held by the old rule: veth0 is metered.
+    _ = try await harness.waitForTask(held, "held for an unmetered network") {
+      $0.predicateKinds.contains("networkRequired")
     }
     let before = try await status()
-    #expect(before.contains("Metered: no"), "\(before)")
+    #expect(before.contains("Metered: yes"), "\(before)")
     #expect(!before.contains("restart needed"), "\(before)")
     #expect(!before.contains("the daemon's view"), "same namespace, same view: \(before)")
+    #expect(workspace.lines(of: held).isEmpty, "ran on a metered link")
 
-    // Asked from another network namespace (this process's), status shows the daemon's view,
-    // labelled as such, not its own uplink.
-    func outside(_ arguments: String...) async throws -> String {
-      let name = "outside-\(UUID().uuidString)"
-      let child = try DaemonChild(
-        [harness.binary] + arguments + ["--config", workspace.configPath],
-        outputPath: workspace.file(name + ".out"), errorPath: workspace.file(name + ".err"))
-      _ = await child.waitForExit(timeout: .seconds(60))
-      return child.output
+    try write(metered: "\"bgzz*\"")
+    daemon.signal(SIGHUP)
+    // The new rule decides: the job runs, on veth0 unmetered.
+    try await daemonEventually("the held job to run after the reload", describe: harness.describe())
+    {
+      workspace.lines(of: held).isEmpty ? nil : true
     }
-    let elsewhere = try await outside("status")
-    #expect(
-      elsewhere.contains("Network (the daemon's view in net:[")
-        && elsewhere.contains("reachable via veth0") && elsewhere.contains("Metered: no"),
-      "\(elsewhere)")
-    let elsewhereJSON = try await outside("status", "--json")
-    #expect(elsewhereJSON.contains("\"primaryLink\":\"veth0\""), "\(elsewhereJSON)")
+    #expect(workspace.lines(of: held) == ["veth0 0"], "\(harness.describe())")
+    #expect(daemon.output.contains("[network] metered applied at reload"), "\(daemon.output)")
+    let after = try await status()
+    #expect(after.contains("Metered: no"), "\(after)")
+    #expect(!after.contains("restart needed"), "applied, nothing to restart for: \(after)")
 
-    try write(metered: "\"veth*\"")
+    // A key the running sources cannot take: restart needed, named in the journal.
+    try write(metered: "\"bgzz*\"", staleHints: "3m")
     daemon.signal(SIGHUP)
     try await daemonEventually("the restart notice in the log", describe: harness.describe()) {
-      daemon.output.contains("config changed, restart needed: [network] metered") ? true : nil
+      daemon.output.contains("config changed, restart needed: [network] stale-hints") ? true : nil
     }
-    let after = try await status()
-    #expect(after.contains("Metered: config changed, restart needed"), "\(after)")
-    #expect(!after.contains("Metered: yes"), "the file's answer is not the daemon's: \(after)")
+    let unapplied = try await status()
+    #expect(unapplied.contains("Metered: config changed, restart needed"), "\(unapplied)")
     let json = try await harness.cli("status", "--json", "--config", workspace.configPath)
     #expect(json.stdout.contains("\"configRestartNeeded\""), "\(json.stdout)")
+    #expect(json.stdout.contains("\"viewOf\":\"client\""), "\(json.stdout)")
     let doctor = try await harness.cli("doctor", "--config", workspace.configPath)
     #expect(doctor.stdout.contains("config changed, restart needed"), "\(doctor)")
 

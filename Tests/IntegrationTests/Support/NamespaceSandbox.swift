@@ -18,8 +18,9 @@ struct NamespaceSandbox: Sendable {
   let name: String
   var path: String { "/var/run/netns/\(name)" }
 
-  static func create() throws -> NamespaceSandbox {
-    let sandbox = NamespaceSandbox(name: "bgtest-\(UInt32.random(in: 0...UInt32.max))")
+  /// `prefix` starts the namespace's name (`bgtest` unless a suite wants its own).
+  static func create(prefix: String = "bgtest") throws -> NamespaceSandbox {
+    let sandbox = NamespaceSandbox(name: "\(prefix)-\(UInt32.random(in: 0...UInt32.max))")
     try run(["netns", "add", sandbox.name])
     do {
       try sandbox.ip("link", "set", "lo", "up")
