@@ -69,7 +69,8 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
-    // libsystemd's sd-bus, seen by the NetworkHints module only.
+    // libsystemd's sd-bus and sd-journal, seen by NetworkHints, BackgrounderDaemon and the
+    // integration tests only.
     .systemLibrary(
       name: "CSystemdBus",
       pkgConfig: "libsystemd",
