@@ -255,6 +255,7 @@ let package = Package(
       dependencies: [
         "Reachability", "PowerSource", "Backgrounder", "BackgrounderLinux", "BackgrounderTesting",
         "BackgrounderDaemon", "EventLoops", "Locking", "NetworkHints", "ResurrectionChild",
+        "StallingDaemon",
         // sd-bus, for BusSignalsTests' own connection.
         "CSystemdBus",
       ]
@@ -264,6 +265,15 @@ let package = Package(
       name: "ResurrectionChild",
       dependencies: ["Backgrounder"],
       path: "Tests/ResurrectionChild"
+    ),
+    // The daemon with a stuck dispatch loop, for IntegrationTests' watchdog test.
+    .executableTarget(
+      name: "StallingDaemon",
+      dependencies: [
+        "Backgrounder", "BackgrounderDaemon", "Locking",
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Tests/StallingDaemon"
     ),
   ]
 )

@@ -74,6 +74,10 @@ public final class Backgrounder: Sendable {
     /// The zone time windows (``WorkConstraints/windows``) are read in, and the local zone of
     /// calendar schedules loaded from the store: the machine's local zone by default.
     public var timeZone: CalendarTimeZone = CalendarTimeZones.local()
+    /// Awaited at the top of every dispatch loop iteration, when set: an injection point for
+    /// tests (one that blocks is a hung dispatcher, for a watchdog test). Whoever sets it must
+    /// let it return for ``Backgrounder/shutdown()`` to finish. Not API.
+    package var dispatchLoopWillIterate: (@Sendable () async -> Void)?
 
     /// Creates a configuration; only the store path is required. Without a `network` source,
     /// work that needs the network is held (unknown is not permission).

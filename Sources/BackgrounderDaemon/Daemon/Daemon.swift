@@ -26,9 +26,11 @@ public final class Daemon: Service {
     public var killGracePeriod: Duration = .seconds(10)
     /// Signals that start a graceful shutdown.
     public var shutdownSignals: [UnixSignal] = [.sigterm, .sigint]
-    /// Test hook (`BACKGROUNDER_TEST_HOOK=stall-dispatch`): right after `READY=1` the dispatch
-    /// loop blocks, so that a test sees the watchdog pings stop.
-    public var stallDispatchAfterReady = false
+    /// Injected by tests (`Tests/StallingDaemon`), not API: the runtime's
+    /// ``Backgrounder/Configuration/dispatchLoopWillIterate``, and what runs right after
+    /// `READY=1` is sent (given the runtime).
+    package var dispatchLoopWillIterate: (@Sendable () async -> Void)?
+    package var afterReady: (@Sendable (Backgrounder) -> Void)?
 
     public init(configPath: String) {
       self.configPath = configPath
@@ -112,6 +114,7 @@ public final class Daemon: Service {
     runtimeConfiguration.gracePeriod = max(
       runtimeConfiguration.gracePeriod, max(options.killGracePeriod, longestStop) + .seconds(10))
     runtimeConfiguration.storeOpenPath = storeLock.storeOpenPath
+    runtimeConfiguration.dispatchLoopWillIterate = options.dispatchLoopWillIterate
     // A store deleted or replaced under the daemon: its writes are refused from the first one
     // after the change, and the daemon stops (exit ≠ 0) so that systemd starts it on the file
     // the path names now.
@@ -316,9 +319,7 @@ public final class Daemon: Service {
         }
         self.notifier.notify(ready)
         self.logger.info("daemon ready", metadata: ["jobs": "\(jobCount)"])
-        if self.options.stallDispatchAfterReady, runtime.stallDispatchLoop() {
-          self.logger.warning("test hook stall-dispatch: the dispatch loop is blocked")
-        }
+        self.options.afterReady?(runtime)
         try await gracefulShutdown()
       },
       .untilShutdown("config reload (SIGHUP)") {
