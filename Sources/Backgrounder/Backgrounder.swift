@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import Logging
+import SystemCalls
 
 /// The background-work runtime: create → ``register(_:factory:)-(TaskId,_)`` → ``start()``.
 ///
@@ -456,14 +457,8 @@ public final class Backgrounder: Sendable {
     await runtime.writer.flush()
     let now = configuration.clock.now.date
     let pool = runtime.store.pool
-    return try await withCheckedThrowingContinuation { continuation in
-      Thread {
-        continuation.resume(
-          with: Result {
-            try pool.read { db in try TaskStatusQuery.all(db, now: now, historyLimit: historyLimit)
-            }
-          })
-      }.start()
+    return try await SystemThread.runBlocking(name: "bg-store-read") {
+      try pool.read { db in try TaskStatusQuery.all(db, now: now, historyLimit: historyLimit) }
     }
   }
 

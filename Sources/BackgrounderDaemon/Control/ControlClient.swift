@@ -26,10 +26,14 @@ public struct ControlClient: Sendable {
   public func send(_ request: ControlRequest) async throws(ControlSocketError) -> ControlResponse {
     let result = await withCheckedContinuation {
       (continuation: CheckedContinuation<Result<ControlResponse, ControlSocketError>, Never>) in
-      Thread {
-        continuation.resume(
-          returning: Result { () throws(ControlSocketError) in try sendBlocking(request) })
-      }.start()
+      do throws(SystemCallError) {
+        try SystemThread.detach(name: "bg-control") {
+          continuation.resume(
+            returning: Result { () throws(ControlSocketError) in try sendBlocking(request) })
+        }
+      } catch {
+        continuation.resume(returning: .failure(.system(error)))
+      }
     }
     return try result.get()
   }
@@ -62,23 +66,36 @@ public struct ControlClient: Sendable {
     let (stream, continuation) = AsyncThrowingStream.makeStream(of: TaskChange.self)
     continuation.onTermination = { _ in connection.shutDown() }
     let buffered = reader
-    Thread {
-      var reader = buffered
-      do {
-        while let line = try reader.next(fd) {
-          do {
-            continuation.yield(try JSONDecoder().decode(TaskChange.self, from: line))
-          } catch {
-            throw ControlSocketError.badMessage(String(decoding: line, as: UTF8.self))
-          }
-        }
-        continuation.finish()
-      } catch {
-        continuation.finish(throwing: connection.isShutDown ? nil : error)
+    do throws(SystemCallError) {
+      try SystemThread.detach(name: "bg-ctl-watch") {
+        Self.readChanges(fd, reader: buffered, connection: connection, into: continuation)
       }
+    } catch {
       connection.close()
-    }.start()
+      throw .system(error)
+    }
     return stream
+  }
+
+  /// Yields each task change read from `fd` until the daemon closes it, then closes it.
+  private static func readChanges(
+    _ fd: Int32, reader buffered: LineReader, connection: WatchConnection,
+    into continuation: AsyncThrowingStream<TaskChange, any Error>.Continuation
+  ) {
+    var reader = buffered
+    do {
+      while let line = try reader.next(fd) {
+        do {
+          continuation.yield(try JSONDecoder().decode(TaskChange.self, from: line))
+        } catch {
+          throw ControlSocketError.badMessage(String(decoding: line, as: UTF8.self))
+        }
+      }
+      continuation.finish()
+    } catch {
+      continuation.finish(throwing: connection.isShutDown ? nil : error)
+    }
+    connection.close()
   }
 
   /// Connects after checking the directory and the path, then checks the server's user.

@@ -3,6 +3,8 @@ import EventLoops
 import Foundation
 import Logging
 import NetworkHints
+import SystemCalls
+import SystemPackage
 
 /// Watches systemd-logind's `PrepareForSleep` and `PrepareForShutdown` signals on a bus
 /// connection of its own, served by the daemon's event loop (no thread of its own; an idle
@@ -42,17 +44,27 @@ public final class LogindSleepWatch: @unchecked Sendable {
   /// Connects and subscribes off the caller (bounded by 2 s), then serves the connection on
   /// the event loop. Without a bus the daemon goes on without the signals (logged).
   public func start() {
-    Task.detached {
-      do throws(InhibitRefusal) {
-        try self.connect()
-      } catch {
-        self.logger.info(
-          "not watching for system sleep: runs are not stopped before it",
-          metadata: ["reason": "\(error)"])
-        return
-      }
-      self.eventLoop.execute { self.serve() }
+    // The connection's setup blocks (sd-bus calls): on a thread of its own, never on one of
+    // the concurrency pool's.
+    do throws(SystemCallError) {
+      try SystemThread.detach(name: "bg-logind-watch") { self.connectAndServe() }
+    } catch {
+      logger.info(
+        "not watching for system sleep: runs are not stopped before it",
+        metadata: ["reason": "\(error)"])
     }
+  }
+
+  private func connectAndServe() {
+    do throws(InhibitRefusal) {
+      try connect()
+    } catch {
+      logger.info(
+        "not watching for system sleep: runs are not stopped before it",
+        metadata: ["reason": "\(error)"])
+      return
+    }
+    eventLoop.execute { self.serve() }
   }
 
   /// Stops serving the connection (on the event loop, soon).

@@ -2,6 +2,7 @@ import Backgrounder
 import Foundation
 import Locking
 import Logging
+import SystemCalls
 
 /// Holds systemd-logind inhibitor locks for `sleep` and for `shutdown` (`who` "backgrounder",
 /// `why` "running <job id>") while a run goes, in the job's ``InhibitPolicy``.
@@ -72,24 +73,40 @@ public final class SleepInhibitor: Sendable {
     }
     runs.withLock { $0.modes[number] = lock }
     let (address, timeout) = (self.address, self.timeout)
-    Task.detached {
-      var descriptors: [Int32] = []
-      for what in Self.inhibited {
-        do throws(InhibitRefusal) {
-          descriptors.append(
-            try LogindInhibitCall.inhibit(
-              what: what, who: "backgrounder", why: "running \(jobID)", mode: mode.rawValue,
-              address: address, timeout: timeout))
-          self.state.withLock { $0.availability = .available }
-        } catch {
-          self.noteRefusal(error)
-          // logind absent: the other lock cannot be had either.
-          if error.isAbsent { break }
-        }
+    // The Inhibit calls block (up to `timeout` each): on a thread of their own, never on one
+    // of the concurrency pool's.
+    do throws(SystemCallError) {
+      try SystemThread.detach(name: "bg-inhibit") {
+        self.acquire(lock, jobID: jobID, mode: mode, address: address, timeout: timeout)
       }
-      lock.acquired(descriptors)
+    } catch {
+      logger.warning(
+        "no sleep inhibitor for this run", metadata: ["job": "\(jobID)", "reason": "\(error)"])
+      lock.acquired([])
     }
     return lock
+  }
+
+  /// Asks logind for `lock`'s locks, one blocking call each, and hands them to it.
+  private func acquire(
+    _ lock: InhibitorLock, jobID: String, mode: InhibitPolicy, address: String?,
+    timeout: Duration
+  ) {
+    var descriptors: [Int32] = []
+    for what in Self.inhibited {
+      do throws(InhibitRefusal) {
+        descriptors.append(
+          try LogindInhibitCall.inhibit(
+            what: what, who: "backgrounder", why: "running \(jobID)", mode: mode.rawValue,
+            address: address, timeout: timeout))
+        self.state.withLock { $0.availability = .available }
+      } catch {
+        self.noteRefusal(error)
+        // logind absent: the other lock cannot be had either.
+        if error.isAbsent { break }
+      }
+    }
+    lock.acquired(descriptors)
   }
 
   /// What a run's locks hold off, one lock each.
