@@ -113,6 +113,7 @@ let package = Package(
         "CSystemShims",
         "EventLoops",
         "Locking",
+        "SystemCalls",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "SystemPackage", package: "swift-system"),

@@ -2,6 +2,7 @@ import CSystemShims
 import Foundation
 import Logging
 import SystemCalls
+import SystemPackage
 
 /// A writable cgroup v2 subtree in which every run gets its own cgroup (`<root>/runs/<run id>`),
 /// ended with `cgroup.kill` — which also reaches processes that left the run's session with
@@ -50,12 +51,12 @@ public struct RunCgroups: Sendable {
     do {
       type = try systemCall("statfs") { csystem_filesystem_type(directory.descriptor) }
     } catch {
-      throw ContainmentError("cannot statfs \(root)", errno: error.errno.rawValue)
+      throw ContainmentError("cannot statfs \(root)", errno: error.errno)
     }
     guard type == cgroup2Magic else {
       throw ContainmentError(
         "\(root) is not on a cgroup2 file system (file system magic 0x"
-          + String(type, radix: 16) + ")", errno: EINVAL)
+          + String(type, radix: 16) + ")", errno: .invalidArgument)
     }
     return directory
   }
@@ -101,7 +102,9 @@ public struct RunCgroups: Sendable {
       defer { close(fd) }
       let text = "\(getpid())"
       guard text.withCString({ Foundation.write(fd, $0, strlen($0)) }) >= 0 else {
-        throw ContainmentError("cannot move the daemon into \(daemon.path)", errno: errno)
+        throw ContainmentError(
+          "cannot move the daemon into \(daemon.path)",
+          errno: SystemCallError.current("write").errno)
       }
     }
     return try RunCgroups(verified: verified)
@@ -133,7 +136,12 @@ public struct RunCgroups: Sendable {
   /// Removes the (empty) cgroup `directory`; false while processes remain.
   @discardableResult
   static func remove(_ directory: String) -> Bool {
-    rmdir(directory) == 0 || errno == ENOENT
+    do {
+      _ = try systemCall("rmdir", path: directory) { rmdir(directory) }
+      return true
+    } catch {
+      return error.errno == .noSuchFileOrDirectory
+    }
   }
 
   static func isCgroup(_ directory: String) -> Bool {
@@ -172,10 +180,14 @@ public struct RunCgroups: Sendable {
 
   static func write(_ text: String, to path: String) throws {
     let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
-    guard descriptor >= 0 else { throw ContainmentError("cannot open \(path)", errno: errno) }
+    guard descriptor >= 0 else {
+      throw ContainmentError("cannot open \(path)", errno: SystemCallError.current("open").errno)
+    }
     defer { close(descriptor) }
     let written = text.withCString { Foundation.write(descriptor, $0, strlen($0)) }
-    if written < 0 { throw ContainmentError("cannot write \(path)", errno: errno) }
+    if written < 0 {
+      throw ContainmentError("cannot write \(path)", errno: SystemCallError.current("write").errno)
+    }
   }
 }
 
@@ -183,7 +195,7 @@ public struct RunCgroups: Sendable {
 public struct ContainmentError: Error, CustomStringConvertible {
   public let description: String
 
-  init(_ message: String, errno code: Int32) {
-    description = "\(message): \(String(cString: strerror(code)))"
+  init(_ message: String, errno: Errno) {
+    description = "\(message): \(errno)"
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SystemCalls
 
 /// Makes sure no process of a run outlives it: every run is its own session and process group,
 /// in its own cgroup when a writable cgroup v2 subtree is available, and recorded on disk while
@@ -38,7 +39,7 @@ public struct RunContainment: Sendable {
     if !Subreaper.enable() {
       logger.warning(
         "cannot become a child subreaper; orphans of a run are reparented to PID 1",
-        metadata: ["error": "\(String(cString: strerror(errno)))"])
+        metadata: ["error": "\(SystemCallError.current("prctl").errno)"])
     }
     let containment = try RunContainment(
       cgroups: RunCgroups.delegated(logger: logger), storePath: storePath, logger: logger)

@@ -106,19 +106,23 @@ public struct ControlClient: Sendable {
     if !socketPath.isAbstract, try !socketPath.socketExists() { throw .noDaemon(path: path) }
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else {
-      throw .system(SystemCallError("socket", path: path, errno: Errno(rawValue: errno)))
+      throw .system(.current("socket", path: path))
     }
     let connected = address.withSocketAddress { connect(fd, $0, $1) }
     if connected != 0 {
-      let failure = errno
+      let failure = SystemCallError.current("connect", path: path)
       close(fd)
-      if failure == ENOENT || failure == ECONNREFUSED { throw .noDaemon(path: path) }
-      throw .system(SystemCallError("connect", path: path, errno: Errno(rawValue: failure)))
+      if failure.errno == .noSuchFileOrDirectory || failure.errno == .connectionRefused {
+        throw .noDaemon(path: path)
+      }
+      throw .system(failure)
     }
-    guard let peer = PeerCredentials.of(fd) else {
-      let failure = errno
+    let peer: PeerCredentials
+    do throws(SystemCallError) {
+      peer = try PeerCredentials.of(fd)
+    } catch {
       close(fd)
-      throw .system(SystemCallError("SO_PEERCRED", path: path, errno: Errno(rawValue: failure)))
+      throw .system(SystemCallError("SO_PEERCRED", path: path, errno: error.errno))
     }
     guard peer.isTrusted() else {
       close(fd)

@@ -132,7 +132,7 @@ public final class ControlServer: Sendable {
     let flags = SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue | SOCK_NONBLOCK.rawValue
     let fd = socket(AF_UNIX, Int32(flags), 0)
     guard fd >= 0 else {
-      throw .system(SystemCallError("socket", path: path, errno: Errno(rawValue: errno)))
+      throw .system(.current("socket", path: path))
     }
     // No umask around bind: it is process-wide, and a file or directory another thread creates
     // meanwhile would get its mode (seen in tests). The directory is private (0700, checked
@@ -140,9 +140,9 @@ public final class ControlServer: Sendable {
     let bound = address.withSocketAddress { Glibc.bind(fd, $0, $1) }
     guard bound == 0, socketPath.isAbstract || chmod(path, 0o600) == 0, listen(fd, SOMAXCONN) == 0
     else {
-      let failure = Errno(rawValue: errno)
+      let failure = SystemCallError.current("bind", path: path)
       close(fd)
-      throw .system(SystemCallError("bind", path: path, errno: failure))
+      throw .system(failure)
     }
     return fd
   }
@@ -155,6 +155,8 @@ public final class ControlServer: Sendable {
     guard fd >= 0 else { return false }
     defer { close(fd) }
     let connected = address.withSocketAddress { Glibc.connect(fd, $0, $1) }
-    return connected == 0 || errno == EAGAIN || errno == EINPROGRESS
+    if connected == 0 { return true }
+    let failure = SystemCallError.current("connect").errno
+    return failure == .resourceTemporarilyUnavailable || failure == .nowInProgress
   }
 }

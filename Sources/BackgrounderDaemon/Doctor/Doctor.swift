@@ -166,7 +166,7 @@ public struct Doctor: Sendable {
       findings.append(
         .init(
           .problem, "netlink",
-          "cannot open an rtnetlink socket: \(String(cString: strerror(errno)))"))
+          "cannot open an rtnetlink socket: \(SystemCallError.current("socket").errno)"))
     }
     let supplies = "\(sysfsRoot)/class/power_supply"
     if let entries = try? FileManager.default.contentsOfDirectory(atPath: supplies) {

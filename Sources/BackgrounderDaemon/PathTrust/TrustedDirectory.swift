@@ -168,7 +168,7 @@ public final class TrustedDirectory: Sendable {
     }
     if path.hasPrefix("/") { return path }
     guard let cwd = getcwd(nil, 0) else {
-      throw .system(SystemCallError("getcwd", path: path, errno: Errno(rawValue: errno)))
+      throw .system(.current("getcwd", path: path))
     }
     defer { free(cwd) }
     return String(cString: cwd) + "/" + path

@@ -1,5 +1,6 @@
 import CSystemdBus
 import Foundation
+import SystemCalls
 
 /// Why logind gave no inhibitor lock.
 public struct InhibitRefusal: BusCallRefusal, Sendable, Equatable, CustomStringConvertible {
@@ -49,7 +50,7 @@ enum LogindInhibitCall {
     guard own >= 0 else {
       throw InhibitRefusal(
         isAbsent: false,
-        description: "Inhibit: cannot keep the lock: \(String(cString: strerror(errno)))")
+        description: "Inhibit: cannot keep the lock: \(SystemCallError.current("fcntl").errno)")
     }
     return own
   }

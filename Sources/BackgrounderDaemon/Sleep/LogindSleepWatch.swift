@@ -80,7 +80,7 @@ public final class LogindSleepWatch: @unchecked Sendable {
     if result >= 0 { result = sd_bus_set_method_call_timeout(bus, 2_000_000) }
     guard result >= 0, let bus else {
       throw InhibitRefusal(
-        isAbsent: true, description: "logind signals: \(String(cString: strerror(-result)))")
+        isAbsent: true, description: "logind signals: \(Errno(rawValue: -result))")
     }
     let logger = self.logger
     let signals = BusSignals(bus: bus) { refusal in
@@ -108,7 +108,7 @@ public final class LogindSleepWatch: @unchecked Sendable {
     guard result >= 0 else {
       logger.info(
         "cannot read logind's InhibitDelayMaxUSec: runs stopped for sleep get the full grace",
-        metadata: ["error": "\(String(cString: strerror(-result)))"])
+        metadata: ["error": "\(Errno(rawValue: -result))"])
       return nil
     }
     return .microseconds(Int64(clamping: microseconds))
@@ -135,7 +135,7 @@ public final class LogindSleepWatch: @unchecked Sendable {
       if result < 0 {
         logger.warning(
           "the bus connection for system sleep broke: runs are no longer stopped before it",
-          metadata: ["error": "\(String(cString: strerror(-result)))"])
+          metadata: ["error": "\(Errno(rawValue: -result))"])
         if let registration { eventLoop.deregister(registration) }
         registration = nil
         return

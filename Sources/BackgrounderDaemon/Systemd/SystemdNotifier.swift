@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -34,7 +35,7 @@ public struct SystemdNotifier: Sendable {
   public func notify(_ state: String) -> Errno? {
     guard let socketPath else { return nil }
     let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { return Errno(rawValue: errno) }
+    guard fd >= 0 else { return SystemCallError.current("socket").errno }
     defer { close(fd) }
     let address: UnixSocketAddress
     do {
@@ -46,7 +47,7 @@ public struct SystemdNotifier: Sendable {
     let sent = address.withSocketAddress { socketAddress, length in
       sendto(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL), socketAddress, length)
     }
-    return sent < 0 ? Errno(rawValue: errno) : nil
+    return sent < 0 ? SystemCallError.current("sendto").errno : nil
   }
 
   /// Sends `WATCHDOG=1` every `watchdogInterval` while `isHealthy()` says so, until the calling
