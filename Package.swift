@@ -11,7 +11,8 @@ let package = Package(
     .library(name: "PowerSource", targets: ["PowerSource"]),
     .executable(name: "backgrounder", targets: ["BackgrounderCLI"]),
     // Not API: modules that are no product of their own, for the packages in Benchmarks/ and
-    // Fuzz/ (which depend on this one by path) only.
+    // Fuzz/ (which depend on this one by path) only. The daemon's declarations are `package`
+    // (the CLI and the tests are in this package); only what those packages call is `public`.
     .library(name: "_Netlink", targets: ["Netlink"]),
     .library(name: "_BackgrounderDaemon", targets: ["BackgrounderDaemon"]),
   ],

@@ -13,19 +13,19 @@ import SystemPackage
 /// a cgroup2 file system (`fstatfs` magic) — so `cgroup.procs` is the kernel's list, never a
 /// file someone else wrote. `runs` and each run's cgroup are created with `mkdirat` under the
 /// pinned descriptor.
-public struct RunCgroups: Sendable {
+package struct RunCgroups: Sendable {
   /// `CGROUP2_SUPER_MAGIC` from `<linux/magic.h>`.
   static let cgroup2Magic = 0x6367_7270
 
   /// The directory holding one cgroup per run.
-  public let runsDirectory: String
+  package let runsDirectory: String
   private let runs: TrustedDirectory
 
   /// Uses `root` (a cgroup v2 directory this process may write) for run cgroups; creates
   /// `root/runs`. When `root` is the daemon's own cgroup, call `adopt(root:)` instead so the
   /// daemon leaves it first (the "no internal processes" rule). Throws when `root` is not a
   /// cgroup2 directory of the daemon's user reached through trusted directories only.
-  public init(root: String) throws {
+  package init(root: String) throws {
     try self.init(verified: try Self.verify(root))
   }
 
@@ -66,7 +66,7 @@ public struct RunCgroups: Sendable {
   /// parent), or `$BACKGROUNDER_CGROUP` when set:
   /// the daemon moves itself into `<root>/daemon` and runs go to `<root>/runs/<id>`. Nil (runs
   /// contained by process group only) when neither is available; the reason is logged.
-  public static func delegated(logger: Logger) -> RunCgroups? {
+  package static func delegated(logger: Logger) -> RunCgroups? {
     let explicit = ProcessInfo.processInfo.environment["BACKGROUNDER_CGROUP"]
     guard var root = explicit ?? ownCgroupDirectory() else {
       logger.info("no cgroup v2 hierarchy: runs are contained by process group only")
@@ -192,8 +192,8 @@ public struct RunCgroups: Sendable {
 }
 
 /// A containment step that failed, with the errno it failed with.
-public struct ContainmentError: Error, CustomStringConvertible {
-  public let description: String
+package struct ContainmentError: Error, CustomStringConvertible {
+  package let description: String
 
   init(_ message: String, errno: Errno) {
     description = "\(message): \(errno)"

@@ -8,13 +8,13 @@ import SystemPackage
 #endif
 
 /// Sends one `ControlRequest` to the daemon's control socket and waits for its response.
-public struct ControlClient: Sendable {
+package struct ControlClient: Sendable {
   /// The socket path.
-  public var path: String
+  package var path: String
   /// How long to wait for the daemon's answer.
-  public var timeout: Duration
+  package var timeout: Duration
 
-  public init(path: String, timeout: Duration = .seconds(10)) {
+  package init(path: String, timeout: Duration = .seconds(10)) {
     self.path = path
     self.timeout = timeout
   }
@@ -23,7 +23,7 @@ public struct ControlClient: Sendable {
   ///
   /// The blocking socket I/O runs on its own thread, so a caller on the Swift concurrency pool
   /// never starves the tasks that produce the answer (in tests, the server is in-process).
-  public func send(_ request: ControlRequest) async throws(ControlSocketError) -> ControlResponse {
+  package func send(_ request: ControlRequest) async throws(ControlSocketError) -> ControlResponse {
     let result = await withCheckedContinuation {
       (continuation: CheckedContinuation<Result<ControlResponse, ControlSocketError>, Never>) in
       do throws(SystemCallError) {
@@ -41,7 +41,7 @@ public struct ControlClient: Sendable {
   /// Sends `request` on the calling thread. Before anything is sent, the socket's directory
   /// must be private to this user or root, the path must be a socket, and the process serving
   /// it must run as this user or root (`SO_PEERCRED`).
-  public func sendBlocking(_ request: ControlRequest) throws(ControlSocketError) -> ControlResponse
+  package func sendBlocking(_ request: ControlRequest) throws(ControlSocketError) -> ControlResponse
   {
     let fd = try connectToTrustedPeer()
     defer { close(fd) }
@@ -51,7 +51,7 @@ public struct ControlClient: Sendable {
 
   /// Subscribes to the daemon's task changes (`status --watch`). The stream ends when the
   /// daemon stops; cancelling its consumer closes the connection.
-  public func watch() throws(ControlSocketError) -> AsyncThrowingStream<TaskChange, any Error> {
+  package func watch() throws(ControlSocketError) -> AsyncThrowingStream<TaskChange, any Error> {
     let fd = try connectToTrustedPeer()
     var reader = LineReader(path: path)
     do throws(ControlSocketError) {

@@ -14,25 +14,25 @@ import UnixSignals
 /// systemd. Every long-running part is a `Service` in one `ServiceGroup`: a part that cannot
 /// start or fails later stops the daemon with an error naming it. A graceful shutdown stops
 /// dispatching and cancels running jobs (recorded as retry).
-public final class Daemon: Service {
+package final class Daemon: Service {
   /// What the daemon needs to start.
-  public struct Options: Sendable {
-    public var configPath: String
-    public var sysfsRoot: String = "/sys"
+  package struct Options: Sendable {
+    package var configPath: String
+    package var sysfsRoot: String = "/sys"
     /// Overrides `[metrics] file`.
-    public var metricsFile: String?
+    package var metricsFile: String?
     /// Time between the stop signal and SIGKILL for a stopped command whose job has no
     /// `stop-timeout`.
-    public var killGracePeriod: Duration = .seconds(10)
+    package var killGracePeriod: Duration = .seconds(10)
     /// Signals that start a graceful shutdown.
-    public var shutdownSignals: [UnixSignal] = [.sigterm, .sigint]
+    package var shutdownSignals: [UnixSignal] = [.sigterm, .sigint]
     /// Injected by tests (`Tests/StallingDaemon`), not API: the runtime's
     /// ``Backgrounder/Configuration/dispatchLoopWillIterate``, and what runs right after
     /// `READY=1` is sent (given the runtime).
     package var dispatchLoopWillIterate: (@Sendable () async -> Void)?
     package var afterReady: (@Sendable (Backgrounder) -> Void)?
 
-    public init(configPath: String) {
+    package init(configPath: String) {
       self.configPath = configPath
     }
   }
@@ -45,7 +45,7 @@ public final class Daemon: Service {
   private let logger: Logger
   private let notifier: SystemdNotifier
 
-  public init(options: Options, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) {
+  package init(options: Options, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) {
     self.options = options
     self.logger = logger
     self.notifier = notifier
@@ -54,7 +54,7 @@ public final class Daemon: Service {
   /// Makes SIGTERM, SIGINT and SIGHUP reach the daemon through a pipe on its event loop
   /// instead of Dispatch signal sources (whose thread would stay): call it once, on the main
   /// thread before any other thread exists, only in a process that runs the daemon.
-  public static func forwardSignals() throws {
+  package static func forwardSignals() throws {
     try SignalWatch.forwardDaemonSignals()
   }
 
@@ -69,7 +69,7 @@ public final class Daemon: Service {
 
   /// Starts the daemon and runs it until a shutdown signal (returns) or a failing part (throws
   /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
-  public func run() async throws {
+  package func run() async throws {
     let configuration = try Self.loadConfiguration(options.configPath)
     warnOfExposedSecrets(configuration)
     // Waits in `flock` while another daemon is starting: on a thread meant for blocking calls.

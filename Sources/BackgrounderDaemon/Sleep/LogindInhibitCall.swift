@@ -3,10 +3,10 @@ import Foundation
 import SystemCalls
 
 /// Why logind gave no inhibitor lock.
-public struct InhibitRefusal: BusCallRefusal, Sendable, Equatable, CustomStringConvertible {
+package struct InhibitRefusal: BusCallRefusal, Sendable, Equatable, CustomStringConvertible {
   /// logind is not on the bus (or there is no bus): no lock can be had on this machine.
-  public var isAbsent: Bool
-  public var description: String
+  package var isAbsent: Bool
+  package var description: String
 }
 
 /// One blocking `org.freedesktop.login1.Manager.Inhibit` call on a connection of its own, closed

@@ -11,7 +11,7 @@ import SystemPackage
 /// connection makes no system calls). `true`: the system is about to go; `false`: it is back
 /// (or the shutdown was cancelled). With it comes logind's `InhibitDelayMaxUSec`, read once
 /// when connecting (nil when it could not be read).
-public final class LogindSleepWatch: @unchecked Sendable {
+package final class LogindSleepWatch: @unchecked Sendable {
   // @unchecked: `bus` is set up on a task of its own before the event loop sees it, then used
   // on the event loop's thread only; `registration` the same.
   private let eventLoop: EventLoop
@@ -26,7 +26,7 @@ public final class LogindSleepWatch: @unchecked Sendable {
   private var registration: EventLoop.Registration?
 
   /// `address`: a bus address, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
-  public init(
+  package init(
     eventLoop: EventLoop, address: String? = nil, logger: Logger,
     onChange: @escaping @Sendable (_ sleeping: Bool, _ inhibitDelayMax: Duration?) -> Void
   ) {
@@ -43,7 +43,7 @@ public final class LogindSleepWatch: @unchecked Sendable {
 
   /// Connects and subscribes off the caller (bounded by 2 s), then serves the connection on
   /// the event loop. Without a bus the daemon goes on without the signals (logged).
-  public func start() {
+  package func start() {
     // The connection's setup blocks (sd-bus calls): on a thread of its own, never on one of
     // the concurrency pool's.
     do throws(SystemCallError) {
@@ -68,7 +68,7 @@ public final class LogindSleepWatch: @unchecked Sendable {
   }
 
   /// Stops serving the connection (on the event loop, soon).
-  public func stopSoon() {
+  package func stopSoon() {
     eventLoop.execute {
       if let registration = self.registration { self.eventLoop.deregister(registration) }
       self.registration = nil
