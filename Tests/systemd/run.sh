@@ -245,7 +245,7 @@ CONF
 inside systemctl reset-failed backgrounder.service 2>/dev/null || true
 inside systemctl start backgrounder.service || true
 if eventually 30 is_active; then
-  inside kill -STOP "$(unit_property MainPID)" || true
+  inside /bin/sh -c "kill -STOP $(unit_property MainPID)" || true
 fi
 watchdog_fired() { journal -u backgrounder.service | grep -q 'Watchdog timeout'; }
 restarted() { (($(unit_property NRestarts) >= 1)) && is_active; }
