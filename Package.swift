@@ -11,7 +11,8 @@ let package = Package(
     .library(name: "PowerSource", targets: ["PowerSource"]),
     .executable(name: "backgrounder", targets: ["BackgrounderCLI"]),
     // Not API: modules that are no product of their own, for the packages in Benchmarks/ and
-    // Fuzz/ (which depend on this one by path) only.
+    // Fuzz/ (which depend on this one by path) only. The daemon's declarations are `package`
+    // (the CLI and the tests are in this package); only what those packages call is `public`.
     .library(name: "_Netlink", targets: ["Netlink"]),
     .library(name: "_BackgrounderDaemon", targets: ["BackgrounderDaemon"]),
   ],
@@ -69,7 +70,8 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
-    // libsystemd's sd-bus, seen by the NetworkHints module only.
+    // libsystemd's sd-bus and sd-journal, seen by NetworkHints, BackgrounderDaemon and the
+    // integration tests only.
     .systemLibrary(
       name: "CSystemdBus",
       pkgConfig: "libsystemd",
@@ -112,6 +114,7 @@ let package = Package(
         "CSystemShims",
         "EventLoops",
         "Locking",
+        "SystemCalls",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "SystemPackage", package: "swift-system"),
@@ -254,6 +257,7 @@ let package = Package(
       dependencies: [
         "Reachability", "PowerSource", "Backgrounder", "BackgrounderLinux", "BackgrounderTesting",
         "BackgrounderDaemon", "EventLoops", "Locking", "NetworkHints", "ResurrectionChild",
+        "StallingDaemon",
         // sd-bus, for BusSignalsTests' own connection.
         "CSystemdBus",
       ]
@@ -263,6 +267,15 @@ let package = Package(
       name: "ResurrectionChild",
       dependencies: ["Backgrounder"],
       path: "Tests/ResurrectionChild"
+    ),
+    // The daemon with a stuck dispatch loop, for IntegrationTests' watchdog test.
+    .executableTarget(
+      name: "StallingDaemon",
+      dependencies: [
+        "Backgrounder", "BackgrounderDaemon", "Locking",
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Tests/StallingDaemon"
     ),
   ]
 )

@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import Logging
+import SystemCalls
 
 /// The background-work runtime: create → ``register(_:factory:)-(TaskId,_)`` → ``start()``.
 ///
@@ -74,6 +75,10 @@ public final class Backgrounder: Sendable {
     /// The zone time windows (``WorkConstraints/windows``) are read in, and the local zone of
     /// calendar schedules loaded from the store: the machine's local zone by default.
     public var timeZone: CalendarTimeZone = CalendarTimeZones.local()
+    /// Awaited at the top of every dispatch loop iteration, when set: an injection point for
+    /// tests (one that blocks is a hung dispatcher, for a watchdog test). Whoever sets it must
+    /// let it return for ``Backgrounder/shutdown()`` to finish. Not API.
+    package var dispatchLoopWillIterate: (@Sendable () async -> Void)?
 
     /// Creates a configuration; only the store path is required. Without a `network` source,
     /// work that needs the network is held (unknown is not permission).
@@ -452,14 +457,8 @@ public final class Backgrounder: Sendable {
     await runtime.writer.flush()
     let now = configuration.clock.now.date
     let pool = runtime.store.pool
-    return try await withCheckedThrowingContinuation { continuation in
-      Thread {
-        continuation.resume(
-          with: Result {
-            try pool.read { db in try TaskStatusQuery.all(db, now: now, historyLimit: historyLimit)
-            }
-          })
-      }.start()
+    return try await SystemThread.runBlocking(name: "bg-store-read") {
+      try pool.read { db in try TaskStatusQuery.all(db, now: now, historyLimit: historyLimit) }
     }
   }
 

@@ -33,16 +33,14 @@ extension Backgrounder {
     return handle != nil
   }
 
+  /// Test hook: wakes the dispatch loop for one more iteration (one that
+  /// ``Configuration/dispatchLoopWillIterate`` may block).
+  package func wakeDispatchLoop() {
+    runtime?.wake.fire()
+  }
+
   /// Test-kit hook: waits until every change so far is committed to the store.
   package func flushStore() async {
     await runtime?.writer.flush()
-  }
-
-  /// Test hook: the dispatch loop blocks from its next iteration until shutdown, so that a
-  /// watchdog test can see a hung dispatcher. Returns `false` when the runtime is not running.
-  package func stallDispatchLoop() -> Bool {
-    guard let runtime else { return false }
-    runtime.stallLoop()
-    return true
   }
 }

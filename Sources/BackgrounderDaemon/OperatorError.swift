@@ -1,8 +1,8 @@
 /// An error whose description is meant for the operator as is.
-public struct OperatorError: Error, CustomStringConvertible {
-  public var description: String
+package struct OperatorError: Error, CustomStringConvertible {
+  package var description: String
 
-  public init(_ description: String) {
+  package init(_ description: String) {
     self.description = description
   }
 }

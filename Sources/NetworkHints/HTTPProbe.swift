@@ -1,6 +1,7 @@
 import Glibc
 import Reachability
 import SystemCalls
+import SystemPackage
 
 /// One blocking HTTP/1.1 GET for the connectivity probe, bound to an interface
 /// (`SO_BINDTODEVICE`). Its answer decides connectivity: the expected body → `full`; a
@@ -58,7 +59,9 @@ enum HTTPProbe {
           setsockopt(descriptor, SOL_SOCKET, SO_BINDTODEVICE, $0, socklen_t(strlen($0) + 1))
         }
         // Binding needs CAP_NET_RAW on older kernels: unprivileged, follow the routes instead.
-        guard bound == 0 || errno == EPERM else { continue }
+        guard bound == 0 || SystemCallError.current("setsockopt").errno == .notPermitted else {
+          continue
+        }
       }
       guard connectWaiting(descriptor, address.bytes, deadline: deadline) else { continue }
       let hostHeader = check.host.contains(":") ? "[\(check.host)]" : check.host
@@ -105,7 +108,9 @@ enum HTTPProbe {
         descriptor, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count))
     }
     if result == 0 { return true }
-    guard errno == EINPROGRESS, wait(descriptor, events: POLLOUT, deadline: deadline) else {
+    guard SystemCallError.current("connect").errno == .nowInProgress,
+      wait(descriptor, events: POLLOUT, deadline: deadline)
+    else {
       return false
     }
     var failure: Int32 = 0

@@ -1,5 +1,6 @@
 import CSystemdBus
 import Glibc
+import SystemPackage
 
 /// A D-Bus failure: the operation and the error name or errno.
 public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -219,5 +220,5 @@ final class SystemBus {
     return result
   }
 
-  static func text(errno code: Int32) -> String { String(cString: strerror(code)) }
+  static func text(errno code: Int32) -> String { "\(Errno(rawValue: code))" }
 }

@@ -12,7 +12,7 @@ final class ExecutorWakeup: Sendable {
   init() {
     var descriptors: [Int32] = [-1, -1]
     guard pipe(&descriptors) == 0 else {
-      fatalError("executor: pipe() failed: \(String(cString: strerror(errno)))")
+      fatalError("executor: \(SystemCallError.current("pipe"))")
     }
     for descriptor in descriptors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
     readDescriptor = descriptors[0]

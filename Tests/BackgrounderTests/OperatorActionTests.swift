@@ -61,11 +61,17 @@ import Testing
   func dispatchLoopProgress() async throws {
     let job = id("test.operator.stall")
     let worker = RecordingWorker(.success)
-    let h = try await Harness.start(workers: [job: worker])
+    let stall = LoopStall()
+    // Released before the runtime stops (its shutdown waits for the loop).
+    defer { stall.release() }
+    let h = try await Harness.start(
+      workers: [job: worker], dispatchLoopWillIterate: stall.willIterate)
     let idle = try await waitForProgress(h) { $0.isIdle }
     #expect(idle.madeProgress(since: idle), "idle is healthy without iterating")
 
-    #expect(h.backgrounder.stallDispatchLoop())
+    // Stalled, then woken by a schedule: the loop iterates once more and blocks there.
+    stall.stall()
+    _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job))
     let stalled = try await waitForProgress(h) {
       !$0.isIdle && $0.iterations > idle.iterations
     }
@@ -73,8 +79,7 @@ import Testing
     #expect(!later.isIdle && later.iterations == stalled.iterations)
     #expect(!later.madeProgress(since: stalled), "busy twice without iterating is stuck")
 
-    // The stalled loop dispatches nothing; shutdown releases it.
-    _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job))
+    // The stalled loop dispatched nothing.
     #expect(worker.invocations == 0)
     #expect(h.backgrounder.dispatchLoopProgress()?.iterations == stalled.iterations)
   }

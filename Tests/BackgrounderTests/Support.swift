@@ -4,6 +4,21 @@ import Foundation
 import Locking
 import Testing
 
+/// A dispatch loop hook (``Backgrounder/Configuration/dispatchLoopWillIterate``) that blocks
+/// every iteration from ``stall()`` until ``release()``, as a hung dispatcher would.
+final class LoopStall: Sendable {
+  private let stalled = Lock(false)
+  private let released = AsyncStream<Void>.makeStream()
+
+  func stall() { stalled.withLock { $0 = true } }
+  /// Lets the loop go on; call it before the runtime stops, which waits for the loop.
+  func release() { released.continuation.finish() }
+
+  @Sendable func willIterate() async {
+    if stalled.withLock({ $0 }) { for await _ in released.stream {} }
+  }
+}
+
 /// A runtime on a temporary store with a manual clock and fake condition sources.
 struct Harness {
   let clock: ManualClock
@@ -30,7 +45,8 @@ struct Harness {
     dispatchesWork: Bool = true, watchesClockChanges: Bool = false,
     networkSource: (any NetworkConditionSource)? = nil, timeZone: CalendarTimeZone = .utc,
     mounts: MountConditions = .unconfigured,
-    onWaitChange: (@Sendable (TaskId, [PendingPredicate], Date) -> Void)? = nil
+    onWaitChange: (@Sendable (TaskId, [PendingPredicate], Date) -> Void)? = nil,
+    dispatchLoopWillIterate: (@Sendable () async -> Void)? = nil
   ) async throws -> Harness {
     let mountSource = FakeMountSource(mounts)
     let clock = clock ?? ManualClock()
@@ -46,6 +62,7 @@ struct Harness {
     configuration.timeZone = timeZone
     configuration.mounts = mountSource
     configuration.onWaitChange = onWaitChange
+    configuration.dispatchLoopWillIterate = dispatchLoopWillIterate
     let destinationSource = FakeDestinationSource(.unconfigured)
     configuration.destinations = destinationSource
     if watchesClockChanges { configuration.clockChanges = clock }

@@ -39,12 +39,6 @@ struct CivilTime: Hashable, Sendable {
     return Int64(days) * 86_400 + Int64(hour) * 3600 + Int64(minute) * 60 + Int64(second)
   }
 
-  /// Whether the fields equal `other`'s (ignoring `isDST`).
-  func sameFields(as other: CivilTime) -> Bool {
-    (year, month0, day, hour, minute, second)
-      == (other.year, other.month0, other.day, other.hour, other.minute, other.second)
-  }
-
   /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
   static func days(year: Int, month: Int, day: Int) -> Int {
     let y = month <= 2 ? year - 1 : year

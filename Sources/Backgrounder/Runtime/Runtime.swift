@@ -37,9 +37,6 @@ final class Runtime: Sendable {
   let wake = WakeSignal()
   private let loop = Lock<Task<Void, Never>?>(nil)
   private let iterations = Lock<UInt64>(0)
-  /// Test hook: while set, the loop blocks at the top of its next iteration until shutdown.
-  private let stallRequested = Lock(false)
-  private let stallReleased = Latch<Void>()
   private var clock: any WallClock { configuration.clock }
   private var logger: Logger { configuration.logger }
 
@@ -165,7 +162,7 @@ final class Runtime: Sendable {
       await withDiscardingTaskGroup { runs in
         while true {
           iterations.withLock { $0 &+= 1 }
-          if stallRequested.withLock({ $0 }) { await stallReleased.wait() }
+          if let willIterate = configuration.dispatchLoopWillIterate { await willIterate() }
           let plan = step { machine, now in
             let (effects, wakeAt) = machine.dispatch(now: now)
             return ((wakeAt: wakeAt, accepting: machine.accepting), effects)
@@ -197,13 +194,6 @@ final class Runtime: Sendable {
   /// How far the loop got, for a watchdog.
   var progress: DispatchLoopProgress {
     DispatchLoopProgress(iterations: iterations.withLock { $0 }, isIdle: wake.isWaiting)
-  }
-
-  /// Test hook: makes the loop block at the top of its next iteration (until shutdown), as a
-  /// hung dispatcher would.
-  func stallLoop() {
-    stallRequested.withLock { $0 = true }
-    wake.fire()
   }
 
   // MARK: - One run
@@ -367,7 +357,6 @@ final class Runtime: Sendable {
 
   func shutdown() async {
     step { machine, now in ((), machine.beginShutdown(now: now)) }
-    stallReleased.resolve(())
     wake.fire()
     await waitForLoop()
     await writer.flush()

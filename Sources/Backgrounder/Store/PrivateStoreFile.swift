@@ -18,9 +18,9 @@ enum PrivateStoreFile {
       close(fd)
       return
     }
-    let failure = errno
-    if failure == EEXIST { return try checkRegular(path) }
-    throw .openFailed(path: path, detail: String(cString: strerror(failure)))
+    let failure = SystemCallError.current("open", path: path).errno
+    if failure == .fileExists { return try checkRegular(path) }
+    throw .openFailed(path: path, detail: "\(failure)")
   }
 
   /// Refuses a store path that names something other than a regular file before SQLite opens

@@ -10,7 +10,8 @@ enum Schema {
   /// identifier. New ones get a name that says what they do (`run-stop-signal`); the older ones
   /// keep the issue-numbered identifiers they shipped with (`i26-calendar`, `i29-…`), because
   /// GRDB records applied migrations by identifier and a renamed one would run again on every
-  /// existing store.
+  /// existing store. For the same reason the shipped ones stay in the order they were registered
+  /// (the `i2x-…` ones interleaved as they landed), and a new one is registered last.
   static var migrator: DatabaseMigrator {
     var migrator = DatabaseMigrator()
     migrator.registerMigration("v1-tasks-and-runs") { db in

@@ -1,6 +1,7 @@
 import DequeModule
 import Foundation
 import Locking
+import SystemCalls
 
 /// The single writer of a store. Changes are enqueued in decision order (under the
 /// dispatcher's lock) and committed by a commit thread in batches, one transaction per batch
@@ -58,9 +59,12 @@ final class StoreWriter: Sendable {
 
   /// Starts the commit thread, which drains the queue and ends (`draining` was just set).
   private func startCommitThread() {
-    let thread = Thread { self.drain() }
-    thread.name = "bg-store-commit"
-    thread.start()
+    do {
+      try SystemThread.detach(name: "bg-store-commit") { self.drain() }
+    } catch {
+      // No thread, no commits: every writer would wait for good.
+      fatalError("the store's commit thread did not start: \(error)")
+    }
   }
 
   /// Enqueues changes and events; returns the sequence to wait for. Never blocks on I/O.

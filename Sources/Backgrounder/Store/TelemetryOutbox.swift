@@ -22,9 +22,6 @@ public struct TelemetryBatch: Hashable, Sendable {
 /// and offline periods until an exporter delivered them. When it is full the oldest row is
 /// dropped and counted (`telemetry_dropped`), and the count travels with the next batch.
 enum TelemetryOutbox {
-  /// How many rows the daemon keeps at most.
-  static let defaultCapacity = 10_000
-
   /// Creates the outbox and its drop counter (migration `i29-telemetry-outbox`).
   static func createTables(_ db: Database) throws {
     try db.execute(

@@ -17,9 +17,6 @@ struct RunCommand: AsyncParsableCommand {
       socket listens and the network and power states are known, STATUS lines, and WATCHDOG=1 \
       pings only while the dispatch loop makes progress, through $NOTIFY_SOCKET. Logs go to \
       stderr (the journal under systemd).
-
-      Test hook: BACKGROUNDER_TEST_HOOK=stall-dispatch blocks the dispatch loop right after \
-      READY=1.
       """
   )
 
@@ -54,8 +51,6 @@ struct RunCommand: AsyncParsableCommand {
     options.sysfsRoot = sysfsRoot
     options.metricsFile = metricsFile
     if let killGrace { options.killGracePeriod = killGrace.value }
-    options.stallDispatchAfterReady =
-      ProcessInfo.processInfo.environment["BACKGROUNDER_TEST_HOOK"] == "stall-dispatch"
     try await Daemon(options: options, logger: logger).run()
   }
 }

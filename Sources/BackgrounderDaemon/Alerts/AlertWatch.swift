@@ -84,9 +84,6 @@ final class AlertWatch: Sendable {
     wake.yield()
   }
 
-  /// Whether any job has alert settings (else the watch need not run).
-  var isWatching: Bool { state.withLock { !$0.alerts.isEmpty } }
-
   /// The stale jobs, as health problems.
   func problems() -> [HealthProblem] { state.withLock { $0.problems } }
 

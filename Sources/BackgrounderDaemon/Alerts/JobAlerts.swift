@@ -1,25 +1,25 @@
 /// What tells someone that a job is broken: `alert-after` (staleness) and the `on-failure` and
 /// `on-stale` hooks of a `[[job]]` table, or the `[daemon]` defaults of the hooks.
-public struct JobAlerts: Sendable, Equatable {
+package struct JobAlerts: Sendable, Equatable {
   /// `alert-after = "3d"`: no success within this time (from the job's creation or its last
   /// success) is a health problem.
-  public var alertAfter: Duration?
+  package var alertAfter: Duration?
   /// `on-failure = [argv…]`: run when a run of the job ended in failure.
-  public var onFailure: [String]?
+  package var onFailure: [String]?
   /// `on-stale = [argv…]`: run once when the job becomes stale (again only after a success).
-  public var onStale: [String]?
+  package var onStale: [String]?
 
-  public init(alertAfter: Duration? = nil, onFailure: [String]? = nil, onStale: [String]? = nil) {
+  package init(alertAfter: Duration? = nil, onFailure: [String]? = nil, onStale: [String]? = nil) {
     self.alertAfter = alertAfter
     self.onFailure = onFailure
     self.onStale = onStale
   }
 
   /// Whether nothing is set.
-  public var isEmpty: Bool { alertAfter == nil && onFailure == nil && onStale == nil }
+  package var isEmpty: Bool { alertAfter == nil && onFailure == nil && onStale == nil }
 
   /// These settings, with the hooks this job does not set taken from `defaults`.
-  public func merged(withDefaults defaults: JobAlerts) -> JobAlerts {
+  package func merged(withDefaults defaults: JobAlerts) -> JobAlerts {
     JobAlerts(
       alertAfter: alertAfter, onFailure: onFailure ?? defaults.onFailure,
       onStale: onStale ?? defaults.onStale)

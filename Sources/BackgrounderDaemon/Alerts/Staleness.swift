@@ -4,26 +4,26 @@ import Foundation
 /// The decision behind `alert-after`, a pure function of the job's creation, its last success,
 /// the limit and the time: a job is stale once it has gone `alertAfter` without a success,
 /// counted from the later of its creation and its last success.
-public struct Staleness: Sendable, Equatable {
+package struct Staleness: Sendable, Equatable {
   /// What the time without success is counted from.
-  public var since: Date
+  package var since: Date
   /// When the job is (or becomes) stale.
-  public var deadline: Date
+  package var deadline: Date
 
   /// The staleness of a job created at `created` whose last success ended at `lastSuccess`.
-  public init(created: Date, lastSuccess: Date?, alertAfter: Duration) {
+  package init(created: Date, lastSuccess: Date?, alertAfter: Duration) {
     since = max(created, lastSuccess ?? created)
     let (seconds, attoseconds) = alertAfter.components
     deadline = since.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
   }
 
   /// Whether the job is stale at `now`.
-  public func isStale(at now: Date) -> Bool { now >= deadline }
+  package func isStale(at now: Date) -> Bool { now >= deadline }
 }
 
 extension HealthProblem.Kind {
   /// A job with `alert-after` has gone that long without a success.
-  public static let jobStale = HealthProblem.Kind(rawValue: "jobStale")
+  package static let jobStale = HealthProblem.Kind(rawValue: "jobStale")
 }
 
 /// The words of a staleness problem: "no success for 3 d 4 h: waiting for an unmetered network

@@ -3,9 +3,9 @@ import Backgrounder
 /// A job's calendar keys: `calendar`, `window`, `window-end`, `random-delay`,
 /// `fixed-random-delay` and `catch-up` (the systemd timer settings `OnCalendar=`,
 /// `RandomizedDelaySec=`, `FixedRandomDelay=` and `Persistent=`, plus time windows).
-public struct CalendarSettings: Sendable, Equatable {
+package struct CalendarSettings: Sendable, Equatable {
   /// `window-end`: what happens to a run still going when its window closes.
-  public enum WindowEnd: String, Sendable, Equatable, CaseIterable {
+  package enum WindowEnd: String, Sendable, Equatable, CaseIterable {
     /// The run goes on.
     case `continue`
     /// The run is stopped and retried in the next window, without using an attempt.
@@ -13,21 +13,21 @@ public struct CalendarSettings: Sendable, Equatable {
   }
 
   /// `calendar = "…"` or a list: the job is due at every elapse of any of them.
-  public var calendars: [CalendarEvent] = []
+  package var calendars: [CalendarEvent] = []
   /// `window = "22:00-06:00"` or a list: a due run starts only inside one of them.
-  public var windows: [TimeWindow] = []
-  public var windowEnd = WindowEnd.continue
+  package var windows: [TimeWindow] = []
+  package var windowEnd = WindowEnd.continue
   /// `random-delay = "30m"`: each elapse is delayed by up to this much.
-  public var randomDelay: Duration = .zero
+  package var randomDelay: Duration = .zero
   /// `fixed-random-delay = true`: that delay is fixed by `/etc/machine-id` and the job id.
-  public var fixedRandomDelay = false
+  package var fixedRandomDelay = false
   /// `catch-up = false`: an elapse missed while the daemon was not running is skipped instead
   /// of run once at start.
-  public var catchUp = true
+  package var catchUp = true
   /// The keys that were written, in the order of ``CalendarSettingsReader/keys``.
-  public var keysWritten: [String] = []
+  package var keysWritten: [String] = []
 
-  public init() {}
+  package init() {}
 }
 
 /// Reads and checks a `[[job]]` table's calendar keys.

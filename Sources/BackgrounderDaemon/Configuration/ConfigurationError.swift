@@ -3,24 +3,24 @@
 /// fields, the rest are ``others``.
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
   /// The config file.
-  public var file: String
+  package var file: String
   /// 1-based line of the offending key or syntax error, when known.
-  public var line: Int?
+  package var line: Int?
   /// 1-based column of a syntax error, when known.
-  public var column: Int?
+  package var column: Int?
   /// Dotted key path such as `job[2].every`, when the problem is about a key.
-  public var key: String?
+  package var key: String?
   /// What is wrong, in words.
-  public var message: String
+  package var message: String
   /// The id of the `[[job]]` the problem is in, when that job has one: messages name the job
   /// by it (`job "dev.example.backup": every: …`) rather than by its index.
-  public var job: String?
+  package var job: String?
   /// The file's further problems, in file order.
-  public var others: [ConfigurationError] = []
+  package var others: [ConfigurationError] = []
   /// How many more problems were found beyond the reported ones.
-  public var omitted = 0
+  package var omitted = 0
 
-  public init(
+  package init(
     file: String, line: Int?, column: Int? = nil, key: String?, message: String,
     job: String? = nil
   ) {
@@ -33,7 +33,7 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
   }
 
   /// Every reported problem, this one first, each on its own (no ``others``).
-  public var problems: [ConfigurationError] {
+  package var problems: [ConfigurationError] {
     var first = self
     first.others = []
     first.omitted = 0

@@ -6,12 +6,12 @@ import TOML
 public enum ConfigurationLoader {
   /// The most problems one error reports (the rest are counted): enough for a file's typos,
   /// few enough to read.
-  public static let problemLimit = 20
+  package static let problemLimit = 20
 
   /// Reads the file at `path`. With `decodingJobs` false the `[[job]]` tables are parsed (a
   /// TOML error in them is still an error) but not decoded: `jobs` stays empty and a job's bad
   /// value goes unreported (what `status` reads, which needs no job).
-  public static func load(
+  package static func load(
     path: String, locations: DefaultLocations = .current(), decodingJobs: Bool = true
   ) throws(ConfigurationError) -> DaemonConfiguration {
     let contents: [UInt8]

@@ -3,50 +3,50 @@ import NetworkHints
 /// The whole config file: where state lives, network overrides, and the jobs.
 public struct DaemonConfiguration: Sendable, Equatable {
   /// The file this configuration was read from.
-  public var sourcePath: String
+  package var sourcePath: String
   /// `[store] path`: the SQLite state file.
-  public var storePath: String
+  package var storePath: String
   /// `[network] metered`: globs on interface names forced to metered.
-  public var meteredInterfaces: [String] = []
+  package var meteredInterfaces: [String] = []
   /// `[network] unmetered`: globs on interface names forced to unmetered.
-  public var unmeteredInterfaces: [String] = []
+  package var unmeteredInterfaces: [String] = []
   /// `[network] metered-ssids`: globs on Wi-Fi SSIDs forced to metered (phone hotspots).
-  public var meteredSSIDs: [String] = []
+  package var meteredSSIDs: [String] = []
   /// `[network] unmetered-ssids`: globs on Wi-Fi SSIDs forced to unmetered.
-  public var unmeteredSSIDs: [String] = []
+  package var unmeteredSSIDs: [String] = []
   /// `[network] networkmanager`: ask NetworkManager over D-Bus (default true).
-  public var useNetworkManager = true
+  package var useNetworkManager = true
   /// `[network] modemmanager`: ask ModemManager over D-Bus which links roam (default true).
-  public var useModemManager = true
+  package var useModemManager = true
   /// `[network] connectivity-check`: the opt-in HTTP connectivity probe, if set.
-  public var connectivityCheck: ConnectivityCheck?
+  package var connectivityCheck: ConnectivityCheck?
   /// `[network] source-timeout`: how long a hint source (NetworkManager) may take to answer,
   /// for a whole read, before it is treated as absent with a health problem (default 5 s).
-  public var sourceTimeout = NetworkHintsConfiguration.defaultSourceTimeout
+  package var sourceTimeout = NetworkHintsConfiguration.defaultSourceTimeout
   /// `[network] stale-hints`: how long NetworkManager's last answer is kept, marked stale,
   /// after it left the bus; then the kernel signals decide (default 2 min).
-  public var staleHints = NetworkHintsConfiguration.defaultStaleHints
+  package var staleHints = NetworkHintsConfiguration.defaultStaleHints
   /// `[control] socket`: the daemon's control socket.
-  public var controlSocketPath: String
+  package var controlSocketPath: String
   /// `[metrics] file`: a Prometheus textfile written after every change, if set.
-  public var metricsFile: String?
+  package var metricsFile: String?
   /// `[telemetry]`: runs exported to an OpenTelemetry Collector; nil when off.
-  public var telemetry: TelemetrySettings?
+  package var telemetry: TelemetrySettings?
   /// `[daemon] max-concurrent`: how many jobs may run at once.
-  public var maxConcurrentJobs = 2
+  package var maxConcurrentJobs = 2
   /// `[[job]]` entries, in file order.
   public var jobs: [JobDefinition] = []
   /// The alert settings of the `[[job]]` entries that have any (`alert-after`, `on-failure`,
   /// `on-stale`), by job id.
-  public var alerts: [String: JobAlerts] = [:]
+  package var alerts: [String: JobAlerts] = [:]
   /// `[notify] desktop`: freedesktop desktop notices of failures and stale jobs on the session
   /// bus (default false).
-  public var desktopNotices = false
+  package var desktopNotices = false
   /// `[daemon] on-failure` and `on-stale`: the hooks of every job that sets none of its own.
-  public var alertDefaults = JobAlerts()
+  package var alertDefaults = JobAlerts()
 
   /// A configuration with no jobs, using the default locations for the current user.
-  public init(sourcePath: String, locations: DefaultLocations = .current()) {
+  package init(sourcePath: String, locations: DefaultLocations = .current()) {
     self.sourcePath = sourcePath
     self.storePath = locations.storePath
     self.controlSocketPath = locations.controlSocketPath

@@ -5,11 +5,11 @@ import Foundation
 /// directory such as `/tmp`.
 public struct DefaultLocations: Sendable, Equatable {
   /// The config file read when `--config` is not given.
-  public var configPath: String
+  package var configPath: String
   /// The SQLite state file.
-  public var storePath: String
+  package var storePath: String
   /// The daemon's control socket.
-  public var controlSocketPath: String
+  package var controlSocketPath: String
 
   public init(configPath: String, storePath: String, controlSocketPath: String) {
     self.configPath = configPath

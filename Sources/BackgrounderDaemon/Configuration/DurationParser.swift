@@ -2,20 +2,20 @@ import Foundation
 
 /// Parses the human durations used in config files and flags: `500ms`, `30s`, `10m`, `4h`, `1d`,
 /// and sums of them such as `1h30m`.
-public enum DurationParser {
+package enum DurationParser {
   /// Why a duration string was rejected.
-  public struct InvalidDuration: Error, CustomStringConvertible, Equatable {
+  package struct InvalidDuration: Error, CustomStringConvertible, Equatable {
     /// The rejected text.
-    public var text: String
+    package var text: String
     /// The text is a well-formed duration longer than ``DurationParser/maximum``.
-    public var isTooLarge: Bool
+    package var isTooLarge: Bool
 
-    public init(text: String, isTooLarge: Bool = false) {
+    package init(text: String, isTooLarge: Bool = false) {
       self.text = text
       self.isTooLarge = isTooLarge
     }
 
-    public var description: String {
+    package var description: String {
       isTooLarge
         ? "duration \"\(text)\" is too large: the maximum is \(DurationParser.format(maximum))"
           + " (100 years)"
@@ -26,14 +26,14 @@ public enum DurationParser {
 
   /// The longest duration accepted (36500d, 100 years): every instant computed from it stays
   /// far inside the range of the store's nanosecond timestamps.
-  public static let maximum: Duration = .seconds(36_500 * 86_400)
+  package static let maximum: Duration = .seconds(36_500 * 86_400)
 
   private static let units: [(suffix: String, seconds: Double)] = [
     ("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400),
   ]
 
   /// Parses `text` into a `Duration`; throws `InvalidDuration` for anything else.
-  public static func parse(_ text: String) throws(InvalidDuration) -> Duration {
+  package static func parse(_ text: String) throws(InvalidDuration) -> Duration {
     if let milliseconds = plainMilliseconds(text) {
       return try checked(milliseconds, text: text)
     }
@@ -100,7 +100,7 @@ public enum DurationParser {
   }
 
   /// Formats a duration the way `parse` reads it, using the largest exact units (`1h30m`).
-  public static func format(_ duration: Duration) -> String {
+  package static func format(_ duration: Duration) -> String {
     var milliseconds =
       duration.components.seconds * 1000
       + duration.components.attoseconds / 1_000_000_000_000_000

@@ -3,7 +3,7 @@ import Backgrounder
 /// One `[[job]]` entry of the config file: a command run under constraints.
 public struct JobDefinition: Sendable, Equatable, Codable {
   /// When the job runs.
-  public enum Schedule: Sendable, Equatable, Codable {
+  package enum Schedule: Sendable, Equatable, Codable {
     /// `every = "4h"` (optionally `flex = "30m"`): a periodic job.
     case every(Duration, flex: Duration?)
     /// `once = true` (optionally `delay = "10m"`): a one-time job.
@@ -13,7 +13,7 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   }
 
   /// `network = "none" | "any" | "unmetered" | "not-roaming"`.
-  public enum Network: String, Sendable, Equatable, Codable, CaseIterable {
+  package enum Network: String, Sendable, Equatable, Codable, CaseIterable {
     case none
     case any
     case unmetered
@@ -21,60 +21,60 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   }
 
   /// `backoff = { policy = "exponential", initial = "30s", max-attempts = 10 }`.
-  public struct Backoff: Sendable, Equatable, Codable {
+  package struct Backoff: Sendable, Equatable, Codable {
     /// `linear` or `exponential`.
-    public enum Policy: String, Sendable, Equatable, Codable, CaseIterable {
+    package enum Policy: String, Sendable, Equatable, Codable, CaseIterable {
       case linear
       case exponential
     }
-    public var policy: Policy = .exponential
-    public var initial: Duration = .seconds(30)
-    public var maxAttempts: Int = 10
+    package var policy: Policy = .exponential
+    package var initial: Duration = .seconds(30)
+    package var maxAttempts: Int = 10
     /// Spread retries of a fleet by up to this fraction of the delay (0 = none).
-    public var jitter: Double = 0
+    package var jitter: Double = 0
 
-    public init() {}
+    package init() {}
   }
 
   /// Reverse-DNS job id, also the task id in the store.
   public var id: String
   /// The argv to execute (no shell).
-  public var command: [String]
-  public var schedule: Schedule
-  public var network: Network = .none
-  public var requiresCharging = false
-  public var requiresBatteryNotLow = false
+  package var command: [String]
+  package var schedule: Schedule
+  package var network: Network = .none
+  package var requiresCharging = false
+  package var requiresBatteryNotLow = false
   /// `ssids = ["Home*"]`: the primary link must be Wi-Fi on a network matching one of these
   /// globs; `nil`: any network.
-  public var ssids: [String]?
+  package var ssids: [String]?
   /// `interfaces = ["eth*"]`: the primary link's name must match one of these globs; `nil`:
   /// any interface.
-  public var interfaces: [String]?
+  package var interfaces: [String]?
   /// `requires-mount = "/media/backup"`: the path must be a mount point of the daemon's mount
   /// namespace.
-  public var requiresMount: String?
+  package var requiresMount: String?
   /// `requires-reachable = "nas.lan:445"`: a TCP connect to this destination over the primary
   /// link must succeed (``Destination``).
-  public var requiresReachable: String?
+  package var requiresReachable: String?
   /// Per-run time budget; the runtime's default (10 minutes) when nil.
-  public var budget: Duration?
-  public var backoff = Backoff()
+  package var budget: Duration?
+  package var backoff = Backoff()
   /// Extra environment variables for the command.
-  public var environment: [String: String] = [:]
+  package var environment: [String: String] = [:]
   /// `environment-file = "/etc/backgrounder/backup.env"`: `NAME=value` lines read at each run
   /// (checked like the store path, see ``EnvironmentFile``), under `environment`; a leading
   /// `${CREDENTIALS_DIRECTORY}` is the daemon's systemd credentials directory. Keeps secrets
   /// out of the config and the store.
-  public var environmentFile: String?
+  package var environmentFile: String?
   /// Working directory of the command; the daemon's when nil.
-  public var workingDirectory: String?
+  package var workingDirectory: String?
   /// Run ahead of standard work when the concurrency limit is reached.
-  public var expedited = false
+  package var expedited = false
   /// Windows, splay and catch-up (nil: none of their keys was written).
-  public var timing: JobTiming?
+  package var timing: JobTiming?
   /// `inherit-environment = true`: the command gets the daemon's whole environment (minus the
   /// service manager's private variables) instead of the allow-list of `JobEnvironment`.
-  public var inheritEnvironment: Bool {
+  package var inheritEnvironment: Bool {
     get { inheritsEnvironment ?? false }
     set { inheritsEnvironment = newValue ? true : nil }
   }
@@ -84,14 +84,14 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// `nice`, `io-class`, `cpu-weight`, `io-weight`, `memory-max`: how much of the machine its
   /// runs may take; the background defaults (``RunPriority/background``) when nil. Encoded only
   /// when set.
-  public var priority: RunPriority?
+  package var priority: RunPriority?
   /// `inhibit`: the logind lock its runs hold; ``InhibitPolicy/delay`` when nil. Encoded only
   /// when set. It becomes the request's ``WorkRequest/OneTime/inhibitPolicy`` (stored with the
   /// task), which the worker takes the lock from.
-  public var inhibit: InhibitPolicy?
+  package var inhibit: InhibitPolicy?
   /// `wake-system = true`: a suspended machine wakes for its next run (a `CLOCK_REALTIME_ALARM`
   /// timer, which needs `CAP_WAKE_ALARM`).
-  public var wakeSystem: Bool {
+  package var wakeSystem: Bool {
     get { wakesSystem ?? false }
     set { wakesSystem = newValue ? true : nil }
   }
@@ -99,13 +99,13 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   private var wakesSystem: Bool?
   /// `stop-signal = "SIGINT"`: the signal that stops its runs; SIGTERM when nil. Encoded only
   /// when set.
-  public var stopSignal: Int32?
+  package var stopSignal: Int32?
   /// `stop-timeout = "30s"`: how long a stopped run has before SIGKILL; the daemon's
   /// `--kill-grace` (10 s) when nil. Encoded only when set.
-  public var stopTimeout: Duration?
+  package var stopTimeout: Duration?
 
   /// A job with the given id, command and schedule and every other setting at its default.
-  public init(id: String, command: [String], schedule: Schedule) {
+  package init(id: String, command: [String], schedule: Schedule) {
     self.id = id
     self.command = command
     self.schedule = schedule

@@ -3,20 +3,20 @@ import Backgrounder
 /// A job's time keys besides its schedule: the windows any job may have (`window`,
 /// `window-end`) and a calendar job's splay and catch-up (`random-delay`,
 /// `fixed-random-delay`, `catch-up`).
-public struct JobTiming: Sendable, Equatable, Codable {
+package struct JobTiming: Sendable, Equatable, Codable {
   /// `window = "22:00-06:00"` or a list, in normal form: a due run starts only inside one.
-  public var windows: [String] = []
+  package var windows: [String] = []
   /// `window-end`: what happens to a run still going when its window closes.
-  public var windowEnd: CalendarSettings.WindowEnd = .continue
+  package var windowEnd: CalendarSettings.WindowEnd = .continue
   /// `random-delay = "30m"`: each elapse is delayed by up to this much.
-  public var randomDelay: Duration = .zero
+  package var randomDelay: Duration = .zero
   /// `fixed-random-delay = true`: that delay is fixed by `/etc/machine-id` and the job id.
-  public var fixedRandomDelay = false
+  package var fixedRandomDelay = false
   /// `catch-up = false`: an elapse missed while not running is skipped, not run once.
-  public var catchUp = true
+  package var catchUp = true
 
   /// The defaults: no window, no splay, catch-up.
-  public init() {}
+  package init() {}
 
   /// The time keys of `settings`.
   init(_ settings: CalendarSettings) {

@@ -8,20 +8,20 @@ public enum MachineIdentity {
   public static let defaultPath = "/etc/machine-id"
 
   /// Why the machine id cannot be used.
-  public struct Unavailable: Error, Equatable, CustomStringConvertible {
+  package struct Unavailable: Error, Equatable, CustomStringConvertible {
     /// The file read.
-    public var path: String
+    package var path: String
     /// What is wrong with it.
-    public var reason: String
+    package var reason: String
 
     /// The whole explanation, naming the key that needs it.
-    public var description: String {
+    package var description: String {
       "`fixed-random-delay` needs this machine's id, but \(path) \(reason)"
     }
   }
 
   /// The id in `path`: its first line, 32 hexadecimal digits as machine-id(5) has them.
-  public static func read(path: String = defaultPath) throws(Unavailable) -> String {
+  package static func read(path: String = defaultPath) throws(Unavailable) -> String {
     let data: [UInt8]
     do {
       // A regular file only: a FIFO there is refused, never waited on.

@@ -53,7 +53,7 @@ enum PlaceKeys {
 
 extension DaemonConfiguration {
   /// The `requires-reachable` destinations of the jobs, for the destination monitor.
-  public var requiredDestinations: Set<String> {
+  package var requiredDestinations: Set<String> {
     Set(jobs.compactMap(\.requiresReachable))
   }
 }

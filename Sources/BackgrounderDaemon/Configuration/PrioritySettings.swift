@@ -4,9 +4,9 @@
 /// every run background work: nice 10, the idle I/O class, weights 20 (of the default 100),
 /// no memory limit — what systemd's `Nice=`, `IOSchedulingClass=`, `CPUWeight=`, `IOWeight=`
 /// and `MemoryMax=` set for a unit.
-public struct RunPriority: Sendable, Equatable, Codable {
+package struct RunPriority: Sendable, Equatable, Codable {
   /// `io-class`: the I/O scheduling class of the run's processes.
-  public enum IOClass: String, Sendable, Equatable, Codable, CaseIterable {
+  package enum IOClass: String, Sendable, Equatable, Codable, CaseIterable {
     /// Disk time only when no other process wants it (`IOPRIO_CLASS_IDLE`).
     case idle
     /// The normal class, at its middle level (`IOPRIO_CLASS_BE`, level 4).
@@ -14,20 +14,20 @@ public struct RunPriority: Sendable, Equatable, Codable {
   }
 
   /// `nice` (-20…19): below 0 needs `CAP_SYS_NICE`.
-  public var nice = 10
-  public var ioClass = IOClass.idle
+  package var nice = 10
+  package var ioClass = IOClass.idle
   /// `cpu-weight` (1–10000) of the run's cgroup.
-  public var cpuWeight = 20
+  package var cpuWeight = 20
   /// `io-weight` (1–10000) of the run's cgroup.
-  public var ioWeight = 20
+  package var ioWeight = 20
   /// `memory-max` in bytes (`memory.max` of the run's cgroup); nil: no limit.
-  public var memoryMax: UInt64?
+  package var memoryMax: UInt64?
 
   /// The background defaults.
-  public init() {}
+  package init() {}
 
   /// The settings every run gets when its job sets none.
-  public static let background = RunPriority()
+  package static let background = RunPriority()
 }
 
 /// Reads and checks a `[[job]]` table's priority keys: `nice`, `io-class`, `cpu-weight`,

@@ -3,7 +3,7 @@ import Foundation
 /// `stop-signal` and `stop-timeout`: how a job's runs are stopped (condition lost, budget
 /// expired, cancel, window end, suspend, shutdown) — this signal to the run's process group
 /// and session, then SIGKILL after the timeout.
-public enum StopSignal {
+package enum StopSignal {
   /// The signals a job may ask for, by name without `SIG`. SIGKILL and SIGSTOP are refused:
   /// the first leaves the job no time, the second does not stop it.
   static let allowed: [(name: String, signal: Int32)] = [
@@ -11,7 +11,7 @@ public enum StopSignal {
     ("USR2", SIGUSR2),
   ]
   /// The least and the most a job may give its runs to end on their stop signal.
-  public static let timeoutRange: ClosedRange<Duration> = .seconds(1)...(.seconds(3600))
+  package static let timeoutRange: ClosedRange<Duration> = .seconds(1)...(.seconds(3600))
 
   /// The signal named `text` (`SIGINT`, `INT`, `sigint`), nil for one not allowed.
   static func parse(_ text: String) -> Int32? {
@@ -21,7 +21,7 @@ public enum StopSignal {
   }
 
   /// `SIGINT` for SIGINT; `signal N` for one without a name here.
-  public static func name(_ signal: Int32) -> String {
+  package static func name(_ signal: Int32) -> String {
     if signal == SIGKILL { return "SIGKILL" }
     return allowed.first { $0.signal == signal }.map { "SIG\($0.name)" } ?? "signal \(signal)"
   }

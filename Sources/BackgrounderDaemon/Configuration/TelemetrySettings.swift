@@ -9,34 +9,34 @@ import SystemPackage
 
 /// `[telemetry]`: each finished run exported as an OpenTelemetry span over OTLP/HTTP to a
 /// collector, by the separate `backgrounder-otlp-export` program (the `Telemetry/` package).
-public struct TelemetrySettings: Sendable, Equatable {
+package struct TelemetrySettings: Sendable, Equatable {
   /// `otlp-endpoint = "https://collector.example:4318"`: the collector's OTLP/HTTP base address
   /// (spans go to `…/v1/traces`). Credentials in it (`user:password@`) are refused.
-  public var endpoint: String
+  package var endpoint: String
   /// `headers = { authorization = "…" }`: sent with every export (``allHeaders``); names are
   /// HTTP tokens, values hold no control character.
-  public var headers: [String: String] = [:]
+  package var headers: [String: String] = [:]
   /// `headers-file = "/path"`: `name: value` lines, kept out of the config (a secret).
-  public var headersFile: String?
+  package var headersFile: String?
   /// The headers of ``headersFile``, once read (``loadingHeadersFile(configFile:)``).
-  public var fileHeaders: [String: String] = [:]
+  package var fileHeaders: [String: String] = [:]
   /// What every export sends: ``headers`` and ``fileHeaders``.
-  public var allHeaders: [String: String] { headers.merging(fileHeaders) { first, _ in first } }
+  package var allHeaders: [String: String] { headers.merging(fileHeaders) { first, _ in first } }
   /// `ca-file = "/path"`: the CA bundle a collector behind a private CA is verified with,
   /// instead of the system store (verification itself cannot be turned off).
-  public var caFile: String?
+  package var caFile: String?
   /// `allow-insecure = true`: headers may go to an `http://` endpoint, in clear.
-  public var allowInsecure = false
+  package var allowInsecure = false
   /// `telemetry-network = "unmetered"` (default) or `"any"`: the network exports wait for.
-  public var network: NetworkRequirement = .unmetered
+  package var network: NetworkRequirement = .unmetered
   /// `exporter = "/path"`: the exporter program; by default `backgrounder-otlp-export` next to
   /// the `backgrounder` executable.
-  public var exporter: String?
+  package var exporter: String?
   /// `buffer = 10000`: how many runs the store keeps while they cannot be sent; past it the
   /// oldest is dropped and counted.
-  public var buffer = 10_000
+  package var buffer = 10_000
 
-  public init(endpoint: String) {
+  package init(endpoint: String) {
     self.endpoint = endpoint
   }
 }
@@ -45,7 +45,7 @@ extension TelemetrySettings {
   /// These settings with the headers of ``headersFile`` added (the file is read by the daemon
   /// at start and by `doctor`, not by every verb that reads the config: the others need no
   /// secret); a problem is a configuration error of `configFile` naming `headers-file`.
-  public func loadingHeadersFile(configFile: String) throws(ConfigurationError)
+  package func loadingHeadersFile(configFile: String) throws(ConfigurationError)
     -> TelemetrySettings
   {
     guard let path = headersFile else { return self }

@@ -9,10 +9,10 @@ import Logging
 /// the leader is gone and every member started after the recorded leader and before this daemon
 /// (a pid in use as a process group id is never handed to a new process, so a group whose
 /// leader is gone is still the old group as long as a member is left).
-public enum LeftoverRuns {
+package enum LeftoverRuns {
   /// Ends the leftovers recorded for `containment`'s store and removes their records and
   /// cgroups. Returns once they are gone (or after 5 s per run, with a warning).
-  public static func terminate(in containment: RunContainment) async {
+  package static func terminate(in containment: RunContainment) async {
     guard let registry = containment.registry else { return }
     let logger = containment.logger
     let bootID = ProcStat.bootID()

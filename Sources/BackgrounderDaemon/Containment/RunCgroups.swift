@@ -2,6 +2,7 @@ import CSystemShims
 import Foundation
 import Logging
 import SystemCalls
+import SystemPackage
 
 /// A writable cgroup v2 subtree in which every run gets its own cgroup (`<root>/runs/<run id>`),
 /// ended with `cgroup.kill` — which also reaches processes that left the run's session with
@@ -12,19 +13,19 @@ import SystemCalls
 /// a cgroup2 file system (`fstatfs` magic) — so `cgroup.procs` is the kernel's list, never a
 /// file someone else wrote. `runs` and each run's cgroup are created with `mkdirat` under the
 /// pinned descriptor.
-public struct RunCgroups: Sendable {
+package struct RunCgroups: Sendable {
   /// `CGROUP2_SUPER_MAGIC` from `<linux/magic.h>`.
   static let cgroup2Magic = 0x6367_7270
 
   /// The directory holding one cgroup per run.
-  public let runsDirectory: String
+  package let runsDirectory: String
   private let runs: TrustedDirectory
 
   /// Uses `root` (a cgroup v2 directory this process may write) for run cgroups; creates
   /// `root/runs`. When `root` is the daemon's own cgroup, call `adopt(root:)` instead so the
   /// daemon leaves it first (the "no internal processes" rule). Throws when `root` is not a
   /// cgroup2 directory of the daemon's user reached through trusted directories only.
-  public init(root: String) throws {
+  package init(root: String) throws {
     try self.init(verified: try Self.verify(root))
   }
 
@@ -50,12 +51,12 @@ public struct RunCgroups: Sendable {
     do {
       type = try systemCall("statfs") { csystem_filesystem_type(directory.descriptor) }
     } catch {
-      throw ContainmentError("cannot statfs \(root)", errno: error.errno.rawValue)
+      throw ContainmentError("cannot statfs \(root)", errno: error.errno)
     }
     guard type == cgroup2Magic else {
       throw ContainmentError(
         "\(root) is not on a cgroup2 file system (file system magic 0x"
-          + String(type, radix: 16) + ")", errno: EINVAL)
+          + String(type, radix: 16) + ")", errno: .invalidArgument)
     }
     return directory
   }
@@ -65,7 +66,7 @@ public struct RunCgroups: Sendable {
   /// parent), or `$BACKGROUNDER_CGROUP` when set:
   /// the daemon moves itself into `<root>/daemon` and runs go to `<root>/runs/<id>`. Nil (runs
   /// contained by process group only) when neither is available; the reason is logged.
-  public static func delegated(logger: Logger) -> RunCgroups? {
+  package static func delegated(logger: Logger) -> RunCgroups? {
     let explicit = ProcessInfo.processInfo.environment["BACKGROUNDER_CGROUP"]
     guard var root = explicit ?? ownCgroupDirectory() else {
       logger.info("no cgroup v2 hierarchy: runs are contained by process group only")
@@ -101,7 +102,9 @@ public struct RunCgroups: Sendable {
       defer { close(fd) }
       let text = "\(getpid())"
       guard text.withCString({ Foundation.write(fd, $0, strlen($0)) }) >= 0 else {
-        throw ContainmentError("cannot move the daemon into \(daemon.path)", errno: errno)
+        throw ContainmentError(
+          "cannot move the daemon into \(daemon.path)",
+          errno: SystemCallError.current("write").errno)
       }
     }
     return try RunCgroups(verified: verified)
@@ -133,7 +136,12 @@ public struct RunCgroups: Sendable {
   /// Removes the (empty) cgroup `directory`; false while processes remain.
   @discardableResult
   static func remove(_ directory: String) -> Bool {
-    rmdir(directory) == 0 || errno == ENOENT
+    do {
+      _ = try systemCall("rmdir", path: directory) { rmdir(directory) }
+      return true
+    } catch {
+      return error.errno == .noSuchFileOrDirectory
+    }
   }
 
   static func isCgroup(_ directory: String) -> Bool {
@@ -172,18 +180,22 @@ public struct RunCgroups: Sendable {
 
   static func write(_ text: String, to path: String) throws {
     let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
-    guard descriptor >= 0 else { throw ContainmentError("cannot open \(path)", errno: errno) }
+    guard descriptor >= 0 else {
+      throw ContainmentError("cannot open \(path)", errno: SystemCallError.current("open").errno)
+    }
     defer { close(descriptor) }
     let written = text.withCString { Foundation.write(descriptor, $0, strlen($0)) }
-    if written < 0 { throw ContainmentError("cannot write \(path)", errno: errno) }
+    if written < 0 {
+      throw ContainmentError("cannot write \(path)", errno: SystemCallError.current("write").errno)
+    }
   }
 }
 
 /// A containment step that failed, with the errno it failed with.
-public struct ContainmentError: Error, CustomStringConvertible {
-  public let description: String
+package struct ContainmentError: Error, CustomStringConvertible {
+  package let description: String
 
-  init(_ message: String, errno code: Int32) {
-    description = "\(message): \(String(cString: strerror(code)))"
+  init(_ message: String, errno: Errno) {
+    description = "\(message): \(errno)"
   }
 }

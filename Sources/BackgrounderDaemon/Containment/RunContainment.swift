@@ -1,11 +1,12 @@
 import Foundation
 import Logging
+import SystemCalls
 
 /// Makes sure no process of a run outlives it: every run is its own session and process group,
 /// in its own cgroup when a writable cgroup v2 subtree is available, and recorded on disk while
 /// it runs. When the run ends — however it ends — what is left of its group and cgroup gets
 /// its stop signal (SIGTERM by default), then SIGKILL after the grace period, and is reaped.
-public struct RunContainment: Sendable {
+package struct RunContainment: Sendable {
   let cgroups: RunCgroups?
   let registry: RunRegistry?
   let logger: Logger
@@ -13,13 +14,13 @@ public struct RunContainment: Sendable {
   let live = LiveRuns()
 
   /// Containment by process group only, with no records: for tests and embedders.
-  public init(logger: Logger) {
+  package init(logger: Logger) {
     self.init(cgroups: nil, registry: nil, logger: logger)
   }
 
   /// Containment with per-run cgroups under `cgroups` (when given) and, when `storePath` is
   /// given, run records in `<store directory>/runs/`.
-  public init(cgroups: RunCgroups?, storePath: String?, logger: Logger) throws {
+  package init(cgroups: RunCgroups?, storePath: String?, logger: Logger) throws {
     self.init(
       cgroups: cgroups, registry: try storePath.map { try RunRegistry(storePath: $0) },
       logger: logger)
@@ -34,11 +35,11 @@ public struct RunContainment: Sendable {
   /// The daemon's containment, called once at start while holding the store lock: makes the
   /// daemon a child subreaper, uses its delegated cgroup when there is one, and ends what is
   /// left of runs interrupted by the previous daemon's death.
-  public static func prepare(storePath: String, logger: Logger) async throws -> RunContainment {
+  package static func prepare(storePath: String, logger: Logger) async throws -> RunContainment {
     if !Subreaper.enable() {
       logger.warning(
         "cannot become a child subreaper; orphans of a run are reparented to PID 1",
-        metadata: ["error": "\(String(cString: strerror(errno)))"])
+        metadata: ["error": "\(SystemCallError.current("prctl").errno)"])
     }
     let containment = try RunContainment(
       cgroups: RunCgroups.delegated(logger: logger), storePath: storePath, logger: logger)

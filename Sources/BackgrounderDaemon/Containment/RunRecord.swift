@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// What identifies the processes of a live run, kept in a private file while it runs so that a
 /// daemon restarted after `kill -9` can end what is left of it.
@@ -38,14 +39,14 @@ struct RunRegistry: Sendable {
     let temporary = name + ".tmp"
     let descriptor = try directory.openFile(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC)
     let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-    let code = errno
+    let writeFailure = SystemCallError.current("write")  // read before close changes it
     close(descriptor)
     guard written == data.count,
       renameat(directory.descriptor, temporary, directory.descriptor, name) == 0
     else {
+      let failure = written < 0 ? writeFailure : SystemCallError.current("renameat")
       unlinkat(directory.descriptor, temporary, 0)
-      throw ContainmentError(
-        "cannot write \(directory.display(name))", errno: written < 0 ? code : errno)
+      throw ContainmentError("cannot write \(directory.display(name))", errno: failure.errno)
     }
   }
 

@@ -8,13 +8,13 @@ import SystemPackage
 #endif
 
 /// Sends one `ControlRequest` to the daemon's control socket and waits for its response.
-public struct ControlClient: Sendable {
+package struct ControlClient: Sendable {
   /// The socket path.
-  public var path: String
+  package var path: String
   /// How long to wait for the daemon's answer.
-  public var timeout: Duration
+  package var timeout: Duration
 
-  public init(path: String, timeout: Duration = .seconds(10)) {
+  package init(path: String, timeout: Duration = .seconds(10)) {
     self.path = path
     self.timeout = timeout
   }
@@ -23,13 +23,17 @@ public struct ControlClient: Sendable {
   ///
   /// The blocking socket I/O runs on its own thread, so a caller on the Swift concurrency pool
   /// never starves the tasks that produce the answer (in tests, the server is in-process).
-  public func send(_ request: ControlRequest) async throws(ControlSocketError) -> ControlResponse {
+  package func send(_ request: ControlRequest) async throws(ControlSocketError) -> ControlResponse {
     let result = await withCheckedContinuation {
       (continuation: CheckedContinuation<Result<ControlResponse, ControlSocketError>, Never>) in
-      Thread {
-        continuation.resume(
-          returning: Result { () throws(ControlSocketError) in try sendBlocking(request) })
-      }.start()
+      do throws(SystemCallError) {
+        try SystemThread.detach(name: "bg-control") {
+          continuation.resume(
+            returning: Result { () throws(ControlSocketError) in try sendBlocking(request) })
+        }
+      } catch {
+        continuation.resume(returning: .failure(.system(error)))
+      }
     }
     return try result.get()
   }
@@ -37,7 +41,7 @@ public struct ControlClient: Sendable {
   /// Sends `request` on the calling thread. Before anything is sent, the socket's directory
   /// must be private to this user or root, the path must be a socket, and the process serving
   /// it must run as this user or root (`SO_PEERCRED`).
-  public func sendBlocking(_ request: ControlRequest) throws(ControlSocketError) -> ControlResponse
+  package func sendBlocking(_ request: ControlRequest) throws(ControlSocketError) -> ControlResponse
   {
     let fd = try connectToTrustedPeer()
     defer { close(fd) }
@@ -47,7 +51,7 @@ public struct ControlClient: Sendable {
 
   /// Subscribes to the daemon's task changes (`status --watch`). The stream ends when the
   /// daemon stops; cancelling its consumer closes the connection.
-  public func watch() throws(ControlSocketError) -> AsyncThrowingStream<TaskChange, any Error> {
+  package func watch() throws(ControlSocketError) -> AsyncThrowingStream<TaskChange, any Error> {
     let fd = try connectToTrustedPeer()
     var reader = LineReader(path: path)
     do throws(ControlSocketError) {
@@ -62,23 +66,36 @@ public struct ControlClient: Sendable {
     let (stream, continuation) = AsyncThrowingStream.makeStream(of: TaskChange.self)
     continuation.onTermination = { _ in connection.shutDown() }
     let buffered = reader
-    Thread {
-      var reader = buffered
-      do {
-        while let line = try reader.next(fd) {
-          do {
-            continuation.yield(try JSONDecoder().decode(TaskChange.self, from: line))
-          } catch {
-            throw ControlSocketError.badMessage(String(decoding: line, as: UTF8.self))
-          }
-        }
-        continuation.finish()
-      } catch {
-        continuation.finish(throwing: connection.isShutDown ? nil : error)
+    do throws(SystemCallError) {
+      try SystemThread.detach(name: "bg-ctl-watch") {
+        Self.readChanges(fd, reader: buffered, connection: connection, into: continuation)
       }
+    } catch {
       connection.close()
-    }.start()
+      throw .system(error)
+    }
     return stream
+  }
+
+  /// Yields each task change read from `fd` until the daemon closes it, then closes it.
+  private static func readChanges(
+    _ fd: Int32, reader buffered: LineReader, connection: WatchConnection,
+    into continuation: AsyncThrowingStream<TaskChange, any Error>.Continuation
+  ) {
+    var reader = buffered
+    do {
+      while let line = try reader.next(fd) {
+        do {
+          continuation.yield(try JSONDecoder().decode(TaskChange.self, from: line))
+        } catch {
+          throw ControlSocketError.badMessage(String(decoding: line, as: UTF8.self))
+        }
+      }
+      continuation.finish()
+    } catch {
+      continuation.finish(throwing: connection.isShutDown ? nil : error)
+    }
+    connection.close()
   }
 
   /// Connects after checking the directory and the path, then checks the server's user.
@@ -89,19 +106,23 @@ public struct ControlClient: Sendable {
     if !socketPath.isAbstract, try !socketPath.socketExists() { throw .noDaemon(path: path) }
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else {
-      throw .system(SystemCallError("socket", path: path, errno: Errno(rawValue: errno)))
+      throw .system(.current("socket", path: path))
     }
     let connected = address.withSocketAddress { connect(fd, $0, $1) }
     if connected != 0 {
-      let failure = errno
+      let failure = SystemCallError.current("connect", path: path)
       close(fd)
-      if failure == ENOENT || failure == ECONNREFUSED { throw .noDaemon(path: path) }
-      throw .system(SystemCallError("connect", path: path, errno: Errno(rawValue: failure)))
+      if failure.errno == .noSuchFileOrDirectory || failure.errno == .connectionRefused {
+        throw .noDaemon(path: path)
+      }
+      throw .system(failure)
     }
-    guard let peer = PeerCredentials.of(fd) else {
-      let failure = errno
+    let peer: PeerCredentials
+    do throws(SystemCallError) {
+      peer = try PeerCredentials.of(fd)
+    } catch {
       close(fd)
-      throw .system(SystemCallError("SO_PEERCRED", path: path, errno: Errno(rawValue: failure)))
+      throw .system(SystemCallError("SO_PEERCRED", path: path, errno: error.errno))
     }
     guard peer.isTrusted() else {
       close(fd)

@@ -101,7 +101,7 @@ final class ControlConnections: @unchecked Sendable {
 
   /// Serves a new connection, or refuses it: not our user or root, or too many of its user's.
   private func admit(_ descriptor: Int32) {
-    guard let peer = PeerCredentials.of(descriptor) else {
+    guard let peer = try? PeerCredentials.of(descriptor) else {
       return refuse(descriptor, "cannot read peer credentials")
     }
     guard peer.isTrusted() else {

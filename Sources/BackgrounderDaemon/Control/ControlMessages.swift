@@ -24,17 +24,17 @@ public enum ControlRequest: Sendable, Equatable, Codable {
 /// The daemon's answer to a `ControlRequest`.
 public struct ControlResponse: Sendable, Equatable, Codable {
   /// Whether the request took effect.
-  public var ok: Bool
+  package var ok: Bool
   /// What happened, in words, for the operator.
-  public var message: String
+  package var message: String
   /// The runtime's detected problems (`health` requests only).
-  public var problems: [HealthProblem]?
+  package var problems: [HealthProblem]?
   /// Who answered (in the answers to `ping` and `health`).
-  public var daemon: DaemonInfo?
+  package var daemon: DaemonInfo?
   /// The daemon's view of the network beyond the kernel's tables: NetworkManager's answers,
   /// the probe's verdict, each source's state and stale marks (`health` only). `status` shows
   /// these instead of asking NetworkManager itself: one truth per machine.
-  public var hints: LinkHints?
+  package var hints: LinkHints?
 
   public init(
     ok: Bool, message: String, problems: [HealthProblem]? = nil, daemon: DaemonInfo? = nil,

@@ -13,26 +13,26 @@ import SystemPackage
 /// request per connection. Peers are checked with `SO_PEERCRED`: only the daemon's own user and
 /// root are served. Every connection is served on its own, non-blocking, on an ``EventLoop``
 /// (``ControlConnections``): a silent, slow or stopped client never delays another one.
-public final class ControlServer: Sendable {
+package final class ControlServer: Sendable {
   /// Handles one request; runs on the Swift concurrency pool.
-  public typealias Handler = @Sendable (ControlRequest) async -> ControlResponse
+  package typealias Handler = @Sendable (ControlRequest) async -> ControlResponse
   /// A new subscription to task changes, for `watch` requests.
-  public typealias Changes = @Sendable () -> AsyncStream<TaskChange>
+  package typealias Changes = @Sendable () -> AsyncStream<TaskChange>
 
   /// What one client may hold of the daemon.
-  public struct Limits: Sendable {
+  package struct Limits: Sendable {
     /// From accepting a connection to its complete request line; then it is answered with an
     /// error and closed, and the request (never complete) is not run.
-    public var requestDeadline: Duration = .seconds(5)
+    package var requestDeadline: Duration = .seconds(5)
     /// For writing an answer, or the last lines to a watcher being dropped.
-    public var answerDeadline: Duration = .seconds(5)
+    package var answerDeadline: Duration = .seconds(5)
     /// Connections open at once per peer uid; more are refused.
-    public var connectionsPerUser = 128
+    package var connectionsPerUser = 128
     /// Bytes of changes queued for a watcher that does not read; beyond it, the watcher is
     /// told and dropped.
-    public var watcherBacklog = 256 * 1024
+    package var watcherBacklog = 256 * 1024
 
-    public init() {}
+    package init() {}
   }
 
   private let path: String
@@ -48,7 +48,7 @@ public final class ControlServer: Sendable {
   /// `onListening` is called once the socket is bound and listening (the daemon's readiness);
   /// `changes` serves `watch` requests; without it they are refused. Without `eventLoop`, the
   /// server runs one of its own while it serves.
-  public init(
+  package init(
     path: String, logger: Logger, eventLoop: EventLoop? = nil, limits: Limits = Limits(),
     onListening: @escaping @Sendable () -> Void = {},
     changes: Changes? = nil, handler: @escaping Handler
@@ -69,7 +69,7 @@ public final class ControlServer: Sendable {
   /// Binds the socket and serves until the calling task is cancelled; closes every connection
   /// and removes the socket file on the way out. Throws `alreadyServed` when another daemon
   /// answers on the path.
-  public func run() async throws {
+  package func run() async throws {
     let bound = boundListener.withLock { listener -> Int32? in
       defer { listener = nil }
       return listener
@@ -107,7 +107,7 @@ public final class ControlServer: Sendable {
 
   /// Checks and binds the socket now, so that a socket that cannot be used stops the daemon
   /// before it starts; ``run()`` then serves on it.
-  public func bindNow() throws(ControlSocketError) {
+  package func bindNow() throws(ControlSocketError) {
     let listener = try bind()
     boundListener.withLock { $0 = listener }
   }
@@ -132,7 +132,7 @@ public final class ControlServer: Sendable {
     let flags = SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue | SOCK_NONBLOCK.rawValue
     let fd = socket(AF_UNIX, Int32(flags), 0)
     guard fd >= 0 else {
-      throw .system(SystemCallError("socket", path: path, errno: Errno(rawValue: errno)))
+      throw .system(.current("socket", path: path))
     }
     // No umask around bind: it is process-wide, and a file or directory another thread creates
     // meanwhile would get its mode (seen in tests). The directory is private (0700, checked
@@ -140,9 +140,9 @@ public final class ControlServer: Sendable {
     let bound = address.withSocketAddress { Glibc.bind(fd, $0, $1) }
     guard bound == 0, socketPath.isAbstract || chmod(path, 0o600) == 0, listen(fd, SOMAXCONN) == 0
     else {
-      let failure = Errno(rawValue: errno)
+      let failure = SystemCallError.current("bind", path: path)
       close(fd)
-      throw .system(SystemCallError("bind", path: path, errno: failure))
+      throw .system(failure)
     }
     return fd
   }
@@ -155,6 +155,8 @@ public final class ControlServer: Sendable {
     guard fd >= 0 else { return false }
     defer { close(fd) }
     let connected = address.withSocketAddress { Glibc.connect(fd, $0, $1) }
-    return connected == 0 || errno == EAGAIN || errno == EINPROGRESS
+    if connected == 0 { return true }
+    let failure = SystemCallError.current("connect").errno
+    return failure == .resourceTemporarilyUnavailable || failure == .nowInProgress
   }
 }

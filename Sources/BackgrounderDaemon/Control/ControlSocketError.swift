@@ -6,7 +6,7 @@ import SystemPackage
 #endif
 
 /// Why the control socket could not be used.
-public enum ControlSocketError: Error, CustomStringConvertible, Equatable {
+package enum ControlSocketError: Error, CustomStringConvertible, Equatable {
   /// No daemon listens on the socket (missing file or connection refused).
   case noDaemon(path: String)
   /// Another daemon already serves this socket.
@@ -24,7 +24,7 @@ public enum ControlSocketError: Error, CustomStringConvertible, Equatable {
   /// The process serving the socket runs as a user we do not trust; nothing was sent.
   case untrustedPeer(path: String, uid: uid_t, pid: pid_t)
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .noDaemon(let path): "no daemon is listening on \(path)"
     case .alreadyServed(let path): "another backgrounder daemon is already listening on \(path)"

@@ -50,8 +50,9 @@ struct ControlSocketPath {
     guard !isAbstract else { return false }
     var status = stat()
     guard lstat(path, &status) == 0 else {
-      if errno == ENOENT { return false }
-      throw .system(SystemCallError("lstat", path: path, errno: Errno(rawValue: errno)))
+      let failure = SystemCallError.current("lstat", path: path)
+      if failure.errno == .noSuchFileOrDirectory { return false }
+      throw .system(failure)
     }
     guard status.st_mode & S_IFMT == S_IFSOCK else {
       throw .notASocket(path: path, owner: status.st_uid, mode: status.st_mode & 0o7777)

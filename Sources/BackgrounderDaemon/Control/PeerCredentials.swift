@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -9,27 +11,21 @@ struct PeerCredentials: Equatable {
   var uid: uid_t
 
   /// The credentials of the process at the other end of `connection`.
-  static func of(_ connection: Int32) -> PeerCredentials? {
+  static func of(_ connection: Int32) throws(SystemCallError) -> PeerCredentials {
     var record = UcredRecord()
     var length = socklen_t(MemoryLayout<UcredRecord>.size)
-    guard getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &record, &length) == 0,
-      length == socklen_t(MemoryLayout<UcredRecord>.size)
-    else { return nil }
+    _ = try systemCall("getsockopt SO_PEERCRED") {
+      getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &record, &length)
+    }
+    guard length == socklen_t(MemoryLayout<UcredRecord>.size) else {
+      throw SystemCallError("getsockopt SO_PEERCRED", errno: .invalidArgument)
+    }
     return PeerCredentials(pid: record.pid, uid: record.uid)
   }
 
   /// Whether this peer is `ownUserID` or root.
   func isTrusted(ownUserID: uid_t = geteuid()) -> Bool {
     uid == 0 || uid == ownUserID
-  }
-
-  /// Why the client on `connection` may not talk to us, or nil when it may.
-  static func refusal(for connection: Int32, ownUserID: uid_t = geteuid()) -> String? {
-    guard let peer = of(connection) else {
-      return "cannot read peer credentials (errno \(errno))"
-    }
-    if peer.isTrusted(ownUserID: ownUserID) { return nil }
-    return "uid \(peer.uid) may not control a daemon running as uid \(ownUserID)"
   }
 }
 

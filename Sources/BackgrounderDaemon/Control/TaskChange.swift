@@ -1,9 +1,9 @@
 import Reachability
 
 /// One change of a task, streamed by the daemon to `status --watch` (request ``ControlRequest/watch``).
-public struct TaskChange: Sendable, Equatable, Codable {
+package struct TaskChange: Sendable, Equatable, Codable {
   /// What happened.
-  public enum Kind: String, Sendable, Codable {
+  package enum Kind: String, Sendable, Codable {
     case scheduled, started, finished, deferred, cancelled
     /// The daemon hit an error it could not attribute to a run (e.g. a store write).
     case error
@@ -17,21 +17,21 @@ public struct TaskChange: Sendable, Equatable, Codable {
   }
 
   /// When it happened (RFC 3339).
-  public var time: String
+  package var time: String
   /// The job id (nil for daemon-wide errors).
-  public var task: String?
+  package var task: String?
   /// What happened.
-  public var change: Kind
+  package var change: Kind
   /// Details in words: the attempt, the result, the reason.
-  public var detail: String?
+  package var detail: String?
   /// The daemon's hints (NetworkManager's answers, the probe's verdict, each source's state),
   /// in ``Kind/network`` changes only.
-  public var hints: LinkHints?
+  package var hints: LinkHints?
   /// The daemon's network and power view (what its jobs are gated by), in ``Kind/network``
   /// changes only; absent from daemons older than it.
-  public var view: DaemonView?
+  package var view: DaemonView?
 
-  public init(
+  package init(
     time: String, task: String?, change: Kind, detail: String?, hints: LinkHints? = nil,
     view: DaemonView? = nil
   ) {

@@ -12,9 +12,9 @@ import Logging
 /// values are the snapshot the runtime let the run start under (``WorkContext/network``), and
 /// the command is spawned only if the conditions are still that snapshot
 /// (``WorkContext/confirmStart()``); otherwise it is not started and waits again.
-public struct CommandWorker: Worker {
+package struct CommandWorker: Worker {
   /// `EX_TEMPFAIL` from sysexits.h: "try again later".
-  public static let retryExitStatus: Int32 = 75
+  package static let retryExitStatus: Int32 = 75
 
   let runner: CommandRunner
   /// The daemon's environment, filtered per job by `JobEnvironment`.
@@ -23,7 +23,7 @@ public struct CommandWorker: Worker {
   /// ``WorkContext/inhibitPolicy`` (the job's `inhibit`); none when nil.
   let inhibitor: SleepInhibitor?
 
-  public init(
+  package init(
     runner: CommandRunner,
     daemonEnvironment: [String: String] = ProcessInfo.processInfo.environment,
     inhibitor: SleepInhibitor? = nil
@@ -33,7 +33,7 @@ public struct CommandWorker: Worker {
     self.inhibitor = inhibitor
   }
 
-  public func execute(_ context: WorkContext) async -> WorkResult {
+  package func execute(_ context: WorkContext) async -> WorkResult {
     guard let (job, _) = JobRequests.job(in: context.input) else {
       return .failure(reason: "the stored request carries no job definition")
     }

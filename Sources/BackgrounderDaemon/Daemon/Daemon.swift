@@ -14,23 +14,25 @@ import UnixSignals
 /// systemd. Every long-running part is a `Service` in one `ServiceGroup`: a part that cannot
 /// start or fails later stops the daemon with an error naming it. A graceful shutdown stops
 /// dispatching and cancels running jobs (recorded as retry).
-public final class Daemon: Service {
+package final class Daemon: Service {
   /// What the daemon needs to start.
-  public struct Options: Sendable {
-    public var configPath: String
-    public var sysfsRoot: String = "/sys"
+  package struct Options: Sendable {
+    package var configPath: String
+    package var sysfsRoot: String = "/sys"
     /// Overrides `[metrics] file`.
-    public var metricsFile: String?
+    package var metricsFile: String?
     /// Time between the stop signal and SIGKILL for a stopped command whose job has no
     /// `stop-timeout`.
-    public var killGracePeriod: Duration = .seconds(10)
+    package var killGracePeriod: Duration = .seconds(10)
     /// Signals that start a graceful shutdown.
-    public var shutdownSignals: [UnixSignal] = [.sigterm, .sigint]
-    /// Test hook (`BACKGROUNDER_TEST_HOOK=stall-dispatch`): right after `READY=1` the dispatch
-    /// loop blocks, so that a test sees the watchdog pings stop.
-    public var stallDispatchAfterReady = false
+    package var shutdownSignals: [UnixSignal] = [.sigterm, .sigint]
+    /// Injected by tests (`Tests/StallingDaemon`), not API: the runtime's
+    /// ``Backgrounder/Configuration/dispatchLoopWillIterate``, and what runs right after
+    /// `READY=1` is sent (given the runtime).
+    package var dispatchLoopWillIterate: (@Sendable () async -> Void)?
+    package var afterReady: (@Sendable (Backgrounder) -> Void)?
 
-    public init(configPath: String) {
+    package init(configPath: String) {
       self.configPath = configPath
     }
   }
@@ -43,7 +45,7 @@ public final class Daemon: Service {
   private let logger: Logger
   private let notifier: SystemdNotifier
 
-  public init(options: Options, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) {
+  package init(options: Options, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) {
     self.options = options
     self.logger = logger
     self.notifier = notifier
@@ -52,7 +54,7 @@ public final class Daemon: Service {
   /// Makes SIGTERM, SIGINT and SIGHUP reach the daemon through a pipe on its event loop
   /// instead of Dispatch signal sources (whose thread would stay): call it once, on the main
   /// thread before any other thread exists, only in a process that runs the daemon.
-  public static func forwardSignals() throws {
+  package static func forwardSignals() throws {
     try SignalWatch.forwardDaemonSignals()
   }
 
@@ -67,7 +69,7 @@ public final class Daemon: Service {
 
   /// Starts the daemon and runs it until a shutdown signal (returns) or a failing part (throws
   /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
-  public func run() async throws {
+  package func run() async throws {
     let configuration = try Self.loadConfiguration(options.configPath)
     warnOfExposedSecrets(configuration)
     // Waits in `flock` while another daemon is starting: on a thread meant for blocking calls.
@@ -112,6 +114,7 @@ public final class Daemon: Service {
     runtimeConfiguration.gracePeriod = max(
       runtimeConfiguration.gracePeriod, max(options.killGracePeriod, longestStop) + .seconds(10))
     runtimeConfiguration.storeOpenPath = storeLock.storeOpenPath
+    runtimeConfiguration.dispatchLoopWillIterate = options.dispatchLoopWillIterate
     // A store deleted or replaced under the daemon: its writes are refused from the first one
     // after the change, and the daemon stops (exit ≠ 0) so that systemd starts it on the file
     // the path names now.
@@ -320,9 +323,7 @@ public final class Daemon: Service {
         }
         self.notifier.notify(ready)
         self.logger.info("daemon ready", metadata: ["jobs": "\(jobCount)"])
-        if self.options.stallDispatchAfterReady, runtime.stallDispatchLoop() {
-          self.logger.warning("test hook stall-dispatch: the dispatch loop is blocked")
-        }
+        self.options.afterReady?(runtime)
         try await gracefulShutdown()
       },
       .untilShutdown("config reload (SIGHUP)") {

@@ -1,10 +1,10 @@
 import Backgrounder
 
 /// The running daemon's health as `status` and `doctor` show it.
-public enum DaemonHealth {
+package enum DaemonHealth {
   /// The problems the daemon behind `socketPath` reports; nil when no daemon answers.
   /// - Throws: ``ControlSocketError`` other than `noDaemon` (e.g. a refused peer).
-  public static func problems(socketPath: String) async throws(ControlSocketError)
+  package static func problems(socketPath: String) async throws(ControlSocketError)
     -> [HealthProblem]?
   {
     do {
@@ -16,7 +16,7 @@ public enum DaemonHealth {
 
   /// `doctor` lines for the daemon's health: a note when no daemon runs, `ok` when it reports
   /// no problem, one problem line per detected problem otherwise.
-  public static func findings(_ problems: [HealthProblem]?) -> [DoctorFinding] {
+  package static func findings(_ problems: [HealthProblem]?) -> [DoctorFinding] {
     guard let problems else {
       return [.init(.note, "health", "no daemon is running; no runtime health to report")]
     }

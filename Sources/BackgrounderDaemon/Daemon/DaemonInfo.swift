@@ -4,27 +4,27 @@ import Foundation
 /// `"daemon"`.
 public struct DaemonInfo: Sendable, Equatable, Codable {
   /// The daemon's process id.
-  public var pid: Int32
+  package var pid: Int32
   /// When it started (RFC 3339).
-  public var since: String
+  package var since: String
   /// Its version.
-  public var version: String
+  package var version: String
   /// The store it serves.
-  public var storePath: String
+  package var storePath: String
   /// The error of its last store write when that failed (disk full, read-only), else nil.
-  public var storeError: String?
+  package var storeError: String?
   /// Its systemd-logind inhibitors: whether logind gives locks, and the runs' locks (nil from
   /// a daemon that does not say).
-  public var inhibitors: InhibitorsInfo?
+  package var inhibitors: InhibitorsInfo?
   /// Whether `wake-system` jobs can wake the machine: `unused` (no such job), `unknown` (no
   /// alarm needed yet), `available` or `unavailable` (nil from a daemon that does not say).
-  public var wakeAlarms: String?
+  package var wakeAlarms: String?
   /// Why wake alarms are unavailable.
-  public var wakeAlarmsReason: String?
+  package var wakeAlarmsReason: String?
   /// The daemon's network and power view (nil from a daemon that does not say).
-  public var view: DaemonView?
+  package var view: DaemonView?
 
-  public init(
+  package init(
     pid: Int32, since: String, version: String, storePath: String, storeError: String?,
     inhibitors: InhibitorsInfo? = nil, wakeAlarms: String? = nil, wakeAlarmsReason: String? = nil
   ) {
@@ -39,5 +39,5 @@ public struct DaemonInfo: Sendable, Equatable, Codable {
   }
 
   /// This build's version.
-  public static let version = "0.1.0"
+  package static let version = "0.1.0"
 }

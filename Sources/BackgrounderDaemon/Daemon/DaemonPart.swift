@@ -42,16 +42,16 @@ package struct DaemonPart: Service {
 }
 
 /// A daemon part failed or stopped on its own; the daemon stopped because of it.
-public struct DaemonPartFailure: Error, CustomStringConvertible, Equatable {
+package struct DaemonPartFailure: Error, CustomStringConvertible, Equatable {
   /// The part: "control socket", "network monitor", ….
-  public var part: String
+  package var part: String
   /// What went wrong.
-  public var reason: String
+  package var reason: String
 
-  public init(part: String, reason: String) {
+  package init(part: String, reason: String) {
     self.part = part
     self.reason = reason
   }
 
-  public var description: String { "\(part): \(reason)" }
+  package var description: String { "\(part): \(reason)" }
 }

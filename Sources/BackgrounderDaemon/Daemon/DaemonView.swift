@@ -6,26 +6,26 @@ import Reachability
 /// `status` shows it, labelled as the daemon's, when the client's view can differ (issue #34:
 /// a client in another network namespace saw its own uplink beside tasks waiting for the
 /// daemon's).
-public struct DaemonView: Sendable, Equatable, Codable {
+package struct DaemonView: Sendable, Equatable, Codable {
   /// The daemon's network namespace (`net:[INODE]`, the link `/proc/self/ns/net`), nil if
   /// unreadable.
-  public var networkNamespace: String?
+  package var networkNamespace: String?
   /// Whether the daemon has a usable default route.
-  public var reachable: Bool
+  package var reachable: Bool
   /// Its primary link's name and type (`ethernet`, `wifi`, …), when reachable.
-  public var primaryLink: String?
-  public var primaryLinkType: String?
+  package var primaryLink: String?
+  package var primaryLinkType: String?
   /// Whether the daemon treats the network as metered, and why (in words).
-  public var metered: Bool
-  public var meteredReason: String?
+  package var metered: Bool
+  package var meteredReason: String?
   /// The daemon's power view.
-  public var externalPower: Bool
-  public var charging: Bool
-  public var batteryPercent: Double?
-  public var batteryLow: Bool
+  package var externalPower: Bool
+  package var charging: Bool
+  package var batteryPercent: Double?
+  package var batteryLow: Bool
 
   /// The view of `network` and `power` in this process's network namespace.
-  public init(network: NetworkStatus, power: PowerStatus) {
+  package init(network: NetworkStatus, power: PowerStatus) {
     networkNamespace = Self.currentNetworkNamespace()
     reachable = network.isReachable
     let primary = network.primaryLink
@@ -40,7 +40,7 @@ public struct DaemonView: Sendable, Equatable, Codable {
   }
 
   /// `net:[INODE]` of the calling thread's network namespace, nil if unreadable.
-  public static func currentNetworkNamespace() -> String? {
+  package static func currentNetworkNamespace() -> String? {
     try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self/ns/net")
   }
 }

@@ -5,14 +5,14 @@ import SystemCalls
 
 /// The daemon's memory housekeeping: it runs all day, so memory it used in a burst should go
 /// back to the kernel instead of staying with the process (issue #11: RSS with 1,000 jobs).
-public enum HeapTuning {
+package enum HeapTuning {
   /// The runtime whose store's page cache ``releaseIdleMemory()`` gives back too.
   private static let idleStore = Lock<Backgrounder?>(nil)
 
   /// Makes every thread allocate from malloc's main arena. glibc gives each thread that
   /// allocates its own arena (up to 8 per core), each keeping its free memory; an idle daemon
   /// gains nothing from that. Call it first in `main`, before any other thread starts.
-  public static func useSingleArena() {
+  package static func useSingleArena() {
     _ = csystem_use_single_malloc_arena()
   }
 
@@ -20,7 +20,7 @@ public enum HeapTuning {
   /// last work): ``releaseIdleMemory()`` on a short-lived thread of its own (`bg-idle-release`),
   /// since giving back the store's page cache waits for a commit in progress, which the
   /// executor's thread must not.
-  public static func releaseIdleMemorySoon() {
+  package static func releaseIdleMemorySoon() {
     try? SystemThread.detach(name: "bg-idle-release") { releaseIdleMemory() }
   }
 

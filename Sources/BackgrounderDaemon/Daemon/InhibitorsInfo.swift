@@ -1,16 +1,16 @@
 /// What `status` shows of the daemon's systemd-logind inhibitors (under `"daemon"`,
 /// `"inhibitors"`): whether logind gives locks, and the lock of each run going now.
-public struct InhibitorsInfo: Sendable, Equatable, Codable {
+package struct InhibitorsInfo: Sendable, Equatable, Codable {
   /// One run's lock.
-  public struct Lock: Sendable, Equatable, Codable {
+  package struct Lock: Sendable, Equatable, Codable {
     /// The job whose run asked for the lock.
-    public var job: String
+    package var job: String
     /// `delay` or `block`.
-    public var mode: String
+    package var mode: String
     /// Whether logind gave it (false: asked for, or refused).
-    public var held: Bool
+    package var held: Bool
 
-    public init(job: String, mode: String, held: Bool) {
+    package init(job: String, mode: String, held: Bool) {
       self.job = job
       self.mode = mode
       self.held = held
@@ -18,13 +18,13 @@ public struct InhibitorsInfo: Sendable, Equatable, Codable {
   }
 
   /// `unknown` (no lock asked for yet), `available`, `absent` (no logind) or `refused`.
-  public var availability: String
+  package var availability: String
   /// Why logind is absent or refused, as it said.
-  public var reason: String?
+  package var reason: String?
   /// The locks of the runs going now, by job id.
-  public var locks: [Lock]
+  package var locks: [Lock]
 
-  public init(availability: String, reason: String? = nil, locks: [Lock] = []) {
+  package init(availability: String, reason: String? = nil, locks: [Lock] = []) {
     self.availability = availability
     self.reason = reason
     self.locks = locks
@@ -33,7 +33,7 @@ public struct InhibitorsInfo: Sendable, Equatable, Codable {
 
 extension SleepInhibitor {
   /// The availability and the locks now, for `status`.
-  public var info: InhibitorsInfo {
+  package var info: InhibitorsInfo {
     let (availability, reason): (String, String?) =
       switch self.availability {
       case .unknown: ("unknown", nil)

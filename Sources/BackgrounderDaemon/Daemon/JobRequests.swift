@@ -68,7 +68,7 @@ public enum JobRequests {
 
   /// The job definition and origin stored in `input` (in any format this version reads), or
   /// nil when it carries none.
-  public static func job(in input: WorkInput) -> (JobDefinition, JobOrigin)? {
+  package static func job(in input: WorkInput) -> (JobDefinition, JobOrigin)? {
     StoredJob.decode(input).map { ($0.job, $0.origin) }
   }
 }
@@ -76,9 +76,9 @@ public enum JobRequests {
 /// A job definition that breaks a rule of ``JobValidation``.
 public struct InvalidJobDefinition: Error, Equatable, CustomStringConvertible {
   /// The config key the rule concerns (`backoff.max-attempts`, `command`, ...).
-  public var key: String
+  package var key: String
   /// What is wrong with it.
-  public var message: String
+  package var message: String
 
   /// `key: message`.
   public var description: String { "\(key): \(message)" }

@@ -7,13 +7,13 @@ import Logging
 /// alone; jobs removed from the file are cancelled. Jobs added with `schedule` are not touched,
 /// except that any active job still stored in an older format is rewritten in the current one
 /// (policy `update`: its schedule, attempts and results are kept).
-public actor JobSynchronizer {
+package actor JobSynchronizer {
   private let runtime: Backgrounder
   private let logger: Logger
   /// The machine id file `fixed-random-delay` reads.
   private let machineIdPath: String
 
-  public init(
+  package init(
     runtime: Backgrounder, logger: Logger, machineIdPath: String = MachineIdentity.defaultPath
   ) {
     self.runtime = runtime
@@ -22,7 +22,7 @@ public actor JobSynchronizer {
   }
 
   /// Applies `configuration`'s jobs.
-  public func apply(_ configuration: DaemonConfiguration) async {
+  package func apply(_ configuration: DaemonConfiguration) async {
     let stored: [TaskId: TaskStatus]
     do {
       stored = Dictionary(
@@ -68,7 +68,7 @@ public actor JobSynchronizer {
   }
 
   /// Schedules one job; returns the outcome in words and whether it took effect.
-  public func schedule(
+  package func schedule(
     _ job: JobDefinition, origin: JobOrigin, policy: ExistingWorkPolicy = .replace
   ) async -> (ok: Bool, message: String) {
     let request: WorkRequest
@@ -91,7 +91,7 @@ public actor JobSynchronizer {
   /// Runs `id` now, bypassing its constraints and backoff (`backgrounder trigger`). A finished
   /// one-time job, still in the store, is scheduled once more from its stored definition and
   /// run at once. Returns the outcome in words and whether it took effect.
-  public func trigger(_ id: TaskId) async -> (triggered: Bool, ok: Bool, message: String) {
+  package func trigger(_ id: TaskId) async -> (triggered: Bool, ok: Bool, message: String) {
     switch runtime.runNow(id) {
     case .triggered: return (true, true, "triggered \(id)")
     case .alreadyRunning: return (false, true, "\(id) is already running")

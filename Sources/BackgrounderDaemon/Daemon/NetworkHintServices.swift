@@ -7,14 +7,14 @@ import ServiceLifecycle
 extension DaemonConfiguration {
   /// The metered overrides of `[network]` (`metered`, `unmetered`, `metered-ssids`,
   /// `unmetered-ssids`): the monitor's at start, and again at each reload.
-  public var meteredOverrides: InterfaceOverrides {
+  package var meteredOverrides: InterfaceOverrides {
     InterfaceOverrides(
       metered: meteredInterfaces, unmetered: unmeteredInterfaces, meteredSSIDs: meteredSSIDs,
       unmeteredSSIDs: unmeteredSSIDs)
   }
 
   /// The monitor's settings from `[network]`.
-  public func reachabilityConfiguration(sysfsRoot: String) -> ReachabilityConfiguration {
+  package func reachabilityConfiguration(sysfsRoot: String) -> ReachabilityConfiguration {
     ReachabilityConfiguration(
       sysfsRoot: sysfsRoot, meteredOverrides: meteredInterfaces,
       unmeteredOverrides: unmeteredInterfaces, meteredSSIDs: meteredSSIDs,
@@ -23,14 +23,14 @@ extension DaemonConfiguration {
 
   /// NetworkManager and nl80211 settings from `[network]` (`networkmanager`, `source-timeout`,
   /// `stale-hints`); the `DBUS_SYSTEM_BUS_ADDRESS` environment variable picks another bus.
-  public var hintsConfiguration: NetworkHintsConfiguration {
+  package var hintsConfiguration: NetworkHintsConfiguration {
     NetworkHintsConfiguration(
       useNetworkManager: useNetworkManager, sourceTimeout: sourceTimeout, staleHints: staleHints,
       useModemManager: useModemManager)
   }
 
   /// Every live condition source as `[network]` asks: what the daemon runs.
-  public func linuxSourceOptions(sysfsRoot: String) -> LinuxConditionSources.Options {
+  package func linuxSourceOptions(sysfsRoot: String) -> LinuxConditionSources.Options {
     LinuxConditionSources.Options(
       reachability: reachabilityConfiguration(sysfsRoot: sysfsRoot), hints: hintsConfiguration,
       connectivityCheck: connectivityCheck, sysfsRoot: sysfsRoot)
@@ -38,7 +38,7 @@ extension DaemonConfiguration {
 
   /// The services feeding `monitor` with link hints: NetworkManager over the system bus and
   /// nl80211 SSIDs, plus the connectivity probe when `[network] connectivity-check` is set.
-  public func networkHintServices(monitor: ReachabilityMonitor, logger: Logger) -> [any Service] {
+  package func networkHintServices(monitor: ReachabilityMonitor, logger: Logger) -> [any Service] {
     var services: [any Service] = [
       NetworkHintsService(monitor: monitor, configuration: hintsConfiguration, logger: logger)
     ]

@@ -5,9 +5,9 @@ import Logging
 /// Edits the store directly when no daemon is running: a runtime that never dispatches work,
 /// opened under the store locks so that a live daemon's store is never touched behind its back
 /// and concurrent edits take turns (see ``StoreLock``).
-public enum OfflineStore {
+package enum OfflineStore {
   /// Runs `body` against the store of `configuration`, then closes it.
-  public static func edit<T: Sendable>(
+  package static func edit<T: Sendable>(
     _ configuration: DaemonConfiguration, logger: Logger,
     _ body: (Backgrounder, JobSynchronizer) async throws -> T
   ) async throws -> T {

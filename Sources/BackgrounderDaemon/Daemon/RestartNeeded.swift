@@ -85,5 +85,5 @@ final class RestartNeeded: Sendable {
 extension HealthProblem.Kind {
   /// The config file changed `[network]` keys since the daemon started; they apply only after
   /// a restart (the daemon's health, from a reload on).
-  public static let configRestartNeeded = HealthProblem.Kind(rawValue: "configRestartNeeded")
+  package static let configRestartNeeded = HealthProblem.Kind(rawValue: "configRestartNeeded")
 }

@@ -20,7 +20,7 @@ import SystemCalls
 /// through a symlink), and the store is opened through ``storeOpenPath``. The store file and
 /// its `-wal` / `-shm`, when they exist, must be regular files of ours (a symlink is refused)
 /// and are made `0600`, so that SQLite gives new `-wal` / `-shm` files that mode too.
-public final class StoreLock: Sendable {
+package final class StoreLock: Sendable {
   private let descriptors: [Int32]
   private let directory: TrustedDirectory
   private let name: String
@@ -33,7 +33,7 @@ public final class StoreLock: Sendable {
 
   /// The path to open the store through: its name under the pinned directory's descriptor,
   /// valid as long as this lock lives.
-  public var storeOpenPath: String { directory.pinnedPath(name) }
+  package var storeOpenPath: String { directory.pinnedPath(name) }
 
   /// Pins the store's directory and checks the store files (see ``StoreLock``).
   private static func pin(_ storePath: String) throws -> (TrustedDirectory, String) {
@@ -46,7 +46,7 @@ public final class StoreLock: Sendable {
   /// existing store files private, announces itself on `<store>.start.lock` (waiting while
   /// another daemon starts) and takes `<store>.lock` exclusively, waiting up to `editWait` for
   /// the CLI edit in progress. Nil when another daemon holds it.
-  public convenience init?(storePath: String, editWait: Duration = .seconds(10)) throws {
+  package convenience init?(storePath: String, editWait: Duration = .seconds(10)) throws {
     let (directory, name) = try Self.pin(storePath)
     let starting = try Self.open(name + ".start.lock", in: directory)
     defer { close(starting) }  // released once this daemon holds the store or gives up
@@ -74,7 +74,7 @@ public final class StoreLock: Sendable {
   /// holds it), then `<store>.edit.lock` exclusively, waiting up to `wait` for other edits.
   /// Throws ``DaemonHoldsStore`` when a daemon holds the store or starts before the edit
   /// begins: the caller then sends its request to that daemon.
-  public static func editing(storePath: String, wait: Duration = .seconds(60)) async throws
+  package static func editing(storePath: String, wait: Duration = .seconds(60)) async throws
     -> StoreLock
   {
     let (directory, name) = try pin(storePath)
@@ -137,11 +137,11 @@ public final class StoreLock: Sendable {
 }
 
 /// A daemon holds the store's lock (it may be starting, or listening on another socket).
-public struct DaemonHoldsStore: Error, CustomStringConvertible {
+package struct DaemonHoldsStore: Error, CustomStringConvertible {
   /// The store it holds.
-  public var storePath: String
+  package var storePath: String
 
-  public var description: String {
+  package var description: String {
     "a backgrounder daemon holds \(storePath) but does not answer on its control socket; "
       + "it may be starting, or using another config"
   }

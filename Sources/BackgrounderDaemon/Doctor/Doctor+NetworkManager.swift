@@ -7,7 +7,7 @@ extension Doctor {
   /// `doctor`'s own reading of NetworkManager when no daemon runs (a running daemon reports
   /// its sources in its health): answered, not on the bus, or on the bus but silent past
   /// `[network] source-timeout` — the last is a problem, as in `status`.
-  public static func networkManagerFindings(_ configuration: NetworkHintsConfiguration) async
+  package static func networkManagerFindings(_ configuration: NetworkHintsConfiguration) async
     -> [DoctorFinding]
   {
     guard configuration.useNetworkManager else {

@@ -11,23 +11,23 @@ import SystemCalls
 /// unsafe directory, a store that is not ours or cannot be written, a metrics directory that
 /// cannot be written, netlink or power_supply that cannot be read; also overrides that match no
 /// interface and systemd units that are installed wrong.
-public struct Doctor: Sendable {
-  public var configPath: String
+package struct Doctor: Sendable {
+  package var configPath: String
   /// Root of sysfs (`/sys`), for interface names and power supplies.
-  public var sysfsRoot: String
+  package var sysfsRoot: String
   /// `PATH` used to resolve commands given by name.
-  public var searchPath: String
+  package var searchPath: String
   /// Unit files to inspect if present (system and user locations).
-  public var unitPaths: [String]
+  package var unitPaths: [String]
   /// The machine id file `fixed-random-delay` reads.
-  public var machineIdPath = MachineIdentity.defaultPath
+  package var machineIdPath = MachineIdentity.defaultPath
   /// The time calendar jobs' next elapses are counted from (nil: now).
-  public var now: Date?
+  package var now: Date?
   /// The cgroup root runs would use, checked as `run` checks it (default:
   /// `$BACKGROUNDER_CGROUP`; nil: not checked).
-  public var cgroupRoot: String? = ProcessInfo.processInfo.environment["BACKGROUNDER_CGROUP"]
+  package var cgroupRoot: String? = ProcessInfo.processInfo.environment["BACKGROUNDER_CGROUP"]
 
-  public init(
+  package init(
     configPath: String, sysfsRoot: String = "/sys",
     searchPath: String = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
     unitPaths: [String]
@@ -39,7 +39,7 @@ public struct Doctor: Sendable {
   }
 
   /// Runs every check; findings are in check order.
-  public func run() -> [DoctorFinding] {
+  package func run() -> [DoctorFinding] {
     var findings: [DoctorFinding] = []
     let configuration: DaemonConfiguration
     do {
@@ -166,7 +166,7 @@ public struct Doctor: Sendable {
       findings.append(
         .init(
           .problem, "netlink",
-          "cannot open an rtnetlink socket: \(String(cString: strerror(errno)))"))
+          "cannot open an rtnetlink socket: \(SystemCallError.current("socket").errno)"))
     }
     let supplies = "\(sysfsRoot)/class/power_supply"
     if let entries = try? FileManager.default.contentsOfDirectory(atPath: supplies) {

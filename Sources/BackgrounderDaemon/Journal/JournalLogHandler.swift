@@ -8,21 +8,21 @@ import Logging
 /// then shows that job's output and events and nothing else. Used only when the daemon's
 /// stderr is the journal (``isStandardErrorJournal(environment:)``); otherwise the daemon
 /// writes its plain stderr lines.
-public struct JournalLogHandler: LogHandler {
-  public var metadata: Logger.Metadata = [:]
-  public var logLevel: Logger.Level = .info
+package struct JournalLogHandler: LogHandler {
+  package var metadata: Logger.Metadata = [:]
+  package var logLevel: Logger.Level = .info
   private let label: String
 
-  public init(label: String) {
+  package init(label: String) {
     self.label = label
   }
 
-  public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+  package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
     get { metadata[key] }
     set { metadata[key] = newValue }
   }
 
-  public func log(event: LogEvent) {
+  package func log(event: LogEvent) {
     let merged = metadata.merging(event.metadata ?? [:]) { $1 }
     let fields = JournalFields.fields(
       level: event.level, message: "\(event.message)", metadata: merged, label: label)
@@ -31,7 +31,7 @@ public struct JournalLogHandler: LogHandler {
 
   /// Whether stderr is connected to the journal: systemd sets `JOURNAL_STREAM` to the
   /// `device:inode` of that stream (a redirection of stderr elsewhere makes it stale).
-  public static func isStandardErrorJournal(
+  package static func isStandardErrorJournal(
     environment: [String: String] = ProcessInfo.processInfo.environment
   ) -> Bool {
     guard let value = environment["JOURNAL_STREAM"] else { return false }

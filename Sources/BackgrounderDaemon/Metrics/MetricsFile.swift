@@ -7,39 +7,39 @@ import SystemPackage
 /// network and power state. Written in text format to a file for node_exporter's textfile
 /// collector, replaced atomically (write to a fresh temporary file, then rename), and handed
 /// to the OTLP exporter with every `[telemetry]` batch (``snapshot()``).
-public final class MetricsFile: Sendable {
+package final class MetricsFile: Sendable {
   private let registry = PrometheusCollectorRegistry()
   /// The textfile path; nil when the metrics are kept for `[telemetry]` only (no `[metrics]
   /// file`): ``write()`` then writes nothing.
-  public let path: String?
+  package let path: String?
 
-  public init(path: String?) {
+  package init(path: String?) {
     self.path = path
   }
 
   /// The current values in Prometheus text format (what ``write()`` writes).
-  public func snapshot() -> String {
+  package func snapshot() -> String {
     String(decoding: registry.emitToBuffer(), as: UTF8.self)
   }
 
   /// A run of `job` started.
-  public func recordRunStarted(job: String) {
+  package func recordRunStarted(job: String) {
     counter("runs", "Runs started, per job.", [("job", job)]).increment()
   }
 
   /// A run of `job` ended with `result` (`success`, `failure` or `retry`).
-  public func recordResult(job: String, result: String) {
+  package func recordResult(job: String, result: String) {
     counter("results", "Run results, per job and result.", [("job", job), ("result", result)])
       .increment()
   }
 
   /// A retry of `job` was scheduled.
-  public func recordRetry(job: String) {
+  package func recordRetry(job: String) {
     counter("retries", "Retries scheduled, per job.", [("job", job)]).increment()
   }
 
   /// An attempt of `job` was deferred for `reason` (network, charging, battery, ...).
-  public func recordDeferral(job: String, reason: String) {
+  package func recordDeferral(job: String, reason: String) {
     counter(
       "deferrals", "Attempts deferred because a constraint was not met, per job and reason.",
       [("job", job), ("reason", reason)]
@@ -49,7 +49,7 @@ public final class MetricsFile: Sendable {
   /// A run of `job` was stopped for `reason` (a `StopReason` code:
   /// `networkLost`, `networkMetered`, `captivePortal`, `limitedConnectivity`,
   /// `chargerDisconnected`, `batteryLow`, …).
-  public func recordStop(job: String, reason: String) {
+  package func recordStop(job: String, reason: String) {
     counter(
       "stops", "Runs stopped because a condition was lost (or on request), per job and reason.",
       [("job", job), ("reason", reason)]
@@ -58,7 +58,7 @@ public final class MetricsFile: Sendable {
 
   /// `job` waited `seconds` for `condition` (`network`, `unmetered`, `charging`, `battery`,
   /// `window`, `mount`, `wifi`, …) while due.
-  public func recordWaited(job: String, condition: String, seconds: Double) {
+  package func recordWaited(job: String, condition: String, seconds: Double) {
     counter(
       "job_waited_seconds",
       "Seconds a due job waited for a condition, per job and condition (counted when the wait ends or changes).",
@@ -67,20 +67,20 @@ public final class MetricsFile: Sendable {
   }
 
   /// The current network state.
-  public func setNetwork(reachable: Bool, metered: Bool) {
+  package func setNetwork(reachable: Bool, metered: Bool) {
     gauge("network_reachable", "1 when a usable default route exists.").set(to: reachable ? 1 : 0)
     gauge("network_metered", "1 when the primary link is metered.").set(to: metered ? 1 : 0)
   }
 
   /// The current power state; `batteryPercent` nil means no readable battery.
-  public func setPower(externalPower: Bool, charging: Bool, batteryPercent: Double?) {
+  package func setPower(externalPower: Bool, charging: Bool, batteryPercent: Double?) {
     gauge("power_external", "1 when on external power.").set(to: externalPower ? 1 : 0)
     gauge("power_charging", "1 when requiresCharging is satisfied.").set(to: charging ? 1 : 0)
     gauge("battery_percent", "Battery level; -1 when unknown.").set(to: batteryPercent ?? -1)
   }
 
   /// `job` last succeeded at `date` (the end of its run).
-  public func setLastSuccess(job: String, at date: Date) {
+  package func setLastSuccess(job: String, at date: Date) {
     gauge(
       "job_last_success_timestamp_seconds", "When the job's last successful run ended (Unix time).",
       [("job", job)]
@@ -88,7 +88,7 @@ public final class MetricsFile: Sendable {
   }
 
   /// Whether `job` (which has `alert-after`) is stale.
-  public func setStale(job: String, stale: Bool) {
+  package func setStale(job: String, stale: Bool) {
     gauge(
       "job_stale", "1 while the job has gone longer than its alert-after without a success.",
       [("job", job)]
@@ -104,7 +104,7 @@ public final class MetricsFile: Sendable {
   /// followed). Mode `0644`: the values are not secret and node_exporter usually runs as
   /// another user. No fsync: the file is rewritten on every change and readers only ever see
   /// a complete old or new version.
-  public func write() throws {
+  package func write() throws {
     guard let path else { return }
     let (directory, name) = try TrustedDirectory.open(containing: path, creating: false)
     let temporary = ".\(name).\(UInt64.random(in: 0 ... .max))"

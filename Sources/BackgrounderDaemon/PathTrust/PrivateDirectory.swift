@@ -9,13 +9,13 @@ import SystemPackage
 /// `0700` when missing, and refused when it or any of its ancestors is something other people
 /// could tamper with (see ``PathTrustRule``): owned by an unexpected user, writable by group or
 /// others, or not a directory at all (the final component is never a symlink).
-public struct PrivateDirectory: Sendable, Equatable {
+package struct PrivateDirectory: Sendable, Equatable {
   /// The directory path.
-  public let path: String
+  package let path: String
 
   /// Ensures the directory that contains `file` is private; see ``prepare(_:owners:)``.
   @discardableResult
-  public static func prepare(containing file: String, owners: Owners = .ownUser)
+  package static func prepare(containing file: String, owners: Owners = .ownUser)
     throws(PrivateDirectoryError) -> PrivateDirectory
   {
     try prepare(parent(of: file), owners: owners)
@@ -25,7 +25,7 @@ public struct PrivateDirectory: Sendable, Equatable {
   /// be a real directory, owned by one of `owners`, not writable by group or others, reached
   /// through trusted ancestors only.
   @discardableResult
-  public static func prepare(_ path: String, owners: Owners = .ownUser)
+  package static func prepare(_ path: String, owners: Owners = .ownUser)
     throws(PrivateDirectoryError) -> PrivateDirectory
   {
     _ = try TrustedDirectory.open(path, creating: true, owners: owners)
@@ -34,7 +34,7 @@ public struct PrivateDirectory: Sendable, Equatable {
 
   /// Checks an existing directory and its ancestors without creating anything (what a client
   /// does before it trusts a socket in it).
-  public static func check(_ path: String, owners: Owners) throws(PrivateDirectoryError) {
+  package static func check(_ path: String, owners: Owners) throws(PrivateDirectoryError) {
     _ = try TrustedDirectory.open(path, creating: false, owners: owners)
   }
 
@@ -46,23 +46,23 @@ public struct PrivateDirectory: Sendable, Equatable {
   }
 
   /// Who may own a private directory.
-  public struct Owners: Sendable, Equatable, CustomStringConvertible {
+  package struct Owners: Sendable, Equatable, CustomStringConvertible {
     /// The accepted user ids.
-    public var userIDs: Set<uid_t>
+    package var userIDs: Set<uid_t>
 
-    public init(userIDs: Set<uid_t>) {
+    package init(userIDs: Set<uid_t>) {
       self.userIDs = userIDs
     }
 
     /// The effective user of this process only (what a daemon creates and binds in).
-    public static var ownUser: Owners { Owners(userIDs: [geteuid()]) }
+    package static var ownUser: Owners { Owners(userIDs: [geteuid()]) }
 
     /// This process's user or root (what a client accepts: a root daemon serves everyone).
-    public static var ownUserOrRoot: Owners { Owners(userIDs: [geteuid(), 0]) }
+    package static var ownUserOrRoot: Owners { Owners(userIDs: [geteuid(), 0]) }
 
     func allows(_ uid: uid_t) -> Bool { userIDs.contains(uid) }
 
-    public var description: String {
+    package var description: String {
       userIDs.sorted().map { "uid \($0)" }.joined(separator: " or ")
     }
   }
@@ -70,7 +70,7 @@ public struct PrivateDirectory: Sendable, Equatable {
 
 /// Why a private directory (or a file in it) cannot be used: the path-trust code's one error
 /// type. The description names the path, its owner and mode.
-public enum PrivateDirectoryError: Error, Equatable, CustomStringConvertible {
+package enum PrivateDirectoryError: Error, Equatable, CustomStringConvertible {
   /// The directory is owned by a user we do not trust.
   case untrustedOwner(path: String, owner: uid_t, mode: mode_t, expected: PrivateDirectory.Owners)
   /// Group or others may create, replace or delete files in it.
@@ -85,7 +85,7 @@ public enum PrivateDirectoryError: Error, Equatable, CustomStringConvertible {
   /// A system call failed (its ``SystemCallError/path`` names what it was about).
   case system(SystemCallError)
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .untrustedOwner(let path, let owner, let mode, let expected):
       "refusing to use \(path): it is owned by uid \(owner) (mode \(Self.octal(mode))), "

@@ -15,9 +15,9 @@ import SystemPackage
 /// or an accepted user, in a trusted directory), at most 32 of them; the final component is
 /// never a symlink. A relative path is taken from the working directory, whose own path is
 /// checked the same way.
-public final class TrustedDirectory: Sendable {
+package final class TrustedDirectory: Sendable {
   /// The path as given.
-  public let path: String
+  package let path: String
   /// An `O_PATH` descriptor of the directory, open as long as this object lives.
   let descriptor: Int32
 
@@ -30,7 +30,7 @@ public final class TrustedDirectory: Sendable {
 
   /// Walks `path` under the whole-path rule and pins its final directory. `creating`: missing
   /// components are created `0700` (and then checked like the others).
-  public static func open(
+  package static func open(
     _ path: String, creating: Bool, owners: PrivateDirectory.Owners = .ownUser
   ) throws(PrivateDirectoryError) -> TrustedDirectory {
     let rule = PathTrustRule(owners: owners)
@@ -46,7 +46,7 @@ public final class TrustedDirectory: Sendable {
   }
 
   /// What ``inspect(_:owners:)`` found.
-  public enum Inspection: Sendable, Equatable {
+  package enum Inspection: Sendable, Equatable {
     /// The directory exists and passes the rule.
     case exists
     /// This component (and what follows it) is missing; every ancestor before it passes the
@@ -56,7 +56,7 @@ public final class TrustedDirectory: Sendable {
 
   /// Walks `path` like ``open(_:creating:owners:)`` without creating anything (what `doctor`
   /// does): throws the problem the walk would refuse with.
-  public static func inspect(_ path: String, owners: PrivateDirectory.Owners = .ownUser)
+  package static func inspect(_ path: String, owners: PrivateDirectory.Owners = .ownUser)
     throws(PrivateDirectoryError) -> Inspection
   {
     do throws(PrivateDirectoryError) {
@@ -78,7 +78,7 @@ public final class TrustedDirectory: Sendable {
   }
 
   /// The directory of `file` pinned, and the file's name in it.
-  public static func open(
+  package static func open(
     containing file: String, creating: Bool, owners: PrivateDirectory.Owners = .ownUser
   ) throws(PrivateDirectoryError) -> (directory: TrustedDirectory, name: String) {
     let name = file.split(separator: "/").last.map(String.init) ?? ""
@@ -91,7 +91,7 @@ public final class TrustedDirectory: Sendable {
 
   /// A path that names `name` in this directory whatever happens to the directory's own path
   /// (`/proc/self/fd/N/name`), valid while this object lives.
-  public func pinnedPath(_ name: String) -> String {
+  package func pinnedPath(_ name: String) -> String {
     "/proc/self/fd/\(descriptor)/\(name)"
   }
 
@@ -168,7 +168,7 @@ public final class TrustedDirectory: Sendable {
     }
     if path.hasPrefix("/") { return path }
     guard let cwd = getcwd(nil, 0) else {
-      throw .system(SystemCallError("getcwd", path: path, errno: Errno(rawValue: errno)))
+      throw .system(.current("getcwd", path: path))
     }
     defer { free(cwd) }
     return String(cString: cwd) + "/" + path

@@ -1,11 +1,12 @@
 import CSystemdBus
 import Foundation
+import SystemCalls
 
 /// Why logind gave no inhibitor lock.
-public struct InhibitRefusal: BusCallRefusal, Sendable, Equatable, CustomStringConvertible {
+package struct InhibitRefusal: BusCallRefusal, Sendable, Equatable, CustomStringConvertible {
   /// logind is not on the bus (or there is no bus): no lock can be had on this machine.
-  public var isAbsent: Bool
-  public var description: String
+  package var isAbsent: Bool
+  package var description: String
 }
 
 /// One blocking `org.freedesktop.login1.Manager.Inhibit` call on a connection of its own, closed
@@ -49,7 +50,7 @@ enum LogindInhibitCall {
     guard own >= 0 else {
       throw InhibitRefusal(
         isAbsent: false,
-        description: "Inhibit: cannot keep the lock: \(String(cString: strerror(errno)))")
+        description: "Inhibit: cannot keep the lock: \(SystemCallError.current("fcntl").errno)")
     }
     return own
   }

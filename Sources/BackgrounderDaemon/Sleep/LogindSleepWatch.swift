@@ -3,13 +3,15 @@ import EventLoops
 import Foundation
 import Logging
 import NetworkHints
+import SystemCalls
+import SystemPackage
 
 /// Watches systemd-logind's `PrepareForSleep` and `PrepareForShutdown` signals on a bus
 /// connection of its own, served by the daemon's event loop (no thread of its own; an idle
 /// connection makes no system calls). `true`: the system is about to go; `false`: it is back
 /// (or the shutdown was cancelled). With it comes logind's `InhibitDelayMaxUSec`, read once
 /// when connecting (nil when it could not be read).
-public final class LogindSleepWatch: @unchecked Sendable {
+package final class LogindSleepWatch: @unchecked Sendable {
   // @unchecked: `bus` is set up on a task of its own before the event loop sees it, then used
   // on the event loop's thread only; `registration` the same.
   private let eventLoop: EventLoop
@@ -24,7 +26,7 @@ public final class LogindSleepWatch: @unchecked Sendable {
   private var registration: EventLoop.Registration?
 
   /// `address`: a bus address, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
-  public init(
+  package init(
     eventLoop: EventLoop, address: String? = nil, logger: Logger,
     onChange: @escaping @Sendable (_ sleeping: Bool, _ inhibitDelayMax: Duration?) -> Void
   ) {
@@ -41,22 +43,32 @@ public final class LogindSleepWatch: @unchecked Sendable {
 
   /// Connects and subscribes off the caller (bounded by 2 s), then serves the connection on
   /// the event loop. Without a bus the daemon goes on without the signals (logged).
-  public func start() {
-    Task.detached {
-      do throws(InhibitRefusal) {
-        try self.connect()
-      } catch {
-        self.logger.info(
-          "not watching for system sleep: runs are not stopped before it",
-          metadata: ["reason": "\(error)"])
-        return
-      }
-      self.eventLoop.execute { self.serve() }
+  package func start() {
+    // The connection's setup blocks (sd-bus calls): on a thread of its own, never on one of
+    // the concurrency pool's.
+    do throws(SystemCallError) {
+      try SystemThread.detach(name: "bg-logind-watch") { self.connectAndServe() }
+    } catch {
+      logger.info(
+        "not watching for system sleep: runs are not stopped before it",
+        metadata: ["reason": "\(error)"])
     }
   }
 
+  private func connectAndServe() {
+    do throws(InhibitRefusal) {
+      try connect()
+    } catch {
+      logger.info(
+        "not watching for system sleep: runs are not stopped before it",
+        metadata: ["reason": "\(error)"])
+      return
+    }
+    eventLoop.execute { self.serve() }
+  }
+
   /// Stops serving the connection (on the event loop, soon).
-  public func stopSoon() {
+  package func stopSoon() {
     eventLoop.execute {
       if let registration = self.registration { self.eventLoop.deregister(registration) }
       self.registration = nil
@@ -68,7 +80,7 @@ public final class LogindSleepWatch: @unchecked Sendable {
     if result >= 0 { result = sd_bus_set_method_call_timeout(bus, 2_000_000) }
     guard result >= 0, let bus else {
       throw InhibitRefusal(
-        isAbsent: true, description: "logind signals: \(String(cString: strerror(-result)))")
+        isAbsent: true, description: "logind signals: \(Errno(rawValue: -result))")
     }
     let logger = self.logger
     let signals = BusSignals(bus: bus) { refusal in
@@ -96,7 +108,7 @@ public final class LogindSleepWatch: @unchecked Sendable {
     guard result >= 0 else {
       logger.info(
         "cannot read logind's InhibitDelayMaxUSec: runs stopped for sleep get the full grace",
-        metadata: ["error": "\(String(cString: strerror(-result)))"])
+        metadata: ["error": "\(Errno(rawValue: -result))"])
       return nil
     }
     return .microseconds(Int64(clamping: microseconds))
@@ -123,7 +135,7 @@ public final class LogindSleepWatch: @unchecked Sendable {
       if result < 0 {
         logger.warning(
           "the bus connection for system sleep broke: runs are no longer stopped before it",
-          metadata: ["error": "\(String(cString: strerror(-result)))"])
+          metadata: ["error": "\(Errno(rawValue: -result))"])
         if let registration { eventLoop.deregister(registration) }
         registration = nil
         return

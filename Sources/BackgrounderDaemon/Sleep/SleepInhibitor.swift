@@ -2,6 +2,7 @@ import Backgrounder
 import Foundation
 import Locking
 import Logging
+import SystemCalls
 
 /// Holds systemd-logind inhibitor locks for `sleep` and for `shutdown` (`who` "backgrounder",
 /// `why` "running <job id>") while a run goes, in the job's ``InhibitPolicy``.
@@ -16,9 +17,9 @@ import Logging
 /// neither the dispatch loop nor the run's start waits for logind. A refusal is logged once
 /// (and `doctor` reports it), never fatal: the run goes on without a lock. logind absent (no
 /// system bus, or nobody owning `org.freedesktop.login1`) is noted once the same way.
-public final class SleepInhibitor: Sendable {
+package final class SleepInhibitor: Sendable {
   /// What the last request found.
-  public enum Availability: Sendable, Equatable {
+  package enum Availability: Sendable, Equatable {
     /// No lock asked for yet.
     case unknown
     /// logind gave a lock.
@@ -38,17 +39,17 @@ public final class SleepInhibitor: Sendable {
   /// The runs asking for or holding a lock now, by a number of their own.
   private let runs = Lock<(next: Int, modes: [Int: InhibitorLock])>((0, [:]))
 
-  public init(address: String? = nil, timeout: Duration = .seconds(2), logger: Logger) {
+  package init(address: String? = nil, timeout: Duration = .seconds(2), logger: Logger) {
     self.address = address
     self.timeout = timeout
     self.logger = logger
   }
 
   /// What the last request found.
-  public var availability: Availability { state.withLock { $0.availability } }
+  package var availability: Availability { state.withLock { $0.availability } }
 
   /// The jobs whose runs go under a lock in `mode` now.
-  public func runningJobs(mode: InhibitPolicy) -> [String] {
+  package func runningJobs(mode: InhibitPolicy) -> [String] {
     runs.withLock { $0.modes.values.filter { $0.mode == mode }.map(\.jobID) }
   }
 
@@ -61,7 +62,7 @@ public final class SleepInhibitor: Sendable {
 
   /// Starts asking for a lock for a run of `jobID`; nil for ``InhibitPolicy/none``. Release the
   /// returned lock when the run ends.
-  public func hold(jobID: String, mode: InhibitPolicy) -> InhibitorLock? {
+  package func hold(jobID: String, mode: InhibitPolicy) -> InhibitorLock? {
     guard mode != .none else { return nil }
     let number = runs.withLock { runs in
       defer { runs.next += 1 }
@@ -72,24 +73,40 @@ public final class SleepInhibitor: Sendable {
     }
     runs.withLock { $0.modes[number] = lock }
     let (address, timeout) = (self.address, self.timeout)
-    Task.detached {
-      var descriptors: [Int32] = []
-      for what in Self.inhibited {
-        do throws(InhibitRefusal) {
-          descriptors.append(
-            try LogindInhibitCall.inhibit(
-              what: what, who: "backgrounder", why: "running \(jobID)", mode: mode.rawValue,
-              address: address, timeout: timeout))
-          self.state.withLock { $0.availability = .available }
-        } catch {
-          self.noteRefusal(error)
-          // logind absent: the other lock cannot be had either.
-          if error.isAbsent { break }
-        }
+    // The Inhibit calls block (up to `timeout` each): on a thread of their own, never on one
+    // of the concurrency pool's.
+    do throws(SystemCallError) {
+      try SystemThread.detach(name: "bg-inhibit") {
+        self.acquire(lock, jobID: jobID, mode: mode, address: address, timeout: timeout)
       }
-      lock.acquired(descriptors)
+    } catch {
+      logger.warning(
+        "no sleep inhibitor for this run", metadata: ["job": "\(jobID)", "reason": "\(error)"])
+      lock.acquired([])
     }
     return lock
+  }
+
+  /// Asks logind for `lock`'s locks, one blocking call each, and hands them to it.
+  private func acquire(
+    _ lock: InhibitorLock, jobID: String, mode: InhibitPolicy, address: String?,
+    timeout: Duration
+  ) {
+    var descriptors: [Int32] = []
+    for what in Self.inhibited {
+      do throws(InhibitRefusal) {
+        descriptors.append(
+          try LogindInhibitCall.inhibit(
+            what: what, who: "backgrounder", why: "running \(jobID)", mode: mode.rawValue,
+            address: address, timeout: timeout))
+        self.state.withLock { $0.availability = .available }
+      } catch {
+        self.noteRefusal(error)
+        // logind absent: the other lock cannot be had either.
+        if error.isAbsent { break }
+      }
+    }
+    lock.acquired(descriptors)
   }
 
   /// What a run's locks hold off, one lock each.
@@ -116,9 +133,9 @@ public final class SleepInhibitor: Sendable {
 
 /// One run's inhibitor locks: their descriptors once logind answered. ``release()`` closes them
 /// at once, or as soon as they arrive when the answer is still on its way.
-public final class InhibitorLock: Sendable {
-  public let jobID: String
-  public let mode: InhibitPolicy
+package final class InhibitorLock: Sendable {
+  package let jobID: String
+  package let mode: InhibitPolicy
   private let state = Lock<(descriptors: [Int32], released: Bool)>(([], false))
   private let onRelease: @Sendable () -> Void
 
@@ -129,7 +146,7 @@ public final class InhibitorLock: Sendable {
   }
 
   /// Whether a lock is held now.
-  public var isHeld: Bool { state.withLock { !$0.descriptors.isEmpty } }
+  package var isHeld: Bool { state.withLock { !$0.descriptors.isEmpty } }
 
   /// logind's answers: the locks' descriptors (none when it gave none).
   func acquired(_ descriptors: [Int32]) {
@@ -142,7 +159,7 @@ public final class InhibitorLock: Sendable {
   }
 
   /// Releases the locks (closes their descriptors); a later answer is released on arrival.
-  public func release() {
+  package func release() {
     let descriptors = state.withLock { state -> [Int32] in
       state.released = true
       defer { state.descriptors = [] }

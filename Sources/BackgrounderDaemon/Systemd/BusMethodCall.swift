@@ -1,5 +1,6 @@
 import CSystemdBus
 import Foundation
+import SystemPackage
 
 /// Why a one-shot bus call failed, as each caller spells it (``InhibitRefusal``,
 /// ``NoticeRefusal``).
@@ -56,7 +57,7 @@ enum BusMethodCall {
     guard result >= 0 else {
       throw Refusal(
         isAbsent: true,
-        description: "no \(choice.name) bus: \(String(cString: strerror(-result)))")
+        description: "no \(choice.name) bus: \(Errno(rawValue: -result))")
     }
     var message: OpaquePointer?
     result = sd_bus_message_new_method_call(bus, &message, destination, path, interface, method)
@@ -64,7 +65,7 @@ enum BusMethodCall {
     if result >= 0 { result = arguments(message) }
     guard result >= 0 else {
       throw Refusal(
-        isAbsent: false, description: "\(method): \(String(cString: strerror(-result)))")
+        isAbsent: false, description: "\(method): \(Errno(rawValue: -result))")
     }
     var error = csd_error_null()
     defer { sd_bus_error_free(&error) }
@@ -82,7 +83,7 @@ enum BusMethodCall {
       ]
       throw Refusal(
         isAbsent: name.map(absentNames.contains) ?? false,
-        description: "\(method): \(name ?? String(cString: strerror(-result)))"
+        description: "\(method): \(name ?? "\(Errno(rawValue: -result))")"
           + (detail.map { " (\($0))" } ?? ""))
     }
     return try read(reply)

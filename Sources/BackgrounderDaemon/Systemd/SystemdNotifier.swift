@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -8,14 +9,14 @@ import SystemPackage
 
 /// Talks the `sd_notify` protocol to systemd over `$NOTIFY_SOCKET` (no libsystemd needed):
 /// `READY=1`, `STATUS=…`, `STOPPING=1`, `WATCHDOG=1`. Does nothing when not run by systemd.
-public struct SystemdNotifier: Sendable {
+package struct SystemdNotifier: Sendable {
   /// The socket path (`@` prefix = abstract namespace), nil outside systemd.
-  public let socketPath: String?
+  package let socketPath: String?
   /// How often to send `WATCHDOG=1` (half of `$WATCHDOG_USEC`), nil when no watchdog is set.
-  public let watchdogInterval: Duration?
+  package let watchdogInterval: Duration?
 
   /// Reads `NOTIFY_SOCKET`, `WATCHDOG_USEC` and `WATCHDOG_PID` from `environment`.
-  public init(
+  package init(
     environment: [String: String] = ProcessInfo.processInfo.environment,
     processID: Int32 = getpid()
   ) {
@@ -31,10 +32,10 @@ public struct SystemdNotifier: Sendable {
   /// Sends one notification such as `"READY=1\nSTATUS=3 jobs scheduled"`.
   /// Errors are returned, not thrown: a missing systemd must never stop the daemon.
   @discardableResult
-  public func notify(_ state: String) -> Errno? {
+  package func notify(_ state: String) -> Errno? {
     guard let socketPath else { return nil }
     let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { return Errno(rawValue: errno) }
+    guard fd >= 0 else { return SystemCallError.current("socket").errno }
     defer { close(fd) }
     let address: UnixSocketAddress
     do {
@@ -46,13 +47,13 @@ public struct SystemdNotifier: Sendable {
     let sent = address.withSocketAddress { socketAddress, length in
       sendto(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL), socketAddress, length)
     }
-    return sent < 0 ? Errno(rawValue: errno) : nil
+    return sent < 0 ? SystemCallError.current("sendto").errno : nil
   }
 
   /// Sends `WATCHDOG=1` every `watchdogInterval` while `isHealthy()` says so, until the calling
   /// task is cancelled; while it does not, no ping is sent and systemd restarts the service
   /// after `WatchdogSec`.
-  public func runWatchdog(logger: Logger, isHealthy: @Sendable () -> Bool) async {
+  package func runWatchdog(logger: Logger, isHealthy: @Sendable () -> Bool) async {
     guard let interval = watchdogInterval, socketPath != nil else { return }
     var withheld = false
     while !Task.isCancelled {

@@ -2,10 +2,10 @@ import Foundation
 
 /// The systemd unit files Backgrounder ships, generated so that they always match the binary's
 /// flags (`backgrounder unit [--user]` prints them; `doctor` compares installed copies).
-public enum SystemdUnits {
+package enum SystemdUnits {
   /// `WatchdogSec=` of the units: the daemon pings every half of it while its dispatch loop
   /// makes progress, so a hung loop is restarted within 60–90 s.
-  public static let watchdogSeconds = 60
+  package static let watchdogSeconds = 60
 
   /// The unit for `systemctl` (`--user` when `user` is true), running `executable`.
   ///
@@ -19,7 +19,7 @@ public enum SystemdUnits {
   /// `LoadCredential=` shows where jobs' secrets go (`environment-file`).
   /// `configPath`: the config file ExecStart passes to `run` (made absolute against the working
   /// directory, quoted for systemd); nil for the default location of a system or user unit.
-  public static func service(user: Bool, executable: String, configPath: String? = nil) -> String {
+  package static func service(user: Bool, executable: String, configPath: String? = nil) -> String {
     let configPath =
       configPath.map { execArgument(absolute($0)) }
       ?? (user ? "%E/backgrounder/config.toml" : "/etc/backgrounder/config.toml")
@@ -66,7 +66,7 @@ public enum SystemdUnits {
   }
 
   /// Where `systemctl` looks for the unit by default.
-  public static func installPath(user: Bool, home: String) -> String {
+  package static func installPath(user: Bool, home: String) -> String {
     user
       ? "\(home)/.config/systemd/user/backgrounder.service"
       : "/etc/systemd/system/backgrounder.service"

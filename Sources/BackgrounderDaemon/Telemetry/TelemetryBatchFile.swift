@@ -1,5 +1,6 @@
 import Backgrounder
 import Foundation
+import SystemCalls
 
 /// The exporter's input: one JSON file, readable by the daemon's user only, with the
 /// collector's address, its headers (secrets, hence a file and not the command line), the drop
@@ -44,9 +45,7 @@ enum TelemetryBatchFile {
       batch, settings: settings, metrics: metrics, retryAfterFile: retryAfterFile)
     unlink(path)
     let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-    guard descriptor >= 0 else {
-      throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-    }
+    guard descriptor >= 0 else { throw SystemCallError.current("open", path: path) }
     let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     try handle.write(contentsOf: data)
     try handle.close()

@@ -2,6 +2,7 @@ import Backgrounder
 import Foundation
 import Locking
 import Logging
+import SystemCalls
 
 /// `[telemetry]`: puts every finished run into the store's bounded telemetry outbox and hands
 /// the outbox to `backgrounder-otlp-export` (the `Telemetry/` package: libcurl, OTLP/HTTP)
@@ -246,7 +247,7 @@ final class TelemetryExport: Sendable {
     let text = "\(notBefore.timeIntervalSince1970) \(failures)\n"
     unlink(path)
     let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-    guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    guard descriptor >= 0 else { throw SystemCallError.current("open", path: path) }
     let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     try handle.write(contentsOf: Data(text.utf8))
     try handle.close()

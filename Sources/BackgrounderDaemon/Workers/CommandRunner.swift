@@ -10,9 +10,9 @@ import Subprocess
 #endif
 
 /// How a command run ended.
-public struct CommandOutcome: Sendable, Equatable {
+package struct CommandOutcome: Sendable, Equatable {
   /// Why the process is gone.
-  public enum Termination: Sendable, Equatable {
+  package enum Termination: Sendable, Equatable {
     /// It exited with this status.
     case exited(Int32)
     /// A signal ended it (for example SIGKILL after the grace period).
@@ -21,16 +21,16 @@ public struct CommandOutcome: Sendable, Equatable {
     case failedToStart(String)
   }
 
-  public var termination: Termination
+  package var termination: Termination
   /// The last lines it printed on stdout and stderr, interleaved as they arrived.
-  public var outputTail: String
+  package var outputTail: String
   /// The last lines it printed on stderr.
-  public var errorTail: String = ""
+  package var errorTail: String = ""
   /// The kernel's OOM killer ended a process of the run for exceeding its `memory-max`.
-  public var exceededMemoryMax = false
+  package var exceededMemoryMax = false
   /// How a stopped (cancelled) run ended, for its record: `stopped with SIGINT` or
   /// `killed with SIGKILL after 30 s`; nil when it was not stopped.
-  public var stopped: String?
+  package var stopped: String?
 }
 
 /// Runs an argv directly (no shell) in its own session and process group (and its own cgroup
@@ -41,20 +41,20 @@ public struct CommandOutcome: Sendable, Equatable {
 /// SIGKILL after the stop timeout (`gracePeriod` unless the job's `stop-timeout` says
 /// otherwise); whatever is left of the run when it ends — however it ends — is ended the same
 /// way by `RunContainment`.
-public struct CommandRunner: Sendable {
+package struct CommandRunner: Sendable {
   /// Time between the stop signal and SIGKILL when the run is cancelled or leaves processes
   /// behind, for a run that does not bring its own `stopTimeout`.
-  public var gracePeriod: Duration
-  public var logger: Logger
+  package var gracePeriod: Duration
+  package var logger: Logger
   /// Where runs are contained and recorded.
-  public var containment: RunContainment
+  package var containment: RunContainment
   /// Longest line logged as is; longer ones are cut with a `… [truncated N bytes]` marker.
-  public var maxLoggedLineLength = 4096
+  package var maxLoggedLineLength = 4096
   /// Output lines logged at once before rate limiting, then per second.
-  public var logBurst = 200
-  public var logLinesPerSecond = 50
+  package var logBurst = 200
+  package var logLinesPerSecond = 50
 
-  public init(
+  package init(
     gracePeriod: Duration = .seconds(10), containment: RunContainment? = nil, logger: Logger
   ) {
     self.gracePeriod = gracePeriod
@@ -66,7 +66,7 @@ public struct CommandRunner: Sendable {
   /// everything else of the run is gone. Its log lines carry the job id, the run id and
   /// `attempt` when given. A stop sends it `stopSignal`, then SIGKILL after `stopTimeout`
   /// (``gracePeriod`` when nil).
-  public func run(
+  package func run(
     argv: [String], environment: [String: String], workingDirectory: String?, jobID: String,
     attempt: Int? = nil, priority: RunPriority = .background, stopSignal: Int32 = SIGTERM,
     stopTimeout: Duration? = nil

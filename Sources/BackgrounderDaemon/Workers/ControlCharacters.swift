@@ -1,9 +1,9 @@
 /// Makes job output safe to print: control characters cannot move the cursor, clear the
 /// screen or forge log lines.
-public enum ControlCharacters {
+package enum ControlCharacters {
   /// `text` with C0 controls (except tab), DEL and C1 controls written as `\u{1B}`-style escapes,
   /// and backslashes kept as they are.
-  public static func escaping(_ text: String) -> String {
+  package static func escaping(_ text: String) -> String {
     guard text.unicodeScalars.contains(where: needsEscape) else { return text }
     var result = ""
     result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)

@@ -4,24 +4,24 @@
 /// `environment`, then `BACKGROUNDER_*`. With `inherit-environment = true` the daemon's whole
 /// environment instead of the allow-list — still without what belongs to the service manager's
 /// conversation with the daemon itself.
-public enum JobEnvironment {
+package enum JobEnvironment {
   /// Daemon variables a job gets by default: identity, locale, time zone, temp directory,
   /// terminal-free basics, and where the user's session lives.
-  public static let allowedNames: Set<String> = [
+  package static let allowedNames: Set<String> = [
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR",
     "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
   ]
 
   /// Variables never passed on, even with `inherit-environment = true`: the systemd notify,
   /// watchdog and socket-activation protocol and the per-invocation credentials.
-  public static func isDaemonPrivate(_ name: String) -> Bool {
+  package static func isDaemonPrivate(_ name: String) -> Bool {
     ["NOTIFY_SOCKET", "INVOCATION_ID", "CREDENTIALS_DIRECTORY", "MAINPID", "SYSTEMD_EXEC_PID"]
       .contains(name) || name.hasPrefix("WATCHDOG_") || name.hasPrefix("LISTEN_")
   }
 
   /// The environment for a job run: `daemon` filtered (allow-list, or everything but the
   /// daemon-private names when `inherit`), overlaid with `job` and then `backgrounder`.
-  public static func build(
+  package static func build(
     daemon: [String: String], inherit: Bool, job: [String: String],
     backgrounder: [String: String]
   ) -> [String: String] {

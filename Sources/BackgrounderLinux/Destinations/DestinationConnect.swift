@@ -1,6 +1,7 @@
 import Backgrounder
 import EventLoops
 import SystemCalls
+import SystemPackage
 
 #if canImport(Glibc)
   import Glibc
@@ -128,8 +129,9 @@ enum DestinationConnect {
       close(descriptor)
       return done(.reachable)
     }
-    guard errno == EINPROGRESS else {
-      let failure = Self.failure(errno)
+    let connectError = SystemCallError.current("connect").errno
+    guard connectError == .nowInProgress else {
+      let failure = Self.failure(connectError.rawValue)
       close(descriptor)
       return done(.unreachable(failure))
     }

@@ -1,3 +1,4 @@
+import SystemCalls
 import SystemPackage
 
 #if canImport(Glibc)
@@ -105,7 +106,7 @@ public enum PcapReader {
       path, .readOnly, options: [.closeOnExec, .nonBlocking])
     return try descriptor.closeAfter {
       var info = stat()
-      guard fstat(descriptor.rawValue, &info) == 0 else { throw Errno(rawValue: errno) }
+      _ = try systemCall("fstat", path: path.string) { fstat(descriptor.rawValue, &info) }
       guard info.st_mode & S_IFMT == S_IFREG else {
         throw PcapError("not a regular file")
       }

@@ -1,5 +1,6 @@
 import Glibc
 import Locking
+import SystemCalls
 import SystemPackage
 
 /// Writes netlink messages as a pcapng file (one LINKTYPE_NETLINK interface, enhanced packet
@@ -50,13 +51,12 @@ public final class PcapWriter: Sendable {
         FilePath(path), .writeOnly, options: [.noFollow, .closeOnExec, .nonBlocking])
       do {
         var info = stat()
-        guard fstat(file.rawValue, &info) == 0 else { throw Errno(rawValue: errno) }
+        _ = try systemCall("fstat", path: path) { fstat(file.rawValue, &info) }
         guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else {
           throw PcapWriterError.notOurs(path: path, owner: info.st_uid, mode: info.st_mode & 0o7777)
         }
-        guard fchmod(file.rawValue, 0o600) == 0, ftruncate(file.rawValue, 0) == 0 else {
-          throw Errno(rawValue: errno)
-        }
+        _ = try systemCall("fchmod", path: path) { fchmod(file.rawValue, 0o600) }
+        _ = try systemCall("ftruncate", path: path) { ftruncate(file.rawValue, 0) }
         return file
       } catch {
         try? file.close()

@@ -1,4 +1,5 @@
 import Glibc
+import SystemCalls
 import SystemPackage
 
 /// Reads `ROOT/class/power_supply/*` into ``PowerSupplySnapshot`` values.
@@ -40,7 +41,7 @@ public struct PowerSupplyReader: Sendable {
 
   private func supplyNames() throws(PowerSupplyReaderError) -> [String] {
     guard let directory = opendir(classDirectory) else {
-      let error = Errno(rawValue: errno)
+      let error = SystemCallError.current("opendir", path: classDirectory).errno
       if error == .noSuchFileOrDirectory || error == .notDirectory { return [] }
       throw .cannotList(path: classDirectory, error)
     }

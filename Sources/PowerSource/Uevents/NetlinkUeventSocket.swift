@@ -2,6 +2,7 @@ import CSystemShims
 import EventLoops
 import Glibc
 import Locking
+import SystemCalls
 import SystemPackage
 
 /// A `NETLINK_KOBJECT_UEVENT` socket bound to the kernel's multicast group 1.
@@ -75,14 +76,14 @@ public final class NetlinkUeventSocket: UeventSource {
       AF_NETLINK,
       Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue),
       NetlinkAddress.kobjectUeventProtocol)
-    guard raw >= 0 else { throw Errno(rawValue: errno) }
+    guard raw >= 0 else { throw SystemCallError.current("socket").errno }
     let descriptor = FileDescriptor(rawValue: raw)
     var bufferSize: Int32 = 1 << 20
     // Best effort: a larger queue makes ENOBUFS rarer; failure leaves the default.
     _ = setsockopt(raw, SOL_SOCKET, SO_RCVBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
     // Before bind, so that nothing unfiltered is ever queued.
     if let subsystem, csystem_attach_uevent_subsystem_filter(raw, subsystem) != 0 {
-      let error = Errno(rawValue: errno)
+      let error = SystemCallError.current("setsockopt SO_ATTACH_FILTER").errno
       try? descriptor.close()
       throw error
     }
@@ -90,7 +91,7 @@ public final class NetlinkUeventSocket: UeventSource {
     let bound = address.withSockaddr { bind(raw, $0, $1) }
     let (named, boundAddress) = NetlinkAddress.receive { getsockname(raw, $0, $1) }
     guard bound == 0, named == 0, let boundAddress else {
-      let error = Errno(rawValue: errno)
+      let error = SystemCallError.current("bind").errno
       try? descriptor.close()
       throw error
     }
@@ -151,7 +152,7 @@ public final class NetlinkUeventSocket: UeventSource {
         }
       }
       if count < 0 {
-        let error = Errno(rawValue: errno)
+        let error = SystemCallError.current("recvfrom").errno
         switch error {
         case .resourceTemporarilyUnavailable: return
         case .interrupted: continue

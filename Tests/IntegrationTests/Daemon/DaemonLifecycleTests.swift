@@ -87,16 +87,15 @@ struct DaemonLifecycleTests {
     try workspace.writeConfig(jobs: "")
 
     /// The daemon's pings in the 1.2 s that start `skip` after `anchor` (a moment `anchor` finds
-    /// in the running daemon), with `hook` set.
+    /// in the running daemon); `binary` replaces `backgrounder`.
     func pings(
-      hook: String? = nil, skip: Duration,
+      binary: String? = nil, skip: Duration,
       after anchor: (NotifySocketListener, DaemonChild) async throws -> ContinuousClock.Instant
     ) async throws -> Int {
       let notify = try NotifySocketListener(directory: workspace.directory)
       defer { notify.stop() }
-      var environment = ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"]
-      if let hook { environment["BACKGROUNDER_TEST_HOOK"] = hook }
-      let daemon = try harness.startDaemon(environment: environment)
+      let environment = ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"]
+      let daemon = try harness.startDaemon(environment: environment, binary: binary)
       defer { daemon.terminate() }
       let start = try await anchor(notify, daemon)
       try await Task.sleep(until: start.advanced(by: skip + .milliseconds(1200)))
@@ -112,10 +111,12 @@ struct DaemonLifecycleTests {
       }.receivedAt
     }
     #expect(idle >= 5, "an idle daemon pings every 100 ms: \(idle) pings in 1.2 s")
-    // Stalled right after `READY=1`: from 400 ms (two watchdog periods) after the test saw the
-    // stall logged. Anchored on the stall, not on `READY=1`, so that a daemon slow to reach the
-    // stall on a busy machine does not count as one that kept pinging.
-    let stalled = try await pings(hook: "stall-dispatch", skip: .milliseconds(400)) { _, daemon in
+    // Stalled right after `READY=1` (the daemon with that test hook, `Tests/StallingDaemon`):
+    // from 400 ms (two watchdog periods) after the test saw the stall logged. Anchored on the
+    // stall, not on `READY=1`, so that a daemon slow to reach the stall on a busy machine does
+    // not count as one that kept pinging.
+    let stalling = try DaemonBinary.path(named: "StallingDaemon")
+    let stalled = try await pings(binary: stalling, skip: .milliseconds(400)) { _, daemon in
       try await daemonEventually(
         "the stall", interval: .milliseconds(20), describe: harness.describe()
       ) { daemon.output.contains("the dispatch loop is blocked") ? ContinuousClock.now : nil }

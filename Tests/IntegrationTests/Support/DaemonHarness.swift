@@ -12,18 +12,23 @@ struct DaemonHarnessError: Error, CustomStringConvertible {
   }
 }
 
-/// The real `backgrounder` executable, built by `swift build --build-tests` into the same
-/// products directory as the test bundle.
+/// The real `backgrounder` executable (or another one built with it, such as
+/// `StallingDaemon`), built by `swift build --build-tests` into the same products directory as
+/// the test bundle.
 enum DaemonBinary {
-  /// Its path; `BACKGROUNDER_BINARY` overrides the search.
-  static func path() throws -> String {
+  /// Its path; `BACKGROUNDER_BINARY` overrides the search (for another `name`, the search
+  /// starts in that binary's directory).
+  static func path(named name: String = "backgrounder") throws -> String {
+    var candidates: [String] = []
     if let override = ProcessInfo.processInfo.environment["BACKGROUNDER_BINARY"] {
       guard FileManager.default.isExecutableFile(atPath: override) else {
         throw DaemonHarnessError("BACKGROUNDER_BINARY=\(override) is not an executable file")
       }
-      return override
+      if name == "backgrounder" { return override }
+      candidates.append(
+        URL(fileURLWithPath: override).deletingLastPathComponent().appendingPathComponent(name)
+          .path)
     }
-    var candidates: [String] = []
     let starts = [
       URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath(),
       Bundle.main.executableURL?.resolvingSymlinksInPath(),
@@ -32,7 +37,7 @@ enum DaemonBinary {
     for start in starts.compactMap({ $0 }) {
       var directory = start.deletingLastPathComponent()
       for _ in 0..<5 {
-        candidates.append(directory.appendingPathComponent("backgrounder").path)
+        candidates.append(directory.appendingPathComponent(name).path)
         directory = directory.deletingLastPathComponent()
       }
     }
@@ -40,7 +45,7 @@ enum DaemonBinary {
       return found
     }
     throw DaemonHarnessError(
-      "the backgrounder executable was not found (build it with `swift build --build-tests`, "
+      "the \(name) executable was not found (build it with `swift build --build-tests`, "
         + "or set BACKGROUNDER_BINARY); looked at:\n  "
         + candidates.joined(separator: "\n  "))
   }
@@ -274,19 +279,20 @@ final class DaemonHarness: Sendable {
     self.daemonWrapper = daemonWrapper
   }
 
-  private func commandLine(_ arguments: [String]) -> [String] {
+  private func commandLine(_ arguments: [String], binary: String? = nil) -> [String] {
     let prefix = namespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? []
-    return prefix + [binary] + arguments
+    return prefix + [binary ?? self.binary] + arguments
   }
 
   /// Starts `backgrounder run --config CFG` (then `arguments`) with `environment` added to the
-  /// test's own.
+  /// test's own; `binary` replaces `backgrounder` (a test executable taking the same arguments).
   func startDaemon(
-    environment: [String: String] = [:], arguments: [String] = []
+    environment: [String: String] = [:], arguments: [String] = [], binary: String? = nil
   ) throws -> DaemonChild {
     let count = daemons.withLock { $0.count }
     let daemon = try DaemonChild(
-      daemonWrapper + commandLine(["run", "--config", workspace.configPath] + arguments),
+      daemonWrapper
+        + commandLine(["run", "--config", workspace.configPath] + arguments, binary: binary),
       outputPath: workspace.file("daemon-\(count).log"), environment: environment)
     daemons.withLock { $0.append(daemon) }
     return daemon
