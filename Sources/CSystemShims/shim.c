@@ -111,18 +111,10 @@ int csystem_accept_nonblocking(int listener) {
   return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
-int csystem_attach_uevent_subsystem_filter(int fd, const char *subsystem) {
-  size_t name_length = subsystem == NULL ? 0 : strlen(subsystem);
-  if (name_length == 0 || name_length > 48) {
-    errno = EINVAL;
-    return -1;
-  }
-  unsigned char key[64];
-  memcpy(key, "SUBSYSTEM=", 10);
-  memcpy(key + 10, subsystem, name_length);
-  size_t key_length = 10 + name_length + 1;  // with its NUL
-  key[key_length - 1] = 0;
-
+// The filter of csystem_attach_uevent_subsystem_filter for the NUL-terminated `key`
+// (`SUBSYSTEM=<subsystem>\0`, `key_length` bytes with the NUL), scanning at most `scan`
+// (<= CSYSTEM_UEVENT_FILTER_SCAN) header bytes.
+static int attach_uevent_filter(int fd, const unsigned char *key, size_t key_length, int scan) {
   // 1 + 6 per scanned byte + 1 + 4 + 2 per key chunk (at most 2 per 4 bytes + 2) + 2.
   enum { capacity = 1 + 6 * CSYSTEM_UEVENT_FILTER_SCAN + 1 + 4 + 2 * 20 + 2 };
   _Static_assert(capacity <= BPF_MAXINSNS, "filter too long");
@@ -132,7 +124,7 @@ int csystem_attach_uevent_subsystem_filter(int fd, const char *subsystem) {
   // X: the index of the byte being looked at.
   program[count++] = (struct sock_filter)BPF_STMT(BPF_LDX | BPF_W | BPF_IMM, 0);
   unsigned short jumps[CSYSTEM_UEVENT_FILTER_SCAN];
-  for (int step = 0; step < CSYSTEM_UEVENT_FILTER_SCAN; step++) {
+  for (int step = 0; step < scan; step++) {
     // A = byte[X]; NUL: jump to `found`; else X += 1. (Past the end: the kernel ends the
     // program with 0, dropping a datagram with no NUL at all.)
     program[count++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_IND, 0);
@@ -146,7 +138,7 @@ int csystem_attach_uevent_subsystem_filter(int fd, const char *subsystem) {
   // The header is longer than the scan: let it through.
   program[count++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffffu);
   unsigned short found = count;
-  for (int step = 0; step < CSYSTEM_UEVENT_FILTER_SCAN; step++) {
+  for (int step = 0; step < scan; step++) {
     program[jumps[step]].k = (unsigned)(found - jumps[step] - 1);
   }
   // X = 2 * (X + 1) + 15: where SUBSYSTEM= starts.
@@ -180,6 +172,31 @@ int csystem_attach_uevent_subsystem_filter(int fd, const char *subsystem) {
   int saved = errno;
   free(program);
   errno = saved;
+  return result;
+}
+
+int csystem_attach_uevent_subsystem_filter(int fd, const char *subsystem) {
+  size_t name_length = subsystem == NULL ? 0 : strlen(subsystem);
+  if (name_length == 0 || name_length > 48) {
+    errno = EINVAL;
+    return -1;
+  }
+  unsigned char key[64];
+  memcpy(key, "SUBSYSTEM=", 10);
+  memcpy(key + 10, subsystem, name_length);
+  size_t key_length = 10 + name_length + 1;  // with its NUL
+  key[key_length - 1] = 0;
+  // The kernel charges a socket filter, as converted to eBPF, to the socket's option memory:
+  // more than net.core.optmem_max is refused with ENOMEM. That limit was 20480 bytes before
+  // Linux 6.9 (Debian 12's 6.1 kernel), too little for the full 640-byte scan (issue #34: the
+  // daemon under Debian's kernel opened no uevent socket at all and saw no power change). A
+  // shorter scan is tried then; a header longer than the scan is let through, for user space.
+  static const int scans[] = {CSYSTEM_UEVENT_FILTER_SCAN, 192, 96, 48};
+  int result = -1;
+  for (size_t index = 0; index < sizeof scans / sizeof scans[0]; index++) {
+    result = attach_uevent_filter(fd, key, key_length, scans[index]);
+    if (result == 0 || errno != ENOMEM) break;
+  }
   return result;
 }
 

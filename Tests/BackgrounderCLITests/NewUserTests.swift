@@ -180,7 +180,8 @@ import Testing
   }
 
   private static let powerCases: [(PowerStatus, String)] = [
-    (power(external: false, charging: true, percent: nil), "on mains power (no battery)"),
+    (power(external: false, charging: true, percent: nil), "no battery (counts as on power)"),
+    (power(external: true, charging: true, percent: nil), "on mains power (no battery)"),
     (power(external: true, charging: true, percent: 57), "on mains power, battery 57 %"),
     (power(external: false, charging: false, percent: 54), "on battery, 54 %, discharging"),
   ]

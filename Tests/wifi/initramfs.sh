@@ -14,10 +14,11 @@ copy_with_libraries() {
 }
 
 # Builds the initramfs in WORK and prints its path: busybox, the tools, BINARY (stripped copy)
-# as /usr/bin/backgrounder, the kernel's modules for VERSION from KERNEL, and Tests/wifi/guest.
-# Usage: build_initramfs WORK KERNEL VERSION BINARY
+# as /usr/bin/backgrounder, the kernel's modules for VERSION from KERNEL, TEST_POWER (the
+# out-of-tree test_power.ko, test-power.sh) as /lib/test_power.ko, and Tests/wifi/guest.
+# Usage: build_initramfs WORK KERNEL VERSION BINARY TEST_POWER
 build_initramfs() {
-  local work=$1 kernel=$2 version=$3 binary=$4 root tool
+  local work=$1 kernel=$2 version=$3 binary=$4 test_power=$5 root tool
   root="$work/initramfs"
   mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc/backgrounder,etc/wifi,proc,sys,dev,run,tmp}
   mkdir -p "$root/var/lib" "$root/root" "$root/lib/modules"
@@ -28,6 +29,8 @@ build_initramfs() {
   done
   # The kernel's request_module runs /sbin/modprobe; kmod picks its applet from argv[0].
   copy_with_libraries "$root" "$(realpath "$(command -v modprobe)")" sbin/modprobe
+  ln -s modprobe "$root/sbin/insmod"
+  install -m 0644 "$test_power" "$root/lib/test_power.ko"
   copy_with_libraries "$root" "$binary" usr/bin/backgrounder
   strip --strip-unneeded "$root/usr/bin/backgrounder" 2>/dev/null || true
   cp -a "$kernel/lib/modules/$version" "$root/lib/modules/"
@@ -36,6 +39,8 @@ build_initramfs() {
   install -m 0644 "$here/guest/usb.toml" "$root/etc/backgrounder/usb.toml"
   install -m 0644 "$here/guest/ssids.toml" "$root/etc/backgrounder/ssids.toml"
   install -m 0644 "$here/guest/cgroup.toml" "$root/etc/backgrounder/cgroup.toml"
+  install -m 0644 "$here/guest/power.toml" "$root/etc/backgrounder/power.toml"
+  install -m 0755 "$here/guest/power-job" "$root/etc/backgrounder/power-job"
   install -m 0600 "$here/guest"/{hostapd-pixel.conf,hostapd-office.conf,wpa_supplicant.conf} \
     "$root/etc/wifi/"
   (cd "$root" && find . -print0 | cpio --null -o -H newc -R 0:0 --quiet) >"$work/initramfs.cpio"

@@ -10,13 +10,21 @@
 # radios, with cgroup2 mounted and its cpu, io and memory controllers given to a subtree
 # (`$BACKGROUNDER_CGROUP`), run cgroups are checked under the real kernel: `cpu.weight` and
 # `io.weight` 20 by default and as a job sets them, and a run allocating past `memory-max` is
-# killed and recorded with that reason (Tests/wifi/guest/cgroup.toml).
+# killed and recorded with that reason (Tests/wifi/guest/cgroup.toml). Then a real kernel
+# power-supply driver: test_power.ko, built out of tree for the guest's kernel from Debian's
+# linux-source-6.1 and linux-headers (test-power.sh, cached beside the kernel), is loaded and
+# driven through its module parameters in a seeded random sequence (the seed is printed;
+# BACKGROUNDER_POWER_TEST_SEED repeats one): after each step `status --json` must match sysfs
+# and a daemon's requires-charging and requires-battery-not-low jobs must run or be held as
+# sysfs says (Tests/wifi/guest/power.toml).
 #
 # Usage: Tests/wifi/run.sh BINARY       (e.g. the release binary Scripts/package builds)
 # Needs root (apt-get download to the cache), qemu-system-x86_64, busybox (static), hostapd,
-# wpa_supplicant, iw, ip, cpio and kmod (.ci/install-deps). Without qemu, or with no kernel to
+# wpa_supplicant, iw, ip, cpio, kmod, and gcc-12, make and xz for test_power.ko
+# (.ci/install-deps). Without qemu, or with no kernel to
 # be had, it prints a line starting `SKIP:` and exits 0; with CI=true it fails instead. The
-# kernel is kept in $BACKGROUNDER_WIFI_TEST_CACHE (default /var/cache/backgrounder-wifi-test).
+# kernel and test_power.ko are kept in $BACKGROUNDER_WIFI_TEST_CACHE (default
+# /var/cache/backgrounder-wifi-test).
 # Runs qemu with TCG (BACKGROUNDER_WIFI_TEST_ACCEL=kvm for KVM); the guest has
 # $BACKGROUNDER_WIFI_TEST_TIMEOUT seconds (default 420: 147–265 s were measured with a debug
 # binary on a loaded 2-core machine) from boot to its result.
@@ -27,6 +35,7 @@ cache=${BACKGROUNDER_WIFI_TEST_CACHE:-/var/cache/backgrounder-wifi-test}
 timeout_seconds=${BACKGROUNDER_WIFI_TEST_TIMEOUT:-420}
 source "$here/kernel.sh"
 source "$here/initramfs.sh"
+source "$here/test-power.sh"
 
 skip_or_fail() {
   if [[ ${CI:-} == true ]]; then
@@ -39,7 +48,7 @@ skip_or_fail() {
 [[ -x $binary ]] || { echo "wifi: $binary is not an executable" >&2; exit 64; }
 [[ $(id -u) == 0 ]] || skip_or_fail "needs root (apt-get download into $cache)"
 for tool in qemu-system-x86_64 busybox hostapd wpa_supplicant wpa_cli iw ip cpio depmod \
-  modprobe apt-get dpkg-deb ldd timeout; do
+  modprobe apt-get apt-cache dpkg-deb ldd timeout make gcc-12 xz; do
   command -v "$tool" >/dev/null || skip_or_fail "$tool is not installed (.ci/install-deps)"
 done
 busybox_path=$(command -v busybox)
@@ -52,7 +61,9 @@ started=$SECONDS
 
 kernel=$(prepared_kernel) || skip_or_fail "no kernel: apt-get download linux-image-amd64 failed"
 version=$(cat "$kernel/complete")
-initramfs=$(build_initramfs "$work" "$kernel" "$version" "$binary")
+test_power=$(prepared_test_power "$version") \
+  || skip_or_fail "no test_power.ko: linux-source-6.1 or linux-headers-$version not to be had, or its build failed"
+initramfs=$(build_initramfs "$work" "$kernel" "$version" "$binary" "$test_power")
 echo "== kernel $version and a $(du -h "$initramfs" | cut -f1) initramfs ready in" \
   "$((SECONDS - started)) s" >&2
 
@@ -63,17 +74,23 @@ accelerator=(-accel tcg -cpu max)
 if [[ ${BACKGROUNDER_WIFI_TEST_ACCEL:-tcg} == kvm ]]; then
   accelerator=(-accel kvm -cpu host)
 fi
+# The seed of the guest's random power sequence (power_checks in guest/init), on the kernel
+# command line (the kernel hands `name=value` words it does not know to /init's environment).
+power_seed=${BACKGROUNDER_POWER_TEST_SEED:-$((RANDOM * 32768 + RANDOM))}
+echo "== power sequence seed $power_seed (BACKGROUNDER_POWER_TEST_SEED=$power_seed repeats it)" >&2
 booted=$SECONDS
 status=0
 # No network device: the simulated radios are the only links. The guest powers off when done;
-# a hang ends at the timeout, a panic reboots and -no-reboot ends qemu.
+# a hang ends at the timeout, a panic reboots and -no-reboot ends qemu. no_timer_check: on a
+# loaded host the kernel's check of the IO-APIC timer can miss its ticks under TCG and panic
+# ("IO-APIC + timer doesn't work!"), as it did here with a load average of 30 on 2 cores.
 timeout --kill-after=5 "$timeout_seconds" qemu-system-x86_64 "${accelerator[@]}" -m 1024 \
   -smp 1 -nographic -no-reboot -nic none -kernel "$kernel/vmlinuz" -initrd "$initramfs" \
-  -append "console=ttyS0 panic=-1 quiet" </dev/null >"$work/console.log" 2>&1 || status=$?
+  -append "console=ttyS0 panic=-1 quiet no_timer_check power_seed=$power_seed" </dev/null >"$work/console.log" 2>&1 || status=$?
 elapsed=$((SECONDS - booted))
 tr -d '\r' <"$work/console.log" >"$work/console.txt"
 
-grep -E '^(PASS|FAIL) ' "$work/console.txt" || true
+grep -E '^(PASS|FAIL|INFO power) ' "$work/console.txt" || true
 passed=$(grep -c '^PASS ' "$work/console.txt" || true)
 failed=$(grep -c '^FAIL ' "$work/console.txt" || true)
 done_line=$(grep -m1 '^WIFI-TEST-DONE' "$work/console.txt" || true)

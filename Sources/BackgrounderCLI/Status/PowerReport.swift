@@ -8,7 +8,9 @@ import PowerSource
 func renderPower(_ status: PowerStatus) -> [String] {
   var lines = ["Power: " + powerSummary(status)]
   if status.supplies.isEmpty {
-    lines.append("  no power supplies (desktop or VM: counts as on power)")
+    lines.append(
+      "  the kernel reports no power supply (a desktop, server or VM): nothing here runs on "
+        + "battery, so requires-charging jobs run")
   }
   let nameWidth = status.supplies.map(\.name.count).max() ?? 0
   let typeWidth = status.supplies.map { ($0.type ?? "?").count }.max() ?? 0
@@ -24,9 +26,11 @@ func renderPower(_ status: PowerStatus) -> [String] {
 }
 
 /// What the power state is now, in words a user can act on (also the power part of a
-/// `--watch` line): "on mains power (no battery)", "on mains power, battery 57 %", "on battery,
-/// 54 %, discharging". Jobs with `requires-charging` run exactly when it does not say
-/// "discharging".
+/// `--watch` line): "on mains power (no battery)", "no battery (counts as on power)", "on mains
+/// power, battery 57 %", "on battery, 54 %, discharging". Jobs with `requires-charging` run
+/// exactly when it does not say "discharging". "On mains power" only when a supply says so: a
+/// machine whose kernel reports no supply at all (a desktop, server or VM) has no external
+/// power to report, and runs `requires-charging` jobs because nothing in it runs on battery.
 func powerSummary(_ status: PowerStatus) -> String {
   let hasBattery =
     status.batteryPercent != nil
@@ -34,8 +38,10 @@ func powerSummary(_ status: PowerStatus) -> String {
   let level = status.batteryPercent.map(formatPercent) ?? "level unknown"
   let low = status.batteryLow ? ", low" : ""
   guard hasBattery else {
+    let reportedLow = status.batteryLow ? ", battery reported low" : ""
+    if status.externalPower { return "on mains power (no battery)" + reportedLow }
     return status.charging
-      ? "on mains power (no battery)" + (status.batteryLow ? ", battery reported low" : "")
+      ? "no battery (counts as on power)" + reportedLow
       : "no power supply online and no readable battery"
   }
   if status.externalPower { return "on mains power, battery \(level)\(low)" }
