@@ -184,6 +184,7 @@ let package = Package(
         "CSystemdBus",
         "EventLoops",
         "Locking",
+        "Netlink",
         "NetworkHints",
         "PowerSource",
         "Reachability",

@@ -56,6 +56,9 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// `requires-reachable = "nas.lan:445"`: a TCP connect to this destination over the primary
   /// link must succeed (``Destination``).
   public var requiresReachable: String?
+  /// `metered-budget = "200MB/1d"`: metered bytes a `network = "unmetered"` job may use in a
+  /// window before it waits for an unmetered link.
+  public var meteredBudget: MeteredBudget?
   /// Per-run time budget; the runtime's default (10 minutes) when nil.
   public var budget: Duration?
   public var backoff = Backoff()

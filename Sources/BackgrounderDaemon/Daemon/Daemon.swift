@@ -136,7 +136,20 @@ public final class Daemon: Service {
     let runner = CommandRunner(
       gracePeriod: options.killGracePeriod, containment: containment, logger: logger)
     let inhibitor = SleepInhibitor(logger: logger)
-    try runtime.registerFallback { _ in CommandWorker(runner: runner, inhibitor: inhibitor) }
+    let meteredBudgets = MeteredBudgetLedger(
+      runtime: runtime, clock: runtimeConfiguration.clock, zone: runtimeConfiguration.timeZone,
+      logger: logger)
+    meteredBudgets.configure(configuration)
+    defer { meteredBudgets.stop() }
+    let networkBytes = RunNetworkCounting(
+      accounting: LinkCounterAccounting(), ledger: meteredBudgets, metrics: metrics,
+      logger: logger, clock: runtimeConfiguration.clock,
+      network: { [network = sources.network] in network.current })
+    try runtime.registerFallback { _ in
+      var worker = CommandWorker(runner: runner, inhibitor: inhibitor)
+      worker.networkBytes = networkBytes
+      return worker
+    }
     let events = runtime.events()
     // The alert watch only looks again after these events (it reads the store, so the last
     // one is enough): they alone are buffered, and only the newest, instead of every event
@@ -175,6 +188,7 @@ public final class Daemon: Service {
     } catch {
       throw DaemonPartFailure(part: "store", reason: "\(error)")
     }
+    await meteredBudgets.load()
     HeapTuning.releaseStoreMemoryWhenIdle(of: runtime)
     defer { HeapTuning.releaseStoreMemoryWhenIdle(of: nil) }
     // A first look before the config's jobs are applied: the failures stored by then are old,
@@ -197,7 +211,7 @@ public final class Daemon: Service {
     let networkNamespace = DaemonView.currentNetworkNamespace()
     let reloaded = Reloaded(
       jobs: jobs, alerts: alerts, wakeAlarms: wakeAlarms, destinations: sources.destinations,
-      telemetry: telemetry, restartNeeded: restartNeeded)
+      telemetry: telemetry, restartNeeded: restartNeeded, meteredBudgets: meteredBudgets)
 
     let reporter = EventReporter(logger: logger, metrics: metrics)
     let (listening, listened) = AsyncStream<Void>.makeStream()
@@ -213,6 +227,7 @@ public final class Daemon: Service {
         reload: { await self.reload(reloaded) },
         sourceProblems: {
           sources.healthProblems() + alerts.problems() + restartNeeded.problems
+            + meteredBudgets.problems()
         },
         hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms,
         view: { [networkNamespace] in
@@ -378,6 +393,8 @@ public final class Daemon: Service {
     let telemetry: TelemetryExport?
     /// The `[network]` settings the sources run with, compared with each reloaded file.
     let restartNeeded: RestartNeeded
+    /// The metered budgets (`metered-budget` of `[network]` and of jobs).
+    let meteredBudgets: MeteredBudgetLedger
   }
 
   /// Logs a warning when the config file lets other users read the secrets it holds (what
@@ -398,6 +415,8 @@ public final class Daemon: Service {
       reloaded.wakeAlarms.configure(configuration.jobs)
       reloaded.alerts.configure(configuration)
       reloaded.telemetry?.configure(configuration)
+      reloaded.meteredBudgets.configure(configuration)
+      reloaded.meteredBudgets.republish()
       let unapplied = reloaded.restartNeeded.compare(with: configuration)
       if unapplied.isEmpty {
         notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")

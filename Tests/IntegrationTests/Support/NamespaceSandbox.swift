@@ -18,8 +18,8 @@ struct NamespaceSandbox: Sendable {
   let name: String
   var path: String { "/var/run/netns/\(name)" }
 
-  static func create() throws -> NamespaceSandbox {
-    let sandbox = NamespaceSandbox(name: "bgtest-\(UInt32.random(in: 0...UInt32.max))")
+  static func create(prefix: String = "bgtest") throws -> NamespaceSandbox {
+    let sandbox = NamespaceSandbox(name: "\(prefix)-\(UInt32.random(in: 0...UInt32.max))")
     try run(["netns", "add", sandbox.name])
     do {
       try sandbox.ip("link", "set", "lo", "up")
