@@ -92,7 +92,8 @@ struct DaemonMeteredBudgetTests {
           + "(\(String(format: "%+.2f", sentError * 100)) %), received \(bytes.received) B, "
           + "metered \(bytes.metered) B (\(String(format: "%+.2f", totalError * 100)) % of payload)"
       )
-      // Link counters count the TCP/IP headers (about 4.5 % at a 1500-byte MTU) and the ACKs.
+      // Link counters count the TCP/IP headers and the ACKs too (+0.2–0.5 % measured on this
+      // veth, which passes 64 KB GSO segments; about 4 % at 1,448-byte segments).
       #expect(sentError >= 0 && sentError <= 0.10, "sent within +10 %: \(bytes)")
       #expect(bytes.metered == bytes.total, "all on the metered link")
       #expect(totalError >= 0 && totalError <= 0.15, "sent + received within +15 %: \(bytes)")
