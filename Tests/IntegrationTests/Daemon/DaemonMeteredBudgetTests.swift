@@ -108,14 +108,19 @@ struct DaemonMeteredBudgetTests {
     var description: String { "sent \(sent), received \(received), metered \(metered)" }
   }
 
-  /// The store's `run_network_bytes` rows, oldest first (read with sqlite3 while the daemon
-  /// runs: WAL readers do not block it).
+  /// The store's `run_network_bytes` rows, oldest first (read with python3's sqlite3 module,
+  /// read-only, while the daemon runs: WAL readers do not block it).
   private func storedBytes(_ store: String) throws -> [Counted] {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
     process.arguments = [
-      "-readonly", store,
-      "SELECT sent, received, meteredSent + meteredReceived FROM run_network_bytes ORDER BY id",
+      "-c",
+      "import sqlite3, sys\n"
+        + "db = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)\n"
+        + "for row in db.execute('SELECT sent, received, meteredSent + meteredReceived "
+        + "FROM run_network_bytes ORDER BY id'):\n"
+        + "    print('|'.join(str(value) for value in row))\n",
+      store,
     ]
     let pipe = Pipe()
     process.standardOutput = pipe
