@@ -187,6 +187,7 @@ let package = Package(
         "CSystemdBus",
         "EventLoops",
         "Locking",
+        "Netlink",
         "NetworkHints",
         "PowerSource",
         "Reachability",

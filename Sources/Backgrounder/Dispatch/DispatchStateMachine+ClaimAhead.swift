@@ -7,7 +7,7 @@ extension DispatchStateMachine {
   func canClaimAhead(_ id: TaskId) -> Bool {
     guard let entry = entries[id], entry.row.kind == .oneTime else { return false }
     return entry.forced || entry.overridden
-      || entry.row.constraints.networkNeed.isSatisfied(by: network)
+      || networkNeed(of: entry.row).isSatisfied(by: network)
   }
 
   /// Claims `id` ahead of a free worker. On disk the row is `running` with no start time: after
@@ -51,7 +51,7 @@ extension DispatchStateMachine {
       let exempt = forced || entry.overridden
       let allowed =
         exempt
-        || (entry.row.constraints.networkNeed.isSatisfied(by: network)
+        || (networkNeed(of: entry.row).isSatisfied(by: network)
           && unmetDevice(entry.row.constraints).isEmpty)
       guard allowed else {
         releaseClaim(id, token, now: now, &effects)

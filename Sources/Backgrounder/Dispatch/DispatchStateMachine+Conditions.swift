@@ -5,7 +5,7 @@ extension DispatchStateMachine {
     var effects = Effects()
     setNetwork(conditions)
     for (id, entry) in entries {
-      let requirement = entry.row.constraints.networkNeed
+      let requirement = networkNeed(of: entry.row)
       guard !requirement.isNone else { continue }
       let satisfied = requirement.isSatisfied(by: conditions)
       switch entry.phase {

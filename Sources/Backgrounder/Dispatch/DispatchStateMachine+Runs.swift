@@ -14,7 +14,7 @@ extension DispatchStateMachine {
       promoteClaims(now: now, &effects)
       return (.over, effects)
     }
-    let requirement = entry.row.constraints.networkNeed
+    let requirement = networkNeed(of: entry.row)
     if passed {
       let unmet = entry.overridden ? [] : unmetDevice(entry.row.constraints)
       if !unmet.isEmpty {
@@ -334,7 +334,9 @@ extension DispatchStateMachine {
 
   static func isNetwork(_ predicate: PendingPredicate) -> Bool {
     switch predicate {
-    case .networkRequired, .workingInternet, .wifiNetwork, .networkInterface, .notRoaming: true
+    case .networkRequired, .workingInternet, .wifiNetwork, .networkInterface, .notRoaming,
+      .meteredBudget:
+      true
     default: false
     }
   }
@@ -343,6 +345,7 @@ extension DispatchStateMachine {
   /// connectivity is known to be broken (captive portal, limited), else the network itself;
   /// once the requirement is met, the allow-list (Wi-Fi network, interface).
   func networkPredicate(_ need: NetworkNeed) -> PendingPredicate {
+    if let wait = meteredBudgetPredicate(need) { return wait }
     let requirement = need.requirement
     if requirement.isSatisfied(by: network), let unmet = need.allowList.unmet(by: network) {
       return unmet

@@ -61,6 +61,8 @@ struct DispatchStateMachine: Sendable {
   private(set) var power: PowerConditions
   /// The mount points (`requiredMount`).
   private(set) var mounts = MountConditions.unconfigured
+  /// The metered budgets' standings (``networkNeed(of:)``).
+  var meteredBudgets = MeteredBudgetStandings()
   /// The destinations checked on the current network (`requiredReachable`).
   private(set) var destinations = DestinationConditions.unconfigured
   private(set) var registered: Set<TaskId>
@@ -347,7 +349,7 @@ struct DispatchStateMachine: Sendable {
     guard var entry = entries[id] else { return }
     let token = newToken()
     let exempt = entry.forced || entry.overridden
-    let requirement = entry.row.constraints.networkNeed
+    let requirement = networkNeed(of: entry.row)
     let needsGate = !exempt && !requirement.isSatisfied(by: network)
     if entry.row.hint.isExpedited && !entry.demoted { expeditedStarts.append(now) }
     entry.forced = false
@@ -433,10 +435,10 @@ struct DispatchStateMachine: Sendable {
         state = .pending
       case .gating:
         state = .blocked
-        predicates.append(networkPredicate(row.constraints.networkNeed))
+        predicates.append(networkPredicate(networkNeed(of: row)))
       case .idle:
         if !isRegistered(row.id) { predicates.append(.workerNotRegistered) }
-        let requirement = row.constraints.networkNeed
+        let requirement = networkNeed(of: row)
         if !entry.overridden && !requirement.isSatisfied(by: network) {
           predicates.append(networkPredicate(requirement))
         }
@@ -581,6 +583,7 @@ struct DispatchStateMachine: Sendable {
       case .notRoaming(let unknown): NetworkRequirement.notRoamingPhrase(unknown)
       case .reachable(let destination, let failure):
         "\(destination) to be reachable (\(failure?.phrase ?? "not checked yet"))"
+      case .meteredBudget(let wait): wait.phrase { ISO8601.string($0) }
       case .waitingForBackoff(let until): "waiting for backoff until \(ISO8601.string(until))"
       case .waitingForEarliestBeginDate(let at): "earliest begin \(ISO8601.string(at))"
       case .waitingForWindow(let opens): "waiting for window opening \(ISO8601.string(opens))"

@@ -48,19 +48,28 @@ public struct NetworkAllowList: Hashable, Sendable, Codable {
 struct NetworkNeed: Hashable, Sendable {
   var requirement: NetworkRequirement
   var allowList: NetworkAllowList
+  /// A spent metered budget: a metered primary link fails the need too.
+  var meteredBudgetSpent: MeteredBudgetWait? = nil
 
   /// Nothing is needed of the network.
   var isNone: Bool { requirement == .none && allowList.isEmpty }
 
-  /// The requirement and the allow-list are met.
+  /// The requirement and the allow-list are met (and, with a spent budget, the link is not
+  /// metered).
   func isSatisfied(by conditions: NetworkConditions) -> Bool {
     requirement.isSatisfied(by: conditions) && allowList.unmet(by: conditions) == nil
+      && (meteredBudgetSpent == nil || NetworkRequirement.unmetered.isSatisfied(by: conditions))
   }
 
   /// Why a run must stop under `conditions` (known, and failing the requirement or the
   /// allow-list), or `nil`.
   func lossReason(under conditions: NetworkConditions) -> StopReason? {
     if let reason = requirement.lossReason(under: conditions) { return reason }
+    if meteredBudgetSpent != nil, requirement != .none,
+      let reason = NetworkRequirement.unmetered.lossReason(under: conditions)
+    {
+      return reason
+    }
     guard conditions.isKnown, allowList.unmet(by: conditions) != nil else { return nil }
     return .networkNotAllowed
   }

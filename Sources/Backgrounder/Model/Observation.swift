@@ -60,12 +60,16 @@ public enum PendingPredicate: Hashable, Sendable {
   /// A TCP connect to `destination` (`host:port`) has not succeeded on this network; `failure`
   /// is why the last one failed (`nil`: not checked yet).
   case reachable(destination: String, failure: DestinationFailure?)
+  /// A metered budget is spent (the task's own or the daemon's): waiting for an unmetered
+  /// link, or for the budget to free up.
+  case meteredBudget(MeteredBudgetWait)
 }
 
 extension PendingPredicate: Encodable {
   private enum CodingKeys: String, CodingKey {
     case kind, network, until, at, connectivity, opens, ssids, interfaces, current, path
     case roamingUnknown, destination, failure
+    case used, budget, window, freesAt, scope
   }
 
   /// Encodes as `{"kind": ..., ...}` with ISO 8601 times.
@@ -108,6 +112,13 @@ extension PendingPredicate: Encodable {
       try container.encode("reachable", forKey: .kind)
       try container.encode(destination, forKey: .destination)
       try container.encodeIfPresent(failure, forKey: .failure)
+    case .meteredBudget(let wait):
+      try container.encode("meteredBudget", forKey: .kind)
+      try container.encode(wait.used, forKey: .used)
+      try container.encode(wait.budget.bytes, forKey: .budget)
+      try container.encode(wait.budget.windowText, forKey: .window)
+      try container.encodeIfPresent(wait.freesAt.map(ISO8601.string), forKey: .freesAt)
+      try container.encode(wait.scope, forKey: .scope)
     }
   }
 }

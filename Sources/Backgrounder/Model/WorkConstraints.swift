@@ -65,13 +65,18 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
   public var requiredMount: String?
   /// A destination (`host:port`, ``Destination``) a TCP connect must reach, or `nil`.
   public var requiredReachable: String?
+  /// Metered bytes the worker may use in a window although ``networkRequired`` forbids metered
+  /// links (`unmetered`): while the budget is not spent a metered link satisfies it; once
+  /// spent the worker waits for an unmetered link (``MeteredBudget``). `nil`: no budget.
+  public var meteredBudget: MeteredBudget?
 
   /// Creates constraints; the default has none.
   public init(
     networkRequired: NetworkRequirement = .none, requiresCharging: Bool = false,
     requiresBatteryNotLow: Bool = false, windows: [TimeWindow] = [],
     windowEnd: WindowEnd = .continue, allowedNetworks: NetworkAllowList = .any,
-    requiredMount: String? = nil, requiredReachable: String? = nil
+    requiredMount: String? = nil, requiredReachable: String? = nil,
+    meteredBudget: MeteredBudget? = nil
   ) {
     self.networkRequired = networkRequired
     self.requiresCharging = requiresCharging
@@ -81,11 +86,12 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     self.allowedNetworks = allowedNetworks
     self.requiredMount = requiredMount
     self.requiredReachable = requiredReachable
+    self.meteredBudget = meteredBudget
   }
 
   private enum CodingKeys: String, CodingKey {
     case networkRequired, requiresCharging, requiresBatteryNotLow, windows, windowEnd
-    case allowedNetworks, requiredMount, requiredReachable
+    case allowedNetworks, requiredMount, requiredReachable, meteredBudget
   }
 
   /// Decodes what the synthesized encoder writes; the fields added later may be missing.
@@ -100,6 +106,7 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
       try container.decodeIfPresent(NetworkAllowList.self, forKey: .allowedNetworks) ?? .any
     requiredMount = try container.decodeIfPresent(String.self, forKey: .requiredMount)
     requiredReachable = try container.decodeIfPresent(String.self, forKey: .requiredReachable)
+    meteredBudget = try container.decodeIfPresent(MeteredBudget.self, forKey: .meteredBudget)
   }
 
   /// No constraints.

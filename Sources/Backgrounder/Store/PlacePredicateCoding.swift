@@ -14,6 +14,7 @@ enum PlacePredicateCoding {
     case .notRoaming(let unknown): "notRoaming" + (unknown.map { ":" + escape($0) } ?? "")
     case .reachable(let destination, let failure):
       "reach:" + escape(destination) + (failure.map { "=" + $0.rawValue } ?? "")
+    case .meteredBudget(let wait): MeteredBudgetWaitCoding.encode(wait)
     default: nil
     }
   }
@@ -33,6 +34,7 @@ enum PlacePredicateCoding {
     if item.hasPrefix("notRoaming:"), let reason = item.dropFirst(11).removingPercentEncoding {
       return .notRoaming(roamingUnknown: reason)
     }
+    if let wait = MeteredBudgetWaitCoding.decode(item) { return .meteredBudget(wait) }
     if item.hasPrefix("reach:") {
       let parts = item.dropFirst(6).split(
         separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

@@ -105,6 +105,10 @@ enum Schema {
       // How a stopped run ended (its worker's words); runs recorded before it have none.
       try db.execute(sql: "ALTER TABLE run ADD COLUMN stop TEXT")
     }
+    migrator.registerMigration("metered-usage-run-network-bytes") { db in
+      // Each run's counted bytes (history, metered budgets); runs before it have none.
+      try MeteredUsageStore.createTable(db)
+    }
     return migrator
   }
 

@@ -96,7 +96,7 @@ struct TaskRow: Sendable, Equatable {
       case .requiresCharging: "charging"
       case .requiresBatteryNotLow: "batteryNotLow"
       case .workerNotRegistered: "notRegistered"
-      case .wifiNetwork, .networkInterface, .mounted, .notRoaming, .reachable:
+      case .wifiNetwork, .networkInterface, .mounted, .notRoaming, .reachable, .meteredBudget:
         PlacePredicateCoding.encode(predicate)
       case .waitingForBackoff, .waitingForEarliestBeginDate, .waitingForWindow: nil
       }

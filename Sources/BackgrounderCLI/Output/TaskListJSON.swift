@@ -121,6 +121,21 @@ enum TaskListJSON {
       }
       json.key("kind")
       json.string("reachable")
+    case .meteredBudget(let wait):
+      json.key("budget", first: true)
+      json.int(Int(wait.budget.bytes))
+      if let freesAt = wait.freesAt {
+        json.key("freesAt")
+        json.date(freesAt)
+      }
+      json.key("kind")
+      json.string("meteredBudget")
+      json.key("scope")
+      json.string(wait.scope.rawValue)
+      json.key("used")
+      json.int(Int(wait.used))
+      json.key("window")
+      json.string(wait.budget.windowText)
     }
     json.ascii("}")
   }

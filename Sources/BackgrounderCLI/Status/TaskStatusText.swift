@@ -68,6 +68,7 @@ enum TaskStatusText {
       case .mounted(let path): "\(path) to be mounted"
       case .reachable(let destination, let failure):
         "\(destination) to be reachable (\(failure?.phrase ?? "not checked yet"))"
+      case .meteredBudget(let wait): wait.phrase { clockTime($0, now: now) }
       }
     }.joined(separator: ", ")
   }

@@ -80,6 +80,7 @@ enum StalenessMessage {
     case .networkInterface(let allowed, _): "interface \(allowed.joined(separator: ", "))"
     case .mounted(let path): "\(path) to be mounted"
     case .reachable(let destination, _): "\(destination) to be reachable"
+    case .meteredBudget: "an unmetered network (metered budget spent)"
     case .waitingForWindow: "its time window"
     case .waitingForBackoff, .waitingForEarliestBeginDate: nil
     }

@@ -1,3 +1,4 @@
+import Backgrounder
 import NetworkHints
 
 /// The whole config file: where state lives, network overrides, and the jobs.
@@ -26,6 +27,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
   /// `[network] stale-hints`: how long NetworkManager's last answer is kept, marked stale,
   /// after it left the bus; then the kernel signals decide (default 2 min).
   package var staleHints = NetworkHintsConfiguration.defaultStaleHints
+  /// `[network] metered-budget` (with `reset`): all jobs' metered bytes in a window; when
+  /// spent every job needing the network waits for an unmetered link. `nil`: no budget.
+  package var meteredBudget: MeteredBudget?
   /// `[control] socket`: the daemon's control socket.
   package var controlSocketPath: String
   /// `[metrics] file`: a Prometheus textfile written after every change, if set.

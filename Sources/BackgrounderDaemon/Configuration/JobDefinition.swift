@@ -56,6 +56,9 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// `requires-reachable = "nas.lan:445"`: a TCP connect to this destination over the primary
   /// link must succeed (``Destination``).
   package var requiresReachable: String?
+  /// `metered-budget = "200MB/1d"`: metered bytes a `network = "unmetered"` job may use in a
+  /// window before it waits for an unmetered link.
+  package var meteredBudget: MeteredBudget?
   /// Per-run time budget; the runtime's default (10 minutes) when nil.
   package var budget: Duration?
   package var backoff = Backoff()

@@ -9,7 +9,7 @@ enum JobReader {
       "expedited", "inherit-environment", "inhibit", "wake-system", "environment-file",
       "stop-signal", "stop-timeout",
     ] + CalendarSettingsReader.keys + PrioritySettingsReader.keys + PlaceKeys.keys
-    + JobAlertsReader.jobKeys
+    + JobAlertsReader.jobKeys + MeteredBudgetSettings.jobKeys
 
   static func read(_ job: TableReader) throws(ConfigurationError) -> JobDefinition {
     try job.rejectUnknownKeys(keys)
@@ -37,6 +37,7 @@ enum JobReader {
       }
       definition.network = value
     }
+    definition.meteredBudget = try MeteredBudgetSettings.read(job: job, network: definition.network)
     definition.requiresCharging = try job.bool("requires-charging") ?? false
     definition.requiresBatteryNotLow = try job.bool("requires-battery-not-low") ?? false
     try PlaceKeys.read(job, into: &definition)

@@ -4,10 +4,11 @@ import NetworkHints
 /// and the connectivity probe.
 enum NetworkSettingsReader {
   /// Every key `[network]` accepts.
-  static let keys: [String] = [
-    "metered", "unmetered", "metered-ssids", "unmetered-ssids", "networkmanager",
-    "connectivity-check", "source-timeout", "stale-hints", "modemmanager",
-  ]
+  static let keys: [String] =
+    [
+      "metered", "unmetered", "metered-ssids", "unmetered-ssids", "networkmanager",
+      "connectivity-check", "source-timeout", "stale-hints", "modemmanager",
+    ] + MeteredBudgetSettings.networkKeys
 
   static func read(_ network: TableReader, into configuration: inout DaemonConfiguration)
     throws(ConfigurationError)
@@ -16,6 +17,7 @@ enum NetworkSettingsReader {
     configuration.unmeteredSSIDs = try network.stringArray("unmetered-ssids") ?? []
     configuration.useNetworkManager = try network.bool("networkmanager") ?? true
     configuration.useModemManager = try network.bool("modemmanager") ?? true
+    configuration.meteredBudget = try MeteredBudgetSettings.read(network: network)
     if let timeout = try network.duration("source-timeout") {
       guard timeout > .zero, timeout <= .seconds(300) else {
         throw network.error("source-timeout", "must be more than 0 s and at most 5 min")

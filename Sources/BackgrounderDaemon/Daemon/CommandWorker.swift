@@ -22,6 +22,8 @@ package struct CommandWorker: Worker {
   /// Holds a logind sleep inhibitor while a run goes, in the request's
   /// ``WorkContext/inhibitPolicy`` (the job's `inhibit`); none when nil.
   let inhibitor: SleepInhibitor?
+  /// Counts each run's network bytes; none when nil.
+  var networkBytes: RunNetworkCounting?
 
   package init(
     runner: CommandRunner,
@@ -60,10 +62,19 @@ package struct CommandWorker: Worker {
       return .retry(reason: "the network changed before the command started")
     }
     let lock = inhibitor?.hold(jobID: job.id, mode: context.inhibitPolicy)
-    let outcome = await runner.run(
-      argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
-      jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background,
-      stopSignal: job.stopSignal ?? SIGTERM, stopTimeout: job.stopTimeout)
+    let run = {
+      await runner.run(
+        argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
+        jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background,
+        stopSignal: job.stopSignal ?? SIGTERM, stopTimeout: job.stopTimeout)
+    }
+    let outcome =
+      if let networkBytes {
+        await networkBytes.counting(
+          taskId: context.taskId, attempt: context.attempt, under: conditions, run)
+      } else {
+        await run()
+      }
     lock?.release()
     if !outcome.outputTail.isEmpty { context.recordOutputTail(outcome.outputTail) }
     if let stopped = outcome.stopped { context.recordStop(stopped) }

@@ -139,7 +139,20 @@ package final class Daemon: Service {
     let runner = CommandRunner(
       gracePeriod: options.killGracePeriod, containment: containment, logger: logger)
     let inhibitor = SleepInhibitor(logger: logger)
-    try runtime.registerFallback { _ in CommandWorker(runner: runner, inhibitor: inhibitor) }
+    let meteredBudgets = MeteredBudgetLedger(
+      runtime: runtime, clock: runtimeConfiguration.clock, zone: runtimeConfiguration.timeZone,
+      logger: logger)
+    meteredBudgets.configure(configuration)
+    defer { meteredBudgets.stop() }
+    let networkBytes = RunNetworkCounting(
+      accounting: LinkCounterAccounting(), ledger: meteredBudgets, metrics: metrics,
+      logger: logger, clock: runtimeConfiguration.clock,
+      network: { [network = sources.network] in network.current })
+    try runtime.registerFallback { _ in
+      var worker = CommandWorker(runner: runner, inhibitor: inhibitor)
+      worker.networkBytes = networkBytes
+      return worker
+    }
     let events = runtime.events()
     // The alert watch only looks again after these events (it reads the store, so the last
     // one is enough): they alone are buffered, and only the newest, instead of every event
@@ -178,6 +191,7 @@ package final class Daemon: Service {
     } catch {
       throw DaemonPartFailure(part: "store", reason: "\(error)")
     }
+    await meteredBudgets.load()
     HeapTuning.releaseStoreMemoryWhenIdle(of: runtime)
     defer { HeapTuning.releaseStoreMemoryWhenIdle(of: nil) }
     // A first look before the config's jobs are applied: the failures stored by then are old,
@@ -200,7 +214,8 @@ package final class Daemon: Service {
     let networkNamespace = DaemonView.currentNetworkNamespace()
     let reloaded = Reloaded(
       jobs: jobs, alerts: alerts, wakeAlarms: wakeAlarms, destinations: sources.destinations,
-      telemetry: telemetry, restartNeeded: restartNeeded, monitor: monitor)
+      telemetry: telemetry, restartNeeded: restartNeeded, monitor: monitor,
+      meteredBudgets: meteredBudgets)
 
     // The daemon's view as `status` shows it: asked for, and pushed to watchers.
     let view: @Sendable () -> DaemonView? = { [networkNamespace] in
@@ -224,6 +239,7 @@ package final class Daemon: Service {
         reload: { await self.reload(reloaded) },
         sourceProblems: {
           sources.healthProblems() + alerts.problems() + restartNeeded.problems
+            + meteredBudgets.problems()
         },
         hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms,
         view: view
@@ -385,6 +401,8 @@ package final class Daemon: Service {
     let restartNeeded: RestartNeeded
     /// Takes the reloaded metered overrides.
     let monitor: ReachabilityMonitor
+    /// The metered budgets (`metered-budget` of `[network]` and of jobs).
+    let meteredBudgets: MeteredBudgetLedger
   }
 
   /// Logs a warning when the config file lets other users read the secrets it holds (what
@@ -414,6 +432,8 @@ package final class Daemon: Service {
           "[network] \(applied.joined(separator: ", ")) applied at reload",
           metadata: ["keys": .array(applied.map { .string("network.\($0)") })])
       }
+      reloaded.meteredBudgets.configure(configuration)
+      reloaded.meteredBudgets.republish()
       let unapplied = reloaded.restartNeeded.compare(with: configuration)
       if unapplied.isEmpty {
         notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")

@@ -30,7 +30,8 @@ public enum JobRequests {
       requiresBatteryNotLow: job.requiresBatteryNotLow,
       windows: job.timing?.timeWindows ?? [], windowEnd: job.timing?.runtimeWindowEnd ?? .continue,
       allowedNetworks: NetworkAllowList(ssids: job.ssids ?? [], interfaces: job.interfaces ?? []),
-      requiredMount: job.requiresMount, requiredReachable: job.requiresReachable)
+      requiredMount: job.requiresMount, requiredReachable: job.requiresReachable,
+      meteredBudget: job.meteredBudget)
     let backoff =
       switch job.backoff.policy {
       case .linear:

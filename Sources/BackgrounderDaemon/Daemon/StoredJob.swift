@@ -99,6 +99,9 @@ private struct JobDocument: Codable {
   var interfaces: [String]?
   var requiresMount: String?
   var requiresReachable: String?
+  /// `metered-budget` (a job's is always a trailing window): its bytes and window seconds.
+  var meteredBudgetBytes: Int64?
+  var meteredBudgetSeconds: Int64?
   var stopSignal: Int32?
   var stopTimeout: Int64?
 
@@ -119,6 +122,8 @@ private struct JobDocument: Codable {
     case ssids, interfaces
     case requiresMount = "requires-mount"
     case requiresReachable = "requires-reachable"
+    case meteredBudgetBytes = "metered-budget-bytes"
+    case meteredBudgetSeconds = "metered-budget-seconds"
     case stopSignal = "stop-signal"
     case stopTimeout = "stop-timeout"
   }
@@ -162,6 +167,10 @@ private struct JobDocument: Codable {
     interfaces = job.interfaces
     requiresMount = job.requiresMount
     requiresReachable = job.requiresReachable
+    if let budget = job.meteredBudget, case .trailing(let seconds) = budget.window {
+      meteredBudgetBytes = budget.bytes
+      meteredBudgetSeconds = seconds
+    }
     stopSignal = job.stopSignal
     stopTimeout = job.stopTimeout?.storedNanoseconds
   }
@@ -214,6 +223,10 @@ private struct JobDocument: Codable {
     job.interfaces = interfaces
     job.requiresMount = requiresMount
     job.requiresReachable = requiresReachable
+    if let meteredBudgetBytes, let meteredBudgetSeconds {
+      job.meteredBudget = MeteredBudget(
+        bytes: meteredBudgetBytes, window: .trailing(seconds: meteredBudgetSeconds))
+    }
     job.stopSignal = stopSignal
     job.stopTimeout = stopTimeout.map(Duration.nanoseconds)
     return job

@@ -56,6 +56,24 @@ package final class MetricsFile: Sendable {
     ).increment()
   }
 
+  /// A run of `job` sent and received bytes: `backgrounder_job_network_bytes_total`, by
+  /// `direction` (`sent`, `received`) and `metered` (`true`, `false`).
+  public func recordNetworkBytes(
+    job: String, sent: Int64, received: Int64, meteredSent: Int64, meteredReceived: Int64
+  ) {
+    let counts: [(String, String, Int64)] = [
+      ("sent", "true", meteredSent), ("sent", "false", sent - meteredSent),
+      ("received", "true", meteredReceived), ("received", "false", received - meteredReceived),
+    ]
+    for (direction, metered, bytes) in counts where bytes > 0 {
+      counter(
+        "job_network_bytes",
+        "Bytes a job's runs sent and received, per job, direction and whether the link was metered.",
+        [("job", job), ("direction", direction), ("metered", metered)]
+      ).increment(by: bytes)
+    }
+  }
+
   /// `job` waited `seconds` for `condition` (`network`, `unmetered`, `charging`, `battery`,
   /// `window`, `mount`, `wifi`, …) while due.
   package func recordWaited(job: String, condition: String, seconds: Double) {

@@ -42,6 +42,7 @@ struct WaitAccounting: Sendable {
     case .networkInterface: "interface"
     case .mounted: "mount"
     case .reachable: "reachable"
+    case .meteredBudget: "meteredBudget"
     case .waitingForWindow: "window"
     case .waitingForBackoff, .waitingForEarliestBeginDate: nil
     }

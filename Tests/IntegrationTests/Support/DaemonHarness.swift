@@ -395,6 +395,10 @@ struct DaemonTaskStatus: Decodable, Sendable {
     var kind: String
     /// Why a `reachable` destination failed last ("refused", "timedOut", …).
     var failure: String?
+    /// A spent `meteredBudget`: bytes used and the budget's bytes and window.
+    var used: Int64?
+    var budget: Int64?
+    var window: String?
   }
 
   struct Run: Decodable, Sendable {

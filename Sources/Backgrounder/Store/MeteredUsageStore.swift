@@ -1,0 +1,109 @@
+import GRDB
+
+/// A run's counted bytes as the store keeps them (`run_network_bytes`): what `history` shows
+/// and what the metered budgets count (the metered part, at the run's end).
+public struct RunNetworkRecord: Hashable, Sendable {
+  /// The task.
+  public var taskId: TaskId
+  /// The run's attempt.
+  public var attempt: Int
+  /// When the run started.
+  public var startedAt: WallInstant
+  /// When the bytes were counted (the run's end, or the last reading).
+  public var at: WallInstant
+  /// The bytes.
+  public var bytes: RunNetworkBytes
+
+  /// Creates a record.
+  public init(
+    taskId: TaskId, attempt: Int, startedAt: WallInstant, at: WallInstant, bytes: RunNetworkBytes
+  ) {
+    self.taskId = taskId
+    self.attempt = attempt
+    self.startedAt = startedAt
+    self.at = at
+    self.bytes = bytes
+  }
+}
+
+/// The `run_network_bytes` table (migration `metered-usage-run-network-bytes`): one row per
+/// run whose bytes were counted. Kept across restarts, so budgets survive them.
+enum MeteredUsageStore {
+  /// Rows older than this are deleted when a row is added: longer than any window (a
+  /// trailing window is at most 366 days, a monthly one at most 31).
+  static let retention: Duration = .seconds(400 * 86_400)
+
+  static func createTable(_ db: Database) throws {
+    try db.execute(
+      sql: """
+        CREATE TABLE run_network_bytes (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          taskId TEXT NOT NULL,
+          attempt INTEGER NOT NULL,
+          startedAt INTEGER NOT NULL,
+          at INTEGER NOT NULL,
+          sent INTEGER NOT NULL,
+          received INTEGER NOT NULL,
+          meteredSent INTEGER NOT NULL,
+          meteredReceived INTEGER NOT NULL,
+          accounting TEXT NOT NULL
+        );
+        CREATE INDEX run_network_bytes_at ON run_network_bytes (at);
+        CREATE INDEX run_network_bytes_task ON run_network_bytes (taskId, startedAt);
+        """)
+  }
+
+  static func insert(_ db: Database, _ record: RunNetworkRecord) throws {
+    try db.execute(
+      sql: """
+        INSERT INTO run_network_bytes (taskId, attempt, startedAt, at, sent, received,
+          meteredSent, meteredReceived, accounting) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """,
+      arguments: [
+        record.taskId.rawValue, record.attempt, record.startedAt.nanosecondsSince1970,
+        record.at.nanosecondsSince1970, record.bytes.sent, record.bytes.received,
+        record.bytes.meteredSent, record.bytes.meteredReceived, record.bytes.accounting.rawValue,
+      ])
+    let horizon = record.at.advanced(by: .zero - retention)
+    try db.execute(
+      sql: "DELETE FROM run_network_bytes WHERE at < ?",
+      arguments: [horizon.nanosecondsSince1970])
+  }
+
+  static func records(_ db: Database, after start: WallInstant) throws -> [RunNetworkRecord] {
+    try Row.fetchAll(
+      db,
+      sql: """
+        SELECT taskId, attempt, startedAt, at, sent, received, meteredSent, meteredReceived,
+          accounting FROM run_network_bytes WHERE at > ? ORDER BY at
+        """,
+      arguments: [start.nanosecondsSince1970]
+    ).compactMap { row -> RunNetworkRecord? in
+      guard let id = try? TaskId(row[0] as String),
+        let accounting = ByteAccounting(rawValue: row[8])
+      else { return nil }
+      return RunNetworkRecord(
+        taskId: id, attempt: row[1], startedAt: WallInstant(nanosecondsSince1970: row[2]),
+        at: WallInstant(nanosecondsSince1970: row[3]),
+        bytes: RunNetworkBytes(
+          sent: row[4], received: row[5], meteredSent: row[6], meteredReceived: row[7],
+          accounting: accounting))
+    }
+  }
+}
+
+extension Backgrounder {
+  /// Stores a run's counted bytes (kept 400 days: longer than any budget window).
+  public func recordNetworkBytes(_ record: RunNetworkRecord) async throws {
+    guard let runtime else { throw LifecycleError.notStarted }
+    try await runtime.store.pool.write { db in try MeteredUsageStore.insert(db, record) }
+  }
+
+  /// The stored runs' bytes counted after `start`, oldest first.
+  public func networkBytes(after start: WallInstant) async throws -> [RunNetworkRecord] {
+    guard let runtime else { throw LifecycleError.notStarted }
+    return try await runtime.store.pool.read { db in
+      try MeteredUsageStore.records(db, after: start)
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import Backgrounder
+import Logging
+
+/// Counts the bytes of each command run (``RunByteAccounting``) and reports them: the store
+/// and the metered budgets (``MeteredBudgetLedger``), the metric
+/// `backgrounder_job_network_bytes_total` and one journal line per run. While a run whose
+/// job has a metered budget (or the daemon has one) is on a metered link, its counters are
+/// read once a second, so a run that crosses the budget is stopped; otherwise only at its start
+/// and end.
+struct RunNetworkCounting: Sendable {
+  let accounting: any RunByteAccounting
+  let ledger: MeteredBudgetLedger
+  let metrics: MetricsFile?
+  let logger: Logger
+  let clock: any WallClock
+  /// The network conditions now (the primary link, whether it is metered).
+  let network: @Sendable () -> NetworkConditions
+
+  /// Runs `body` (the command), counting its bytes from `conditions` on.
+  func counting<Result: Sendable>(
+    taskId: TaskId, attempt: Int, under conditions: NetworkConditions,
+    _ body: () async -> Result
+  ) async -> Result {
+    let startedAt = clock.now
+    let session = accounting.begin(under: conditions)
+    let sampler: Task<Void, Never>? =
+      ledger.samplesWhileMetered(taskId)
+      ? Task { [network, ledger] in
+        while !Task.isCancelled {
+          do { try await Task.sleep(for: .seconds(1)) } catch { return }
+          let now = network()
+          guard now.isDataMetered else { continue }
+          ledger.running(taskId, meteredBytes: session.read(under: now).meteredBytes)
+        }
+      } : nil
+    let result = await body()
+    sampler?.cancel()
+    let bytes = session.finish(under: network())
+    let record = RunNetworkRecord(
+      taskId: taskId, attempt: attempt, startedAt: startedAt, at: clock.now, bytes: bytes)
+    await ledger.finished(record)
+    metrics?.recordNetworkBytes(
+      job: taskId.rawValue, sent: bytes.sent, received: bytes.received,
+      meteredSent: bytes.meteredSent, meteredReceived: bytes.meteredReceived)
+    logger.info(
+      "run network bytes",
+      metadata: [
+        "job": "\(taskId.rawValue)", "attempt": "\(attempt)", "bytes": "\(bytes.bytes)",
+        "sent": "\(bytes.sent)", "received": "\(bytes.received)",
+        "meteredBytes": "\(bytes.meteredBytes)", "accounting": "\(bytes.accounting.rawValue)",
+      ])
+    return result
+  }
+}
