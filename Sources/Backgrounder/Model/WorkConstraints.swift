@@ -65,6 +65,8 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
   public var requiredMount: String?
   /// A destination (`host:port`, ``Destination``) a TCP connect must reach, or `nil`.
   public var requiredReachable: String?
+  /// What happens to a run still going when one of these conditions is lost.
+  public var onConditionLost: ConditionLossPolicy = .stop
 
   /// Creates constraints; the default has none.
   public init(
@@ -85,7 +87,7 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
 
   private enum CodingKeys: String, CodingKey {
     case networkRequired, requiresCharging, requiresBatteryNotLow, windows, windowEnd
-    case allowedNetworks, requiredMount, requiredReachable
+    case allowedNetworks, requiredMount, requiredReachable, onConditionLost
   }
 
   /// Decodes what the synthesized encoder writes; the fields added later may be missing.
@@ -100,6 +102,8 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
       try container.decodeIfPresent(NetworkAllowList.self, forKey: .allowedNetworks) ?? .any
     requiredMount = try container.decodeIfPresent(String.self, forKey: .requiredMount)
     requiredReachable = try container.decodeIfPresent(String.self, forKey: .requiredReachable)
+    onConditionLost =
+      try container.decodeIfPresent(ConditionLossPolicy.self, forKey: .onConditionLost) ?? .stop
   }
 
   /// No constraints.

@@ -104,6 +104,17 @@ enum Schema {
       // How a stopped run ended (its worker's words); runs recorded before it have none.
       try db.execute(sql: "ALTER TABLE run ADD COLUMN stop TEXT")
     }
+    migrator.registerMigration("task-pause-on-condition-lost") { db in
+      // `on-condition-lost` ("stop" or "pause") and `pause-max` of the request, and the pause
+      // of the run in flight (when and why it was frozen); tasks stored before it stop.
+      try db.execute(
+        sql: """
+          ALTER TABLE task ADD COLUMN onConditionLost TEXT NOT NULL DEFAULT 'stop';
+          ALTER TABLE task ADD COLUMN pauseMax INTEGER;
+          ALTER TABLE task ADD COLUMN pausedAt INTEGER;
+          ALTER TABLE task ADD COLUMN pauseReason TEXT;
+          """)
+    }
     return migrator
   }
 

@@ -101,6 +101,8 @@ private struct JobDocument: Codable {
   var requiresReachable: String?
   var stopSignal: Int32?
   var stopTimeout: Int64?
+  var onConditionLost: String?
+  var pauseMax: Int64?
 
   enum CodingKeys: String, CodingKey {
     case id, command, every, flex, once, delay, network, budget, backoff, environment, expedited
@@ -121,6 +123,8 @@ private struct JobDocument: Codable {
     case requiresReachable = "requires-reachable"
     case stopSignal = "stop-signal"
     case stopTimeout = "stop-timeout"
+    case onConditionLost = "on-condition-lost"
+    case pauseMax = "pause-max"
   }
 
   init(_ job: JobDefinition) {
@@ -164,6 +168,10 @@ private struct JobDocument: Codable {
     requiresReachable = job.requiresReachable
     stopSignal = job.stopSignal
     stopTimeout = job.stopTimeout?.storedNanoseconds
+    if let pauseMax = job.onConditionLost?.pauseMax {
+      onConditionLost = "pause"
+      self.pauseMax = pauseMax.storedNanoseconds
+    }
   }
 
   /// The stored priority keys, or nil when none was stored (the background defaults).
@@ -216,6 +224,10 @@ private struct JobDocument: Codable {
     job.requiresReachable = requiresReachable
     job.stopSignal = stopSignal
     job.stopTimeout = stopTimeout.map(Duration.nanoseconds)
+    if onConditionLost == "pause" {
+      job.onConditionLost = .pause(
+        max: pauseMax.map(Duration.nanoseconds) ?? ConditionLossPolicy.defaultPauseMax)
+    }
     return job
   }
 }
