@@ -26,7 +26,7 @@ extension DispatchStateMachine {
         continue
       case .running(let token, _, let exempt):
         if !exempt, let reason = requirement.lossReason(under: conditions) {
-          effects.stops.append((token, reason))
+          conditionLost(token, of: id, reason: reason, now: now, &effects)
         }
       case .idle:
         let waiting = entry.row.blockedOn.contains { Self.isNetwork($0) }
@@ -55,6 +55,7 @@ extension DispatchStateMachine {
         }
       }
     }
+    resumePausedRuns(now: now, &effects)
     return effects
   }
 
@@ -74,7 +75,7 @@ extension DispatchStateMachine {
       case .running(let token, _, let exempt):
         // A run is stopped for a known loss only, never because a condition became unknown.
         if !exempt && !entry.overridden, let reason = knownLoss(unmet) {
-          effects.stops.append((token, reason))
+          conditionLost(token, of: id, reason: reason, now: now, &effects)
         }
       case .gating, .claimed:
         continue
@@ -101,6 +102,7 @@ extension DispatchStateMachine {
         }
       }
     }
+    resumePausedRuns(now: now, &effects)
     return effects
   }
 

@@ -87,6 +87,8 @@ extension DispatchStateMachine {
     entry.phase = .idle
     entry.progress = nil
     entry.row.updatedAt = now
+    entry.row.pausedAt = nil
+    entry.row.pauseReason = nil
 
     func history(_ outcome: String, _ reason: String?) -> StoreOp {
       .appendRun(
@@ -300,6 +302,9 @@ extension DispatchStateMachine {
       }
       if replanCalendar(&row, now: now, loading: true) { changed = true }
       let interrupted = row.state == .running
+      // A run paused when the process ended is over: interrupted like any other.
+      row.pausedAt = nil
+      row.pauseReason = nil
       insertEntry(Entry(row: row))
       if interrupted {
         update(row.id) { $0.row.lastRunEndedAt = now }

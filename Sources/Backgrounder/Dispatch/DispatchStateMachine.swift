@@ -93,6 +93,8 @@ struct DispatchStateMachine: Sendable {
   private var rng: SplitMix64
   /// Runs to stop when their window closes (`window-end = "stop"`), by when.
   var windowStops: [RunToken: WallInstant] = [:]
+  /// The pauses of runs in flight (`on-condition-lost = "pause"`), by run.
+  var runPauses: [RunToken: RunPause] = [:]
 
   init(
     settings: DispatchSettings, registered: Set<TaskId>, acceptsAnyTask: Bool = false,
@@ -227,6 +229,7 @@ struct DispatchStateMachine: Sendable {
     var effects = Effects()
     guard accepting else { return (effects, nil) }
     stopRunsPastTheirWindow(now: now, &effects)
+    stopRunsPausedTooLong(now: now, &effects)
     guard !dispatchHeld else { return (effects, nil) }
     promoteClaims(now: now, &effects)
     while runsInSlots < settings.concurrencyLimit, let id = popDue(now: now, &effects) {
@@ -274,7 +277,7 @@ struct DispatchStateMachine: Sendable {
 
   private mutating func nextWake(now: WallInstant) -> WallInstant? {
     while let key = wakeQueue.min, !isCurrent(key) { wakeQueue.removeMin() }
-    let windowStop = windowStops.values.min()
+    let windowStop = [windowStops.values.min(), nextPauseExpiry].compactMap { $0 }.min()
     guard let soonest = wakeQueue.min?.time else { return windowStop }
     // Due work waiting for a slot is woken by the run that frees one.
     if soonest <= now { return windowStop }
@@ -525,6 +528,7 @@ struct DispatchStateMachine: Sendable {
 
   mutating func endLiveRun(_ token: RunToken) -> TaskId? {
     windowStops[token] = nil
+    runPauses[token] = nil
     guard let id = liveRuns.removeValue(forKey: token) else { return nil }
     if let count = liveTaskIds[id], count > 1 {
       liveTaskIds[id] = count - 1

@@ -62,10 +62,14 @@ struct Effects: Sendable {
   var promotions: [RunToken] = []
   /// Claims made ahead that ended without a worker (cancelled, replaced, given back).
   var discarded: [RunToken] = []
+  /// Runs to freeze, for the condition they lost (`on-condition-lost = "pause"`).
+  var pauses: [(RunToken, StopReason)] = []
+  /// Paused runs to thaw.
+  var resumes: [RunToken] = []
 
   var isEmpty: Bool {
     ops.isEmpty && events.isEmpty && tickets.isEmpty && gateReleases.isEmpty && stops.isEmpty
-      && promotions.isEmpty && discarded.isEmpty
+      && promotions.isEmpty && discarded.isEmpty && pauses.isEmpty && resumes.isEmpty
   }
 
   /// Persists `row` and appends one entry to its run history.

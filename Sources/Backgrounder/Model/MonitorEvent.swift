@@ -40,6 +40,10 @@ public struct MonitorEvent: Hashable, Sendable {
     case workStopped(attempt: Int, reason: StopReason)
     /// A worker ignored cancellation past the grace period and was abandoned.
     case workerAbandoned(attempt: Int)
+    /// A running worker was frozen because a condition was lost (`on-condition-lost = "pause"`).
+    case workPaused(attempt: Int, reason: StopReason)
+    /// A paused worker was thawed, its conditions holding again after `paused`.
+    case workResumed(attempt: Int, paused: Duration)
     /// A running worker reported progress.
     case progress(fraction: Double, message: String?)
     /// The runtime hit an error it could not attribute to a worker (e.g. a store write).

@@ -69,6 +69,8 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
   /// links (`unmetered`): while the budget is not spent a metered link satisfies it; once
   /// spent the worker waits for an unmetered link (``MeteredBudget``). `nil`: no budget.
   public var meteredBudget: MeteredBudget?
+  /// What happens to a run still going when one of these conditions is lost.
+  public var onConditionLost: ConditionLossPolicy = .stop
 
   /// Creates constraints; the default has none.
   public init(
@@ -91,7 +93,7 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
 
   private enum CodingKeys: String, CodingKey {
     case networkRequired, requiresCharging, requiresBatteryNotLow, windows, windowEnd
-    case allowedNetworks, requiredMount, requiredReachable, meteredBudget
+    case allowedNetworks, requiredMount, requiredReachable, meteredBudget, onConditionLost
   }
 
   /// Decodes what the synthesized encoder writes; the fields added later may be missing.
@@ -107,6 +109,8 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     requiredMount = try container.decodeIfPresent(String.self, forKey: .requiredMount)
     requiredReachable = try container.decodeIfPresent(String.self, forKey: .requiredReachable)
     meteredBudget = try container.decodeIfPresent(MeteredBudget.self, forKey: .meteredBudget)
+    onConditionLost =
+      try container.decodeIfPresent(ConditionLossPolicy.self, forKey: .onConditionLost) ?? .stop
   }
 
   /// No constraints.

@@ -65,11 +65,22 @@ public struct WorkContext: Sendable {
   /// SIGKILL after 30 s`) with this run's record, for `history`. The last call counts.
   public func recordStop(_ text: String) { handle.recordStop(text) }
 
+  /// Makes this run pausable (``ConditionLossPolicy/pause(max:)``): `handler` gets
+  /// ``PauseChange/pause(_:)`` when a condition the run needs is lost — freeze the work there
+  /// (the daemon freezes the run's cgroup or sends SIGSTOP to its processes) — and
+  /// ``PauseChange/resume`` when the conditions hold again, or right before a paused run is
+  /// stopped (its pause-max reached, its budget expired, a cancel, a shutdown). It is called
+  /// synchronously and must return at once. The budget clock stands still while the run is
+  /// paused. A run of a task that pauses is stopped instead when its worker never called this.
+  public func handlePauses(_ handler: @escaping @Sendable (PauseChange) -> Void) {
+    handle.acceptPauses(handler)
+  }
+
   /// Why the run is being stopped, once it is (budget expiry is reported as `nil`;
   /// check `Task.isCancelled` for every kind of stop).
   public var stopReason: StopReason? { handle.stopReason }
 
-  /// When the budget runs out.
+  /// When the budget runs out, if the run is never paused (a pause moves it by its length).
   public var deadline: Date { startedAt.addingTimeInterval(budget.seconds) }
 }
 

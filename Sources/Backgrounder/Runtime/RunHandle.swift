@@ -16,6 +16,11 @@ final class RunHandle: Sendable {
   let exit = Latch<Bool>()
   private let state = Lock<(worker: Task<Void, Never>?, stopReason: StopReason?)>((nil, nil))
   private let recorded = Lock(RunDetail())
+  /// The worker's pause handler (``WorkContext/handlePauses(_:)``) and whether it froze.
+  private let pausing = Lock<(handler: (@Sendable (PauseChange) -> Void)?, paused: Bool)>(
+    (nil, false))
+  /// Fired on every pause and thaw: the budget timer waits on it while the run is paused.
+  let pauseChanged = WakeSignal()
 
   /// What the run record keeps besides the outcome: start conditions and output tail.
   var detail: RunDetail { recorded.withLock { $0 } }
@@ -34,12 +39,14 @@ final class RunHandle: Sendable {
 
   var stopReason: StopReason? { state.withLock { $0.stopReason } }
 
-  /// Stops the run: resolves the gate and the end with `reason` and cancels the worker.
+  /// Stops the run: thaws it when paused (a frozen process handles no stop signal), resolves
+  /// the gate and the end with `reason` and cancels the worker.
   func stop(_ reason: StopReason) {
     let worker = state.withLock { state -> Task<Void, Never>? in
       if state.stopReason == nil { state.stopReason = reason }
       return state.worker
     }
+    thaw()
     gate.resolve(.stopped(reason))
     if end.resolve(.stopped(reason)) { worker?.cancel() }
   }
@@ -47,6 +54,7 @@ final class RunHandle: Sendable {
   /// Expires the run — its budget ran out, or `onRequest` (`Backgrounder.expire`): resolves the
   /// end and cancels the worker.
   func expire(onRequest: Bool = false) {
+    thaw()
     let worker = state.withLock { $0.worker }
     if end.resolve(onRequest ? .expiredOnRequest : .expired) { worker?.cancel() }
   }
@@ -54,6 +62,41 @@ final class RunHandle: Sendable {
   /// The worker found the conditions changed before its start: the run ends unstarted.
   func conditionsChanged() {
     end.resolve(.conditionsChanged)
+  }
+
+  /// Takes the worker's pause handler.
+  func acceptPauses(_ handler: @escaping @Sendable (PauseChange) -> Void) {
+    pausing.withLock { $0.handler = handler }
+  }
+
+  /// Brings the worker to the pause state `desired()` says (the lost condition, or nil: run),
+  /// read under this handle's lock so that concurrent changes apply in order. A worker with no
+  /// pause handler, or a run that ended, cannot be frozen: it is stopped instead.
+  func syncPause(_ desired: () -> StopReason?) {
+    let cannotPause = pausing.withLock { state -> StopReason? in
+      let wanted = desired()
+      if let wanted, !state.paused {
+        guard let handler = state.handler, end.value == nil else { return wanted }
+        handler(.pause(wanted))
+        state.paused = true
+      } else if wanted == nil, state.paused {
+        state.handler?(.resume)
+        state.paused = false
+      }
+      return nil
+    }
+    pauseChanged.fire()
+    if let cannotPause { stop(cannotPause) }
+  }
+
+  /// Thaws a frozen worker (before it is stopped).
+  private func thaw() {
+    pausing.withLock { state in
+      guard state.paused else { return }
+      state.handler?(.resume)
+      state.paused = false
+    }
+    pauseChanged.fire()
   }
 
   /// Records the worker's task, cancelling it at once if the run already ended.

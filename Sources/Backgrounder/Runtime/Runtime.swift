@@ -62,8 +62,11 @@ final class Runtime: Sendable {
     _ body: (inout DispatchStateMachine, WallInstant) -> (Value, Effects)
   ) -> Step<Value> {
     let onWaitChange = configuration.onWaitChange
-    let (result, releases, stops, waits) = core.withLock {
-      core -> (Step<Value>, [RunHandle], [(RunHandle, StopReason)], ([WaitChanges.Change], Date)) in
+    let (result, releases, stops, waits, pauses) = core.withLock {
+      core -> (
+        Step<Value>, [RunHandle], [(RunHandle, StopReason)], ([WaitChanges.Change], Date),
+        [(RunHandle, RunToken)]
+      ) in
       let now = clock.now
       let (value, effects) = body(&core.machine, now)
       let waits = onWaitChange == nil ? [] : core.waits.changes(in: effects.ops)
@@ -90,8 +93,13 @@ final class Runtime: Sendable {
       let stops = effects.stops.compactMap { token, reason in
         core.handles[token].map { ($0, reason) }
       }
+      let pauses = (effects.pauses.map(\.0) + effects.resumes).compactMap { token in
+        core.handles[token].map { ($0, token) }
+      }
       return (
-        Step(value: value, sequence: sequence, tickets: tickets), releases, stops, (waits, now.date)
+        Step(value: value, sequence: sequence, tickets: tickets), releases, stops,
+        (waits, now.date),
+        pauses
       )
     }
     if let onWaitChange {
@@ -99,6 +107,10 @@ final class Runtime: Sendable {
     }
     for handle in releases { handle.gate.resolve(.passed) }
     for (handle, reason) in stops { handle.stop(reason) }
+    // Each run is brought to the state the machine wants now, whatever order steps end in.
+    for (handle, token) in pauses {
+      handle.syncPause { core.withLock { $0.machine.pauseReason(token) } }
+    }
     return result
   }
 
@@ -305,15 +317,12 @@ final class Runtime: Sendable {
       handle.exit.resolve(true)
     }
     handle.attach(workerTask)
-    let deadline = startedAt.advanced(by: ticket.budget)
-    let budgetTimer = Task { [clock] in
-      do {
-        try await clock.sleep(until: deadline, tolerance: nil)
-        handle.expire()
-      } catch {}
+    let budgetTimer = Task {
+      await self.budgetTimer(token, budget: ticket.budget, startedAt: startedAt, handle: handle)
     }
     let ending = await handle.end.wait()
     budgetTimer.cancel()
+    handle.pauseChanged.fire()
     if case .finished = ending { return (ending, false) }
     // Cancelled (expiry or stop): give the worker a grace period to return.
     let graceDeadline = clock.now.advanced(by: configuration.gracePeriod)
@@ -332,6 +341,32 @@ final class Runtime: Sendable {
       health.workerAbandoned(ticket.taskId, at: clock.now, grace: configuration.gracePeriod)
     }
     return (ending, !returned)
+  }
+
+  /// Expires run `token` when its budget runs out; the budget clock stands still while the run
+  /// is paused (it waits for the thaw), so a run expires `budget` after its start plus the
+  /// time it spent paused.
+  private func budgetTimer(
+    _ token: RunToken, budget: Duration, startedAt: WallInstant, handle: RunHandle
+  ) async {
+    do {
+      while !Task.isCancelled {
+        let now = clock.now
+        switch core.withLock({ $0.machine.budgetState(token, budget: budget, now: now) }) {
+        case .expired:
+          handle.expire()
+          return
+        case .runsOut(let deadline):
+          try await clock.sleep(until: deadline, tolerance: nil)
+        case .paused:
+          await handle.pauseChanged.wait()
+        case .unknown:
+          try await clock.sleep(until: startedAt.advanced(by: budget), tolerance: nil)
+          handle.expire()
+          return
+        }
+      }
+    } catch {}
   }
 
   /// Records how a run ended; returns the runs promoted into the slot it freed.

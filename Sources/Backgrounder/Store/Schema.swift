@@ -109,6 +109,17 @@ enum Schema {
       // Each run's counted bytes (history, metered budgets); runs before it have none.
       try MeteredUsageStore.createTable(db)
     }
+    migrator.registerMigration("task-pause-on-condition-lost") { db in
+      // `on-condition-lost` ("stop" or "pause") and `pause-max` of the request, and the pause
+      // of the run in flight (when and why it was frozen); tasks stored before it stop.
+      try db.execute(
+        sql: """
+          ALTER TABLE task ADD COLUMN onConditionLost TEXT NOT NULL DEFAULT 'stop';
+          ALTER TABLE task ADD COLUMN pauseMax INTEGER;
+          ALTER TABLE task ADD COLUMN pausedAt INTEGER;
+          ALTER TABLE task ADD COLUMN pauseReason TEXT;
+          """)
+    }
     return migrator
   }
 

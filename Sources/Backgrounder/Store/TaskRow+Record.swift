@@ -16,6 +16,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case allowedNetworks, requiredMount
     case requiredReachable
     case inhibit
+    case onConditionLost, pauseMax, pausedAt, pauseReason
 
     /// The column's place in ``allCases`` (a jump table: positions are looked up for every
     /// column of every row read, and a dictionary keyed by the case hashed its name each time).
@@ -56,6 +57,10 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       case .requiredMount: 32
       case .requiredReachable: 33
       case .inhibit: 34
+      case .onConditionLost: 35
+      case .pauseMax: 36
+      case .pausedAt: 37
+      case .pauseReason: 38
       }
     }
   }
@@ -119,6 +124,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       allowedNetworks: try reader.allowList(),
       requiredMount: try reader.optional(.requiredMount),
       requiredReachable: try reader.optional(.requiredReachable))
+    constraints.onConditionLost = try reader.conditionLoss()
     if let calendarText: String = try reader.optional(.calendar) {
       guard let schedule = Self.decodeCalendar(calendarText) else {
         throw reader.corrupt(.calendar, "holds an invalid calendar \"\(calendarText)\"")
@@ -153,6 +159,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     }
     self.updatedAt = updatedAt
     inhibitPolicy = try reader.required(.inhibit, InhibitPolicy.self)
+    pausedAt = try reader.instant(.pausedAt)
+    pauseReason = try reader.optional(.pauseReason, StopReason.self)
   }
 
   /// Writes this row with one cached `INSERT OR REPLACE` statement (prepared once per
@@ -238,6 +246,11 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case .requiredMount: constraints.requiredMount?.databaseValue ?? .null
     case .requiredReachable: constraints.requiredReachable?.databaseValue ?? .null
     case .inhibit: inhibitPolicy.rawValue.databaseValue
+    case .onConditionLost:
+      (constraints.onConditionLost.pauseMax == nil ? "stop" : "pause").databaseValue
+    case .pauseMax: constraints.onConditionLost.pauseMax?.nanoseconds.databaseValue ?? .null
+    case .pausedAt: pausedAt?.nanosecondsSince1970.databaseValue ?? .null
+    case .pauseReason: pauseReason?.rawValue.databaseValue ?? .null
     }
   }
 }
@@ -329,6 +342,18 @@ private struct ColumnReader {
       throw corrupt(.allowedNetworks, "holds an unreadable allow-list \"\(text)\"")
     }
     return list
+  }
+
+  /// The `onConditionLost` and `pauseMax` columns: `stop`, or `pause` for at most `pauseMax`
+  /// (``ConditionLossPolicy/defaultPauseMax`` when NULL).
+  func conditionLoss() throws(StoreError) -> ConditionLossPolicy {
+    let text = try required(.onConditionLost, String.self)
+    switch text {
+    case "stop": return .stop
+    case "pause":
+      return .pause(max: try duration(.pauseMax) ?? ConditionLossPolicy.defaultPauseMax)
+    default: throw corrupt(.onConditionLost, "holds unknown value \"\(text)\"")
+    }
   }
 
   func corrupt(_ column: TaskRow.Columns, _ problem: String) -> StoreError {

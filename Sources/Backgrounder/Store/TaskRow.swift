@@ -39,6 +39,11 @@ struct TaskRow: Sendable, Equatable {
   var lastElapse: WallInstant?
   /// What a run holds against system sleep and shutdown (migration `i27-inhibit`).
   var inhibitPolicy: InhibitPolicy
+  /// When the run in flight was paused (`on-condition-lost = "pause"`), nil while it is not
+  /// (migration `task-pause-on-condition-lost`).
+  var pausedAt: WallInstant?
+  /// The lost condition the run in flight is paused for.
+  var pauseReason: StopReason?
 
   init(request: WorkRequest, input: Data, now: WallInstant) {
     id = request.taskId

@@ -21,12 +21,14 @@ enum TaskStatusQuery {
     let columnNames = Set(try db.columns(in: "task").map(\.name))
     let hasWindows = columnNames.contains("windows")
     let hasInhibit = columnNames.contains("inhibit")
+    let hasPause = columnNames.contains("pausedAt")
     let zone = CalendarTimeZones.local()
     let tasks = try db.makeStatement(
       sql: """
         SELECT id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason,
           lastRunStartedAt, lastRunEndedAt, blockedOn, ephemeral, \(includingInput ? "input" : "x''"),
-          \(hasWindows ? "windows" : "''"), \(hasInhibit ? "inhibit" : "'delay'")
+          \(hasWindows ? "windows" : "''"), \(hasInhibit ? "inhibit" : "'delay'"),
+          \(hasPause ? "pausedAt, pauseReason" : "NULL, NULL")
         FROM task
         """)
     var statuses: [TaskStatus] = []
@@ -69,7 +71,7 @@ enum TaskStatusQuery {
     let predicates = TaskStatus.pendingPredicates(
       blockedOn: blockedOn, state: state, nextRun: nextRun, now: now, windows: windows,
       zone: zone)
-    return TaskStatus(
+    var status = TaskStatus(
       id: id, kind: try row.value(1, "kind"), state: state,
       nextRun: state.isFinished ? nil : TaskStatus.windowOpening(in: predicates) ?? nextRun,
       attempt: try row.int(4, "attempt"), deferrals: try row.int(5, "deferrals"),
@@ -81,6 +83,9 @@ enum TaskStatusQuery {
       lastRunEndedAt: try row.instant(9, "lastRunEndedAt")?.date,
       recentRuns: [], inhibitPolicy: try row.value(14, "inhibit"),
       serializedInput: try row.blob(12, "input"))
+    status.pausedSince = try row.instant(15, "pausedAt")?.date
+    status.pauseReason = try row.optionalValue(16, "pauseReason")
+    return status
   }
 
   /// Gives each of `statuses` (sorted by id) its newest `limit` runs, newest first, from one

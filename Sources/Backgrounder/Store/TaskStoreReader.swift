@@ -49,13 +49,25 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
   /// The mode of the sleep inhibitor lock the task's run holds now (`"inhibitor"` in JSON, only
   /// while one is held): the store does not know it, the daemon's `status` fills it in.
   public var inhibitor: InhibitPolicy? = nil
+  /// When its run was paused (`on-condition-lost = "pause"`), while it is (`"pausedSince"` in
+  /// JSON, only then).
+  public var pausedSince: Date? = nil
+  /// The lost condition its run is paused for (`"pauseReason"` in JSON: `networkMetered`, …).
+  public var pauseReason: StopReason? = nil
 
-  /// The state as shown: `interrupted` for a run whose process is gone, else ``state``.
-  public var displayedState: String { interrupted ? "interrupted" : state.rawValue }
+  /// Whether its run is paused now (not when the process that ran it is gone).
+  public var isPaused: Bool { !interrupted && state == .running && pausedSince != nil }
+
+  /// The state as shown: `interrupted` for a run whose process is gone, `paused` for a run
+  /// frozen until its conditions hold again, else ``state``.
+  public var displayedState: String {
+    interrupted ? "interrupted" : isPaused ? "paused" : state.rawValue
+  }
 
   private enum CodingKeys: String, CodingKey {
     case id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason, pendingPredicates
     case ephemeral, lastRunStartedAt, lastRunEndedAt, recentRuns, inhibitor
+    case pausedSince, pauseReason
   }
 
   /// Encodes with ISO 8601 times and explicit `null`s.
@@ -75,6 +87,10 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
     try container.encode(lastRunEndedAt.map(ISO8601.string), forKey: .lastRunEndedAt)
     try container.encode(recentRuns, forKey: .recentRuns)
     try container.encodeIfPresent(inhibitor, forKey: .inhibitor)
+    if isPaused {
+      try container.encode(pausedSince.map(ISO8601.string), forKey: .pausedSince)
+      try container.encode(pauseReason, forKey: .pauseReason)
+    }
   }
 }
 
@@ -183,7 +199,7 @@ public struct TaskStoreReader: Sendable {
     let predicates = TaskStatus.pendingPredicates(
       blockedOn: row.blockedOn, state: row.state, nextRun: row.nextRun?.date, now: now,
       windows: row.constraints.windows, zone: CalendarTimeZones.local())
-    return TaskStatus(
+    var status = TaskStatus(
       id: row.id, kind: row.kind, state: row.state,
       nextRun: row.state.isFinished
         ? nil : TaskStatus.windowOpening(in: predicates) ?? row.nextRun?.date,
@@ -192,5 +208,8 @@ public struct TaskStoreReader: Sendable {
       pendingPredicates: predicates, ephemeral: row.ephemeral,
       lastRunStartedAt: row.lastRunStartedAt?.date, lastRunEndedAt: row.lastRunEndedAt?.date,
       recentRuns: history, inhibitPolicy: row.inhibitPolicy, serializedInput: row.input)
+    status.pausedSince = row.pausedAt?.date
+    status.pauseReason = row.pauseReason
+    return status
   }
 }

@@ -36,6 +36,12 @@ enum TaskListJSON {
     json.date(task.lastRunStartedAt)
     json.key("nextRun")
     json.date(task.nextRun)
+    if task.isPaused {
+      json.key("pauseReason")
+      json.string(task.pauseReason?.rawValue)
+      json.key("pausedSince")
+      json.date(task.pausedSince)
+    }
     json.key("pendingPredicates")
     json.array(task.pendingPredicates, append)
     json.key("recentRuns")

@@ -13,7 +13,7 @@ enum TaskStatusText {
     let rows = tasks.map { task in
       [
         task.id.rawValue, task.kind.rawValue,
-        task.displayedState + (task.inhibitor.map { " (\($0.rawValue) lock)" } ?? ""),
+        state(task, now: now) + (task.inhibitor.map { " (\($0.rawValue) lock)" } ?? ""),
         task.nextRun.map { relative($0, now: now) } ?? "-",
         "\(task.attempt)" + (task.deferrals > 0 ? " (+\(task.deferrals) deferred)" : ""),
         lastResult(task, wide: wide), waitingFor(task.pendingPredicates, now: now),
@@ -28,6 +28,14 @@ enum TaskStatusText {
       }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
     }
     return ["Tasks (store \(storePath)):", "  " + format(header)] + rows.map { "  " + format($0) }
+  }
+
+  /// The state as shown: `paused (metered network) since 12:03` for a paused run, else
+  /// ``TaskStatus/displayedState``.
+  static func state(_ task: TaskStatus, now: Date) -> String {
+    guard task.isPaused, let since = task.pausedSince else { return task.displayedState }
+    let reason = task.pauseReason.map { " (\($0.lostCondition))" } ?? ""
+    return "paused\(reason) since \(clockTime(since, now: now))"
   }
 
   /// The width of the LAST RESULT column without `--wide`.

@@ -106,6 +106,9 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// `stop-timeout = "30s"`: how long a stopped run has before SIGKILL; the daemon's
   /// `--kill-grace` (10 s) when nil. Encoded only when set.
   package var stopTimeout: Duration?
+  /// `on-condition-lost = "pause"` (with `pause-max`): a run that loses a condition is frozen
+  /// rather than stopped; ``ConditionLossPolicy/stop`` when nil. Encoded only when set.
+  package var onConditionLost: ConditionLossPolicy?
 
   /// A job with the given id, command and schedule and every other setting at its default.
   package init(id: String, command: [String], schedule: Schedule) {

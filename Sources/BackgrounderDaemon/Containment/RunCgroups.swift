@@ -133,6 +133,12 @@ package struct RunCgroups: Sendable {
     try? write("1", to: directory + "/cgroup.kill")
   }
 
+  /// Freezes (`frozen`) or thaws every process in cgroup `directory` and its descendants
+  /// (`cgroup.freeze`); false when the file cannot be written.
+  static func freeze(_ directory: String, _ frozen: Bool) -> Bool {
+    (try? write(frozen ? "1" : "0", to: directory + "/cgroup.freeze")) != nil
+  }
+
   /// Removes the (empty) cgroup `directory`; false while processes remain.
   @discardableResult
   static func remove(_ directory: String) -> Bool {

@@ -107,6 +107,16 @@ package struct RunContainment: Sendable {
     return sent
   }
 
+  /// Freezes (`paused`) or thaws every process of `scope`: its cgroup's `cgroup.freeze` when it
+  /// has one, else SIGSTOP or SIGCONT to its process group, the rest of its session and its
+  /// cgroup's members (as a stop reaches them). Returns how: `cgroup.freeze` or the signal.
+  @discardableResult
+  func setPaused(_ scope: RunScope, _ paused: Bool) -> String {
+    if let cgroup = scope.cgroup, RunCgroups.freeze(cgroup, paused) { return "cgroup.freeze" }
+    ProcessSweep(scope: scope).signal(paused ? SIGSTOP : SIGCONT)
+    return paused ? "SIGSTOP" : "SIGCONT"
+  }
+
   private func record(_ scope: RunScope) {
     guard let registry else { return }
     let record = RunRecord(

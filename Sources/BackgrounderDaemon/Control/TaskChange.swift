@@ -5,6 +5,8 @@ package struct TaskChange: Sendable, Equatable, Codable {
   /// What happened.
   package enum Kind: String, Sendable, Codable {
     case scheduled, started, finished, deferred, cancelled
+    /// A run was frozen (`on-condition-lost = "pause"`), or thawed.
+    case paused, resumed
     /// The daemon hit an error it could not attribute to a run (e.g. a store write).
     case error
     /// The daemon's view of the network or power changed (``TaskChange/hints``,

@@ -1,5 +1,6 @@
 import Backgrounder
 import Foundation
+import Locking
 import Logging
 
 /// Runs a daemon job's command: exit 0 → success, 75 (EX_TEMPFAIL) → retry, anything else →
@@ -61,12 +62,38 @@ package struct CommandWorker: Worker {
     guard context.confirmStart() else {
       return .retry(reason: "the network changed before the command started")
     }
-    let lock = inhibitor?.hold(jobID: job.id, mode: context.inhibitPolicy)
+    // The run's sleep inhibitor: released while the run is paused, taken again on the thaw
+    // (unless the run is thawed to be stopped).
+    let (inhibitor, mode) = (inhibitor, context.inhibitPolicy)
+    let lock = Lock(inhibitor?.hold(jobID: job.id, mode: mode))
+    var pausable: (@Sendable (@escaping @Sendable (Bool) -> Void) -> Void)?
+    if job.onConditionLost?.pauseMax != nil {
+      pausable = { setPaused in
+        context.handlePauses { change in
+          switch change {
+          case .pause:
+            setPaused(true)
+            lock.withLock { held in
+              held?.release()
+              held = nil
+            }
+          case .resume:
+            // Thawed to be stopped (for suspend, say): no new lock.
+            if context.stopReason == nil {
+              lock.withLock { held in
+                if held == nil { held = inhibitor?.hold(jobID: job.id, mode: mode) }
+              }
+            }
+            setPaused(false)
+          }
+        }
+      }
+    }
     let run = {
       await runner.run(
         argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
         jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background,
-        stopSignal: job.stopSignal ?? SIGTERM, stopTimeout: job.stopTimeout)
+        stopSignal: job.stopSignal ?? SIGTERM, stopTimeout: job.stopTimeout, pausable: pausable)
     }
     let outcome =
       if let networkBytes {
@@ -75,7 +102,7 @@ package struct CommandWorker: Worker {
       } else {
         await run()
       }
-    lock?.release()
+    lock.withLock { $0?.release() }
     if !outcome.outputTail.isEmpty { context.recordOutputTail(outcome.outputTail) }
     if let stopped = outcome.stopped { context.recordStop(stopped) }
     return Self.result(of: outcome)

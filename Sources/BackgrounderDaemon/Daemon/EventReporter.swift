@@ -43,6 +43,15 @@ struct EventReporter: Sendable {
         "run stopped: \(reason.phrase) (\(reason.rawValue), attempt \(attempt))",
         metadata: metadata.merging(["reason": "\(reason.rawValue)"]) { $1 })
       metrics?.recordStop(job: job, reason: reason.rawValue)
+    case .workPaused(let attempt, let reason):
+      logger.notice(
+        "run paused: \(reason.lostCondition) (\(reason.rawValue), attempt \(attempt))",
+        metadata: metadata.merging(["reason": "\(reason.rawValue)"]) { $1 })
+      metrics?.recordPause(job: job, reason: reason.rawValue)
+    case .workResumed(let attempt, let paused):
+      logger.notice(
+        "run resumed after \(HumanText.duration(paused)) paused (attempt \(attempt))",
+        metadata: metadata)
     case .workerAbandoned(let attempt):
       logger.error(
         "worker ignored cancellation and was abandoned (attempt \(attempt))", metadata: metadata)

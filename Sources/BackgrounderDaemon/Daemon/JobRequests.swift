@@ -24,7 +24,7 @@ public enum JobRequests {
     }
     let taskId = try TaskId(job.id)
     let input = try StoredJob.input(for: job, origin: origin)
-    let constraints = WorkConstraints(
+    var constraints = WorkConstraints(
       networkRequired: NetworkRequirement(rawValue: job.network.rawValue) ?? .none,
       requiresCharging: job.requiresCharging,
       requiresBatteryNotLow: job.requiresBatteryNotLow,
@@ -32,6 +32,7 @@ public enum JobRequests {
       allowedNetworks: NetworkAllowList(ssids: job.ssids ?? [], interfaces: job.interfaces ?? []),
       requiredMount: job.requiresMount, requiredReachable: job.requiresReachable,
       meteredBudget: job.meteredBudget)
+    constraints.onConditionLost = job.onConditionLost ?? .stop
     let backoff =
       switch job.backoff.policy {
       case .linear:

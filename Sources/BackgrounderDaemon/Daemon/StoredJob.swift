@@ -104,6 +104,8 @@ private struct JobDocument: Codable {
   var meteredBudgetSeconds: Int64?
   var stopSignal: Int32?
   var stopTimeout: Int64?
+  var onConditionLost: String?
+  var pauseMax: Int64?
 
   enum CodingKeys: String, CodingKey {
     case id, command, every, flex, once, delay, network, budget, backoff, environment, expedited
@@ -126,6 +128,8 @@ private struct JobDocument: Codable {
     case meteredBudgetSeconds = "metered-budget-seconds"
     case stopSignal = "stop-signal"
     case stopTimeout = "stop-timeout"
+    case onConditionLost = "on-condition-lost"
+    case pauseMax = "pause-max"
   }
 
   init(_ job: JobDefinition) {
@@ -173,6 +177,10 @@ private struct JobDocument: Codable {
     }
     stopSignal = job.stopSignal
     stopTimeout = job.stopTimeout?.storedNanoseconds
+    if let pauseMax = job.onConditionLost?.pauseMax {
+      onConditionLost = "pause"
+      self.pauseMax = pauseMax.storedNanoseconds
+    }
   }
 
   /// The stored priority keys, or nil when none was stored (the background defaults).
@@ -229,6 +237,10 @@ private struct JobDocument: Codable {
     }
     job.stopSignal = stopSignal
     job.stopTimeout = stopTimeout.map(Duration.nanoseconds)
+    if onConditionLost == "pause" {
+      job.onConditionLost = .pause(
+        max: pauseMax.map(Duration.nanoseconds) ?? ConditionLossPolicy.defaultPauseMax)
+    }
     return job
   }
 }

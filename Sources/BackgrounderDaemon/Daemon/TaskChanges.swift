@@ -80,6 +80,10 @@ enum TaskChanges {
     case .workStopped(let attempt, let reason):
       (kind, detail) = (.finished, "attempt \(attempt) stopped: \(reason.rawValue)")
     case .workerAbandoned(let attempt): (kind, detail) = (.finished, "attempt \(attempt) abandoned")
+    case .workPaused(let attempt, let reason):
+      (kind, detail) = (.paused, "attempt \(attempt): \(reason.lostCondition)")
+    case .workResumed(let attempt, let paused):
+      (kind, detail) = (.resumed, "attempt \(attempt) after \(HumanText.duration(paused))")
     case .attemptDeferred(let reason): (kind, detail) = (.deferred, reason.rawValue)
     case .skipped(let reason): (kind, detail) = (.deferred, "skipped: \(reason.rawValue)")
     case .libraryError(let message): (kind, detail) = (.error, message)

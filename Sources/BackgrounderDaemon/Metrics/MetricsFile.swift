@@ -74,6 +74,15 @@ package final class MetricsFile: Sendable {
     }
   }
 
+  /// A run of `job` was paused (`on-condition-lost = "pause"`) for `reason` (a `StopReason`
+  /// code, as ``recordStop(job:reason:)`` has them).
+  public func recordPause(job: String, reason: String) {
+    counter(
+      "pauses", "Runs paused because a condition was lost, per job and reason.",
+      [("job", job), ("reason", reason)]
+    ).increment()
+  }
+
   /// `job` waited `seconds` for `condition` (`network`, `unmetered`, `charging`, `battery`,
   /// `window`, `mount`, `wifi`, …) while due.
   package func recordWaited(job: String, condition: String, seconds: Double) {

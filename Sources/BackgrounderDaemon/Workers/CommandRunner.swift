@@ -65,11 +65,14 @@ package struct CommandRunner: Sendable {
   /// Runs `argv` with exactly `environment` at `priority`, returning once the process and
   /// everything else of the run is gone. Its log lines carry the job id, the run id and
   /// `attempt` when given. A stop sends it `stopSignal`, then SIGKILL after `stopTimeout`
-  /// (``gracePeriod`` when nil).
+  /// (``gracePeriod`` when nil). Once the process runs, `pausable` (when given) receives the
+  /// function that freezes (`true`) or thaws (`false`) every process of the run
+  /// (``RunContainment/setPaused(_:_:)``).
   package func run(
     argv: [String], environment: [String: String], workingDirectory: String?, jobID: String,
     attempt: Int? = nil, priority: RunPriority = .background, stopSignal: Int32 = SIGTERM,
-    stopTimeout: Duration? = nil
+    stopTimeout: Duration? = nil,
+    pausable: (@Sendable (_ setPaused: @escaping @Sendable (Bool) -> Void) -> Void)? = nil
   ) async -> CommandOutcome {
     let stopTimeout = stopTimeout ?? gracePeriod
     guard let program = argv.first else {
@@ -127,6 +130,15 @@ package struct CommandRunner: Sendable {
             descriptor: execution.processIdentifier.processDescriptor, at: priority, jobID: jobID,
             logger: logger)
           metadata["pid"] = "\(execution.processIdentifier.value)"
+          if let pausable {
+            let running = scope
+            let logMetadata = metadata
+            pausable { paused in
+              let how = containment.setPaused(running, paused)
+              logger.info(
+                paused ? "run frozen (\(how))" : "run thawed (\(how))", metadata: logMetadata)
+            }
+          }
           output.started(pid: execution.processIdentifier.value)
           await withTaskGroup(of: Void.self) { group in
             group.addTask {

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+
+@testable import Backgrounder
+
+/// `on-condition-lost = "pause"` in the state machine: a run that loses a condition is frozen
+/// (not stopped), thawed when the conditions hold again with no attempt used, stopped after
+/// its pause-max, and its budget clock stands still while it is paused.
+@Suite struct PauseMachineTests {
+  private let now = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
+  private let job = id("test.pause.job")
+
+  private func machine() -> DispatchStateMachine {
+    DispatchStateMachine(
+      settings: DispatchSettings(concurrencyLimit: 2, minimumPeriodicInterval: .seconds(60)),
+      registered: [job], network: .unmetered, power: .externalPower, seed: 7)
+  }
+
+  /// A machine running one unmetered one-time run of `job` (`loss`: its policy), and the run.
+  private func running(_ loss: ConditionLossPolicy, charging: Bool = false) -> (
+    DispatchStateMachine, RunToken
+  ) {
+    var machine = machine()
+    var constraints = WorkConstraints(networkRequired: .unmetered, requiresCharging: charging)
+    constraints.onConditionLost = loss
+    let request = WorkRequest.oneTime(
+      .init(taskId: job, constraints: constraints, budget: .seconds(600)))
+    _ = machine.schedule(
+      TaskRow(request: request, input: Data(), now: now), policy: .replace, now: now)
+    let (effects, _) = machine.dispatch(now: now)
+    #expect(effects.tickets.count == 1)
+    return (machine, effects.tickets[0].token)
+  }
+
+  private func outcomes(_ effects: Effects) -> [String] {
+    effects.ops.compactMap { op in
+      if case .appendRun(let run) = op { run.outcome } else { nil }
+    }
+  }
+
+  @Test("a lost condition pauses the run of a pausing task: no stop, recorded with its reason")
+  func pausesOnLoss() {
+    var (machine, token) = running(.pause(max: .seconds(3600)))
+    let later = now.advanced(by: .seconds(60))
+    let effects = machine.networkChanged(.metered, now: later)
+    #expect(effects.stops.isEmpty)
+    #expect(effects.pauses.map(\.0) == [token])
+    #expect(effects.pauses.map(\.1) == [.networkMetered])
+    #expect(outcomes(effects) == ["paused"])
+    #expect(machine.pauseReason(token) == .networkMetered)
+    #expect(machine.entries[job]?.row.pausedAt == later)
+    #expect(machine.entries[job]?.row.state == .running)
+    #expect(effects.events.map(\.kind).contains(.workPaused(attempt: 0, reason: .networkMetered)))
+  }
+
+  @Test("a task that stops (the default) is stopped as before")
+  func stopsByDefault() {
+    var (machine, token) = running(.stop)
+    let effects = machine.networkChanged(.metered, now: now)
+    #expect(effects.stops.map(\.0) == [token])
+    #expect(effects.pauses.isEmpty)
+    #expect(machine.pauseReason(token) == nil)
+  }
+
+  @Test("regaining the condition thaws the same run, and it ends in its first attempt")
+  func resumesOnRegain() {
+    var (machine, token) = running(.pause(max: .seconds(3600)))
+    _ = machine.networkChanged(.metered, now: now.advanced(by: .seconds(10)))
+    // Still lost (offline now): it stays paused, nothing more to do.
+    let offline = machine.networkChanged(.offline, now: now.advanced(by: .seconds(20)))
+    #expect(offline.pauses.isEmpty && offline.resumes.isEmpty && offline.stops.isEmpty)
+    let back = machine.networkChanged(.unmetered, now: now.advanced(by: .seconds(70)))
+    #expect(back.resumes == [token])
+    #expect(outcomes(back) == ["resumed"])
+    #expect(machine.pauseReason(token) == nil)
+    #expect(machine.entries[job]?.row.pausedAt == nil)
+    let ended = machine.runEnded(
+      token, ending: .finished(.success), abandoned: false, now: now.advanced(by: .seconds(90)))
+    let finished = ended.ops.compactMap { op -> RunRow? in
+      if case .appendRun(let run) = op { run } else { nil }
+    }
+    #expect(finished.map(\.outcome) == ["success"])
+    #expect(finished.map(\.attempt) == [0])
+  }
+
+  @Test("a pause waits for every condition: power lost while paused for the network holds it")
+  func resumesOnlyWhenAllHold() {
+    var (machine, token) = running(.pause(max: .seconds(3600)), charging: true)
+    _ = machine.networkChanged(.metered, now: now)
+    _ = machine.powerChanged(PowerConditions(isCharging: false, isBatteryNotLow: true), now: now)
+    let network = machine.networkChanged(.unmetered, now: now)
+    #expect(network.resumes.isEmpty)
+    #expect(machine.pauseReason(token) == .networkMetered)
+    let power = machine.powerChanged(.externalPower, now: now)
+    #expect(power.resumes == [token])
+  }
+
+  @Test("after pause-max paused the run is stopped for the condition it lost")
+  func stopsAfterPauseMax() {
+    var (machine, token) = running(.pause(max: .seconds(300)))
+    let pausedAt = now.advanced(by: .seconds(30))
+    _ = machine.networkChanged(.metered, now: pausedAt)
+    let (early, wake) = machine.dispatch(now: pausedAt.advanced(by: .seconds(299)))
+    #expect(early.stops.isEmpty)
+    #expect(wake == pausedAt.advanced(by: .seconds(300)))
+    let (expired, _) = machine.dispatch(now: pausedAt.advanced(by: .seconds(300)))
+    #expect(expired.stops.map(\.0) == [token])
+    #expect(expired.stops.map(\.1) == [.networkMetered])
+    // Stopped once, and not thawed while it is being stopped.
+    #expect(machine.dispatch(now: pausedAt.advanced(by: .seconds(400))).0.stops.isEmpty)
+    #expect(machine.networkChanged(.unmetered, now: pausedAt).resumes.isEmpty)
+    let ended = machine.runEnded(
+      token, ending: .stopped(.networkMetered), abandoned: false,
+      now: pausedAt.advanced(by: .seconds(301)))
+    #expect(outcomes(ended) == ["stopped"])
+    // A stop uses no attempt.
+    #expect(machine.entries[job]?.row.attempt == 0)
+  }
+
+  @Test("the budget clock stands still while the run is paused")
+  func budgetSkipsPausedTime() {
+    var (machine, token) = running(.pause(max: .seconds(3600)))
+    #expect(
+      machine.budgetState(token, budget: .seconds(600), now: now)
+        == .runsOut(now.advanced(by: .seconds(600))))
+    _ = machine.networkChanged(.metered, now: now.advanced(by: .seconds(100)))
+    #expect(
+      machine.budgetState(token, budget: .seconds(600), now: now.advanced(by: .seconds(900)))
+        == .paused)
+    _ = machine.networkChanged(.unmetered, now: now.advanced(by: .seconds(1000)))
+    // 900 s paused: the budget runs out 600 s of running after the start.
+    let runsOut = now.advanced(by: .seconds(1500))
+    #expect(
+      machine.budgetState(token, budget: .seconds(600), now: now.advanced(by: .seconds(1000)))
+        == .runsOut(runsOut))
+    #expect(machine.budgetState(token, budget: .seconds(600), now: runsOut) == .expired)
+  }
+}
