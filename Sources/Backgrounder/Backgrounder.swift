@@ -74,6 +74,10 @@ public final class Backgrounder: Sendable {
     /// The zone time windows (``WorkConstraints/windows``) are read in, and the local zone of
     /// calendar schedules loaded from the store: the machine's local zone by default.
     public var timeZone: CalendarTimeZone = CalendarTimeZones.local()
+    /// Spreads the runs due at ``Backgrounder/start()`` and after a resume from sleep
+    /// (``Backgrounder/systemSleeping(_:stopping:)`` with `false`) over a time (`start-splay`);
+    /// `nil`: they start at once.
+    public var startSplay: StartSplay?
 
     /// Creates a configuration; only the store path is required. Without a `network` source,
     /// work that needs the network is held (unknown is not permission).
@@ -266,6 +270,10 @@ public final class Backgrounder: Sendable {
       machine: machine)
     runtime.step { machine, now in
       var effects = machine.load(rows, now: now)
+      if let splay = configuration.startSplay {
+        machine.spreadCatchUp(
+          splay, ids: DispatchStateMachine.dueWhileOff(rows, now: now), now: now)
+      }
       effects.events =
         swept.map { machine.event($0, .skipped(reason: .ephemeralExpired), now) } + effects.events
       return ((), effects)

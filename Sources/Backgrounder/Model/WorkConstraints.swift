@@ -65,13 +65,16 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
   public var requiredMount: String?
   /// A destination (`host:port`, ``Destination``) a TCP connect must reach, or `nil`.
   public var requiredReachable: String?
+  /// What these constraints relax to once a due task has waited long enough (`nil`: never).
+  public var relaxation: ConstraintRelaxation?
 
   /// Creates constraints; the default has none.
   public init(
     networkRequired: NetworkRequirement = .none, requiresCharging: Bool = false,
     requiresBatteryNotLow: Bool = false, windows: [TimeWindow] = [],
     windowEnd: WindowEnd = .continue, allowedNetworks: NetworkAllowList = .any,
-    requiredMount: String? = nil, requiredReachable: String? = nil
+    requiredMount: String? = nil, requiredReachable: String? = nil,
+    relaxation: ConstraintRelaxation? = nil
   ) {
     self.networkRequired = networkRequired
     self.requiresCharging = requiresCharging
@@ -81,11 +84,12 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     self.allowedNetworks = allowedNetworks
     self.requiredMount = requiredMount
     self.requiredReachable = requiredReachable
+    self.relaxation = relaxation
   }
 
   private enum CodingKeys: String, CodingKey {
     case networkRequired, requiresCharging, requiresBatteryNotLow, windows, windowEnd
-    case allowedNetworks, requiredMount, requiredReachable
+    case allowedNetworks, requiredMount, requiredReachable, relaxation
   }
 
   /// Decodes what the synthesized encoder writes; the fields added later may be missing.
@@ -100,6 +104,7 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
       try container.decodeIfPresent(NetworkAllowList.self, forKey: .allowedNetworks) ?? .any
     requiredMount = try container.decodeIfPresent(String.self, forKey: .requiredMount)
     requiredReachable = try container.decodeIfPresent(String.self, forKey: .requiredReachable)
+    relaxation = try container.decodeIfPresent(ConstraintRelaxation.self, forKey: .relaxation)
   }
 
   /// No constraints.

@@ -104,6 +104,15 @@ enum Schema {
       // How a stopped run ended (its worker's words); runs recorded before it have none.
       try db.execute(sql: "ALTER TABLE run ADD COLUMN stop TEXT")
     }
+    migrator.registerMigration("relax-after") { db in
+      // A request's constraint relaxation (JSON) and when its wait for conditions began; tasks
+      // stored before it have neither.
+      try db.execute(
+        sql: """
+          ALTER TABLE task ADD COLUMN relaxation TEXT;
+          ALTER TABLE task ADD COLUMN waitingSince INTEGER;
+          """)
+    }
     return migrator
   }
 

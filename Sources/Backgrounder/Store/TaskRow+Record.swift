@@ -16,6 +16,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case allowedNetworks, requiredMount
     case requiredReachable
     case inhibit
+    case relaxation, waitingSince
 
     /// The column's place in ``allCases`` (a jump table: positions are looked up for every
     /// column of every row read, and a dictionary keyed by the case hashed its name each time).
@@ -56,6 +57,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       case .requiredMount: 32
       case .requiredReachable: 33
       case .inhibit: 34
+      case .relaxation: 35
+      case .waitingSince: 36
       }
     }
   }
@@ -118,7 +121,9 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       windowEnd: try reader.required(.windowEnd, WindowEnd.self),
       allowedNetworks: try reader.allowList(),
       requiredMount: try reader.optional(.requiredMount),
-      requiredReachable: try reader.optional(.requiredReachable))
+      requiredReachable: try reader.optional(.requiredReachable),
+      relaxation: try reader.relaxation())
+    waitingSince = try reader.instant(.waitingSince)
     if let calendarText: String = try reader.optional(.calendar) {
       guard let schedule = Self.decodeCalendar(calendarText) else {
         throw reader.corrupt(.calendar, "holds an invalid calendar \"\(calendarText)\"")
@@ -238,6 +243,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case .requiredMount: constraints.requiredMount?.databaseValue ?? .null
     case .requiredReachable: constraints.requiredReachable?.databaseValue ?? .null
     case .inhibit: inhibitPolicy.rawValue.databaseValue
+    case .relaxation: constraints.relaxation.map(Self.encode)?.databaseValue ?? .null
+    case .waitingSince: waitingSince?.nanosecondsSince1970.databaseValue ?? .null
     }
   }
 }
@@ -329,6 +336,15 @@ private struct ColumnReader {
       throw corrupt(.allowedNetworks, "holds an unreadable allow-list \"\(text)\"")
     }
     return list
+  }
+
+  /// The `relaxation` column (JSON), or nil.
+  func relaxation() throws(StoreError) -> ConstraintRelaxation? {
+    guard let text = try optional(.relaxation, String.self) else { return nil }
+    guard let relaxation = TaskRow.decodeRelaxation(text) else {
+      throw corrupt(.relaxation, "holds an unreadable relaxation \"\(text)\"")
+    }
+    return relaxation
   }
 
   func corrupt(_ column: TaskRow.Columns, _ problem: String) -> StoreError {

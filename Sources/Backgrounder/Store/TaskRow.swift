@@ -39,6 +39,10 @@ struct TaskRow: Sendable, Equatable {
   var lastElapse: WallInstant?
   /// What a run holds against system sleep and shutdown (migration `i27-inhibit`).
   var inhibitPolicy: InhibitPolicy
+  /// When this task became due and started waiting for its conditions, until a run succeeds
+  /// (``ConstraintRelaxation``; migration `relax-after`): kept so that a restart does not
+  /// restart the wait.
+  var waitingSince: WallInstant?
 
   init(request: WorkRequest, input: Data, now: WallInstant) {
     id = request.taskId

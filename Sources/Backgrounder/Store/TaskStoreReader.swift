@@ -49,13 +49,16 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
   /// The mode of the sleep inhibitor lock the task's run holds now (`"inhibitor"` in JSON, only
   /// while one is held): the store does not know it, the daemon's `status` fills it in.
   public var inhibitor: InhibitPolicy? = nil
+  /// When its conditions relax (``ConstraintRelaxation``; `"relaxesAt"` in JSON, only for a
+  /// task waiting under a relaxation): in the past once they have.
+  public var relaxesAt: Date? = nil
 
   /// The state as shown: `interrupted` for a run whose process is gone, else ``state``.
   public var displayedState: String { interrupted ? "interrupted" : state.rawValue }
 
   private enum CodingKeys: String, CodingKey {
     case id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason, pendingPredicates
-    case ephemeral, lastRunStartedAt, lastRunEndedAt, recentRuns, inhibitor
+    case ephemeral, lastRunStartedAt, lastRunEndedAt, recentRuns, inhibitor, relaxesAt
   }
 
   /// Encodes with ISO 8601 times and explicit `null`s.
@@ -75,6 +78,7 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
     try container.encode(lastRunEndedAt.map(ISO8601.string), forKey: .lastRunEndedAt)
     try container.encode(recentRuns, forKey: .recentRuns)
     try container.encodeIfPresent(inhibitor, forKey: .inhibitor)
+    try container.encodeIfPresent(relaxesAt.map(ISO8601.string), forKey: .relaxesAt)
   }
 }
 
@@ -191,6 +195,9 @@ public struct TaskStoreReader: Sendable {
       deferrals: row.deferrals, lastResult: row.lastResult, lastReason: row.lastReason,
       pendingPredicates: predicates, ephemeral: row.ephemeral,
       lastRunStartedAt: row.lastRunStartedAt?.date, lastRunEndedAt: row.lastRunEndedAt?.date,
-      recentRuns: history, inhibitPolicy: row.inhibitPolicy, serializedInput: row.input)
+      recentRuns: history, inhibitPolicy: row.inhibitPolicy, serializedInput: row.input,
+      relaxesAt: TaskStatus.relaxDate(
+        waitingSince: row.waitingSince, relaxation: row.constraints.relaxation,
+        state: row.state))
   }
 }

@@ -103,6 +103,9 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// `stop-timeout = "30s"`: how long a stopped run has before SIGKILL; the daemon's
   /// `--kill-grace` (10 s) when nil. Encoded only when set.
   public var stopTimeout: Duration?
+  /// `relax-after = "3d"` and `relax = { … }`: what the conditions relax to once a due run
+  /// has waited that long for them (``RelaxKeys``). Encoded only when set.
+  public var relax: JobRelax?
 
   /// A job with the given id, command and schedule and every other setting at its default.
   public init(id: String, command: [String], schedule: Schedule) {

@@ -22,12 +22,15 @@ public struct CommandWorker: Worker {
   /// Holds a logind sleep inhibitor while a run goes, in the request's
   /// ``WorkContext/inhibitPolicy`` (the job's `inhibit`); none when nil.
   let inhibitor: SleepInhibitor?
+  /// Told the job id of each run that starts under relaxed conditions (`relax-after`).
+  let onRelaxedRun: (@Sendable (String) -> Void)?
 
   public init(
     runner: CommandRunner,
     daemonEnvironment: [String: String] = ProcessInfo.processInfo.environment,
-    inhibitor: SleepInhibitor? = nil
+    inhibitor: SleepInhibitor? = nil, onRelaxedRun: (@Sendable (String) -> Void)? = nil
   ) {
+    self.onRelaxedRun = onRelaxedRun
     self.runner = runner
     self.daemonEnvironment = daemonEnvironment
     self.inhibitor = inhibitor
@@ -55,10 +58,12 @@ public struct CommandWorker: Worker {
         "BACKGROUNDER_METERED": conditions.isDataMetered ? "1" : "0",
         "BACKGROUNDER_PRIMARY_LINK": conditions.primaryLink ?? "",
         "BACKGROUNDER_CONNECTIVITY": conditions.connectivity.rawValue,
-      ].merging(JobEnvironment.destinationVariables(job)) { $1 })
+      ].merging(JobEnvironment.destinationVariables(job)) { $1 }
+        .merging(context.relaxed ? ["BACKGROUNDER_RELAXED": "1"] : [:]) { $1 })
     guard context.confirmStart() else {
       return .retry(reason: "the network changed before the command started")
     }
+    if context.relaxed { onRelaxedRun?(job.id) }
     let lock = inhibitor?.hold(jobID: job.id, mode: context.inhibitPolicy)
     let outcome = await runner.run(
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,

@@ -105,6 +105,7 @@ public final class Daemon: Service {
       concurrencyLimit: configuration.maxConcurrentJobs,
       finishedRetention: Self.finishedRetention)
     sources.configure(&runtimeConfiguration)
+    runtimeConfiguration.startSplay = StartSplayKey.runtimeSplay(configuration.startSplay)
     // A stopped run gets its job's stop-timeout, then SIGKILL and up to 5 s of reaping, before
     // the runtime gives up waiting for its worker (jobs added by a reload with a longer
     // stop-timeout are still killed in time, only their record lacks how they ended).
@@ -136,7 +137,13 @@ public final class Daemon: Service {
     let runner = CommandRunner(
       gracePeriod: options.killGracePeriod, containment: containment, logger: logger)
     let inhibitor = SleepInhibitor(logger: logger)
-    try runtime.registerFallback { _ in CommandWorker(runner: runner, inhibitor: inhibitor) }
+    let onRelaxedRun: @Sendable (String) -> Void = { [logger] job in
+      logger.info("run started under relaxed conditions (relax-after)", metadata: ["job": "\(job)"])
+      metrics?.recordRelaxedRun(job: job)
+    }
+    try runtime.registerFallback { _ in
+      CommandWorker(runner: runner, inhibitor: inhibitor, onRelaxedRun: onRelaxedRun)
+    }
     let events = runtime.events()
     // The alert watch only looks again after these events (it reads the store, so the last
     // one is enough): they alone are buffered, and only the newest, instead of every event

@@ -24,13 +24,14 @@ public enum JobRequests {
     }
     let taskId = try TaskId(job.id)
     let input = try StoredJob.input(for: job, origin: origin)
-    let constraints = WorkConstraints(
+    var constraints = WorkConstraints(
       networkRequired: NetworkRequirement(rawValue: job.network.rawValue) ?? .none,
       requiresCharging: job.requiresCharging,
       requiresBatteryNotLow: job.requiresBatteryNotLow,
       windows: job.timing?.timeWindows ?? [], windowEnd: job.timing?.runtimeWindowEnd ?? .continue,
       allowedNetworks: NetworkAllowList(ssids: job.ssids ?? [], interfaces: job.interfaces ?? []),
       requiredMount: job.requiresMount, requiredReachable: job.requiresReachable)
+    constraints.relaxation = job.relax?.relaxation(of: constraints)
     let backoff =
       switch job.backoff.policy {
       case .linear:
