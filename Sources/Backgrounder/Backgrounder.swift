@@ -79,6 +79,10 @@ public final class Backgrounder: Sendable {
     /// tests (one that blocks is a hung dispatcher, for a watchdog test). Whoever sets it must
     /// let it return for ``Backgrounder/shutdown()`` to finish. Not API.
     package var dispatchLoopWillIterate: (@Sendable () async -> Void)?
+    /// Spreads the runs due at ``Backgrounder/start()`` and after a resume from sleep
+    /// (``Backgrounder/systemSleeping(_:stopping:)`` with `false`) over a time (`start-splay`);
+    /// `nil`: they start at once.
+    public var startSplay: StartSplay?
 
     /// Creates a configuration; only the store path is required. Without a `network` source,
     /// work that needs the network is held (unknown is not permission).
@@ -271,6 +275,10 @@ public final class Backgrounder: Sendable {
       machine: machine)
     runtime.step { machine, now in
       var effects = machine.load(rows, now: now)
+      if let splay = configuration.startSplay {
+        machine.spreadCatchUp(
+          splay, ids: DispatchStateMachine.dueWhileOff(rows, now: now), now: now)
+      }
       effects.events =
         swept.map { machine.event($0, .skipped(reason: .ephemeralExpired), now) } + effects.events
       return ((), effects)

@@ -7,7 +7,7 @@ extension DispatchStateMachine {
   func canClaimAhead(_ id: TaskId) -> Bool {
     guard let entry = entries[id], entry.row.kind == .oneTime else { return false }
     return entry.forced || entry.overridden
-      || networkNeed(of: entry.row).isSatisfied(by: network)
+      || networkNeed(of: entry).isSatisfied(by: network)
   }
 
   /// Claims `id` ahead of a free worker. On disk the row is `running` with no start time: after
@@ -20,6 +20,7 @@ extension DispatchStateMachine {
     entry.phase = .claimed(token, forced: entry.forced)
     entry.forced = false
     entry.demoted = false
+    entry.splayUntil = nil
     entry.row.state = .running
     entry.row.lastRunStartedAt = nil
     entry.row.updatedAt = now
@@ -31,7 +32,7 @@ extension DispatchStateMachine {
       RunTicket(
         token: token, taskId: id, attempt: entry.row.attempt, input: entry.row.input,
         budget: entry.row.budget, inhibitPolicy: entry.row.inhibitPolicy, gate: nil,
-        claimedAhead: true))
+        claimedAhead: true, relaxed: entry.relaxedFor != nil))
   }
 
   /// Hands claims made ahead to the free slots (expedited first): each is invoked now, and its
@@ -51,8 +52,8 @@ extension DispatchStateMachine {
       let exempt = forced || entry.overridden
       let allowed =
         exempt
-        || (networkNeed(of: entry.row).isSatisfied(by: network)
-          && unmetDevice(entry.row.constraints).isEmpty)
+        || (networkNeed(of: entry).isSatisfied(by: network)
+          && unmetDevice(entry.constraints).isEmpty)
       guard allowed else {
         releaseClaim(id, token, now: now, &effects)
         continue

@@ -5,7 +5,7 @@ extension DispatchStateMachine {
     var effects = Effects()
     setNetwork(conditions)
     for (id, entry) in entries {
-      let requirement = networkNeed(of: entry.row)
+      let requirement = networkNeed(of: entry)
       guard !requirement.isNone else { continue }
       let satisfied = requirement.isSatisfied(by: conditions)
       switch entry.phase {
@@ -70,7 +70,7 @@ extension DispatchStateMachine {
   mutating func deviceConditionsChanged(now: WallInstant) -> Effects {
     var effects = Effects()
     for (id, entry) in entries {
-      let unmet = unmetDevice(entry.row.constraints)
+      let unmet = unmetDevice(entry.constraints)
       switch entry.phase {
       case .running(let token, _, let exempt):
         // A run is stopped for a known loss only, never because a condition became unknown.

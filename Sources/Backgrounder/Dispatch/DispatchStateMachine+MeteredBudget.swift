@@ -1,18 +1,20 @@
 extension DispatchStateMachine {
-  /// What `row` needs of the network once the metered budgets are applied:
+  /// What `entry` needs of the network (its constraints as relaxed, ``Entry/constraints``) once
+  /// the metered budgets are applied:
   /// - the daemon's budget spent: every task needing the network needs an unmetered link;
   /// - a `networkRequired = .unmetered` task with its own budget: a metered link does while
   ///   its budget is not spent (as `.any`); once spent, or while its standing is not known
   ///   (unknown is not permission), it needs an unmetered link.
-  func networkNeed(of row: TaskRow) -> NetworkNeed {
-    var need = row.constraints.networkNeed
+  func networkNeed(of entry: Entry) -> NetworkNeed {
+    let constraints = entry.constraints
+    var need = constraints.networkNeed
     guard need.requirement != .none else { return need }
     if let shared = meteredBudgets.daemon, shared.isSpent {
       need.meteredBudgetSpent = MeteredBudgetWait(scope: .daemon, standing: shared)
       return need
     }
-    guard need.requirement == .unmetered, row.constraints.meteredBudget != nil,
-      let own = meteredBudgets.tasks[row.id]
+    guard need.requirement == .unmetered, constraints.meteredBudget != nil,
+      let own = meteredBudgets.tasks[entry.row.id]
     else { return need }
     if own.isSpent {
       need.meteredBudgetSpent = MeteredBudgetWait(scope: .job, standing: own)

@@ -14,9 +14,9 @@ extension DispatchStateMachine {
       promoteClaims(now: now, &effects)
       return (.over, effects)
     }
-    let requirement = networkNeed(of: entry.row)
+    let requirement = networkNeed(of: entry)
     if passed {
-      let unmet = entry.overridden ? [] : unmetDevice(entry.row.constraints)
+      let unmet = entry.overridden ? [] : unmetDevice(entry.constraints)
       if !unmet.isEmpty {
         // Power went away while waiting for the network: block, no attempt used.
         _ = endLiveRun(token)
@@ -200,6 +200,9 @@ extension DispatchStateMachine {
       run.conditions = detail.conditions
       run.outputTail = detail.outputTail
       run.stop = detail.stop
+      if let relaxed = entry.relaxedRun, run.startedAt != nil {
+        run.reason = run.reason.map { "\($0); \(relaxed)" } ?? relaxed
+      }
       effects.ops[index] = .appendRun(run)
     }
     rearm(id)
@@ -254,6 +257,7 @@ extension DispatchStateMachine {
     entry.row.lastReason = reason
     entry.row.updatedAt = now
     entry.row.blockedOn = []
+    if result == .success { restartWait(&entry) }
     if entry.row.kind == .periodic, entry.row.interval != nil || entry.row.calendar != nil {
       entry.row.state = .pending
       entry.row.attempt = 0
@@ -306,6 +310,7 @@ extension DispatchStateMachine {
       row.pausedAt = nil
       row.pauseReason = nil
       insertEntry(Entry(row: row))
+      armRelax(row.id)
       if interrupted {
         update(row.id) { $0.row.lastRunEndedAt = now }
         effects.events.append(event(row.id, .attemptFailed(reason: .interrupted), now))

@@ -53,6 +53,18 @@ struct DispatchStateMachine: Sendable {
     var startedUnderStorage: OutOfLine<NetworkConditions>?
     /// Due, but held back until its next window opens (``PendingPredicate/waitingForWindow``).
     var windowHeld = false
+    /// Its constraints relaxed (``ConstraintRelaxation``) after waiting long enough; with what
+    /// it waited for, in words.
+    var relaxedFor: String?
+    /// The run in flight started relaxed: its history entry says so.
+    var relaxedRun: String?
+    /// Held back after the daemon's start or a resume until this time (`start-splay`).
+    var splayUntil: WallInstant?
+
+    /// The constraints decisions use now: relaxed once the wait reached the relaxation.
+    var constraints: WorkConstraints {
+      relaxedFor == nil ? row.constraints : row.constraints.relaxed
+    }
   }
 
   let settings: DispatchSettings
@@ -71,6 +83,8 @@ struct DispatchStateMachine: Sendable {
   private(set) var accepting = true
   /// The system is about to sleep or shut down: nothing starts until it is back.
   var dispatchHeld = false
+  /// When the system last went to sleep (`start-splay` spreads what became due since).
+  var sleptAt: WallInstant?
   private(set) var abandonedWorkers = 0
   /// Runs in flight (gating or running), including runs of cancelled or replaced tasks that
   /// have not returned yet: they hold a concurrency slot and block a new run of the same id.
@@ -95,6 +109,8 @@ struct DispatchStateMachine: Sendable {
   var windowStops: [RunToken: WallInstant] = [:]
   /// The pauses of runs in flight (`on-condition-lost = "pause"`), by run.
   var runPauses: [RunToken: RunPause] = [:]
+  /// When the constraints of a waiting task relax (``ConstraintRelaxation``), by task.
+  var relaxDeadlines: [TaskId: WallInstant] = [:]
 
   init(
     settings: DispatchSettings, registered: Set<TaskId>, acceptsAnyTask: Bool = false,
@@ -171,6 +187,7 @@ struct DispatchStateMachine: Sendable {
     updated.updatedAt = now
     updateCalendar(&updated, to: row, now: now)
     entries[row.id]?.row = updated
+    armRelax(row.id)
     rearm(row.id)
     var effects = Effects()
     effects.ops.append(.upsert(updated))
@@ -231,6 +248,7 @@ struct DispatchStateMachine: Sendable {
     stopRunsPastTheirWindow(now: now, &effects)
     stopRunsPausedTooLong(now: now, &effects)
     guard !dispatchHeld else { return (effects, nil) }
+    relaxWaitedOut(now: now, &effects)
     promoteClaims(now: now, &effects)
     while runsInSlots < settings.concurrencyLimit, let id = popDue(now: now, &effects) {
       claim(id, now: now, &effects)
@@ -252,6 +270,7 @@ struct DispatchStateMachine: Sendable {
     while let key = expeditedQueue.min, key.time <= now {
       expeditedQueue.removeMin()
       guard isCurrent(key) else { continue }
+      noteDue(key.id, now: now, &effects)
       if !quotaAvailable(now: now) {
         if case .expedited(.drop) = entries[key.id]?.row.hint {
           drop(key.id, now: now, &effects)
@@ -268,6 +287,7 @@ struct DispatchStateMachine: Sendable {
     while let key = standardQueue.min, key.time <= now {
       standardQueue.removeMin()
       guard isCurrent(key) else { continue }
+      noteDue(key.id, now: now, &effects)
       if blockIfPowerUnmet(key.id, now: now, &effects) { continue }
       if holdForWindow(key.id, now: now) { continue }
       return key.id
@@ -277,7 +297,8 @@ struct DispatchStateMachine: Sendable {
 
   private mutating func nextWake(now: WallInstant) -> WallInstant? {
     while let key = wakeQueue.min, !isCurrent(key) { wakeQueue.removeMin() }
-    let windowStop = [windowStops.values.min(), nextPauseExpiry].compactMap { $0 }.min()
+    let windowStop = [windowStops.values.min(), nextPauseExpiry, relaxDeadlines.values.min()]
+      .compactMap { $0 }.min()
     guard let soonest = wakeQueue.min?.time else { return windowStop }
     // Due work waiting for a slot is woken by the run that frees one.
     if soonest <= now { return windowStop }
@@ -309,9 +330,12 @@ struct DispatchStateMachine: Sendable {
     else { return }
     queueVersion &+= 1
     entry.queueVersion = queueVersion
-    let wakeTime = entry.forced ? WallInstant(nanosecondsSince1970: .min) : nextRun
-    let eligible = wakeTime.advanced(
-      by: .zero - (entry.forced ? .zero : entry.row.flexWindow ?? .zero))
+    let splay = entry.forced ? nil : entry.splayUntil
+    let wakeTime =
+      entry.forced ? WallInstant(nanosecondsSince1970: .min) : max(nextRun, splay ?? nextRun)
+    let eligible = max(
+      wakeTime.advanced(by: .zero - (entry.forced ? .zero : entry.row.flexWindow ?? .zero)),
+      splay ?? .init(nanosecondsSince1970: .min))
     let key = DueKey(time: eligible, id: id, version: queueVersion)
     if entry.row.hint.isExpedited && !entry.demoted {
       expeditedQueue.insert(key)
@@ -328,7 +352,7 @@ struct DispatchStateMachine: Sendable {
     _ id: TaskId, now: WallInstant, _ effects: inout Effects
   ) -> Bool {
     guard var entry = entries[id], !entry.forced, !entry.overridden else { return false }
-    let unmet = unmetDevice(entry.row.constraints)
+    let unmet = unmetDevice(entry.constraints)
     if unmet.isEmpty { return false }
     if entry.row.state != .blocked || entry.row.blockedOn != unmet {
       entry.row.state = .blocked
@@ -352,7 +376,7 @@ struct DispatchStateMachine: Sendable {
     guard var entry = entries[id] else { return }
     let token = newToken()
     let exempt = entry.forced || entry.overridden
-    let requirement = networkNeed(of: entry.row)
+    let requirement = networkNeed(of: entry)
     let needsGate = !exempt && !requirement.isSatisfied(by: network)
     if entry.row.hint.isExpedited && !entry.demoted { expeditedStarts.append(now) }
     entry.forced = false
@@ -362,6 +386,7 @@ struct DispatchStateMachine: Sendable {
     }
     claimCalendarElapse(&entry, now: now)
     entry.windowHeld = false
+    entry.splayUntil = nil
     if !exempt { armWindowStop(token, entry.row.constraints, now: now) }
     entry.row.updatedAt = now
     var gate: GateSpec?
@@ -381,7 +406,8 @@ struct DispatchStateMachine: Sendable {
     effects.tickets.append(
       RunTicket(
         token: token, taskId: id, attempt: entry.row.attempt, input: entry.row.input,
-        budget: entry.row.budget, inhibitPolicy: entry.row.inhibitPolicy, gate: gate))
+        budget: entry.row.budget, inhibitPolicy: entry.row.inhibitPolicy, gate: gate,
+        relaxed: entry.relaxedFor != nil))
   }
 
   func markInvoked(_ entry: inout Entry, token: RunToken, now: WallInstant, exempt: Bool) {
@@ -392,6 +418,7 @@ struct DispatchStateMachine: Sendable {
     entry.row.lastRunStartedAt = now
     entry.progress = nil
     entry.startedUnder = network
+    entry.relaxedRun = relaxedRunPhrase(entry, now: now)
   }
 
   /// The conditions the run `token` was started under, while it runs.
@@ -438,14 +465,14 @@ struct DispatchStateMachine: Sendable {
         state = .pending
       case .gating:
         state = .blocked
-        predicates.append(networkPredicate(networkNeed(of: row)))
+        predicates.append(networkPredicate(networkNeed(of: entry)))
       case .idle:
         if !isRegistered(row.id) { predicates.append(.workerNotRegistered) }
-        let requirement = networkNeed(of: row)
+        let requirement = networkNeed(of: entry)
         if !entry.overridden && !requirement.isSatisfied(by: network) {
           predicates.append(networkPredicate(requirement))
         }
-        if !entry.overridden { predicates += unmetDevice(row.constraints) }
+        if !entry.overridden { predicates += unmetDevice(entry.constraints) }
         if entry.forced {
           state = isPowerBlocked(entry) ? .blocked : .pending
         } else if isPowerBlocked(entry) || !isRegistered(row.id) {

@@ -25,6 +25,8 @@ struct RunTicket: Sendable {
   var claimedAhead = false
   /// The claim's store position: the worker is invoked only once it is committed.
   var claimSequence: StoreWriter.Sequence = 0
+  /// The task's constraints had relaxed when it was claimed (``ConstraintRelaxation``).
+  var relaxed = false
 }
 
 /// How a run ended, as the driver observed it (the first of these wins).

@@ -71,6 +71,8 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
   public var meteredBudget: MeteredBudget?
   /// What happens to a run still going when one of these conditions is lost.
   public var onConditionLost: ConditionLossPolicy = .stop
+  /// What these constraints relax to once a due task has waited long enough (`nil`: never).
+  public var relaxation: ConstraintRelaxation?
 
   /// Creates constraints; the default has none.
   public init(
@@ -78,7 +80,8 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     requiresBatteryNotLow: Bool = false, windows: [TimeWindow] = [],
     windowEnd: WindowEnd = .continue, allowedNetworks: NetworkAllowList = .any,
     requiredMount: String? = nil, requiredReachable: String? = nil,
-    meteredBudget: MeteredBudget? = nil
+    meteredBudget: MeteredBudget? = nil,
+    relaxation: ConstraintRelaxation? = nil
   ) {
     self.networkRequired = networkRequired
     self.requiresCharging = requiresCharging
@@ -89,11 +92,13 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     self.requiredMount = requiredMount
     self.requiredReachable = requiredReachable
     self.meteredBudget = meteredBudget
+    self.relaxation = relaxation
   }
 
   private enum CodingKeys: String, CodingKey {
     case networkRequired, requiresCharging, requiresBatteryNotLow, windows, windowEnd
     case allowedNetworks, requiredMount, requiredReachable, meteredBudget, onConditionLost
+    case relaxation
   }
 
   /// Decodes what the synthesized encoder writes; the fields added later may be missing.
@@ -111,6 +116,7 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     meteredBudget = try container.decodeIfPresent(MeteredBudget.self, forKey: .meteredBudget)
     onConditionLost =
       try container.decodeIfPresent(ConditionLossPolicy.self, forKey: .onConditionLost) ?? .stop
+    relaxation = try container.decodeIfPresent(ConstraintRelaxation.self, forKey: .relaxation)
   }
 
   /// No constraints.

@@ -44,6 +44,9 @@ public struct WorkContext: Sendable {
   /// The network conditions this run was allowed to start under: the same snapshot the
   /// decision used, to tell the work (metered, connectivity, primary link).
   public let network: NetworkConditions
+  /// The task's constraints had relaxed when this run was claimed (``ConstraintRelaxation``):
+  /// it runs under the relaxed ones after waiting for the full ones (`BACKGROUNDER_RELAXED=1`).
+  public internal(set) var relaxed = false
   let handle: RunHandle
   let stillPermitted: @Sendable () -> Bool
 

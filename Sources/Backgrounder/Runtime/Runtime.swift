@@ -302,7 +302,7 @@ final class Runtime: Sendable {
     }
     let network = started ?? configuration.network.current
     handle.recordConditions(RunConditions.text(network: network, power: power))
-    let context = WorkContext(
+    var context = WorkContext(
       taskId: ticket.taskId, attempt: attempt, input: input, budget: ticket.budget,
       inhibitPolicy: ticket.inhibitPolicy, startedAt: startedAt.date,
       progress: ProgressReporter { [weak self] fraction, message in
@@ -311,6 +311,7 @@ final class Runtime: Sendable {
       stillPermitted: { [weak self] in
         self?.core.withLock { $0.machine.mayStillStart(token) } ?? false
       })
+    context.relaxed = ticket.relaxed
     let workerTask = Task {
       let result = await worker.execute(context)
       handle.end.resolve(.finished(result))

@@ -120,6 +120,15 @@ enum Schema {
           ALTER TABLE task ADD COLUMN pauseReason TEXT;
           """)
     }
+    migrator.registerMigration("relax-after") { db in
+      // A request's constraint relaxation (JSON) and when its wait for conditions began; tasks
+      // stored before it have neither.
+      try db.execute(
+        sql: """
+          ALTER TABLE task ADD COLUMN relaxation TEXT;
+          ALTER TABLE task ADD COLUMN waitingSince INTEGER;
+          """)
+    }
     return migrator
   }
 

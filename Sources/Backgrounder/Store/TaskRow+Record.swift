@@ -17,6 +17,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case requiredReachable
     case inhibit
     case onConditionLost, pauseMax, pausedAt, pauseReason
+    case relaxation, waitingSince
 
     /// The column's place in ``allCases`` (a jump table: positions are looked up for every
     /// column of every row read, and a dictionary keyed by the case hashed its name each time).
@@ -61,6 +62,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       case .pauseMax: 36
       case .pausedAt: 37
       case .pauseReason: 38
+      case .relaxation: 39
+      case .waitingSince: 40
       }
     }
   }
@@ -123,8 +126,10 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       windowEnd: try reader.required(.windowEnd, WindowEnd.self),
       allowedNetworks: try reader.allowList(),
       requiredMount: try reader.optional(.requiredMount),
-      requiredReachable: try reader.optional(.requiredReachable))
+      requiredReachable: try reader.optional(.requiredReachable),
+      relaxation: try reader.relaxation())
     constraints.onConditionLost = try reader.conditionLoss()
+    waitingSince = try reader.instant(.waitingSince)
     if let calendarText: String = try reader.optional(.calendar) {
       guard let schedule = Self.decodeCalendar(calendarText) else {
         throw reader.corrupt(.calendar, "holds an invalid calendar \"\(calendarText)\"")
@@ -251,6 +256,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case .pauseMax: constraints.onConditionLost.pauseMax?.nanoseconds.databaseValue ?? .null
     case .pausedAt: pausedAt?.nanosecondsSince1970.databaseValue ?? .null
     case .pauseReason: pauseReason?.rawValue.databaseValue ?? .null
+    case .relaxation: constraints.relaxation.map(Self.encode)?.databaseValue ?? .null
+    case .waitingSince: waitingSince?.nanosecondsSince1970.databaseValue ?? .null
     }
   }
 }
@@ -354,6 +361,15 @@ private struct ColumnReader {
       return .pause(max: try duration(.pauseMax) ?? ConditionLossPolicy.defaultPauseMax)
     default: throw corrupt(.onConditionLost, "holds unknown value \"\(text)\"")
     }
+  }
+
+  /// The `relaxation` column (JSON), or nil.
+  func relaxation() throws(StoreError) -> ConstraintRelaxation? {
+    guard let text = try optional(.relaxation, String.self) else { return nil }
+    guard let relaxation = TaskRow.decodeRelaxation(text) else {
+      throw corrupt(.relaxation, "holds an unreadable relaxation \"\(text)\"")
+    }
+    return relaxation
   }
 
   func corrupt(_ column: TaskRow.Columns, _ problem: String) -> StoreError {

@@ -44,6 +44,10 @@ struct TaskRow: Sendable, Equatable {
   var pausedAt: WallInstant?
   /// The lost condition the run in flight is paused for.
   var pauseReason: StopReason?
+  /// When this task became due and started waiting for its conditions, until a run succeeds
+  /// (``ConstraintRelaxation``; migration `relax-after`): kept so that a restart does not
+  /// restart the wait.
+  var waitingSince: WallInstant?
 
   init(request: WorkRequest, input: Data, now: WallInstant) {
     id = request.taskId

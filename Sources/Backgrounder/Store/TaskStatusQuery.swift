@@ -22,13 +22,15 @@ enum TaskStatusQuery {
     let hasWindows = columnNames.contains("windows")
     let hasInhibit = columnNames.contains("inhibit")
     let hasPause = columnNames.contains("pausedAt")
+    let hasRelax = columnNames.contains("waitingSince")
     let zone = CalendarTimeZones.local()
     let tasks = try db.makeStatement(
       sql: """
         SELECT id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason,
           lastRunStartedAt, lastRunEndedAt, blockedOn, ephemeral, \(includingInput ? "input" : "x''"),
           \(hasWindows ? "windows" : "''"), \(hasInhibit ? "inhibit" : "'delay'"),
-          \(hasPause ? "pausedAt, pauseReason" : "NULL, NULL")
+          \(hasPause ? "pausedAt, pauseReason" : "NULL, NULL"),
+          \(hasRelax ? "waitingSince, relaxation" : "NULL, NULL")
         FROM task
         """)
     var statuses: [TaskStatus] = []
@@ -71,6 +73,16 @@ enum TaskStatusQuery {
     let predicates = TaskStatus.pendingPredicates(
       blockedOn: blockedOn, state: state, nextRun: nextRun, now: now, windows: windows,
       zone: zone)
+    var relaxesAt: Date?
+    // Only a waiting task's relaxation is decoded (most tasks have none).
+    if let since = try row.instant(17, "waitingSince"),
+      let text = try row.optionalText(18, "relaxation")
+    {
+      guard let relaxation = TaskRow.decodeRelaxation(text) else {
+        throw row.corrupt("relaxation", "holds an unreadable relaxation \"\(text)\"")
+      }
+      relaxesAt = TaskStatus.relaxDate(waitingSince: since, relaxation: relaxation, state: state)
+    }
     var status = TaskStatus(
       id: id, kind: try row.value(1, "kind"), state: state,
       nextRun: state.isFinished ? nil : TaskStatus.windowOpening(in: predicates) ?? nextRun,
@@ -82,7 +94,7 @@ enum TaskStatusQuery {
       lastRunStartedAt: try row.instant(8, "lastRunStartedAt")?.date,
       lastRunEndedAt: try row.instant(9, "lastRunEndedAt")?.date,
       recentRuns: [], inhibitPolicy: try row.value(14, "inhibit"),
-      serializedInput: try row.blob(12, "input"))
+      serializedInput: try row.blob(12, "input"), relaxesAt: relaxesAt)
     status.pausedSince = try row.instant(15, "pausedAt")?.date
     status.pauseReason = try row.optionalValue(16, "pauseReason")
     return status

@@ -54,6 +54,9 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
   public var pausedSince: Date? = nil
   /// The lost condition its run is paused for (`"pauseReason"` in JSON: `networkMetered`, …).
   public var pauseReason: StopReason? = nil
+  /// When its conditions relax (``ConstraintRelaxation``; `"relaxesAt"` in JSON, only for a
+  /// task waiting under a relaxation): in the past once they have.
+  public var relaxesAt: Date? = nil
 
   /// Whether its run is paused now (not when the process that ran it is gone).
   public var isPaused: Bool { !interrupted && state == .running && pausedSince != nil }
@@ -67,7 +70,7 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
   private enum CodingKeys: String, CodingKey {
     case id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason, pendingPredicates
     case ephemeral, lastRunStartedAt, lastRunEndedAt, recentRuns, inhibitor
-    case pausedSince, pauseReason
+    case pausedSince, pauseReason, relaxesAt
   }
 
   /// Encodes with ISO 8601 times and explicit `null`s.
@@ -91,6 +94,7 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
       try container.encode(pausedSince.map(ISO8601.string), forKey: .pausedSince)
       try container.encode(pauseReason, forKey: .pauseReason)
     }
+    try container.encodeIfPresent(relaxesAt.map(ISO8601.string), forKey: .relaxesAt)
   }
 }
 
@@ -207,7 +211,10 @@ public struct TaskStoreReader: Sendable {
       deferrals: row.deferrals, lastResult: row.lastResult, lastReason: row.lastReason,
       pendingPredicates: predicates, ephemeral: row.ephemeral,
       lastRunStartedAt: row.lastRunStartedAt?.date, lastRunEndedAt: row.lastRunEndedAt?.date,
-      recentRuns: history, inhibitPolicy: row.inhibitPolicy, serializedInput: row.input)
+      recentRuns: history, inhibitPolicy: row.inhibitPolicy, serializedInput: row.input,
+      relaxesAt: TaskStatus.relaxDate(
+        waitingSince: row.waitingSince, relaxation: row.constraints.relaxation,
+        state: row.state))
     status.pausedSince = row.pausedAt?.date
     status.pauseReason = row.pauseReason
     return status

@@ -46,6 +46,10 @@ enum TaskListJSON {
     json.array(task.pendingPredicates, append)
     json.key("recentRuns")
     json.array(task.recentRuns, append)
+    if let relaxesAt = task.relaxesAt {
+      json.key("relaxesAt")
+      json.date(relaxesAt)
+    }
     json.key("state")
     json.string(task.displayedState)
     json.ascii("}")

@@ -16,7 +16,8 @@ enum TaskStatusText {
         state(task, now: now) + (task.inhibitor.map { " (\($0.rawValue) lock)" } ?? ""),
         task.nextRun.map { relative($0, now: now) } ?? "-",
         "\(task.attempt)" + (task.deferrals > 0 ? " (+\(task.deferrals) deferred)" : ""),
-        lastResult(task, wide: wide), waitingFor(task.pendingPredicates, now: now),
+        lastResult(task, wide: wide),
+        waitingFor(task.pendingPredicates, now: now) + relaxing(task, now: now),
       ]
     }
     let widths = header.indices.map { column in
@@ -79,6 +80,13 @@ enum TaskStatusText {
       case .meteredBudget(let wait): wait.phrase { clockTime($0, now: now) }
       }
     }.joined(separator: ", ")
+  }
+
+  /// When a waiting task's conditions relax (`relax-after`): ", relaxes in 2d 3h" (nothing
+  /// while it runs or waits for nothing), or ", relaxed" once they have.
+  static func relaxing(_ task: TaskStatus, now: Date) -> String {
+    guard let at = task.relaxesAt, !task.pendingPredicates.isEmpty else { return "" }
+    return at <= now ? ", relaxed" : ", relaxes \(relative(at, now: now))"
   }
 
   /// The zone window openings are shown in.

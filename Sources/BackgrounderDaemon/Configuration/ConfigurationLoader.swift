@@ -102,7 +102,9 @@ public enum ConfigurationLoader {
     }
     problems.collect { () throws(ConfigurationError) in
       if let daemon = try root.table("daemon") {
-        try daemon.rejectUnknownKeys(["max-concurrent"] + JobAlertsReader.daemonKeys)
+        try daemon.rejectUnknownKeys(
+          ["max-concurrent", StartSplayKey.key] + JobAlertsReader.daemonKeys)
+        if let splay = try StartSplayKey.read(daemon) { configuration.startSplay = splay }
         configuration.alertDefaults = try JobAlertsReader.read(daemon, jobTable: false)
         if let limit = try daemon.int("max-concurrent", in: 1...64) {
           configuration.maxConcurrentJobs = limit

@@ -38,6 +38,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
   package var telemetry: TelemetrySettings?
   /// `[daemon] max-concurrent`: how many jobs may run at once.
   package var maxConcurrentJobs = 2
+  /// `[daemon] start-splay`: the time the runs that became due while the daemon was off or the
+  /// system slept spread over after a start or a resume (``StartSplayKey``); zero: off.
+  package var startSplay = StartSplayKey.defaultValue
   /// `[[job]]` entries, in file order.
   public var jobs: [JobDefinition] = []
   /// The alert settings of the `[[job]]` entries that have any (`alert-after`, `on-failure`,

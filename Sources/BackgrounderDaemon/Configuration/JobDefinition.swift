@@ -109,6 +109,9 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// `on-condition-lost = "pause"` (with `pause-max`): a run that loses a condition is frozen
   /// rather than stopped; ``ConditionLossPolicy/stop`` when nil. Encoded only when set.
   package var onConditionLost: ConditionLossPolicy?
+  /// `relax-after = "3d"` and `relax = { … }`: what the conditions relax to once a due run
+  /// has waited that long for them (``RelaxKeys``). Encoded only when set.
+  package var relax: JobRelax?
 
   /// A job with the given id, command and schedule and every other setting at its default.
   package init(id: String, command: [String], schedule: Schedule) {

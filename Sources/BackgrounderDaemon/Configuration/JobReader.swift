@@ -9,7 +9,7 @@ enum JobReader {
       "expedited", "inherit-environment", "inhibit", "wake-system", "environment-file",
       "stop-signal", "stop-timeout",
     ] + CalendarSettingsReader.keys + PrioritySettingsReader.keys + PlaceKeys.keys
-    + JobAlertsReader.jobKeys + MeteredBudgetSettings.jobKeys + PauseKeys.keys
+    + JobAlertsReader.jobKeys + MeteredBudgetSettings.jobKeys + PauseKeys.keys + RelaxKeys.keys
 
   static func read(_ job: TableReader) throws(ConfigurationError) -> JobDefinition {
     try job.rejectUnknownKeys(keys)
@@ -64,6 +64,7 @@ enum JobReader {
     definition.wakeSystem = try job.bool("wake-system") ?? false
     try readStop(job, id: id, into: &definition)
     try PauseKeys.read(job, id: id, into: &definition)
+    definition.relax = try RelaxKeys.read(job)
     if let (key, message) = JobValidation.problem(with: definition) {
       throw job.error(key, message)
     }

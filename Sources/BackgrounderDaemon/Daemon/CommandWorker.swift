@@ -25,12 +25,15 @@ package struct CommandWorker: Worker {
   let inhibitor: SleepInhibitor?
   /// Counts each run's network bytes; none when nil.
   var networkBytes: RunNetworkCounting?
+  /// Told the job id of each run that starts under relaxed conditions (`relax-after`).
+  let onRelaxedRun: (@Sendable (String) -> Void)?
 
   package init(
     runner: CommandRunner,
     daemonEnvironment: [String: String] = ProcessInfo.processInfo.environment,
-    inhibitor: SleepInhibitor? = nil
+    inhibitor: SleepInhibitor? = nil, onRelaxedRun: (@Sendable (String) -> Void)? = nil
   ) {
+    self.onRelaxedRun = onRelaxedRun
     self.runner = runner
     self.daemonEnvironment = daemonEnvironment
     self.inhibitor = inhibitor
@@ -58,10 +61,12 @@ package struct CommandWorker: Worker {
         "BACKGROUNDER_METERED": conditions.isDataMetered ? "1" : "0",
         "BACKGROUNDER_PRIMARY_LINK": conditions.primaryLink ?? "",
         "BACKGROUNDER_CONNECTIVITY": conditions.connectivity.rawValue,
-      ].merging(JobEnvironment.destinationVariables(job)) { $1 })
+      ].merging(JobEnvironment.destinationVariables(job)) { $1 }
+        .merging(context.relaxed ? ["BACKGROUNDER_RELAXED": "1"] : [:]) { $1 })
     guard context.confirmStart() else {
       return .retry(reason: "the network changed before the command started")
     }
+    if context.relaxed { onRelaxedRun?(job.id) }
     // The run's sleep inhibitor: released while the run is paused, taken again on the thaw
     // (unless the run is thawed to be stopped).
     let (inhibitor, mode) = (inhibitor, context.inhibitPolicy)

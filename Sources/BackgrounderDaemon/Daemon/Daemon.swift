@@ -107,6 +107,7 @@ package final class Daemon: Service {
       concurrencyLimit: configuration.maxConcurrentJobs,
       finishedRetention: Self.finishedRetention)
     sources.configure(&runtimeConfiguration)
+    runtimeConfiguration.startSplay = StartSplayKey.runtimeSplay(configuration.startSplay)
     // A stopped run gets its job's stop-timeout, then SIGKILL and up to 5 s of reaping, before
     // the runtime gives up waiting for its worker (jobs added by a reload with a longer
     // stop-timeout are still killed in time, only their record lacks how they ended).
@@ -148,8 +149,12 @@ package final class Daemon: Service {
       accounting: LinkCounterAccounting(), ledger: meteredBudgets, metrics: metrics,
       logger: logger, clock: runtimeConfiguration.clock,
       network: { [network = sources.network] in network.current })
+    let onRelaxedRun: @Sendable (String) -> Void = { [logger] job in
+      logger.info("run started under relaxed conditions (relax-after)", metadata: ["job": "\(job)"])
+      metrics?.recordRelaxedRun(job: job)
+    }
     try runtime.registerFallback { _ in
-      var worker = CommandWorker(runner: runner, inhibitor: inhibitor)
+      var worker = CommandWorker(runner: runner, inhibitor: inhibitor, onRelaxedRun: onRelaxedRun)
       worker.networkBytes = networkBytes
       return worker
     }

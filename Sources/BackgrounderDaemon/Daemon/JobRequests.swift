@@ -33,6 +33,7 @@ public enum JobRequests {
       requiredMount: job.requiresMount, requiredReachable: job.requiresReachable,
       meteredBudget: job.meteredBudget)
     constraints.onConditionLost = job.onConditionLost ?? .stop
+    constraints.relaxation = job.relax?.relaxation(of: constraints)
     let backoff =
       switch job.backoff.policy {
       case .linear:

@@ -27,6 +27,14 @@ package final class MetricsFile: Sendable {
     counter("runs", "Runs started, per job.", [("job", job)]).increment()
   }
 
+  /// A run of `job` started under relaxed conditions (`relax-after`).
+  public func recordRelaxedRun(job: String) {
+    counter(
+      "relaxed_runs", "Runs started under relaxed conditions (relax-after), per job.",
+      [("job", job)]
+    ).increment()
+  }
+
   /// A run of `job` ended with `result` (`success`, `failure` or `retry`).
   package func recordResult(job: String, result: String) {
     counter("results", "Run results, per job and result.", [("job", job), ("result", result)])
