@@ -68,8 +68,8 @@ extension DispatchStateMachine {
       guard var pause = runPauses[token], let since = pause.since, !pause.stopping,
         let id = liveRuns[token], let entry = entries[id],
         case .running(token, let startedAt, _) = entry.phase,
-        entry.row.constraints.networkNeed.isSatisfied(by: network),
-        unmetDevice(entry.row.constraints).isEmpty
+        networkNeed(of: entry).isSatisfied(by: network),
+        unmetDevice(entry.constraints).isEmpty
       else { continue }
       let paused = since.duration(to: now)
       pause.total += paused
