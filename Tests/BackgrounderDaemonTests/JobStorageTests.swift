@@ -48,6 +48,8 @@ struct JobStorageTests {
     job.requiresMount = "/media/backup"
     job.requiresReachable = "nas.lan:445"
     job.stopSignal = SIGINT
+    job.user = "alice"
+    job.group = "backup"
     job.stopTimeout = .seconds(30)
     return job
   }
@@ -95,7 +97,7 @@ struct JobStorageTests {
   func everySettingIsStored() {
     // A new setting must be added to `JobDocument` (with its default when absent); then
     // raise this count. Without it, the setting would be lost on the way through the store.
-    #expect(Mirror(reflecting: Self.fullJob).children.count == 23)
+    #expect(Mirror(reflecting: Self.fullJob).children.count == 25)
   }
 
   @Test("a store written in the previous format keeps every schedule and is migrated in place")

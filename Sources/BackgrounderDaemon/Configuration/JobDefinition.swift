@@ -103,6 +103,13 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// `stop-timeout = "30s"`: how long a stopped run has before SIGKILL; the daemon's
   /// `--kill-grace` (10 s) when nil. Encoded only when set.
   public var stopTimeout: Duration?
+  /// `user = "alice"`: the user its runs execute as (a daemon running as root switches to it
+  /// before the exec; see ``RunIdentity``); the daemon's own user when nil. Encoded only when
+  /// set.
+  public var user: String?
+  /// `group = "backup"`: the group its runs execute in, with `user`; the user's primary group
+  /// when nil. Encoded only when set.
+  public var group: String?
 
   /// A job with the given id, command and schedule and every other setting at its default.
   public init(id: String, command: [String], schedule: Schedule) {

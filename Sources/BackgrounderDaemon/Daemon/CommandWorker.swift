@@ -47,6 +47,13 @@ public struct CommandWorker: Worker {
         return .failure(reason: error.description)
       }
     }
+    var identity: RunIdentity?
+    if let user = job.user {
+      switch RunIdentity.resolve(user: user, group: job.group) {
+      case .success(let resolved): identity = resolved
+      case .failure(let error): return .failure(reason: "could not start: \(error)")
+      }
+    }
     let environment = JobEnvironment.build(
       daemon: daemonEnvironment, inherit: job.inheritEnvironment, job: variables,
       backgrounder: [
@@ -55,7 +62,7 @@ public struct CommandWorker: Worker {
         "BACKGROUNDER_METERED": conditions.isDataMetered ? "1" : "0",
         "BACKGROUNDER_PRIMARY_LINK": conditions.primaryLink ?? "",
         "BACKGROUNDER_CONNECTIVITY": conditions.connectivity.rawValue,
-      ].merging(JobEnvironment.destinationVariables(job)) { $1 })
+      ].merging(JobEnvironment.destinationVariables(job)) { $1 }, user: identity?.environment())
     guard context.confirmStart() else {
       return .retry(reason: "the network changed before the command started")
     }
@@ -63,7 +70,7 @@ public struct CommandWorker: Worker {
     let outcome = await runner.run(
       argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
       jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background,
-      stopSignal: job.stopSignal ?? SIGTERM, stopTimeout: job.stopTimeout)
+      stopSignal: job.stopSignal ?? SIGTERM, stopTimeout: job.stopTimeout, identity: identity)
     lock?.release()
     if !outcome.outputTail.isEmpty { context.recordOutputTail(outcome.outputTail) }
     if let stopped = outcome.stopped { context.recordStop(stopped) }

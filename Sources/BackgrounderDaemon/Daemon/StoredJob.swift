@@ -101,6 +101,8 @@ private struct JobDocument: Codable {
   var requiresReachable: String?
   var stopSignal: Int32?
   var stopTimeout: Int64?
+  var user: String?
+  var group: String?
 
   enum CodingKeys: String, CodingKey {
     case id, command, every, flex, once, delay, network, budget, backoff, environment, expedited
@@ -121,6 +123,7 @@ private struct JobDocument: Codable {
     case requiresReachable = "requires-reachable"
     case stopSignal = "stop-signal"
     case stopTimeout = "stop-timeout"
+    case user, group
   }
 
   init(_ job: JobDefinition) {
@@ -164,6 +167,8 @@ private struct JobDocument: Codable {
     requiresReachable = job.requiresReachable
     stopSignal = job.stopSignal
     stopTimeout = job.stopTimeout?.storedNanoseconds
+    user = job.user
+    group = job.group
   }
 
   /// The stored priority keys, or nil when none was stored (the background defaults).
@@ -216,6 +221,8 @@ private struct JobDocument: Codable {
     job.requiresReachable = requiresReachable
     job.stopSignal = stopSignal
     job.stopTimeout = stopTimeout.map(Duration.nanoseconds)
+    job.user = user
+    job.group = group
     return job
   }
 }

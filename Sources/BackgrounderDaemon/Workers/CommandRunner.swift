@@ -65,11 +65,13 @@ public struct CommandRunner: Sendable {
   /// Runs `argv` with exactly `environment` at `priority`, returning once the process and
   /// everything else of the run is gone. Its log lines carry the job id, the run id and
   /// `attempt` when given. A stop sends it `stopSignal`, then SIGKILL after `stopTimeout`
-  /// (``gracePeriod`` when nil).
+  /// (``gracePeriod`` when nil). With `identity`, a daemon running as root runs it as that
+  /// user and group (its supplementary groups set first); the working directory is entered
+  /// before the switch, the output pipes and the cgroup stay the daemon's.
   public func run(
     argv: [String], environment: [String: String], workingDirectory: String?, jobID: String,
     attempt: Int? = nil, priority: RunPriority = .background, stopSignal: Int32 = SIGTERM,
-    stopTimeout: Duration? = nil
+    stopTimeout: Duration? = nil, identity: RunIdentity? = nil
   ) async -> CommandOutcome {
     let stopTimeout = stopTimeout ?? gracePeriod
     guard let program = argv.first else {
@@ -82,15 +84,23 @@ public struct CommandRunner: Sendable {
       let problem = program.contains("/") ? "not an executable file" : "not found in PATH"
       return CommandOutcome(termination: .failedToStart("\(program): \(problem)"), outputTail: "")
     }
+    // Only root may switch; a daemon not running as root was let run only its own user's jobs.
+    let switched = geteuid() == 0 ? identity : nil
     var scope = containment.begin(jobID: jobID, priority: priority)
     let launch = scope.launchArguments(
-      for: [resolved] + argv.dropFirst(), passesPWD: environment["PWD"] != nil)
+      for: [resolved] + argv.dropFirst(), passesPWD: environment["PWD"] != nil,
+      joinsCgroup: switched == nil)
     var keys: [Environment.Key: String] = [:]
     for (name, value) in environment {
       if let key = Environment.Key(rawValue: name) { keys[key] = value }
     }
     var options = PlatformOptions()
     options.createSession = true
+    if let switched {
+      options.supplementaryGroups = switched.supplementaryGroups
+      options.groupID = switched.groupID
+      options.userID = switched.userID
+    }
     options.teardownSequence = [
       .send(
         signal: Signal(rawValue: stopSignal), toProcessGroup: true,
@@ -125,7 +135,7 @@ public struct CommandRunner: Sendable {
           await RunPriorityControl.release(
             execution.processIdentifier.value,
             descriptor: execution.processIdentifier.processDescriptor, at: priority, jobID: jobID,
-            logger: logger)
+            logger: logger, joining: switched == nil ? nil : scope.cgroup)
           metadata["pid"] = "\(execution.processIdentifier.value)"
           output.started(pid: execution.processIdentifier.value)
           await withTaskGroup(of: Void.self) { group in
