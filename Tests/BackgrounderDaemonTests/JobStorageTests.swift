@@ -49,6 +49,8 @@ struct JobStorageTests {
     job.requiresReachable = "nas.lan:445"
     job.meteredBudget = MeteredBudget(bytes: 200_000_000, window: .trailing(seconds: 86_400))
     job.stopSignal = SIGINT
+    job.user = "alice"
+    job.group = "backup"
     job.stopTimeout = .seconds(30)
     return job
   }

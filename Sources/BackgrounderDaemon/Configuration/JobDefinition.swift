@@ -112,6 +112,13 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// `relax-after = "3d"` and `relax = { … }`: what the conditions relax to once a due run
   /// has waited that long for them (``RelaxKeys``). Encoded only when set.
   package var relax: JobRelax?
+  /// `user = "alice"`: the user its runs execute as (a daemon running as root switches to it
+  /// before the exec; see ``RunIdentity``); the daemon's own user when nil. Encoded only when
+  /// set.
+  package var user: String?
+  /// `group = "backup"`: the group its runs execute in, with `user`; the user's primary group
+  /// when nil. Encoded only when set.
+  package var group: String?
 
   /// A job with the given id, command and schedule and every other setting at its default.
   package init(id: String, command: [String], schedule: Schedule) {

@@ -7,7 +7,7 @@ enum JobReader {
       "id", "command", "every", "flex", "once", "delay", "network", "requires-charging",
       "requires-battery-not-low", "budget", "backoff", "environment", "working-directory",
       "expedited", "inherit-environment", "inhibit", "wake-system", "environment-file",
-      "stop-signal", "stop-timeout",
+      "stop-signal", "stop-timeout", "user", "group",
     ] + CalendarSettingsReader.keys + PrioritySettingsReader.keys + PlaceKeys.keys
     + JobAlertsReader.jobKeys + MeteredBudgetSettings.jobKeys + PauseKeys.keys + RelaxKeys.keys
 
@@ -65,7 +65,14 @@ enum JobReader {
     try readStop(job, id: id, into: &definition)
     try PauseKeys.read(job, id: id, into: &definition)
     definition.relax = try RelaxKeys.read(job)
+    definition.user = try job.string("user")
+    definition.group = try job.string("group")
     if let (key, message) = JobValidation.problem(with: definition) {
+      throw job.error(key, message)
+    }
+    // The daemon reading the config runs the job: its user must exist here, and be one it may
+    // switch to.
+    if let (key, message) = RunIdentity.problem(user: definition.user, group: definition.group) {
       throw job.error(key, message)
     }
     return definition

@@ -27,8 +27,13 @@ enum RunPriorityControl {
   /// happened, nothing polls, and nothing is reaped (swift-subprocess reaps the run). A shell
   /// traced by `strace -f` or a debugger is reported stopped too, once its tracer lets the group
   /// stop complete.
+  ///
+  /// A wrapper that runs as the job's `user` cannot join the root-owned run cgroup itself: with
+  /// `joining` (that cgroup's directory) the daemon moves the stopped shell into it before
+  /// continuing it, and ends it (SIGKILL) when it cannot, as the shell ends when it cannot join.
   static func release(
-    _ pid: pid_t, descriptor: Int32, at priority: RunPriority, jobID: String, logger: Logger
+    _ pid: pid_t, descriptor: Int32, at priority: RunPriority, jobID: String, logger: Logger,
+    joining cgroup: String? = nil
   ) async {
     do {
       let stopped = try await SystemThread.runBlocking(name: "bg-run-stop") {
@@ -40,6 +45,17 @@ enum RunPriorityControl {
           "the run's wrapper ended before it stopped to have its priority set",
           metadata: ["job": "\(jobID)", "pid": "\(pid)"])
         return
+      }
+      if let cgroup {
+        do {
+          try RunCgroups.write("\(pid)", to: cgroup + "/cgroup.procs")
+        } catch {
+          logger.error(
+            "cannot move the run into its cgroup; it is ended",
+            metadata: ["job": "\(jobID)", "cgroup": "\(cgroup)", "error": "\(error)"])
+          kill(pid, SIGKILL)
+          return
+        }
       }
       for failure in apply(priority, to: pid) {
         logger.warning(

@@ -53,6 +53,13 @@ package struct CommandWorker: Worker {
         return .failure(reason: error.description)
       }
     }
+    var identity: RunIdentity?
+    if let user = job.user {
+      switch RunIdentity.resolve(user: user, group: job.group) {
+      case .success(let resolved): identity = resolved
+      case .failure(let error): return .failure(reason: "could not start: \(error)")
+      }
+    }
     let environment = JobEnvironment.build(
       daemon: daemonEnvironment, inherit: job.inheritEnvironment, job: variables,
       backgrounder: [
@@ -62,7 +69,8 @@ package struct CommandWorker: Worker {
         "BACKGROUNDER_PRIMARY_LINK": conditions.primaryLink ?? "",
         "BACKGROUNDER_CONNECTIVITY": conditions.connectivity.rawValue,
       ].merging(JobEnvironment.destinationVariables(job)) { $1 }
-        .merging(context.relaxed ? ["BACKGROUNDER_RELAXED": "1"] : [:]) { $1 })
+        .merging(context.relaxed ? ["BACKGROUNDER_RELAXED": "1"] : [:]) { $1 },
+      user: identity?.environment())
     guard context.confirmStart() else {
       return .retry(reason: "the network changed before the command started")
     }
@@ -98,7 +106,8 @@ package struct CommandWorker: Worker {
       await runner.run(
         argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
         jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background,
-        stopSignal: job.stopSignal ?? SIGTERM, stopTimeout: job.stopTimeout, pausable: pausable)
+        stopSignal: job.stopSignal ?? SIGTERM, stopTimeout: job.stopTimeout, identity: identity,
+        pausable: pausable)
     }
     let outcome =
       if let networkBytes {

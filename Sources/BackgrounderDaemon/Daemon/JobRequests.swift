@@ -22,6 +22,9 @@ public enum JobRequests {
     if let (key, message) = JobValidation.problem(with: job) {
       throw InvalidJobDefinition(key: key, message: message)
     }
+    if let (key, message) = RunIdentity.problem(user: job.user, group: job.group) {
+      throw InvalidJobDefinition(key: key, message: message)
+    }
     let taskId = try TaskId(job.id)
     let input = try StoredJob.input(for: job, origin: origin)
     var constraints = WorkConstraints(

@@ -106,6 +106,8 @@ private struct JobDocument: Codable {
   var stopTimeout: Int64?
   var onConditionLost: String?
   var pauseMax: Int64?
+  var user: String?
+  var group: String?
 
   enum CodingKeys: String, CodingKey {
     case id, command, every, flex, once, delay, network, budget, backoff, environment, expedited
@@ -130,6 +132,7 @@ private struct JobDocument: Codable {
     case stopTimeout = "stop-timeout"
     case onConditionLost = "on-condition-lost"
     case pauseMax = "pause-max"
+    case user, group
   }
 
   init(_ job: JobDefinition) {
@@ -181,6 +184,8 @@ private struct JobDocument: Codable {
       onConditionLost = "pause"
       self.pauseMax = pauseMax.storedNanoseconds
     }
+    user = job.user
+    group = job.group
   }
 
   /// The stored priority keys, or nil when none was stored (the background defaults).
@@ -241,6 +246,8 @@ private struct JobDocument: Codable {
       job.onConditionLost = .pause(
         max: pauseMax.map(Duration.nanoseconds) ?? ConditionLossPolicy.defaultPauseMax)
     }
+    job.user = user
+    job.group = group
     return job
   }
 }

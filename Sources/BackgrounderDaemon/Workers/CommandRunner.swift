@@ -67,11 +67,13 @@ package struct CommandRunner: Sendable {
   /// `attempt` when given. A stop sends it `stopSignal`, then SIGKILL after `stopTimeout`
   /// (``gracePeriod`` when nil). Once the process runs, `pausable` (when given) receives the
   /// function that freezes (`true`) or thaws (`false`) every process of the run
-  /// (``RunContainment/setPaused(_:_:)``).
+  /// (``RunContainment/setPaused(_:_:)``). With `identity`, a daemon running as root runs it as
+  /// that user and group (its supplementary groups set first); the working directory is entered
+  /// before the switch, the output pipes and the cgroup stay the daemon's.
   package func run(
     argv: [String], environment: [String: String], workingDirectory: String?, jobID: String,
     attempt: Int? = nil, priority: RunPriority = .background, stopSignal: Int32 = SIGTERM,
-    stopTimeout: Duration? = nil,
+    stopTimeout: Duration? = nil, identity: RunIdentity? = nil,
     pausable: (@Sendable (_ setPaused: @escaping @Sendable (Bool) -> Void) -> Void)? = nil
   ) async -> CommandOutcome {
     let stopTimeout = stopTimeout ?? gracePeriod
@@ -85,15 +87,23 @@ package struct CommandRunner: Sendable {
       let problem = program.contains("/") ? "not an executable file" : "not found in PATH"
       return CommandOutcome(termination: .failedToStart("\(program): \(problem)"), outputTail: "")
     }
+    // Only root may switch; a daemon not running as root was let run only its own user's jobs.
+    let switched = geteuid() == 0 ? identity : nil
     var scope = containment.begin(jobID: jobID, priority: priority)
     let launch = scope.launchArguments(
-      for: [resolved] + argv.dropFirst(), passesPWD: environment["PWD"] != nil)
+      for: [resolved] + argv.dropFirst(), passesPWD: environment["PWD"] != nil,
+      joinsCgroup: switched == nil)
     var keys: [Environment.Key: String] = [:]
     for (name, value) in environment {
       if let key = Environment.Key(rawValue: name) { keys[key] = value }
     }
     var options = PlatformOptions()
     options.createSession = true
+    if let switched {
+      options.supplementaryGroups = switched.supplementaryGroups
+      options.groupID = switched.groupID
+      options.userID = switched.userID
+    }
     options.teardownSequence = [
       .send(
         signal: Signal(rawValue: stopSignal), toProcessGroup: true,
@@ -128,7 +138,7 @@ package struct CommandRunner: Sendable {
           await RunPriorityControl.release(
             execution.processIdentifier.value,
             descriptor: execution.processIdentifier.processDescriptor, at: priority, jobID: jobID,
-            logger: logger)
+            logger: logger, joining: switched == nil ? nil : scope.cgroup)
           metadata["pid"] = "\(execution.processIdentifier.value)"
           if let pausable {
             let running = scope

@@ -20,15 +20,19 @@ package enum JobEnvironment {
   }
 
   /// The environment for a job run: `daemon` filtered (allow-list, or everything but the
-  /// daemon-private names when `inherit`), overlaid with `job` and then `backgrounder`.
+  /// daemon-private names when `inherit`), overlaid with `job` and then `backgrounder`. A run
+  /// as another `user` gets that user's variables (``RunIdentity/environment(runtimeRoot:)``)
+  /// instead of the daemon's `HOME`, `USER`, `XDG_*` and the like.
   package static func build(
     daemon: [String: String], inherit: Bool, job: [String: String],
-    backgrounder: [String: String]
+    backgrounder: [String: String], user: [String: String]? = nil
   ) -> [String: String] {
     var result = daemon.filter { name, _ in
       !isDaemonPrivate(name)
         && (inherit || allowedNames.contains(name) || name.hasPrefix("LC_"))
+        && (user == nil || !RunIdentity.sessionVariables.contains(name))
     }
+    if let user { result.merge(user) { $1 } }
     result.merge(job) { $1 }
     result.merge(backgrounder) { $1 }
     return result
