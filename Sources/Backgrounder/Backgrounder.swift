@@ -353,35 +353,79 @@ public final class Backgrounder: Sendable {
   public func schedule(
     _ request: WorkRequest, policy: ExistingWorkPolicy = .replace
   ) async -> ScheduleOutcome {
-    if let problem = request.problem(
-      minimumPeriodicInterval: configuration.minimumPeriodicInterval)
-    {
-      return .rejected(problem)
-    }
-    let input: Data
-    do {
-      input = try request.input.serialized()
-    } catch {
-      return .rejected(.inputNotSerializable("\(error)"))
-    }
-    if input.count > WorkInput.maximumSerializedSize {
-      return .rejected(.inputTooLarge(bytes: input.count))
+    await schedule([(request, policy)])[0]
+  }
+
+  /// Schedules each request with its policy, as ``schedule(_:policy:)-(WorkRequest,_)`` does
+  /// one, with one outcome per request in order, in one step of the dispatcher and one store
+  /// transaction (a daemon applying its config schedules every job at once: one commit, not
+  /// one per job). When this returns, every `.scheduled` request is durable.
+  public func schedule(
+    _ requests: [(WorkRequest, ExistingWorkPolicy)]
+  ) async -> [ScheduleOutcome] {
+    var outcomes: [ScheduleOutcome?] = Array(repeating: nil, count: requests.count)
+    var accepted: [(index: Int, request: WorkRequest, input: Data, policy: ExistingWorkPolicy)] =
+      []
+    for (index, (request, policy)) in requests.enumerated() {
+      if let problem = request.problem(
+        minimumPeriodicInterval: configuration.minimumPeriodicInterval)
+      {
+        outcomes[index] = .rejected(problem)
+        continue
+      }
+      let input: Data
+      do {
+        input = try request.input.serialized()
+      } catch {
+        outcomes[index] = .rejected(.inputNotSerializable("\(error)"))
+        continue
+      }
+      if input.count > WorkInput.maximumSerializedSize {
+        outcomes[index] = .rejected(.inputTooLarge(bytes: input.count))
+        continue
+      }
+      accepted.append((index, request, input, policy))
     }
     guard let runtime else {
-      return .rejected(isStoppedOrStopping ? .shutDown : .notStarted)
+      let reason: RejectionReason = isStoppedOrStopping ? .shutDown : .notStarted
+      return outcomes.map { $0 ?? .rejected(reason) }
     }
-    let step = runtime.step { machine, now in
-      machine.schedule(TaskRow(request: request, input: input, now: now), policy: policy, now: now)
+    if !accepted.isEmpty {
+      let step = runtime.step { machine, now in
+        var effects = Effects()
+        var values: [ScheduleOutcome] = []
+        values.reserveCapacity(accepted.count)
+        for (_, request, input, policy) in accepted {
+          let (value, more) = machine.schedule(
+            TaskRow(request: request, input: input, now: now), policy: policy, now: now)
+          values.append(value)
+          effects.append(more)
+        }
+        return (values, effects)
+      }
+      for (position, value) in step.value.enumerated() {
+        outcomes[accepted[position].index] = value
+      }
+      let scheduled = accepted.indices.filter { step.value[$0] == .scheduled }
+      if !scheduled.isEmpty {
+        runtime.wake.fire()
+        do {
+          try await runtime.writer.waitCommitted(step.sequence)
+        } catch {
+          let ids = scheduled.map { accepted[$0].request.taskId }
+          runtime.step { machine, now in
+            var effects = Effects()
+            for id in ids { effects.append(machine.cancel(id, now: now).1) }
+            return ((), effects)
+          }
+          for position in scheduled {
+            outcomes[accepted[position].index] = .rejected(.storeFailure("\(error)"))
+          }
+        }
+      }
     }
-    guard step.value == .scheduled else { return step.value }
-    runtime.wake.fire()
-    do {
-      try await runtime.writer.waitCommitted(step.sequence)
-    } catch {
-      runtime.step { machine, now in ((), machine.cancel(request.taskId, now: now).1) }
-      return .rejected(.storeFailure("\(error)"))
-    }
-    return .scheduled
+    // Every outcome is set: each request was rejected above or went through the step.
+    return outcomes.map { $0 ?? .rejected(.notStarted) }
   }
 
   /// Schedules a one-time request.

@@ -190,6 +190,52 @@ struct JobStorageTests {
     #expect(JobSynchronizer.policy(for: job, existing: current) == nil)
     await runtime.shutdown()
   }
+  @Test("a config's new and changed jobs are stored in one transaction; unchanged ones in none")
+  func applyCommitsOnce() async throws {
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("job-storage-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let storePath = directory.appendingPathComponent("state.sqlite").path
+    let configPath = directory.appendingPathComponent("config.toml").path
+    func load(_ jobs: [Int], changed: Int? = nil) throws -> DaemonConfiguration {
+      var text = "[store]\npath = \"\(storePath)\"\n"
+      for index in jobs {
+        let every = index == changed ? "2h" : "1h"
+        text += "[[job]]\nid = \"dev.example.job-\(index)\"\ncommand = [\"/bin/true\"]\n"
+        text += "every = \"\(every)\"\n"
+      }
+      try text.write(toFile: configPath, atomically: true, encoding: .utf8)
+      return try ConfigurationLoader.load(path: configPath)
+    }
+    var settings = Backgrounder.Configuration(
+      storePath: storePath,
+      clock: FixedClock(WallInstant(nanosecondsSince1970: 1_795_416_400 * 1_000_000_000)),
+      logger: Logger(label: "test"))
+    settings.dispatchesWork = false
+    let runtime = Backgrounder(configuration: settings)
+    try await runtime.start()
+    let synchronizer = JobSynchronizer(runtime: runtime, logger: Logger(label: "test"))
+    let first = runtime.diagnostics().storeCommits
+
+    await synchronizer.apply(try load(Array(1...25)))
+    #expect(runtime.diagnostics().storeCommits == first + 1)
+    #expect(try await runtime.storedTasks(historyLimit: 0).count == 25)
+
+    await synchronizer.apply(try load(Array(1...25)))
+    #expect(runtime.diagnostics().storeCommits == first + 1, "nothing changed: nothing written")
+
+    // Job 3 changed, job 26 new (one transaction); job 25 removed (its cancel is a commit).
+    await synchronizer.apply(try load(Array(1...24) + [26], changed: 3))
+    #expect(runtime.diagnostics().storeCommits == first + 3)
+    let stored = try await runtime.storedTasks(historyLimit: 0).filter { !$0.state.isFinished }
+    #expect(
+      Set(stored.map(\.id.rawValue))
+        == Set((1...24).map { "dev.example.job-\($0)" } + ["dev.example.job-26"]))
+    let third = try #require(stored.first { $0.id.rawValue == "dev.example.job-3" })
+    #expect(JobRequests.job(in: third.input)?.0.schedule == .every(.seconds(7200), flex: nil))
+    await runtime.shutdown()
+  }
 }
 
 /// A clock that stays at one instant (store-editing runtimes never sleep).

@@ -74,6 +74,17 @@ struct Effects: Sendable {
       && promotions.isEmpty && discarded.isEmpty && pauses.isEmpty && resumes.isEmpty
   }
 
+  /// Adds `other`'s effects after these (several decisions taken in one step).
+  mutating func append(_ other: Effects) {
+    ops += other.ops
+    events += other.events
+    tickets += other.tickets
+    gateReleases += other.gateReleases
+    stops += other.stops
+    promotions += other.promotions
+    discarded += other.discarded
+  }
+
   /// Persists `row` and appends one entry to its run history.
   mutating func persist(
     _ row: TaskRow, run attempt: Int, startedAt: WallInstant?, endedAt: WallInstant,

@@ -30,20 +30,35 @@ struct BackgrounderCommand: AsyncParsableCommand {
   /// config, the store or the daemon's answer — leaves escaped for the terminal, as all
   /// human output does (``Output``).
   static func main() async {
+    var command = parseOrExit()
     do {
-      var command = try parseAsRoot()
       if var asyncCommand = command as? AsyncParsableCommand {
         try await asyncCommand.run()
       } else {
         try command.run()
       }
     } catch {
-      let message = fullMessage(for: error)
-      let code = exitCode(for: error)
-      if !message.isEmpty {
-        if code == .success { Output.line(message) } else { Output.errorMessage(message) }
-      }
-      Glibc.exit(code.rawValue)
+      exit(reporting: error)
     }
+  }
+
+  /// The parsed command line; a usage error, a help or a version request ends the process
+  /// here (with its message), on the calling thread.
+  static func parseOrExit(_ arguments: [String]? = nil) -> any ParsableCommand {
+    do {
+      return try parseAsRoot(arguments)
+    } catch {
+      exit(reporting: error)
+    }
+  }
+
+  /// Ends the process as ArgumentParser would for `error`, its message escaped (``Output``).
+  static func exit(reporting error: any Error) -> Never {
+    let message = fullMessage(for: error)
+    let code = exitCode(for: error)
+    if !message.isEmpty {
+      if code == .success { Output.line(message) } else { Output.errorMessage(message) }
+    }
+    Glibc.exit(code.rawValue)
   }
 }

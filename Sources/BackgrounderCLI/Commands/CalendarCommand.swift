@@ -145,3 +145,54 @@ enum SystemdRelativeTime {
     }
   }
 }
+
+extension CalendarCommand {
+  /// `arguments` (after the verb) as the argument parser would read them, when each is an
+  /// expression, `--json`, or `--iterations`, `--base-time` or `--config` followed by its value,
+  /// none given twice and no expression or value looking like an option; else nil (the whole
+  /// tree parses them, for its messages). Linear in the count: the argument parser removes each
+  /// used argument by a search from the first, taken in a hash set's order, so its time grows
+  /// with the square of the count (10,000 expressions: seconds).
+  static func plainCommand(_ arguments: ArraySlice<String>) -> CalendarCommand? {
+    var expressions: [String] = []
+    var json = false
+    var iterations: Int?
+    var baseTime: String?
+    var config: String?
+    var index = arguments.startIndex
+    while index < arguments.endIndex {
+      let argument = arguments[index]
+      index += 1
+      if !argument.hasPrefix("-") {
+        expressions.append(argument)
+        continue
+      }
+      switch argument {
+      case "--json" where !json: json = true
+      case "--iterations", "--base-time", "--config":
+        guard index < arguments.endIndex else { return nil }
+        let value = arguments[index]
+        index += 1
+        guard !value.hasPrefix("-") else { return nil }
+        switch argument {
+        case "--iterations" where iterations == nil:
+          guard let count = Int(value), count >= 1 else { return nil }
+          iterations = count
+        case "--base-time" where baseTime == nil: baseTime = value
+        case "--config" where config == nil: config = value
+        default: return nil
+        }
+      default: return nil
+      }
+    }
+    guard !expressions.isEmpty else { return nil }
+    // Every property is set: a property wrapper made by `init()` holds only its definition.
+    var command = CalendarCommand()
+    command.expressions = expressions
+    command.json = json
+    command.iterations = iterations ?? 1
+    command.baseTime = baseTime
+    command.config = config
+    return command
+  }
+}

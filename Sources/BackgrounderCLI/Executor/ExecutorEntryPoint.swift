@@ -1,3 +1,4 @@
+import ArgumentParser
 import BackgrounderDaemon
 import Dispatch
 import Glibc
@@ -8,12 +9,41 @@ import QuietExecutor
 /// no system calls at all (libdispatch's global queues run a 1 s monitor timer once used). The
 /// other verbs, which end within seconds, keep Swift's standard Dispatch-based executors, and so
 /// does every verb when built with a compiler older than Swift 6.3 (the custom-executor SPI is
-/// new in 6.3). The command ends the process with `exit`. The threads of every
+/// new in 6.3). A synchronous command (`calendar`, `unit`) and a help, version or usage
+/// message need no concurrency at all: they are parsed and run on the main thread, and no
+/// Dispatch worker starts. The command ends the process with `exit`. The threads of every
 /// verb share one malloc arena.
 @main
 enum ExecutorEntryPoint {
   /// The verbs that stay running and must not wake while idle.
   static let quietVerbs: Set<String> = ["status", "run"]
+
+  /// The verbs whose command is asynchronous (the others run on the main thread).
+  static var asyncVerbs: Set<String> {
+    Set(
+      BackgrounderCommand.configuration.subcommands.compactMap { command in
+        command is AsyncParsableCommand.Type ? command.configuration.commandName : nil
+      })
+  }
+
+  /// Parses the command line and runs a synchronous command on the calling thread; returns
+  /// only when the command is asynchronous (it is then parsed again in a task).
+  static func runSynchronously() {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    let command: any ParsableCommand =
+      arguments.first == CalendarCommand.configuration.commandName
+      ? CalendarCommand.plainCommand(arguments.dropFirst())
+        ?? BackgrounderCommand.parseOrExit(arguments)
+      : BackgrounderCommand.parseOrExit(arguments)
+    guard !(command is AsyncParsableCommand) else { return }
+    var synchronous = command
+    do {
+      try synchronous.run()
+    } catch {
+      BackgrounderCommand.exit(reporting: error)
+    }
+    exit(0)
+  }
 
   static func main() throws {
     let verb = CommandLine.arguments.dropFirst().first
@@ -23,8 +53,8 @@ enum ExecutorEntryPoint {
     HeapTuning.useSingleArena()
     // The daemon reads its signals on its event loop, not through Dispatch signal sources.
     if verb == "run" { try Daemon.forwardSignals() }
+    let quiet = verb.map(quietVerbs.contains) ?? false
     #if compiler(>=6.3)
-      let quiet = verb.map(quietVerbs.contains) ?? false
       // Once quiet after some work (a burst of runs, a control request, a `status --watch`
       // update), the process gives back the memory it used: after a second of quiet, at most
       // every ten seconds.
@@ -34,6 +64,9 @@ enum ExecutorEntryPoint {
             after: .seconds(1), atMostEvery: .seconds(10), HeapTuning.releaseIdleMemorySoon))
       }
     #endif
+    // A verb with a synchronous command (and help, version and usage errors): parsed and run
+    // on this thread, so that no Swift concurrency and no Dispatch worker starts.
+    if !quiet, !(verb.map(asyncVerbs.contains) ?? false) { runSynchronously() }
     Task.detached {
       if let status = StatusFastStart.command(CommandLine.arguments) {
         await StatusFastStart.run(status)

@@ -34,24 +34,33 @@ package actor JobSynchronizer {
     }
     var wanted = Set<TaskId>()
     var rescheduled = Set<TaskId>()
+    // The stored definitions already read (each is decoded once).
+    var decoded: [TaskId: StoredJob.Decoded] = [:]
+    var batch: [(JobDefinition, ExistingWorkPolicy)] = []
     for job in configuration.jobs {
       guard let id = try? TaskId(job.id) else { continue }
       wanted.insert(id)
-      guard let policy = Self.policy(for: job, existing: stored[id]) else { continue }
+      let previous = stored[id].flatMap { StoredJob.decode($0.input) }
+      if let previous { decoded[id] = previous }
+      guard let policy = Self.policy(for: job, existing: stored[id], previous: previous?.job)
+      else { continue }
       rescheduled.insert(id)
-      let (ok, message) = await schedule(job, origin: .config, policy: policy)
+      batch.append((job, policy))
+    }
+    // Every new or changed job in one step and one store transaction.
+    for (ok, message) in await schedule(batch, origin: .config) where !ok {
       // A job the runtime cannot take (say `fixed-random-delay` without a machine id).
-      if !ok { logger.error("job not scheduled", metadata: ["error": "\(message)"]) }
+      logger.error("job not scheduled", metadata: ["error": "\(message)"])
     }
     for (id, task) in stored.sorted(by: { $0.key < $1.key }) where !task.state.isFinished {
-      guard let decoded = StoredJob.decode(task.input) else { continue }
-      if !wanted.contains(id) && decoded.origin == .config {
+      guard let job = decoded[id] ?? StoredJob.decode(task.input) else { continue }
+      if !wanted.contains(id) && job.origin == .config {
         let outcome = await runtime.cancel(id)
         logger.info(
           "job removed from the config: cancelled",
           metadata: ["job": "\(id)", "outcome": "\(outcome)"])
-      } else if decoded.format < StoredJob.currentFormat, !rescheduled.contains(id) {
-        await migrate(decoded)
+      } else if job.format < StoredJob.currentFormat, !rescheduled.contains(id) {
+        await migrate(job)
       }
     }
   }
@@ -71,21 +80,38 @@ package actor JobSynchronizer {
   package func schedule(
     _ job: JobDefinition, origin: JobOrigin, policy: ExistingWorkPolicy = .replace
   ) async -> (ok: Bool, message: String) {
-    let request: WorkRequest
-    do {
-      request = try JobRequests.request(for: job, origin: origin, machineIdPath: machineIdPath)
-    } catch {
-      return (false, "\(job.id): \(error)")
+    await schedule([(job, policy)], origin: origin)[0]
+  }
+
+  /// Schedules each job with its policy, all in one step of the runtime (one store
+  /// transaction); returns each one's outcome in words and whether it took effect, in order.
+  func schedule(
+    _ jobs: [(JobDefinition, ExistingWorkPolicy)], origin: JobOrigin
+  ) async -> [(ok: Bool, message: String)] {
+    var results: [(ok: Bool, message: String)?] = Array(repeating: nil, count: jobs.count)
+    var requests: [(index: Int, request: WorkRequest, policy: ExistingWorkPolicy)] = []
+    for (index, (job, policy)) in jobs.enumerated() {
+      do {
+        let request = try JobRequests.request(
+          for: job, origin: origin, machineIdPath: machineIdPath)
+        requests.append((index, request, policy))
+      } catch {
+        results[index] = (false, "\(job.id): \(error)")
+      }
     }
-    let outcome = await runtime.schedule(request, policy: policy)
-    logger.info(
-      "job scheduled",
-      metadata: ["job": "\(job.id)", "policy": "\(policy)", "outcome": "\(outcome)"])
-    switch outcome {
-    case .scheduled: return (true, "scheduled \(job.id)")
-    case .keptExisting: return (true, "kept the existing schedule of \(job.id)")
-    case .rejected(let reason): return (false, "\(job.id) rejected: \(reason)")
+    let outcomes = await runtime.schedule(requests.map { ($0.request, $0.policy) })
+    for ((index, _, policy), outcome) in zip(requests, outcomes) {
+      let id = jobs[index].0.id
+      logger.info(
+        "job scheduled", metadata: ["job": "\(id)", "policy": "\(policy)", "outcome": "\(outcome)"])
+      results[index] =
+        switch outcome {
+        case .scheduled: (true, "scheduled \(id)")
+        case .keptExisting: (true, "kept the existing schedule of \(id)")
+        case .rejected(let reason): (false, "\(id) rejected: \(reason)")
+        }
     }
+    return results.map { $0 ?? (false, "not scheduled") }
   }
 
   /// Runs `id` now, bypassing its constraints and backoff (`backgrounder trigger`). A finished
@@ -120,9 +146,16 @@ package actor JobSynchronizer {
 
   /// What to do with `job` given the stored task: nil when nothing changed.
   static func policy(for job: JobDefinition, existing: TaskStatus?) -> ExistingWorkPolicy? {
-    guard let existing, let (previous, _) = JobRequests.job(in: existing.input) else {
-      return .replace
-    }
+    policy(
+      for: job, existing: existing, previous: existing.flatMap { JobRequests.job(in: $0.input)?.0 })
+  }
+
+  /// What to do with `job` given the stored task and the definition it carries (`previous`,
+  /// already decoded): nil when nothing changed.
+  static func policy(
+    for job: JobDefinition, existing: TaskStatus?, previous: JobDefinition?
+  ) -> ExistingWorkPolicy? {
+    guard let existing, let previous else { return .replace }
     // A task stored before the request carried the policy has the default one.
     if previous == job, existing.inhibitPolicy == job.inhibit ?? .delay { return nil }
     if existing.state.isFinished { return .replace }
