@@ -6,27 +6,27 @@ import Backgrounder
 /// becomes `requires-battery-not-low`, and `ssids` / `interfaces` are dropped; `relax` sets the
 /// relaxed values of those keys itself. `window`, `requires-mount` and `requires-reachable`
 /// are never relaxed.
-public struct JobRelax: Sendable, Equatable, Codable {
+package struct JobRelax: Sendable, Equatable, Codable {
   /// How long a due run waits for the full conditions.
-  public var after: Duration
+  package var after: Duration
   /// `relax.network`: the network once relaxed; the default relaxation when nil.
-  public var network: JobDefinition.Network?
+  package var network: JobDefinition.Network?
   /// `relax.requires-charging`.
-  public var requiresCharging: Bool?
+  package var requiresCharging: Bool?
   /// `relax.requires-battery-not-low`.
-  public var requiresBatteryNotLow: Bool?
+  package var requiresBatteryNotLow: Bool?
   /// `relax.ssids`: the Wi-Fi networks allowed once relaxed; dropped when nil.
-  public var ssids: [String]?
+  package var ssids: [String]?
   /// `relax.interfaces`: the interfaces allowed once relaxed; dropped when nil.
-  public var interfaces: [String]?
+  package var interfaces: [String]?
 
   /// Relaxes the defaults way after `after`.
-  public init(after: Duration) {
+  package init(after: Duration) {
     self.after = after
   }
 
   /// The runtime's relaxation of `constraints` (the job's full ones).
-  public func relaxation(of constraints: WorkConstraints) -> ConstraintRelaxation {
+  package func relaxation(of constraints: WorkConstraints) -> ConstraintRelaxation {
     var relaxation = ConstraintRelaxation.defaults(after: after, for: constraints)
     if let network { relaxation.networkRequired = NetworkRequirement(rawValue: network.rawValue)! }
     if let requiresCharging { relaxation.requiresCharging = requiresCharging }

@@ -5,16 +5,16 @@ import Foundation
 /// the runs that became due meanwhile start spread over this time, each at an offset fixed by
 /// the machine id and the job id (as `fixed-random-delay`), still within `max-concurrent`.
 /// `"0"` turns it off.
-public enum StartSplayKey {
+package enum StartSplayKey {
   static let key = "start-splay"
   /// On by default, 2 minutes: after a resume the Wi-Fi reconnects and the desktop comes back
   /// within the first minute or so, and a rush of catch-up runs then stalls the machine just
   /// when the user returns to it (systemd #43350); spread over 2 minutes, a dozen jobs start
   /// about 10 s apart, while no run is noticeably late for jobs whose periods are hours or
   /// days.
-  public static let defaultValue: Duration = .seconds(120)
+  package static let defaultValue: Duration = .seconds(120)
   /// The longest splay accepted.
-  public static let maximum: Duration = .seconds(3600)
+  package static let maximum: Duration = .seconds(3600)
 
   static func read(_ daemon: TableReader) throws(ConfigurationError) -> Duration? {
     guard let text = try daemon.string(key) else { return nil }

@@ -108,6 +108,8 @@ private struct JobDocument: Codable {
   var pauseMax: Int64?
   var user: String?
   var group: String?
+  /// `relax-after` and `relax = { … }`.
+  var relax: JobRelax?
 
   enum CodingKeys: String, CodingKey {
     case id, command, every, flex, once, delay, network, budget, backoff, environment, expedited
@@ -132,7 +134,7 @@ private struct JobDocument: Codable {
     case stopTimeout = "stop-timeout"
     case onConditionLost = "on-condition-lost"
     case pauseMax = "pause-max"
-    case user, group
+    case user, group, relax
   }
 
   init(_ job: JobDefinition) {
@@ -186,6 +188,7 @@ private struct JobDocument: Codable {
     }
     user = job.user
     group = job.group
+    relax = job.relax
   }
 
   /// The stored priority keys, or nil when none was stored (the background defaults).
@@ -248,6 +251,7 @@ private struct JobDocument: Codable {
     }
     job.user = user
     job.group = group
+    job.relax = relax
     return job
   }
 }

@@ -28,7 +28,7 @@ package final class MetricsFile: Sendable {
   }
 
   /// A run of `job` started under relaxed conditions (`relax-after`).
-  public func recordRelaxedRun(job: String) {
+  package func recordRelaxedRun(job: String) {
     counter(
       "relaxed_runs", "Runs started under relaxed conditions (relax-after), per job.",
       [("job", job)]
@@ -66,7 +66,7 @@ package final class MetricsFile: Sendable {
 
   /// A run of `job` sent and received bytes: `backgrounder_job_network_bytes_total`, by
   /// `direction` (`sent`, `received`) and `metered` (`true`, `false`).
-  public func recordNetworkBytes(
+  package func recordNetworkBytes(
     job: String, sent: Int64, received: Int64, meteredSent: Int64, meteredReceived: Int64
   ) {
     let counts: [(String, String, Int64)] = [
@@ -84,7 +84,7 @@ package final class MetricsFile: Sendable {
 
   /// A run of `job` was paused (`on-condition-lost = "pause"`) for `reason` (a `StopReason`
   /// code, as ``recordStop(job:reason:)`` has them).
-  public func recordPause(job: String, reason: String) {
+  package func recordPause(job: String, reason: String) {
     counter(
       "pauses", "Runs paused because a condition was lost, per job and reason.",
       [("job", job), ("reason", reason)]

@@ -4,21 +4,21 @@ import Foundation
 /// against the password and group databases. A daemon running as root switches to it in the
 /// child before the exec (supplementary groups as `initgroups` gives them, then the group, then
 /// the user); the run's record, output and cgroup stay the daemon's.
-public struct RunIdentity: Sendable, Equatable {
+package struct RunIdentity: Sendable, Equatable {
   /// The user's name in the password database.
-  public var userName: String
-  public var userID: uid_t
+  package var userName: String
+  package var userID: uid_t
   /// The group the run gets: the job's `group`, else the user's primary group.
-  public var groupID: gid_t
+  package var groupID: gid_t
   /// The user's groups, as `initgroups(userName, groupID)` would set them.
-  public var supplementaryGroups: [gid_t]
-  public var home: String
-  public var shell: String
+  package var supplementaryGroups: [gid_t]
+  package var home: String
+  package var shell: String
 
   /// The identity of `user` (a name, or a numeric id with a password entry) with `group` (a
   /// name or a numeric id of the group database; the user's primary group when nil), or what
   /// is wrong (a user or group that does not exist, named).
-  public static func resolve(user: String, group: String?) -> Result<RunIdentity, RunIdentityError>
+  package static func resolve(user: String, group: String?) -> Result<RunIdentity, RunIdentityError>
   {
     guard let entry = passwordEntry(user) else {
       return .failure(RunIdentityError(key: "user", "user \"\(user)\" does not exist"))
@@ -36,7 +36,7 @@ public struct RunIdentity: Sendable, Equatable {
 
   /// `HOME`, `USER`, `LOGNAME` and `SHELL` from the password entry, and
   /// `XDG_RUNTIME_DIR=/run/user/UID` when that directory exists (`runtimeRoot`: `/run/user`).
-  public func environment(runtimeRoot: String = "/run/user") -> [String: String] {
+  package func environment(runtimeRoot: String = "/run/user") -> [String: String] {
     var variables = ["HOME": home, "USER": userName, "LOGNAME": userName, "SHELL": shell]
     var isDirectory: ObjCBool = false
     let runtime = "\(runtimeRoot)/\(userID)"
@@ -50,7 +50,7 @@ public struct RunIdentity: Sendable, Equatable {
 
   /// The user the daemon runs as (its effective uid), which decides whether it may switch
   /// users; a test sets another for the checks of a non-root daemon.
-  @TaskLocal public static var daemonUserID: uid_t = geteuid()
+  @TaskLocal package static var daemonUserID: uid_t = geteuid()
 
   /// The variables of the daemon's own session that name another user's places: dropped from a
   /// run that switches user (the run gets its own ``environment(runtimeRoot:)``).
@@ -62,7 +62,7 @@ public struct RunIdentity: Sendable, Equatable {
   /// What is wrong with `user`/`group` for a daemon running as `daemonUserID`, or nil: a user
   /// or group that does not exist, or (a daemon not running as root) a user or group other
   /// than the daemon's own, which it has no right to switch to.
-  public static func problem(
+  package static func problem(
     user: String?, group: String?, daemonUserID: uid_t = RunIdentity.daemonUserID,
     daemonGroupID: gid_t = getegid()
   ) -> (key: String, message: String)? {
@@ -138,13 +138,13 @@ public struct RunIdentity: Sendable, Equatable {
 }
 
 /// A job's `user` or `group` that cannot be used, in words naming it.
-public struct RunIdentityError: Error, CustomStringConvertible, Equatable {
+package struct RunIdentityError: Error, CustomStringConvertible, Equatable {
   /// The job key at fault: `user` or `group`.
-  public var key: String
-  public var message: String
+  package var key: String
+  package var message: String
   init(key: String, _ message: String) {
     self.key = key
     self.message = message
   }
-  public var description: String { message }
+  package var description: String { message }
 }
