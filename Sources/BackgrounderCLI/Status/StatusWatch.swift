@@ -24,6 +24,10 @@ final class StatusWatch: Sendable {
     var daemonView: DaemonView?
     /// A daemon elsewhere stopped: our own lines say they are ours until it answers again.
     var daemonAway = false
+    /// A status line was printed.
+    var printedAny = false
+    /// Daemon changes before the first status line, printed after it.
+    var heldDaemonChanges: [HeldDaemonChange] = []
   }
 
   private let printer: StatusPrinter
@@ -72,7 +76,9 @@ final class StatusWatch: Sendable {
   /// The daemon stopped (its task-change stream ended) or answers again: one line saying so,
   /// `TIME daemon stopped: …` / `TIME daemon answers again: …`, or in JSON
   /// `{"observedAt": …, "daemonChange": "stopped"}` (`"reconnected"`). Network and power lines
-  /// go on meanwhile; `missed` (runs recorded while no stream was connected) follow.
+  /// go on meanwhile; `missed` (runs recorded while no stream was connected) follow. Before the
+  /// first status line (a watch started while its daemon restarts sees the old one stop) the
+  /// line waits for it: the first line is a status as true as one-shot `status`.
   func daemonChanged(connected: Bool, missed: [TaskChange] = []) {
     state.withLock { state in
       state.sections.setFollowsDaemon(connected)
@@ -82,28 +88,39 @@ final class StatusWatch: Sendable {
         state.daemonView = nil
         state.daemonAway = true
       }
-      let microseconds = NetworkTimestamp.nowMicroseconds()
-      report {
-        if printer.json {
-          Output.line(
-            try Output.json(
-              DaemonChangeLine(
-                observedAt: NetworkTimestamp.rfc3339(microseconds: microseconds),
-                daemonChange: connected ? "reconnected" : "stopped")))
-        } else {
-          let observedAt = NetworkTimestamp.rfc3339(microseconds: microseconds)
-          Output.line(
-            connected
-              ? "\(observedAt) daemon answers again: task changes resume"
-              : "\(observedAt) daemon stopped: network and power lines go on, task changes "
-                + "resume when it answers again"
-                + (fallsBack ? "; this process's own view is shown until then" : ""))
-        }
-      }
-      for change in missed {
-        report { try printer.emit(change, observedAt: microseconds) }
+      let change = HeldDaemonChange(
+        connected: connected, microseconds: NetworkTimestamp.nowMicroseconds(),
+        fallsBack: fallsBack, missed: missed)
+      if state.printedAny {
+        emit(change)
+      } else {
+        state.heldDaemonChanges.append(change)
       }
       if fallsBack { print(&state) }
+    }
+  }
+
+  /// A daemon change's line, and the runs it missed.
+  private func emit(_ change: HeldDaemonChange) {
+    report {
+      let observedAt = NetworkTimestamp.rfc3339(microseconds: change.microseconds)
+      if printer.json {
+        Output.line(
+          try Output.json(
+            DaemonChangeLine(
+              observedAt: observedAt,
+              daemonChange: change.connected ? "reconnected" : "stopped")))
+      } else {
+        Output.line(
+          change.connected
+            ? "\(observedAt) daemon answers again: task changes resume"
+            : "\(observedAt) daemon stopped: network and power lines go on, task changes "
+              + "resume when it answers again"
+              + (change.fallsBack ? "; this process's own view is shown until then" : ""))
+      }
+    }
+    for missed in change.missed {
+      report { try printer.emit(missed, observedAt: change.microseconds) }
     }
   }
 
@@ -132,6 +149,11 @@ final class StatusWatch: Sendable {
           encoder: &state.encoder, sections: &state.sections, daemonView: state.daemonView,
           ownLabel: state.daemonAway ? "own view (the daemon is away):" : nil))
     }
+    if !state.printedAny {
+      state.printedAny = true
+      for change in state.heldDaemonChanges { emit(change) }
+      state.heldDaemonChanges = []
+    }
   }
 
   /// A line that cannot be encoded (a value JSON cannot express) is reported on stderr; the
@@ -139,6 +161,14 @@ final class StatusWatch: Sendable {
   private func report(_ body: () throws -> Void) {
     do { try body() } catch { Output.error("cannot print a status line: \(error)") }
   }
+}
+
+/// A daemon change as it happened, its line printed then or after the first status line.
+struct HeldDaemonChange: Sendable {
+  var connected: Bool
+  var microseconds: Int64
+  var fallsBack: Bool
+  var missed: [TaskChange]
 }
 
 /// A `status --watch --json` line saying the daemon stopped or answers again.
