@@ -242,7 +242,9 @@ let package = Package(
     ),
     .testTarget(name: "TOMLTests", dependencies: ["TOML"]),
     .testTarget(name: "QuietExecutorTests", dependencies: ["QuietExecutor", "SystemCalls"]),
-    .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops", "Locking", "SystemCalls"]),
+    .testTarget(
+      name: "EventLoopsTests",
+      dependencies: ["CSystemShims", "EventLoops", "Locking", "SystemCalls"]),
     .testTarget(
       name: "BackgrounderDaemonTests",
       dependencies: [

@@ -20,9 +20,11 @@ public final class EventLoop: Sendable {
   /// Called on the loop's thread when a registered descriptor is ready.
   public typealias Handler = @Sendable (Readiness) -> Void
 
+  private typealias TimerEntry = (deadline: ContinuousClock.Instant, body: @Sendable () -> Void)
+
   private struct State {
     var handlers: [UInt64: Handler] = [:]
-    var timers: [UInt64: (deadline: ContinuousClock.Instant, body: @Sendable () -> Void)] = [:]
+    var timers: [UInt64: TimerEntry] = [:]
     var closures: [@Sendable () -> Void] = []
     var nextID: UInt64 = 1
     /// The wake-up event was written and the loop has not taken the closures since.
@@ -38,6 +40,8 @@ public final class EventLoop: Sendable {
   private let epoll: Int32
   private let wakeUp: Int32
   private let state = Lock(State())
+  /// Held while ``submit(_:)`` runs a closure on its caller's thread after the loop ended.
+  private let afterEnd = Lock(())
   /// The event whose data is this id is the wake-up event; registrations start at 1.
   private static let wakeUpID: UInt64 = 0
 
@@ -110,18 +114,27 @@ public final class EventLoop: Sendable {
   /// loop's thread (off it, a call already under way may still finish: deregister from the
   /// loop, with ``submit(_:)``, before closing a descriptor a handler reads).
   public func deregister(_ registration: Registration) {
-    _ = state.withLock { $0.handlers.removeValue(forKey: registration.id) }
-    _ = epoll_ctl(epoll, EPOLL_CTL_DEL, registration.descriptor, nil)
+    // The handler is released after the lock: its captures may call back into the loop.
+    _ = state.withLock { state in
+      // Once the loop ended, its epoll descriptor is closed (its number may be another's now).
+      if !state.finished { _ = epoll_ctl(epoll, EPOLL_CTL_DEL, registration.descriptor, nil) }
+      return state.handlers.removeValue(forKey: registration.id)
+    }
   }
 
+  /// `epoll_ctl` under the state lock, so that it never reaches the number of an epoll
+  /// descriptor the ended loop closed; on an ended loop it fails with `EBADF`.
   private func control(_ operation: Int32, _ registration: Registration, interest: Interest)
     throws(SystemCallError)
   {
     var event = epoll_event()
     event.events = interest.epollEvents
     event.data.u64 = registration.id
-    _ = try systemCall("epoll_ctl") {
-      epoll_ctl(epoll, operation, registration.descriptor, &event)
+    try state.withLock { (state) throws(SystemCallError) in
+      guard !state.finished else { throw SystemCallError("epoll_ctl", errno: .badFileDescriptor) }
+      _ = try systemCall("epoll_ctl") {
+        epoll_ctl(epoll, operation, registration.descriptor, &event)
+      }
     }
   }
 
@@ -131,18 +144,27 @@ public final class EventLoop: Sendable {
   /// the loop has stopped, `body` is dropped: nothing would run it, and what it holds (often the
   /// caller, which holds the loop) must not be kept alive by the loop.
   public func execute(_ body: @escaping @Sendable () -> Void) {
-    let wake = state.withLock { state in
-      guard !state.finished else { return false }
-      state.closures.append(body)
-      return takeWakeUp(&state)
-    }
-    if wake { signalWakeUp() }
+    _ = enqueue(body)
   }
 
-  /// Runs `body` on the loop's thread and returns its result.
+  /// Queues `body` for the loop's thread; false (and `body` not kept) once the loop ended.
+  private func enqueue(_ body: @escaping @Sendable () -> Void) -> Bool {
+    state.withLock { state in
+      guard !state.finished else { return false }
+      state.closures.append(body)
+      wakeUpIfNeeded(&state)
+      return true
+    }
+  }
+
+  /// Runs `body` on the loop's thread and returns its result. Once the loop has ended, `body`
+  /// runs on the caller's thread instead, one at a time as on the loop: the caller waits for
+  /// the result (dropping `body` would leave it waiting forever), and a source's last step
+  /// (stopping, deregistering) still runs when the loop it was given stopped first.
   public func submit<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
     await withCheckedContinuation { continuation in
-      execute { continuation.resume(returning: body()) }
+      let queued = enqueue { continuation.resume(returning: body()) }
+      if !queued { continuation.resume(returning: afterEnd.withLock { _ in body() }) }
     }
   }
 
@@ -151,13 +173,13 @@ public final class EventLoop: Sendable {
   public func schedule(
     at deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () -> Void
   ) -> Timer {
-    let (id, wake) = state.withLock { state in
+    let id = state.withLock { state in
       defer { state.nextID += 1 }
-      guard !state.finished else { return (state.nextID, false) }  // dropped, as in execute
+      guard !state.finished else { return state.nextID }  // dropped, as in execute
       state.timers[state.nextID] = (deadline, body)
-      return (state.nextID, takeWakeUp(&state))
+      wakeUpIfNeeded(&state)
+      return state.nextID
     }
-    if wake { signalWakeUp() }
     return Timer(id: id)
   }
 
@@ -174,25 +196,23 @@ public final class EventLoop: Sendable {
 
   /// Stops the loop: closures already submitted run, then the thread ends and the epoll
   /// instance is closed. Handlers and timers are dropped; registered descriptors stay open.
-  /// Closures and timers handed to it after that are dropped at once.
+  /// Closures and timers handed to it after that are dropped at once (a ``submit(_:)`` runs on
+  /// its caller). Stopping an ended loop does nothing.
   public func stop() {
-    let wake = state.withLock { state in
+    state.withLock { state in
       state.stopping = true
-      return takeWakeUp(&state)
+      wakeUpIfNeeded(&state)
     }
-    if wake { signalWakeUp() }
   }
 
-  /// Whether a caller that changed the state must write the wake-up event: not from the loop's
-  /// thread (it looks again before sleeping), and once until the loop takes the closures.
-  private func takeWakeUp(_ state: inout State) -> Bool {
-    if let thread = state.thread, pthread_equal(thread, pthread_self()) != 0 { return false }
-    if state.wakeUpPending { return false }
+  /// Writes the wake-up event for a caller that changed the state: not from the loop's thread
+  /// (it looks again before sleeping), once until the loop takes the closures, and never after
+  /// the loop ended. Under the state lock, like the loop's closing of the descriptor: the write
+  /// never reaches a number the ended loop closed and something else opened since.
+  private func wakeUpIfNeeded(_ state: inout State) {
+    if state.finished || state.wakeUpPending { return }
+    if let thread = state.thread, pthread_equal(thread, pthread_self()) != 0 { return }
     state.wakeUpPending = true
-    return true
-  }
-
-  private func signalWakeUp() {
     _ = try? systemCall("eventfd_write") { eventfd_write(wakeUp, 1) }
   }
 
@@ -229,22 +249,24 @@ public final class EventLoop: Sendable {
         return (state.closures, state.stopping)
       }
       for closure in closures { closure() }
-      if stopping, state.withLock({ $0.closures.isEmpty }) { break }
-    }
-    // Released after the lock: a closure's captures may call back into the loop when freed.
-    let dropped = state.withLock { state in
-      defer {
-        state.handlers = [:]
-        state.timers = [:]
-        state.closures = []
-        state.finished = true
-        state.thread = nil
+      // Ended in the same lock that finds no closure left: one queued later is refused (and a
+      // submitted one runs on its caller), never dropped unanswered.
+      let dropped = state.withLock {
+        state -> (handlers: [UInt64: Handler], timers: [UInt64: TimerEntry])? in
+        guard stopping, state.closures.isEmpty else { return nil }
+        defer {
+          state.handlers = [:]
+          state.timers = [:]
+          state.finished = true
+          state.thread = nil
+          close(wakeUp)
+          close(epoll)
+        }
+        return (state.handlers, state.timers)
       }
-      return (state.handlers, state.timers, state.closures)
+      // Released after the lock: a handler's captures may call back into the loop when freed.
+      if dropped != nil { break }
     }
-    _ = dropped
-    close(wakeUp)
-    close(epoll)
   }
 
   private func runDueTimers() {

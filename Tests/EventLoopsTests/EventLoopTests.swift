@@ -1,3 +1,4 @@
+import CSystemShims
 import EventLoops
 import Foundation
 import Locking
@@ -133,6 +134,67 @@ import Testing
     #expect(closureCapture == nil, "a closure handed to an ended loop is released")
     #expect(timerCapture == nil, "a timer handed to an ended loop is released")
     #expect(!ran.withLock { $0 })
+  }
+
+  @Test func aSubmitAfterTheLoopEndedRunsOnItsCallerInsteadOfWaitingForever() async throws {
+    let name = "test-late-\(getpid() % 1000)"
+    let loop = try EventLoop(name: name)
+    await loop.submit {}
+    loop.stop()
+    #expect(try await eventually { Self.threads(named: name) == 0 })
+    // A service given a loop that stopped first still takes its last step (its `stop()`).
+    let answer = Lock<Int?>(nil)
+    Task {
+      answer.withLock { $0 = nil }
+      let value = await loop.submit { 42 }
+      answer.withLock { $0 = value }
+    }
+    #expect(try await eventually { answer.withLock { $0 } == 42 })
+  }
+
+  @Test func submitsRacingTheLoopsEndAllReturn() async throws {
+    final class Shared: Sendable {
+      let answered = Lock(0)
+      let started = Lock(false)
+    }
+    // Eight tasks submit while the loop stops: each submit is answered, by the loop or, once
+    // it ended, on its caller; none is dropped in between.
+    for round in 0..<50 {
+      let loop = try EventLoop(name: "test-race-\(round)")
+      let shared = Shared()
+      for _ in 0..<8 {
+        Task.detached {
+          while !shared.started.withLock({ $0 }) { await Task.yield() }
+          for _ in 0..<20 {
+            await loop.submit {}
+            shared.answered.withLock { $0 += 1 }
+          }
+        }
+      }
+      shared.started.withLock { $0 = true }
+      loop.stop()
+      let allAnswered = try await eventually { shared.answered.withLock { $0 } == 160 }
+      #expect(allAnswered, "round \(round): submits left waiting")
+      if !allAnswered { break }
+    }
+  }
+
+  @Test func stoppingAnEndedLoopWritesToNoDescriptor() async throws {
+    let name = "test-twice-\(getpid() % 1000)"
+    let loop = try EventLoop(name: name)
+    await loop.submit {}
+    loop.stop()
+    #expect(try await eventually { Self.threads(named: name) == 0 })
+    // The numbers the loop closed are the lowest free ones now: these take them.
+    let reused = (0..<4).map { _ in eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
+    defer { for descriptor in reused { close(descriptor) } }
+    loop.stop()
+    loop.execute {}
+    loop.schedule(after: .zero) {}
+    for descriptor in reused {
+      var value: eventfd_t = 0
+      #expect(eventfd_read(descriptor, &value) == -1, "descriptor \(descriptor) was written")
+    }
   }
 
   /// The threads of this process named `name` (`/proc/self/task/*/comm`).

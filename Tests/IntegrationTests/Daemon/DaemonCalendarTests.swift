@@ -34,7 +34,11 @@ struct DaemonCalendarTests {
     let pending = try await harness.waitForTask("dev.e2e.calendar", "scheduled") {
       $0.state == "pending"
     }
-    #expect(pending.nextRunDate == elapse, "\(harness.describe())")
+    // Seen before its run (a test run that keeps this process busy may look only after it:
+    // then the checks below, of the run and the next elapse, still hold).
+    if pending.lastRunStartedAt == nil {
+      #expect(pending.nextRunDate == elapse, "\(harness.describe())")
+    }
 
     let ran = try await daemonEventually(
       "the calendar job's run", timeout: .seconds(40), describe: harness.describe()
