@@ -18,6 +18,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case inhibit
     case onConditionLost, pauseMax, pausedAt, pauseReason
     case relaxation, waitingSince
+    case meteredBudget
 
     /// The column's place in ``allCases`` (a jump table: positions are looked up for every
     /// column of every row read, and a dictionary keyed by the case hashed its name each time).
@@ -64,6 +65,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       case .pauseReason: 38
       case .relaxation: 39
       case .waitingSince: 40
+      case .meteredBudget: 41
       }
     }
   }
@@ -129,6 +131,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       requiredReachable: try reader.optional(.requiredReachable),
       relaxation: try reader.relaxation())
     constraints.onConditionLost = try reader.conditionLoss()
+    constraints.meteredBudget = try reader.meteredBudget()
     waitingSince = try reader.instant(.waitingSince)
     if let calendarText: String = try reader.optional(.calendar) {
       guard let schedule = Self.decodeCalendar(calendarText) else {
@@ -258,6 +261,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case .pauseReason: pauseReason?.rawValue.databaseValue ?? .null
     case .relaxation: constraints.relaxation.map(Self.encode)?.databaseValue ?? .null
     case .waitingSince: waitingSince?.nanosecondsSince1970.databaseValue ?? .null
+    case .meteredBudget:
+      constraints.meteredBudget.map(MeteredBudgetWaitCoding.encode)?.databaseValue ?? .null
     }
   }
 }
@@ -370,6 +375,15 @@ private struct ColumnReader {
       throw corrupt(.relaxation, "holds an unreadable relaxation \"\(text)\"")
     }
     return relaxation
+  }
+
+  /// The `meteredBudget` column (`BYTES|WINDOW`), or nil.
+  func meteredBudget() throws(StoreError) -> MeteredBudget? {
+    guard let text = try optional(.meteredBudget, String.self) else { return nil }
+    guard let budget = MeteredBudgetWaitCoding.decodeBudget(Substring(text)) else {
+      throw corrupt(.meteredBudget, "holds an unreadable metered budget \"\(text)\"")
+    }
+    return budget
   }
 
   func corrupt(_ column: TaskRow.Columns, _ problem: String) -> StoreError {

@@ -145,15 +145,17 @@ package final class Daemon: Service {
       logger: logger)
     meteredBudgets.configure(configuration)
     defer { meteredBudgets.stop() }
-    let networkBytes = RunNetworkCounting(
+    let runBytes = configuration.telemetry.map { _ in RunBytesFeed() }
+    var networkBytes = RunNetworkCounting(
       accounting: LinkCounterAccounting(), ledger: meteredBudgets, metrics: metrics,
       logger: logger, clock: runtimeConfiguration.clock,
       network: { [network = sources.network] in network.current })
+    networkBytes.counted = runBytes.map { $0.counted }
     let onRelaxedRun: @Sendable (String) -> Void = { [logger] job in
       logger.info("run started under relaxed conditions (relax-after)", metadata: ["job": "\(job)"])
       metrics?.recordRelaxedRun(job: job)
     }
-    try runtime.registerFallback { _ in
+    try runtime.registerFallback { [networkBytes] _ in
       var worker = CommandWorker(runner: runner, inhibitor: inhibitor, onRelaxedRun: onRelaxedRun)
       worker.networkBytes = networkBytes
       return worker
@@ -181,7 +183,7 @@ package final class Daemon: Service {
         TelemetryExport(
           settings: settings, runtime: runtime, network: sources.network,
           clock: runtimeConfiguration.clock, batchPath: telemetryBatch,
-          metrics: metrics, waits: runWaits, logger: logger,
+          metrics: metrics, waits: runWaits, logger: logger, bytes: runBytes ?? RunBytesFeed(),
           send: TelemetryExporterProcess.send(
             runner: runner, exporter: TelemetryExporterProcess.path(settings),
             retryAfterFile: TelemetryExport.retryAfterPath(batchPath: telemetryBatch),
@@ -247,7 +249,7 @@ package final class Daemon: Service {
             + meteredBudgets.problems()
         },
         hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms,
-        view: view
+        view: view, meteredBudget: { meteredBudgets.daemonReport() }
       ).handle)
     do {
       try control.bindNow()
