@@ -10,6 +10,8 @@ package struct RunContainment: Sendable {
   let cgroups: RunCgroups?
   let registry: RunRegistry?
   let logger: Logger
+  /// Caps runs' egress (`bandwidth`); nil: caps are not enforced (tests, embedders).
+  package var shaping: RunShaping?
   /// The runs going now.
   let live = LiveRuns()
 
@@ -41,8 +43,9 @@ package struct RunContainment: Sendable {
         "cannot become a child subreaper; orphans of a run are reparented to PID 1",
         metadata: ["error": "\(SystemCallError.current("prctl").errno)"])
     }
-    let containment = try RunContainment(
+    var containment = try RunContainment(
       cgroups: RunCgroups.delegated(logger: logger), storePath: storePath, logger: logger)
+    containment.shaping = RunShaping.prepare(logger: logger)
     await LeftoverRuns.terminate(in: containment)
     return containment
   }
