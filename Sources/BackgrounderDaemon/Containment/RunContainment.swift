@@ -35,8 +35,9 @@ package struct RunContainment: Sendable {
   }
 
   /// The daemon's containment, called once at start while holding the store lock: makes the
-  /// daemon a child subreaper, uses its delegated cgroup when there is one, and ends what is
-  /// left of runs interrupted by the previous daemon's death.
+  /// daemon a child subreaper, uses its delegated cgroup when there is one, ends what is left
+  /// of runs interrupted by the previous daemon's death, and finds whether bandwidth caps can be
+  /// enforced (removing the classes such runs left, ``RunShaping/prepare(logger:)``).
   package static func prepare(storePath: String, logger: Logger) async throws -> RunContainment {
     if !Subreaper.enable() {
       logger.warning(
@@ -45,8 +46,9 @@ package struct RunContainment: Sendable {
     }
     var containment = try RunContainment(
       cgroups: RunCgroups.delegated(logger: logger), storePath: storePath, logger: logger)
-    containment.shaping = RunShaping.prepare(logger: logger)
     await LeftoverRuns.terminate(in: containment)
+    // After the leftover runs ended: their net_prio cgroups are empty and can go.
+    containment.shaping = RunShaping.prepare(logger: logger)
     return containment
   }
 
