@@ -114,7 +114,8 @@ package struct CommandWorker: Worker {
         argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
         jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background,
         stopSignal: job.stopSignal ?? SIGTERM, stopTimeout: job.stopTimeout, identity: identity,
-        bandwidth: bandwidth, pausable: pausable)
+        bandwidth: bandwidth, bandwidthRequired: job.bandwidth?.required ?? false,
+        pausable: pausable)
     }
     let outcome =
       if let networkBytes {
@@ -141,6 +142,9 @@ package struct CommandWorker: Worker {
       case 1: ": \(lines[0])"
       default: ": \(lines[lines.count - 1])\n\(outcome.errorTail)"
       }
+    if outcome.bandwidthUnapplied {
+      return .retry(reason: "bandwidth-required: the cap could not be applied (see the journal)")
+    }
     if outcome.exceededMemoryMax, outcome.termination != .exited(0) {
       return .failure(reason: "killed for exceeding memory-max (cgroup oom_kill)\(stderr)")
     }

@@ -28,6 +28,9 @@ package struct CommandOutcome: Sendable, Equatable {
   package var errorTail: String = ""
   /// The kernel's OOM killer ended a process of the run for exceeding its `memory-max`.
   package var exceededMemoryMax = false
+  /// With `bandwidth-required`: the cap could not be applied (its class, its `net_prio`
+  /// cgroup), so the command was not started or was killed before it executed.
+  package var bandwidthUnapplied = false
   /// How a stopped (cancelled) run ended, for its record: `stopped with SIGINT` or
   /// `killed with SIGKILL after 30 s`; nil when it was not stopped.
   package var stopped: String?
@@ -75,7 +78,7 @@ package struct CommandRunner: Sendable {
     argv: [String], environment: [String: String], workingDirectory: String?, jobID: String,
     attempt: Int? = nil, priority: RunPriority = .background, stopSignal: Int32 = SIGTERM,
     stopTimeout: Duration? = nil, identity: RunIdentity? = nil,
-    bandwidth: ShapingDecision = .unshaped,
+    bandwidth: ShapingDecision = .unshaped, bandwidthRequired: Bool = false,
     pausable: (@Sendable (_ setPaused: @escaping @Sendable (Bool) -> Void) -> Void)? = nil
   ) async -> CommandOutcome {
     let stopTimeout = stopTimeout ?? gracePeriod
@@ -99,7 +102,18 @@ package struct CommandRunner: Sendable {
         "bandwidth cap not enforced: the run goes uncapped",
         metadata: ["job": "\(jobID)", "reason": "\(reason)"])
     }
-    // Joins the stopped wrapper to the run's net_prio cgroup before it execs the job.
+    if bandwidthRequired, case .shape = bandwidth, shaped == nil {
+      // The cap was to be applied and could not be (logged): the run must not go uncapped.
+      await containment.end(scope, grace: stopTimeout)
+      var outcome = CommandOutcome(
+        termination: .failedToStart("bandwidth-required: the cap could not be applied"),
+        outputTail: "")
+      outcome.bandwidthUnapplied = true
+      return outcome
+    }
+    // Joins the stopped wrapper to the run's net_prio cgroup before it execs the job; with
+    // `bandwidth-required`, a wrapper that cannot join is killed before the job executes.
+    let unapplied = Lock(false)
     var joinShaping: (@Sendable (pid_t) -> Void)?
     if let shaping, let shaped {
       let logger = logger
@@ -108,8 +122,14 @@ package struct CommandRunner: Sendable {
           try shaping.join(pid, shaped)
         } catch {
           logger.warning(
-            "cannot move the run into its net_prio cgroup; it goes uncapped",
+            bandwidthRequired
+              ? "cannot move the run into its net_prio cgroup; it is ended (bandwidth-required)"
+              : "cannot move the run into its net_prio cgroup; it goes uncapped",
             metadata: ["job": "\(jobID)", "error": "\(error)"])
+          if bandwidthRequired {
+            unapplied.withLock { $0 = true }
+            kill(pid, SIGKILL)
+          }
         }
       }
     }
@@ -206,6 +226,7 @@ package struct CommandRunner: Sendable {
     }
     let swept = await containment.end(scope, signal: stopSignal, grace: stopTimeout)
     if let shaped { shaping?.end(shaped) }
+    if unapplied.withLock({ $0 }) { outcome.bandwidthUnapplied = true }
     if let stopped = stopAt.withLock({ $0 }) {
       outcome.stopped = StopSignal.record(
         signal: stopSignal, after: stopped.duration(to: clock.now),
