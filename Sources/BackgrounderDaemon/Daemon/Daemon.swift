@@ -146,6 +146,7 @@ package final class Daemon: Service {
     meteredBudgets.configure(configuration)
     defer { meteredBudgets.stop() }
     let runBytes = configuration.telemetry.map { _ in RunBytesFeed() }
+    containment.shaping?.configure(configuration)
     var networkBytes = RunNetworkCounting(
       accounting: LinkCounterAccounting(), ledger: meteredBudgets, metrics: metrics,
       logger: logger, clock: runtimeConfiguration.clock,
@@ -222,7 +223,7 @@ package final class Daemon: Service {
     let reloaded = Reloaded(
       jobs: jobs, alerts: alerts, wakeAlarms: wakeAlarms, destinations: sources.destinations,
       telemetry: telemetry, restartNeeded: restartNeeded, monitor: monitor,
-      meteredBudgets: meteredBudgets)
+      meteredBudgets: meteredBudgets, shaping: containment.shaping)
 
     // The daemon's view as `status` shows it: asked for, and pushed to watchers.
     let view: @Sendable () -> DaemonView? = { [networkNamespace] in
@@ -246,7 +247,7 @@ package final class Daemon: Service {
         reload: { await self.reload(reloaded) },
         sourceProblems: {
           sources.healthProblems() + alerts.problems() + restartNeeded.problems
-            + meteredBudgets.problems()
+            + meteredBudgets.problems() + (containment.shaping?.problems() ?? [])
         },
         hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms,
         view: view, meteredBudget: { meteredBudgets.daemonReport() }
@@ -410,6 +411,8 @@ package final class Daemon: Service {
     let monitor: ReachabilityMonitor
     /// The metered budgets (`metered-budget` of `[network]` and of jobs).
     let meteredBudgets: MeteredBudgetLedger
+    /// Takes the reloaded jobs' bandwidth caps.
+    let shaping: RunShaping?
   }
 
   /// Logs a warning when the config file lets other users read the secrets it holds (what
@@ -441,6 +444,7 @@ package final class Daemon: Service {
       }
       reloaded.meteredBudgets.configure(configuration)
       reloaded.meteredBudgets.republish()
+      reloaded.shaping?.configure(configuration)
       let unapplied = reloaded.restartNeeded.compare(with: configuration)
       if unapplied.isEmpty {
         notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")
