@@ -125,6 +125,8 @@ let package = Package(
     .target(
       name: "Backgrounder",
       dependencies: [
+        // Every fan-out (runtime events, the test kit's fakes) goes through `Broadcaster`.
+        "Broadcasting",
         "Locking",
         // The store is opened only when it is a regular file (`openRegularFile`).
         "SystemCalls",
@@ -141,7 +143,7 @@ let package = Package(
     // Public test kit: manual clock, fake network and power sources, test driver.
     .target(
       name: "BackgrounderTesting",
-      dependencies: ["Backgrounder", "Locking"]
+      dependencies: ["Backgrounder", "Broadcasting", "Locking"]
     ),
     // The live Linux condition sources: Reachability and PowerSource as the runtime's inputs.
     .target(

@@ -15,6 +15,10 @@ public struct Broadcaster<Element: Sendable>: Sendable {
   public enum Recipient: Sendable {
     /// An `AsyncStream` subscriber.
     case stream(AsyncStream<Element>.Continuation)
+    /// An `AsyncStream` subscriber that takes only the values `isIncluded` accepts (the others
+    /// never enter its buffer).
+    case filteredStream(
+      AsyncStream<Element>.Continuation, isIncluded: @Sendable (Element) -> Bool)
     /// A function called on the publishing thread.
     case observer(@Sendable (Element) -> Void)
 
@@ -22,6 +26,8 @@ public struct Broadcaster<Element: Sendable>: Sendable {
     @inlinable public func deliver(_ value: Element) {
       switch self {
       case .stream(let continuation): continuation.yield(value)
+      case .filteredStream(let continuation, let isIncluded):
+        if isIncluded(value) { continuation.yield(value) }
       case .observer(let observer): observer(value)
       }
     }
@@ -62,15 +68,32 @@ public struct Broadcaster<Element: Sendable>: Sendable {
   @inlinable public mutating func subscribe(onTermination: @escaping @Sendable (Int) -> Void)
     -> AsyncStream<Element>
   {
+    subscribe(bufferingPolicy: .bufferingNewest(bufferLimit), onTermination: onTermination)
+  }
+
+  /// Adds a stream subscriber with its own buffering policy (instead of the broadcaster's
+  /// `bufferLimit`) that takes only the values `isIncluded` accepts, the latest one included;
+  /// otherwise as ``subscribe(onTermination:)``.
+  @inlinable public mutating func subscribe(
+    bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
+    where isIncluded: (@Sendable (Element) -> Bool)? = nil,
+    onTermination: @escaping @Sendable (Int) -> Void
+  ) -> AsyncStream<Element> {
     let (stream, continuation) = AsyncStream.makeStream(
-      of: Element.self, bufferingPolicy: .bufferingNewest(bufferLimit))
-    if replaysLatest, let storedLatest { continuation.yield(storedLatest) }
+      of: Element.self, bufferingPolicy: bufferingPolicy)
+    if replaysLatest, let storedLatest, isIncluded?(storedLatest) ?? true {
+      continuation.yield(storedLatest)
+    }
     if finished {
       continuation.finish()
       return stream
     }
     let id = takeID()
-    subscribers[id] = .stream(continuation)
+    if let isIncluded {
+      subscribers[id] = .filteredStream(continuation, isIncluded: isIncluded)
+    } else {
+      subscribers[id] = .stream(continuation)
+    }
     continuation.onTermination = { _ in onTermination(id) }
     return stream
   }
@@ -100,8 +123,10 @@ public struct Broadcaster<Element: Sendable>: Sendable {
     finished = true
     defer { subscribers = [:] }
     return subscribers.values.compactMap { recipient in
-      guard case .stream(let continuation) = recipient else { return nil }
-      return continuation
+      switch recipient {
+      case .stream(let continuation), .filteredStream(let continuation, _): continuation
+      case .observer: nil
+      }
     }
   }
 
