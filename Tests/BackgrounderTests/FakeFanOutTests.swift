@@ -11,8 +11,8 @@ import Testing
 /// cancellation runs the stream's termination handler (taking the source's lock, to
 /// unsubscribe) while holding the task's status lock. A hang fails on the time limit.
 @Suite(.timeLimit(.minutes(1))) struct FakeFanOutTests {
-  /// Subscribers waiting on `subscribe()` are cancelled, one after another, while a thread of
-  /// its own calls `deliver` as fast as it can.
+  /// Subscribers waiting on `subscribe()` are cancelled, 8 per round, while a thread of its own
+  /// calls `deliver` as fast as it can.
   private func race<S: AsyncSequence & Sendable>(
     rounds: Int, subscribe: @escaping @Sendable () -> S, deliver: @escaping @Sendable () -> Void
   ) async where S.Failure == Never {
@@ -24,10 +24,10 @@ import Testing
     }
     deliverer.start()
     for _ in 0..<rounds {
-      let subscriber = Task { for await _ in subscribe() {} }
+      let subscribers = (0..<8).map { _ in Task { for await _ in subscribe() {} } }
       await Task.yield()
-      subscriber.cancel()
-      await subscriber.value
+      for subscriber in subscribers { subscriber.cancel() }
+      for subscriber in subscribers { await subscriber.value }
     }
     stop.withLock { $0 = true }
     for await _ in ended {}
@@ -37,7 +37,7 @@ import Testing
   func setRacingCancellation() async {
     let source = FakeConditionSource<Int>(0)
     let counter = Lock(0)
-    await race(rounds: 20_000, subscribe: source.updates) {
+    await race(rounds: 1_000, subscribe: source.updates) {
       source.set(
         counter.withLock { value in
           value += 1
@@ -56,7 +56,7 @@ import Testing
     let clock = ManualClock()
     let start = clock.now
     let jumps = Lock(0)
-    await race(rounds: 20_000, subscribe: clock.clockChanges) {
+    await race(rounds: 400, subscribe: clock.clockChanges) {
       jumps.withLock { $0 += 1 }
       clock.jump(by: .seconds(1))
     }
