@@ -37,7 +37,8 @@ let package = Package(
     .target(name: "Locking", dependencies: ["CThreadSanitizer"]),
     // `RecentValues`: what was computed for the last few keys (statuses, their JSON).
     .target(name: "Memo"),
-    // `Broadcaster`: one value stream fanned out to subscribers (network, power, clock changes).
+    // `Broadcaster`: the one fan-out of values to subscribers (network, power, mounts,
+    // destinations, clock changes, the runtime's events, the test kit's fakes).
     .target(name: "Broadcasting"),
     // libnl-3 / libnl-route-3, seen by the Netlink module only.
     .systemLibrary(

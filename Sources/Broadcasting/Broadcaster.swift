@@ -1,4 +1,6 @@
-/// Fans values out to independent `AsyncStream` subscribers and to synchronous observers. With
+/// The package's one fan-out (statuses, conditions, clock changes, the runtime's events, the
+/// test kit's fakes): values to independent `AsyncStream` subscribers and to synchronous
+/// observers. With
 /// `replaysLatest` (a current value: a network or power status) each new stream subscriber
 /// first gets the latest value, then every later one; without it (events: a clock change) only
 /// the later ones. An observer gets every value published after it was added.
