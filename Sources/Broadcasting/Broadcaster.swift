@@ -1,9 +1,9 @@
 /// The package's one fan-out (statuses, conditions, clock changes, the runtime's events, the
 /// test kit's fakes): values to independent `AsyncStream` subscribers and to synchronous
-/// observers. With
-/// `replaysLatest` (a current value: a network or power status) each new stream subscriber
-/// first gets the latest value, then every later one; without it (events: a clock change) only
-/// the later ones. An observer gets every value published after it was added.
+/// observers. With `replaysLatest` (a current value: a network or power status) each new
+/// stream subscriber first gets the latest value, then every later one; without it (events: a
+/// clock change) only the later ones. An observer gets every value published after it was
+/// added.
 ///
 /// Not thread-safe by itself: the owner keeps it inside its `Lock`, decides under the lock and
 /// acts after it: ``publish(_:)`` and ``finish()`` hand the recipients back, to be delivered to
