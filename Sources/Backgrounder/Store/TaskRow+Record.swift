@@ -18,6 +18,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case inhibit
     case onConditionLost, pauseMax, pausedAt, pauseReason
     case relaxation, waitingSince
+    case requiresIdle, onUserReturn
 
     /// The column's place in ``allCases`` (a jump table: positions are looked up for every
     /// column of every row read, and a dictionary keyed by the case hashed its name each time).
@@ -64,6 +65,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       case .pauseReason: 38
       case .relaxation: 39
       case .waitingSince: 40
+      case .requiresIdle: 41
+      case .onUserReturn: 42
       }
     }
   }
@@ -129,6 +132,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       requiredReachable: try reader.optional(.requiredReachable),
       relaxation: try reader.relaxation())
     constraints.onConditionLost = try reader.conditionLoss()
+    constraints.requiresIdle = try reader.duration(.requiresIdle)
+    constraints.onUserReturn = try reader.required(.onUserReturn, UserReturnPolicy.self)
     waitingSince = try reader.instant(.waitingSince)
     if let calendarText: String = try reader.optional(.calendar) {
       guard let schedule = Self.decodeCalendar(calendarText) else {
@@ -258,6 +263,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case .pauseReason: pauseReason?.rawValue.databaseValue ?? .null
     case .relaxation: constraints.relaxation.map(Self.encode)?.databaseValue ?? .null
     case .waitingSince: waitingSince?.nanosecondsSince1970.databaseValue ?? .null
+    case .requiresIdle: constraints.requiresIdle?.nanoseconds.databaseValue ?? .null
+    case .onUserReturn: constraints.onUserReturn.rawValue.databaseValue
     }
   }
 }

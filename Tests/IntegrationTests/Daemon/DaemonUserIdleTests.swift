@@ -1,0 +1,75 @@
+import Backgrounder
+import Foundation
+import Testing
+
+/// `requires-idle` against python-dbusmock's logind on a private bus, with a real daemon: the
+/// job waits (and `status` says why) while logind's `IdleHint` is false, runs once the hint
+/// has been true for `requires-idle`, and `on-user-return = "stop"` stops the run when the
+/// hint turns false again (a retry, no attempt used; it waits for the user again).
+@Suite(
+  .serialized,
+  .enabled(if: LogindMock.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),
+  .timeLimit(.minutes(2)))
+struct DaemonUserIdleTests {
+  @Test func waitsForTheIdleUserAndStopsWhenTheUserReturns() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let runs = workspace.file("runs")
+    let job = "dev.e2e.idle"
+    try workspace.writeConfig(
+      jobs: daemonShellJob(
+        id: job,
+        script: "echo $$ > \(workspace.file("pid")); echo $BACKGROUNDER_ATTEMPT >> \(runs); "
+          + "while [ ! -e \(workspace.file("release")) ]; do sleep 0.05; done",
+        schedule: "once = true",
+        extra: "requires-idle = \"1s\"\non-user-return = \"stop\""))
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    _ = try harness.startDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+
+    // The user is active (the template's IdleHint is false): it waits, and says why.
+    let waiting = try await harness.waitForTask(job, "waiting for the idle user") {
+      $0.predicateKinds == ["userIdle"] && $0.state == "blocked"
+    }
+    #expect(waiting.attempt == 0)
+    let text = try await harness.cli("status", "--config", workspace.configPath).stdout
+    #expect(text.contains("the user idle for 1 s (the user is active)"), "\(text)")
+    #expect(!FileManager.default.fileExists(atPath: runs), "it ran with the user active")
+
+    // Idle from now: it runs once the hint has been true for 1 s (the daemon's timer).
+    try logind.setIdle(true, sinceMonotonic: LogindMock.monotonicMicroseconds())
+    try await daemonEventually("the run to start", describe: harness.describe()) {
+      FileManager.default.fileExists(atPath: runs) ? true : nil
+    }
+    let group = try #require(workspace.lines(of: "pid").first.flatMap { Int32($0) })
+    harness.adoptJobGroup(group)
+    _ = try await harness.waitForTask(job, "running") { $0.state == "running" }
+    #expect(try String(contentsOfFile: runs, encoding: .utf8) == "0\n")
+
+    // The user comes back: the run is stopped (its stop signal), as a retry, no attempt used.
+    try logind.setIdle(false, sinceMonotonic: LogindMock.monotonicMicroseconds())
+    let retried = try await harness.waitForTask(job, "stopped for the user's return") {
+      $0.lastResult == "retry"
+    }
+    #expect(retried.lastReason == "stopped: userReturned", "\(harness.describe())")
+    #expect(retried.attempt == 0, "no attempt used: \(harness.describe())")
+    #expect(
+      retried.recentRuns.contains { $0.outcome == "stopped" && $0.reason == "userReturned" },
+      "\(harness.describe())")
+    try await daemonEventually("the run's processes to end", describe: harness.describe()) {
+      daemonProcessGroupAlive(group) ? nil : true
+    }
+    let history = try await harness.cli("history", job, "--json", "--config", workspace.configPath)
+    #expect(history.stdout.contains("\"stop\":\"stopped with SIGTERM\""), "\(history)")
+    // It waits for the idle user again, and ran once.
+    _ = try await harness.waitForTask(job, "waiting again") {
+      $0.predicateKinds == ["userIdle"] && $0.state == "blocked"
+    }
+    #expect(try String(contentsOfFile: runs, encoding: .utf8) == "0\n")
+    try Data().write(to: URL(fileURLWithPath: workspace.file("release")))
+  }
+}
