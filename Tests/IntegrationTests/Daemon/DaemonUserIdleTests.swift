@@ -71,5 +71,20 @@ struct DaemonUserIdleTests {
     }
     #expect(try String(contentsOfFile: runs, encoding: .utf8) == "0\n")
     try Data().write(to: URL(fileURLWithPath: workspace.file("release")))
+
+    // doctor asks logind for the hint: an answer is fine, no logind is a problem naming the job.
+    let config = ["doctor", "--config", workspace.configPath]
+    let answered = try await harness.cli(
+      config, environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+    #expect(
+      answered.stdout.contains("ok: user idle: systemd-logind tells whether the user is idle"),
+      "\(answered)")
+    let absent = try await harness.cli(
+      config,
+      environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(workspace.file("no-bus"))"])
+    #expect(absent.status != 0, "\(absent)")
+    #expect(
+      absent.stdout.contains("problem: user idle: systemd-logind is not available")
+        && absent.stdout.contains("dev.e2e.idle (requires-idle) never run"), "\(absent)")
   }
 }
