@@ -38,7 +38,7 @@ public struct UserIdleConditions: Hashable, Sendable {
 
   /// No idle source configured (or none answered yet): the user counts as not idle.
   public static let unconfigured = UserIdleConditions(
-    idleSince: nil, unknown: "no idle source yet")
+    idleSince: nil, unknown: "no idle source")
 
   /// Whether the idle state is known.
   public var isKnown: Bool { unknown == nil }

@@ -269,18 +269,22 @@ package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendabl
   }
 
   private func publish(unknown why: String) {
+    guard publish(UserIdleConditions(idleSince: nil, unknown: why)) else { return }
     logger.info(
       "the user's idle state is not known: jobs requiring an idle user wait",
       metadata: ["reason": "\(why)"])
-    publish(UserIdleConditions(idleSince: nil, unknown: why))
   }
 
-  private func publish(_ conditions: UserIdleConditions) {
-    let recipients = state.withLock { state -> [Broadcaster<UserIdleConditions>.Recipient] in
-      guard state.latest != conditions else { return [] }
-      return state.publish(conditions)
+  /// Publishes `conditions` when they changed; returns whether they did.
+  @discardableResult
+  private func publish(_ conditions: UserIdleConditions) -> Bool {
+    let (changed, recipients) = state.withLock {
+      state -> (Bool, [Broadcaster<UserIdleConditions>.Recipient]) in
+      guard state.latest != conditions else { return (false, []) }
+      return (true, state.publish(conditions))
     }
     for recipient in recipients { recipient.deliver(conditions) }
+    return changed
   }
 
   /// The idle properties in the `a{sv}` at `message`'s read position (others skipped), or nil
