@@ -260,7 +260,7 @@ let package = Package(
       dependencies: [
         "Reachability", "PowerSource", "Backgrounder", "BackgrounderLinux", "BackgrounderTesting",
         "BackgrounderDaemon", "EventLoops", "Locking", "NetworkHints", "ResurrectionChild",
-        "StallingDaemon",
+        "StallingDaemon", "Netlink",
         // sd-bus, for BusSignalsTests' own connection.
         "CSystemdBus",
       ]

@@ -9,6 +9,10 @@
 #include <netlink/route/addr.h>
 #include <netlink/route/route.h>
 #include <netlink/route/nexthop.h>
+#include <netlink/route/tc.h>
+#include <netlink/route/qdisc.h>
+#include <netlink/route/class.h>
+#include <netlink/route/qdisc/htb.h>
 #include <linux/rtnetlink.h>
 #include <linux/if_arp.h>
 #include <linux/netlink.h>

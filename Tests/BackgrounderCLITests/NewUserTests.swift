@@ -173,6 +173,38 @@ import Testing
         + "— no attempt used")
   }
 
+  @Test("history shows a run's counted bytes as approximate; a run without has null keys")
+  func historyShowsTheRunsBytes() throws {
+    let start = Date(timeIntervalSince1970: 1_795_000_000)
+    var record = RunRecord(
+      attempt: 1, startedAt: start, endedAt: start.addingTimeInterval(2), outcome: "retry",
+      reason: "exit status 75")
+    let plain = HistoryRun(record)
+    record.network = RunNetworkBytes(
+      sent: 612_345, received: 3_100, meteredSent: 600_000, meteredReceived: 3_000,
+      accounting: .link)
+    let counted = HistoryRun(record)
+    #expect(
+      counted.text.contains(
+        "\n    network: 612 KB sent, 3.1 KB received, 603 KB of it on metered links "
+          + "(approximate: the primary link's counters; other traffic on the link counts too)"),
+      "\(counted.text)")
+    #expect(!plain.text.contains("network:"), "\(plain.text)")
+
+    func object(_ run: HistoryRun) throws -> [String: Any] {
+      try #require(
+        try JSONSerialization.jsonObject(with: try JSONEncoder().encode(run)) as? [String: Any])
+    }
+    let json = try object(counted)
+    #expect(json["bytes"] as? [String: Int64] == ["sent": 612_345, "received": 3_100])
+    #expect(json["meteredBytes"] as? [String: Int64] == ["sent": 600_000, "received": 3_000])
+    #expect(json["accounting"] as? String == "link")
+    let none = try object(plain)
+    for key in ["bytes", "meteredBytes", "accounting"] {
+      #expect(none[key] is NSNull, "\(key) is present and null without a count")
+    }
+  }
+
   private static func power(external: Bool, charging: Bool, percent: Double?) -> PowerStatus {
     PowerStatus(
       externalPower: external, charging: charging, batteryPercent: percent, batteryLow: false,

@@ -148,4 +148,58 @@ struct StatusJSONTests {
       #expect(try document.json() == (try Output.json(document)))
     }
   }
+
+  @Test("the daemon's metered budget: a top-level object and a line, whether spent or not")
+  func meteredBudgetShown() throws {
+    let zone = CalendarTimeZone.utc
+    let now = WallInstant(nanosecondsSince1970: 1_795_000_000_000_000_000)
+    let budget = MeteredBudget(bytes: 10_000_000, window: .trailing(seconds: 30 * 86_400))
+    let standing = budget.standing(
+      of: [MeteredUsageRecord(at: now.advanced(by: .seconds(-3600)), bytes: 1_234_000)], at: now,
+      zone: zone)
+    var daemon = DaemonSection.Report(
+      running: true, pid: 42, since: "2026-11-23T09:00:00Z", version: "1.0", storeError: nil)
+    daemon.meteredBudget = MeteredBudgetReport(standing, resetsAt: nil)
+    let document = StatusDocument(
+      observedAt: nil, network: .unknown,
+      power: PowerStatus(
+        externalPower: true, charging: true, batteryPercent: nil, batteryLow: false, supplies: []),
+      tasks: [], health: HealthReport(problems: [], daemonAnswered: true), daemon: daemon)
+    let json = try document.json()
+    #expect(json == (try Output.json(document)))
+    let object = try #require(
+      try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+    let shown = try #require(object["meteredBudget"] as? [String: Any], "\(json)")
+    #expect(shown["used"] as? Int64 == 1_234_000)
+    #expect(shown["budget"] as? Int64 == 10_000_000)
+    #expect(shown["left"] as? Int64 == 8_766_000)
+    #expect(shown["window"] as? String == "30d")
+    #expect(shown["spent"] as? Bool == false)
+    #expect(shown["freesAt"] as? String == "2026-12-18T10:06:40.000Z")
+    #expect((object["daemon"] as? [String: Any])?["meteredBudget"] == nil, "top level only")
+    let line = try #require(daemon.meteredBudget).line { _ in "09:26" }
+    #expect(
+      line
+        == "Metered budget (all jobs): 1.2 MB of 10 MB/30d used (12 %), 8.8 MB left; "
+        + "1.2 MB frees at 09:26")
+
+    // A monthly window says when it resets, used or not; a spent one says so.
+    let monthly = MeteredBudget(bytes: 1_000_000, window: .monthly(day: 1))
+    let (_, end) = monthly.window(at: now, zone: zone)
+    let spent = MeteredBudgetReport(
+      monthly.standing(of: [MeteredUsageRecord(at: now, bytes: 1_500_000)], at: now, zone: zone),
+      resetsAt: end)
+    #expect(spent.resetsAt == "2026-12-01T00:00:00.000Z" && spent.freesAt == nil)
+    #expect(
+      spent.line { _ in "12-01 00:00" }
+        == "Metered budget (all jobs): 1.5 MB of 1 MB/month (resets on day 1) used (150 %), "
+        + "0 B left; spent: jobs needing the network wait for an unmetered link; "
+        + "resets at 12-01 00:00")
+    // Without a budget there is no key.
+    daemon.meteredBudget = nil
+    let plain = StatusDocument(
+      observedAt: nil, network: .unknown, power: document.power, tasks: [],
+      health: document.health, daemon: daemon)
+    #expect(!(try plain.json()).contains("meteredBudget"))
+  }
 }

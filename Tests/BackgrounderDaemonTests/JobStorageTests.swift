@@ -48,6 +48,7 @@ struct JobStorageTests {
     job.requiresMount = "/media/backup"
     job.requiresReachable = "nas.lan:445"
     job.meteredBudget = MeteredBudget(bytes: 200_000_000, window: .trailing(seconds: 86_400))
+    job.bandwidth = BandwidthCap(rate: 2_000_000, meteredRate: 500_000, required: true)
     job.stopSignal = SIGINT
     job.user = "alice"
     job.group = "backup"
@@ -108,7 +109,7 @@ struct JobStorageTests {
   func everySettingIsStored() {
     // A new setting must be added to `JobDocument` (with its default when absent); then
     // raise this count. Without it, the setting would be lost on the way through the store.
-    #expect(Mirror(reflecting: Self.fullJob).children.count == 30)
+    #expect(Mirror(reflecting: Self.fullJob).children.count == 31)
   }
 
   @Test("a store written in the previous format keeps every schedule and is migrated in place")

@@ -40,12 +40,13 @@ struct TelemetryExportTests {
   private func withExport(
     network: NetworkConditions, settings: (inout TelemetrySettings) -> Void = { _ in },
     metrics: MetricsFile? = nil, waits: RunWaitFeed = RunWaitFeed(),
+    bytes: RunBytesFeed = RunBytesFeed(),
     _ body: (TelemetryExport, Backgrounder, StandInExporter, ManualClock, FakeNetworkSource)
       async throws
       -> Void
   ) async throws {
     try await withExport(
-      network: network, settings: settings, metrics: metrics, waits: waits,
+      network: network, settings: settings, metrics: metrics, waits: waits, bytes: bytes,
       again: { _, _, _ in }, body)
   }
 
@@ -53,6 +54,7 @@ struct TelemetryExportTests {
   private func withExport(
     network: NetworkConditions, settings: (inout TelemetrySettings) -> Void = { _ in },
     metrics: MetricsFile? = nil, waits: RunWaitFeed = RunWaitFeed(),
+    bytes: RunBytesFeed = RunBytesFeed(),
     again: (TelemetryExport, StandInExporter, ManualClock) async throws -> Void,
     _ body: (TelemetryExport, Backgrounder, StandInExporter, ManualClock, FakeNetworkSource)
       async throws
@@ -73,7 +75,7 @@ struct TelemetryExportTests {
     let export = TelemetryExport(
       settings: telemetry, runtime: runtime, network: source, clock: clock,
       batchPath: directory.appendingPathComponent("batch.json").path, metrics: metrics,
-      waits: waits, logger: Logger(label: "test"), send: { exporter.send($0) })
+      waits: waits, logger: Logger(label: "test"), bytes: bytes, send: { exporter.send($0) })
     var configuration = DaemonConfiguration(sourcePath: "/test.toml")
     var job = JobDefinition(
       id: "dev.example.backup", command: ["true"], schedule: .once(delay: .zero))
@@ -124,6 +126,44 @@ struct TelemetryExportTests {
       #expect(run["waitedSeconds"] as? Double == 0)
       #expect(batch["metrics"] == nil)
       #expect(try await runtime.telemetryBatch(limit: 10) == nil)
+    }
+  }
+
+  @Test("a run's counted bytes go out with it, and only with it")
+  func runCarriesItsBytes() async throws {
+    let bytes = RunBytesFeed()
+    let job = try TaskId("dev.example.backup")
+    try await withExport(network: Self.unmetered, bytes: bytes) { export, _, exporter, _, _ in
+      exporter.deliver(true)
+      let start = Date(timeIntervalSince1970: 1_700_000_000)
+      await export.record(MonitorEvent(taskId: job, time: start, kind: .workStarted(attempt: 0)))
+      // Counted before the run's end is reported (the worker hands it over, then returns); a
+      // progress event in between does not take it.
+      bytes.counted(
+        job: job,
+        bytes: RunNetworkBytes(
+          sent: 612_345, received: 3_100, meteredSent: 600_000, meteredReceived: 3_000,
+          accounting: .link))
+      await export.record(
+        MonitorEvent(
+          taskId: job, time: start.addingTimeInterval(1),
+          kind: .progress(fraction: 0.5, message: nil)))
+      await export.record(
+        MonitorEvent(
+          taskId: job, time: start.addingTimeInterval(2),
+          kind: .workCompleted(attempt: 0, result: .success, runtime: .seconds(2))))
+      try await finishRun(export, attempt: 1, at: 1_700_000_010)
+      await export.exportPending()
+      let runs = try #require(exporter.batches.first?["runs"] as? [[String: Any]])
+      try #require(runs.count == 2)
+      #expect(runs[0]["bytesSent"] as? Int64 == 612_345)
+      #expect(runs[0]["bytesReceived"] as? Int64 == 3_100)
+      #expect(runs[0]["meteredBytesSent"] as? Int64 == 600_000)
+      #expect(runs[0]["meteredBytesReceived"] as? Int64 == 3_000)
+      #expect(runs[0]["accounting"] as? String == "link")
+      for key in ["bytesSent", "bytesReceived", "meteredBytesSent", "accounting"] {
+        #expect(runs[1][key] == nil, "the next run, not counted, has no \(key)")
+      }
     }
   }
 

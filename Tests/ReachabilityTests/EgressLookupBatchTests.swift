@@ -73,6 +73,35 @@ import Testing
     #expect(published == nil)  // waits for the new answer
   }
 
+  /// A route change another program asked for is multicast with that program's port id and
+  /// sequence number; a sequence number equal to one of our lookups in flight does not make it
+  /// the kernel's answer (it would set the egress from the other program's route and leave the
+  /// change unread by the model).
+  @Test func aNotificationWithTheSequenceOfALookupInFlightIsNotItsReply() throws {
+    var engine = try synchronizedLiveEngine()
+    engine.localPort = 4242
+    let primary = try #require(engine.model.status().primaryLink)
+    let request = engine.nextRequest()
+    let first = try #require(request)
+    let sequence = try #require(
+      NetlinkFraming.frames(in: first).compactMap { try? $0.get() }.first.map {
+        try RtnetlinkParser.parse($0).header.sequence
+      })
+
+    _ = engine.ingest(
+      datagram: defaultRoute(
+        interfaceIndex: Int32(primary.index), metric: 5, sequence: sequence, portID: 777))
+    let answeredByTheNotification = engine.takeAnsweredLookups()
+    #expect(!answeredByTheNotification)
+
+    _ = engine.ingest(
+      datagram: replies(to: first, interfaceIndex: Int32(primary.index), portID: 4242))
+    let answered = engine.takeAnsweredLookups()
+    let again = engine.nextRequest()
+    #expect(answered)
+    #expect(again != nil, "the other program's change, read by the model, is asked about")
+  }
+
   /// What is still queued after an overrun is older than any new dump and has gaps, so the
   /// re-dump waits until the socket was read empty (the soak's netlink flood showed phantom
   /// links when a stale `RTM_NEWLINK` entered a dump requested too early).
@@ -95,7 +124,9 @@ import Testing
 
   /// The kernel's answers to every lookup in `requests` (a datagram of `RTM_GETROUTE`s): the
   /// destination leaves through `interfaceIndex`.
-  private func replies(to requests: [UInt8], interfaceIndex: Int32) -> [UInt8] {
+  private func replies(to requests: [UInt8], interfaceIndex: Int32, portID: UInt32 = 0)
+    -> [UInt8]
+  {
     NetlinkFraming.frames(in: requests).flatMap { frame -> [UInt8] in
       guard let bytes = try? frame.get(), let message = try? RtnetlinkParser.parse(bytes),
         RouteLookupRequest.isLookup(message.header)
@@ -103,7 +134,7 @@ import Testing
       let family = bytes[bytes.startIndex + 16]
       let destination = Array(bytes.suffix(family == 2 ? 4 : 16))
       return route(
-        type: Self.routeNew, family: family, sequence: message.header.sequence,
+        type: Self.routeNew, family: family, sequence: message.header.sequence, portID: portID,
         destinationLength: UInt8(destination.count * 8),
         attributes: [
           (15, self.bytes(UInt32(254))), (1, destination), (4, self.bytes(interfaceIndex)),
@@ -112,9 +143,11 @@ import Testing
   }
 
   /// `RTM_NEWROUTE` notification: IPv4 default route via 192.0.2.254 in the main table.
-  private func defaultRoute(interfaceIndex: Int32, metric: UInt32) -> [UInt8] {
+  private func defaultRoute(
+    interfaceIndex: Int32, metric: UInt32, sequence: UInt32 = 1, portID: UInt32 = 0
+  ) -> [UInt8] {
     route(
-      type: Self.routeNew, family: 2, sequence: 1, destinationLength: 0,
+      type: Self.routeNew, family: 2, sequence: sequence, portID: portID, destinationLength: 0,
       attributes: [
         (15, bytes(UInt32(254))), (6, bytes(metric)), (5, [192, 0, 2, 254]),
         (4, bytes(interfaceIndex)),
@@ -122,7 +155,7 @@ import Testing
   }
 
   private func route(
-    type: UInt16, family: UInt8, sequence: UInt32, destinationLength: UInt8,
+    type: UInt16, family: UInt8, sequence: UInt32, portID: UInt32 = 0, destinationLength: UInt8,
     attributes: [(UInt16, [UInt8])]
   ) -> [UInt8] {
     // struct rtmsg: family, dst_len, src_len, tos, table main, proto boot, scope universe,
@@ -133,7 +166,7 @@ import Testing
     }
     let header = NetlinkHeader(
       length: UInt32(NetlinkHeader.size + body.count), type: type, flags: 0, sequence: sequence,
-      portID: 0)
+      portID: portID)
     return header.encoded + body
   }
 

@@ -24,6 +24,7 @@ import Testing
       Gen.int(in: 0...3).array(of: 12), Gen.int(in: 0...(Self.answers.count - 1)).array(of: 24),
       Gen.int(in: 0...5).array(of: 12)
     ) { base, routes, path, answers, events in
+      await Task.yield()  // CPU-bound: let the test run's other tasks in
       // Four states: `base`, and its links and addresses with other default routes.
       let states =
         [base]

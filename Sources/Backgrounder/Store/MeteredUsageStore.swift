@@ -70,6 +70,32 @@ enum MeteredUsageStore {
       arguments: [horizon.nanosecondsSince1970])
   }
 
+  /// The bytes of the run of `id` (attempt `attempt`) that started at `startedAt` and ended at
+  /// `endedAt`, as the `run` table records it; nil when none were counted. The counting
+  /// starts after the runtime records the start (in the worker) and ends before the outcome
+  /// is recorded, so its start lies in the run's span.
+  static func bytes(
+    _ db: Database, of id: TaskId, attempt: Int, startedAt: WallInstant, endedAt: WallInstant
+  ) throws -> RunNetworkBytes? {
+    let statement = try db.cachedStatement(
+      sql: """
+        SELECT sent, received, meteredSent, meteredReceived, accounting FROM run_network_bytes
+        WHERE taskId = ? AND attempt = ? AND startedAt >= ? AND startedAt <= ?
+        ORDER BY startedAt LIMIT 1
+        """)
+    guard
+      let row = try Row.fetchOne(
+        statement,
+        arguments: [
+          id.rawValue, attempt, startedAt.nanosecondsSince1970, endedAt.nanosecondsSince1970,
+        ]),
+      let accounting = ByteAccounting(rawValue: row[4])
+    else { return nil }
+    return RunNetworkBytes(
+      sent: row[0], received: row[1], meteredSent: row[2], meteredReceived: row[3],
+      accounting: accounting)
+  }
+
   static func records(_ db: Database, after start: WallInstant) throws -> [RunNetworkRecord] {
     try Row.fetchAll(
       db,

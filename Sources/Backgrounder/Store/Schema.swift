@@ -129,6 +129,11 @@ enum Schema {
           ALTER TABLE task ADD COLUMN waitingSince INTEGER;
           """)
     }
+    migrator.registerMigration("task-metered-budget") { db in
+      // A request's `WorkConstraints.meteredBudget` (`BYTES|WINDOW`); tasks stored before it
+      // have none, and so do not use metered links until scheduled again.
+      try db.execute(sql: "ALTER TABLE task ADD COLUMN meteredBudget TEXT")
+    }
     migrator.registerMigration("requires-idle") { db in
       // `requires-idle` (nanoseconds, NULL: none) and `on-user-return` of the request; tasks
       // stored before it need no idle user.

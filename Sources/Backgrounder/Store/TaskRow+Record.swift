@@ -18,6 +18,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case inhibit
     case onConditionLost, pauseMax, pausedAt, pauseReason
     case relaxation, waitingSince
+    case meteredBudget
     case requiresIdle, onUserReturn
 
     /// The column's place in ``allCases`` (a jump table: positions are looked up for every
@@ -65,8 +66,9 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       case .pauseReason: 38
       case .relaxation: 39
       case .waitingSince: 40
-      case .requiresIdle: 41
-      case .onUserReturn: 42
+      case .meteredBudget: 41
+      case .requiresIdle: 42
+      case .onUserReturn: 43
       }
     }
   }
@@ -132,6 +134,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       requiredReachable: try reader.optional(.requiredReachable),
       relaxation: try reader.relaxation())
     constraints.onConditionLost = try reader.conditionLoss()
+    constraints.meteredBudget = try reader.meteredBudget()
     constraints.requiresIdle = try reader.duration(.requiresIdle)
     constraints.onUserReturn = try reader.required(.onUserReturn, UserReturnPolicy.self)
     waitingSince = try reader.instant(.waitingSince)
@@ -263,6 +266,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case .pauseReason: pauseReason?.rawValue.databaseValue ?? .null
     case .relaxation: constraints.relaxation.map(Self.encode)?.databaseValue ?? .null
     case .waitingSince: waitingSince?.nanosecondsSince1970.databaseValue ?? .null
+    case .meteredBudget:
+      constraints.meteredBudget.map(MeteredBudgetWaitCoding.encode)?.databaseValue ?? .null
     case .requiresIdle: constraints.requiresIdle?.nanoseconds.databaseValue ?? .null
     case .onUserReturn: constraints.onUserReturn.rawValue.databaseValue
     }
@@ -377,6 +382,15 @@ private struct ColumnReader {
       throw corrupt(.relaxation, "holds an unreadable relaxation \"\(text)\"")
     }
     return relaxation
+  }
+
+  /// The `meteredBudget` column (`BYTES|WINDOW`), or nil.
+  func meteredBudget() throws(StoreError) -> MeteredBudget? {
+    guard let text = try optional(.meteredBudget, String.self) else { return nil }
+    guard let budget = MeteredBudgetWaitCoding.decodeBudget(Substring(text)) else {
+      throw corrupt(.meteredBudget, "holds an unreadable metered budget \"\(text)\"")
+    }
+    return budget
   }
 
   func corrupt(_ column: TaskRow.Columns, _ problem: String) -> StoreError {

@@ -161,6 +161,11 @@ public struct RunRecord: Hashable, Sendable, Encodable {
   /// with SIGKILL after 30 s`); nil when it was not stopped or its worker did not say. Not part
   /// of `status`'s JSON.
   public var stop: String? = nil
+  /// The bytes the run sent and received (``RunNetworkBytes``), read with its history from
+  /// the store's `run_network_bytes`; nil when none were counted (the worker never started,
+  /// an embedder that counts none, a run recorded before bytes were counted). Not part of
+  /// `status`'s JSON.
+  public var network: RunNetworkBytes? = nil
 
   /// Encodes with ISO 8601 times.
   public func encode(to encoder: any Encoder) throws {

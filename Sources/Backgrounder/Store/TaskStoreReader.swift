@@ -190,12 +190,18 @@ public struct TaskStoreReader: Sendable {
         SELECT attempt, startedAt, endedAt, outcome, reason, conditions, outputTail, stop FROM run
         WHERE taskId = ? ORDER BY id DESC LIMIT ?
         """)
+    let counted = try db.tableExists("run_network_bytes")
     return try Row.fetchAll(statement, arguments: [id.rawValue, limit]).map { row in
-      RunRecord(
-        attempt: row[0],
-        startedAt: (row[1] as Int64?).map { WallInstant(nanosecondsSince1970: $0).date },
-        endedAt: WallInstant(nanosecondsSince1970: row[2]).date, outcome: row[3], reason: row[4],
-        conditions: row[5], outputTail: row[6], stop: row[7])
+      let startedAt = (row[1] as Int64?).map { WallInstant(nanosecondsSince1970: $0) }
+      let endedAt = WallInstant(nanosecondsSince1970: row[2])
+      var record = RunRecord(
+        attempt: row[0], startedAt: startedAt?.date, endedAt: endedAt.date, outcome: row[3],
+        reason: row[4], conditions: row[5], outputTail: row[6], stop: row[7])
+      if counted, let startedAt {
+        record.network = try MeteredUsageStore.bytes(
+          db, of: id, attempt: record.attempt, startedAt: startedAt, endedAt: endedAt)
+      }
+      return record
     }
   }
 

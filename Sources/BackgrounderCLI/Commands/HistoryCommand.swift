@@ -17,6 +17,12 @@ struct HistoryCommand: AsyncParsableCommand {
       run ended ("stopped with SIGINT", "killed with SIGKILL after 30 s") and the tail of its \
       output (the last 20 lines, at most 4 KiB) for runs recorded since they are kept.
 
+      A run whose bytes were counted shows them: sent, received, and how much of it crossed \
+      metered links. They are the primary link's counters over the run (accounting "link"): \
+      approximate, other traffic on the link counts too. In JSON: "bytes" and "meteredBytes" \
+      ({"sent": N, "received": N}) and "accounting" ("link"); all three are null for a run \
+      without counted bytes (it never started, or it was recorded before bytes were counted).
+
       Read read-only from the store (safe while the daemon runs). The store keeps the newest \
       20 runs of each job.
       """
@@ -99,6 +105,8 @@ struct HistoryRun: Encodable {
   var outputTail: String?
   /// How a stopped run ended: `stopped with SIGINT`, `killed with SIGKILL after 30 s`.
   var stop: String?
+  /// The bytes counted for the run; nil when none were.
+  var network: RunNetworkBytes?
 
   init(_ record: RunRecord) {
     attempt = record.attempt
@@ -109,6 +117,7 @@ struct HistoryRun: Encodable {
     conditions = record.conditions
     outputTail = record.outputTail
     stop = record.stop
+    network = record.network
   }
 
   /// Seconds from start to end; nil when the worker never started.
@@ -116,7 +125,13 @@ struct HistoryRun: Encodable {
 
   private enum CodingKeys: String, CodingKey {
     case attempt, startedAt, endedAt, durationSeconds, outcome, reason, conditions, outputTail
-    case stop
+    case stop, bytes, meteredBytes, accounting
+  }
+
+  /// `{"sent": N, "received": N}` in JSON.
+  private struct Directions: Encodable {
+    var sent: Int64
+    var received: Int64
   }
 
   func encode(to encoder: any Encoder) throws {
@@ -130,6 +145,13 @@ struct HistoryRun: Encodable {
     try container.encode(conditions, forKey: .conditions)
     try container.encode(outputTail, forKey: .outputTail)
     try container.encode(stop, forKey: .stop)
+    // A run without counted bytes has all three as null, like every other absent value.
+    try container.encode(
+      network.map { Directions(sent: $0.sent, received: $0.received) }, forKey: .bytes)
+    try container.encode(
+      network.map { Directions(sent: $0.meteredSent, received: $0.meteredReceived) },
+      forKey: .meteredBytes)
+    try container.encode(network?.accounting.rawValue, forKey: .accounting)
   }
 
   /// `Sat 2026-11-28 02:10:00 CET → 02:10:01 CET (1.2 s)  failure  attempt 0  exit status 1:
@@ -159,6 +181,7 @@ struct HistoryRun: Encodable {
     lines += reasonLines.dropFirst().map { "    \($0)" }
     if let conditions { lines.append("    started under: \(conditions)") }
     if let stop { lines.append("    \(stop)") }
+    if let network { lines.append("    network: \(Self.networkText(network))") }
     if let outputTail, !outputTail.isEmpty {
       lines.append("    output:")
       lines += outputTail.split(separator: "\n", omittingEmptySubsequences: false).map {
@@ -166,6 +189,19 @@ struct HistoryRun: Encodable {
       }
     }
     return lines.joined(separator: "\n")
+  }
+
+  /// `612 KB sent, 3.1 KB received, 615 KB of it on metered links (approximate: the primary
+  /// link's counters; other traffic on the link counts too)`.
+  static func networkText(_ bytes: RunNetworkBytes) -> String {
+    let how =
+      switch bytes.accounting {
+      case .link: "approximate: the primary link's counters; other traffic on the link counts too"
+      case .cgroup: "counted for the run's cgroup"
+      }
+    return "\(MeteredBudget.byteText(bytes.sent)) sent, "
+      + "\(MeteredBudget.byteText(bytes.received)) received, "
+      + "\(MeteredBudget.byteText(bytes.meteredBytes)) of it on metered links (\(how))"
   }
 
   /// Why a run never started, in words: a blocked or deferred run was held at the gate (its

@@ -115,6 +115,10 @@ struct StatusLineEncoder {
     writer.raw(try self.daemon.encoded(daemon))
     writer.key("health")
     writer.raw(try self.health.encoded(health))
+    if let meteredBudget = daemon.meteredBudget {
+      writer.key("meteredBudget")
+      writer.raw(Array(try Output.jsonData(meteredBudget)))
+    }
     writer.key("network")
     if let daemonView {
       writer.raw(Array(try Output.jsonData(DaemonNetworkView(view: daemonView))))

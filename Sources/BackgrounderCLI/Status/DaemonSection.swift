@@ -24,6 +24,9 @@ struct DaemonSection: Sendable {
     var error: String?
     /// The daemon's network and power view (what its jobs are gated by).
     var view: DaemonView?
+    /// The daemon's `[network] metered-budget` and its use (the document's top-level
+    /// `"meteredBudget"`, not part of `"daemon"`).
+    var meteredBudget: MeteredBudgetReport?
 
     private enum CodingKeys: String, CodingKey {
       case running, pid, since, version, storeError, inhibitors, wakeAlarms, wakeAlarmsReason
@@ -39,6 +42,7 @@ struct DaemonSection: Sendable {
       wakeAlarms = info.wakeAlarms
       wakeAlarmsReason = info.wakeAlarmsReason
       view = info.view
+      meteredBudget = info.meteredBudget
     }
 
     init(

@@ -14,6 +14,10 @@ extension StatusDocument {
     json.raw(try Output.json(daemon))
     json.key("health")
     json.raw(try Output.json(health))
+    if let meteredBudget = daemon.meteredBudget {
+      json.key("meteredBudget")
+      json.raw(try Output.json(meteredBudget))
+    }
     json.key("network")
     if let daemonView {
       json.raw(try Output.json(DaemonNetworkView(view: daemonView)))

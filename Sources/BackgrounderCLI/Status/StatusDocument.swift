@@ -5,7 +5,8 @@ import Reachability
 
 /// The JSON document `status --json` prints: `{"network": {...}, "power": {...}, "tasks": [...],
 /// "health": {"healthy": ..., "problems": [...]}, "daemon": {...}, "viewOf": "client"}`, plus
-/// `observedAt` in `--watch` lines.
+/// `observedAt` in `--watch` lines and `meteredBudget` (``MeteredBudgetReport``) when the
+/// daemon has a `[network] metered-budget`.
 struct StatusDocument: Encodable {
   /// RFC 3339 time with microseconds; only in `--watch` lines.
   var observedAt: String?
@@ -28,7 +29,7 @@ struct StatusDocument: Encodable {
   var viewOf: ViewOf { daemonView == nil ? .client : .daemon }
 
   private enum CodingKeys: String, CodingKey {
-    case observedAt, network, power, tasks, health, daemon, viewOf
+    case observedAt, network, power, tasks, health, daemon, viewOf, meteredBudget
   }
 
   func encode(to encoder: any Encoder) throws {
@@ -44,6 +45,7 @@ struct StatusDocument: Encodable {
     try container.encode(tasks, forKey: .tasks)
     try container.encode(health, forKey: .health)
     try container.encode(daemon, forKey: .daemon)
+    try container.encodeIfPresent(daemon.meteredBudget, forKey: .meteredBudget)
     try container.encode(viewOf, forKey: .viewOf)
   }
 }

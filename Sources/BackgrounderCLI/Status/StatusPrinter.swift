@@ -59,6 +59,9 @@ struct StatusPrinter {
         lines += renderPower(power)
       }
       lines += DaemonSection.text(daemonReport, socketPath: daemon.socketPath)
+      if let budget = daemonReport.meteredBudget {
+        lines.append(budget.line { TaskStatusText.clockTime($0, now: now) })
+      }
       lines +=
         taskList.map { TaskStatusText.report($0, storePath: tasks.storePath, now: now, wide: wide) }
         ?? ["Tasks: unavailable (see the error above)"]

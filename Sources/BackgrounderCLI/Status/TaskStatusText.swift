@@ -111,7 +111,7 @@ enum TaskStatusText {
   }
 
   /// Local 24-hour wall-clock time: "14:02" today, "2026-11-23 14:02" otherwise.
-  private static func clockTime(_ date: Date, now: Date) -> String {
+  static func clockTime(_ date: Date, now: Date) -> String {
     let formatter = DateFormatter()
     formatter.locale = Locale(identifier: "en_US_POSIX")
     formatter.dateFormat =

@@ -59,6 +59,9 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// `metered-budget = "200MB/1d"`: metered bytes a `network = "unmetered"` job may use in a
   /// window before it waits for an unmetered link.
   package var meteredBudget: MeteredBudget?
+  /// `bandwidth`, `metered-bandwidth`, `bandwidth-required`: the run's egress cap, shaped in
+  /// the kernel (``RunShaping``).
+  package var bandwidth: BandwidthCap?
   /// Per-run time budget; the runtime's default (10 minutes) when nil.
   package var budget: Duration?
   package var backoff = Backoff()

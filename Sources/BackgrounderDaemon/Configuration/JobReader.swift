@@ -10,6 +10,7 @@ enum JobReader {
       "stop-signal", "stop-timeout", "user", "group",
     ] + CalendarSettingsReader.keys + PrioritySettingsReader.keys + PlaceKeys.keys
     + JobAlertsReader.jobKeys + MeteredBudgetSettings.jobKeys + PauseKeys.keys + RelaxKeys.keys
+    + BandwidthSettings.keys
     + IdleKeys.keys
 
   static func read(_ job: TableReader) throws(ConfigurationError) -> JobDefinition {
@@ -39,6 +40,7 @@ enum JobReader {
       definition.network = value
     }
     definition.meteredBudget = try MeteredBudgetSettings.read(job: job, network: definition.network)
+    definition.bandwidth = try BandwidthSettings.read(job)
     definition.requiresCharging = try job.bool("requires-charging") ?? false
     definition.requiresBatteryNotLow = try job.bool("requires-battery-not-low") ?? false
     try PlaceKeys.read(job, into: &definition)

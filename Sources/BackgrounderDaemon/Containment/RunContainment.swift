@@ -10,6 +10,8 @@ package struct RunContainment: Sendable {
   let cgroups: RunCgroups?
   let registry: RunRegistry?
   let logger: Logger
+  /// Caps runs' egress (`bandwidth`); nil: caps are not enforced (tests, embedders).
+  package var shaping: RunShaping?
   /// The runs going now.
   let live = LiveRuns()
 
@@ -33,17 +35,20 @@ package struct RunContainment: Sendable {
   }
 
   /// The daemon's containment, called once at start while holding the store lock: makes the
-  /// daemon a child subreaper, uses its delegated cgroup when there is one, and ends what is
-  /// left of runs interrupted by the previous daemon's death.
+  /// daemon a child subreaper, uses its delegated cgroup when there is one, ends what is left
+  /// of runs interrupted by the previous daemon's death, and finds whether bandwidth caps can be
+  /// enforced (removing the classes such runs left, ``RunShaping/prepare(logger:)``).
   package static func prepare(storePath: String, logger: Logger) async throws -> RunContainment {
     if !Subreaper.enable() {
       logger.warning(
         "cannot become a child subreaper; orphans of a run are reparented to PID 1",
         metadata: ["error": "\(SystemCallError.current("prctl").errno)"])
     }
-    let containment = try RunContainment(
+    var containment = try RunContainment(
       cgroups: RunCgroups.delegated(logger: logger), storePath: storePath, logger: logger)
     await LeftoverRuns.terminate(in: containment)
+    // After the leftover runs ended: their net_prio cgroups are empty and can go.
+    containment.shaping = RunShaping.prepare(logger: logger)
     return containment
   }
 

@@ -31,9 +31,11 @@ enum RunPriorityControl {
   /// A wrapper that runs as the job's `user` cannot join the root-owned run cgroup itself: with
   /// `joining` (that cgroup's directory) the daemon moves the stopped shell into it before
   /// continuing it, and ends it (SIGKILL) when it cannot, as the shell ends when it cannot join.
+  /// `whileStopped` runs on the stopped shell before it continues (the run's `net_prio` cgroup
+  /// joined, ``RunShaping``).
   static func release(
     _ pid: pid_t, descriptor: Int32, at priority: RunPriority, jobID: String, logger: Logger,
-    joining cgroup: String? = nil
+    joining cgroup: String? = nil, whileStopped: (@Sendable (pid_t) -> Void)? = nil
   ) async {
     do {
       let stopped = try await SystemThread.runBlocking(name: "bg-run-stop") {
@@ -57,6 +59,7 @@ enum RunPriorityControl {
           return
         }
       }
+      whileStopped?(pid)
       for failure in apply(priority, to: pid) {
         logger.warning(
           "cannot set the run's priority; it runs at the daemon's",

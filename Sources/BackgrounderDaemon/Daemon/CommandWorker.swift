@@ -71,6 +71,13 @@ package struct CommandWorker: Worker {
       ].merging(JobEnvironment.destinationVariables(job)) { $1 }
         .merging(context.relaxed ? ["BACKGROUNDER_RELAXED": "1"] : [:]) { $1 },
       user: identity?.environment())
+    let bandwidth = ShapingDecision.decide(
+      cap: job.bandwidth, primaryLink: conditions.primaryLink, metered: conditions.isDataMetered,
+      support: runner.containment.shaping?.support
+        ?? .unavailable("this daemon does not shape runs"))
+    if case .unenforceable(let reason, true) = bandwidth {
+      return .retry(reason: "bandwidth-required: the cap cannot be enforced (\(reason))")
+    }
     guard context.confirmStart() else {
       return .retry(reason: "the network changed before the command started")
     }
@@ -109,6 +116,7 @@ package struct CommandWorker: Worker {
         argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
         jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background,
         stopSignal: job.stopSignal ?? SIGTERM, stopTimeout: job.stopTimeout, identity: identity,
+        bandwidth: bandwidth, bandwidthRequired: job.bandwidth?.required ?? false,
         pausable: pausable)
     }
     let outcome =
@@ -136,6 +144,9 @@ package struct CommandWorker: Worker {
       case 1: ": \(lines[0])"
       default: ": \(lines[lines.count - 1])\n\(outcome.errorTail)"
       }
+    if outcome.bandwidthUnapplied {
+      return .retry(reason: "bandwidth-required: the cap could not be applied (see the journal)")
+    }
     if outcome.exceededMemoryMax, outcome.termination != .exited(0) {
       return .failure(reason: "killed for exceeding memory-max (cgroup oom_kill)\(stderr)")
     }

@@ -18,6 +18,8 @@ struct ControlHandler: Sendable {
   var wakeAlarms: WakeAlarms?
   /// The daemon's network and power view, for `status`.
   var view: @Sendable () -> DaemonView? = { nil }
+  /// The daemon's `[network] metered-budget` and its use, for `status`.
+  var meteredBudget: @Sendable () -> MeteredBudgetReport? = { nil }
   /// When the daemon started serving (for `ping`).
   let startedAt = Date()
   /// How long `trigger` waits for the run to start before answering that it is pending.
@@ -86,6 +88,7 @@ struct ControlHandler: Sendable {
       wakeAlarms: wakeAlarms?.availability.availability,
       wakeAlarmsReason: wakeAlarms?.availability.reason)
     info.view = view()
+    info.meteredBudget = meteredBudget()
     return info
   }
 

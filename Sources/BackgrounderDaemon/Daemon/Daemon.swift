@@ -150,15 +150,18 @@ package final class Daemon: Service {
       logger: logger)
     meteredBudgets.configure(configuration)
     defer { meteredBudgets.stop() }
-    let networkBytes = RunNetworkCounting(
+    let runBytes = configuration.telemetry.map { _ in RunBytesFeed() }
+    containment.shaping?.configure(configuration)
+    var networkBytes = RunNetworkCounting(
       accounting: LinkCounterAccounting(), ledger: meteredBudgets, metrics: metrics,
       logger: logger, clock: runtimeConfiguration.clock,
       network: { [network = sources.network] in network.current })
+    networkBytes.counted = runBytes.map { $0.counted }
     let onRelaxedRun: @Sendable (String) -> Void = { [logger] job in
       logger.info("run started under relaxed conditions (relax-after)", metadata: ["job": "\(job)"])
       metrics?.recordRelaxedRun(job: job)
     }
-    try runtime.registerFallback { _ in
+    try runtime.registerFallback { [networkBytes] _ in
       var worker = CommandWorker(runner: runner, inhibitor: inhibitor, onRelaxedRun: onRelaxedRun)
       worker.networkBytes = networkBytes
       return worker
@@ -186,7 +189,7 @@ package final class Daemon: Service {
         TelemetryExport(
           settings: settings, runtime: runtime, network: sources.network,
           clock: runtimeConfiguration.clock, batchPath: telemetryBatch,
-          metrics: metrics, waits: runWaits, logger: logger,
+          metrics: metrics, waits: runWaits, logger: logger, bytes: runBytes ?? RunBytesFeed(),
           send: TelemetryExporterProcess.send(
             runner: runner, exporter: TelemetryExporterProcess.path(settings),
             retryAfterFile: TelemetryExport.retryAfterPath(batchPath: telemetryBatch),
@@ -225,7 +228,7 @@ package final class Daemon: Service {
     let reloaded = Reloaded(
       jobs: jobs, alerts: alerts, wakeAlarms: wakeAlarms, destinations: sources.destinations,
       telemetry: telemetry, restartNeeded: restartNeeded, monitor: monitor,
-      meteredBudgets: meteredBudgets)
+      meteredBudgets: meteredBudgets, shaping: containment.shaping)
 
     // The daemon's view as `status` shows it: asked for, and pushed to watchers.
     let view: @Sendable () -> DaemonView? = { [networkNamespace] in
@@ -249,10 +252,10 @@ package final class Daemon: Service {
         reload: { await self.reload(reloaded) },
         sourceProblems: {
           sources.healthProblems() + alerts.problems() + restartNeeded.problems
-            + meteredBudgets.problems()
+            + meteredBudgets.problems() + (containment.shaping?.problems() ?? [])
         },
         hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms,
-        view: view
+        view: view, meteredBudget: { meteredBudgets.daemonReport() }
       ).handle)
     do {
       try control.bindNow()
@@ -413,6 +416,8 @@ package final class Daemon: Service {
     let monitor: ReachabilityMonitor
     /// The metered budgets (`metered-budget` of `[network]` and of jobs).
     let meteredBudgets: MeteredBudgetLedger
+    /// Takes the reloaded jobs' bandwidth caps.
+    let shaping: RunShaping?
   }
 
   /// Logs a warning when the config file lets other users read the secrets it holds (what
@@ -444,6 +449,7 @@ package final class Daemon: Service {
       }
       reloaded.meteredBudgets.configure(configuration)
       reloaded.meteredBudgets.republish()
+      reloaded.shaping?.configure(configuration)
       let unapplied = reloaded.restartNeeded.compare(with: configuration)
       if unapplied.isEmpty {
         notifier.notify("STATUS=reloaded: \(configuration.jobs.count) job(s)")

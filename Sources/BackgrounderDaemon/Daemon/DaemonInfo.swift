@@ -23,6 +23,9 @@ public struct DaemonInfo: Sendable, Equatable, Codable {
   package var wakeAlarmsReason: String?
   /// The daemon's network and power view (nil from a daemon that does not say).
   package var view: DaemonView?
+  /// The daemon's `[network] metered-budget` and its use now (nil: none set, or a daemon that
+  /// does not say).
+  package var meteredBudget: MeteredBudgetReport?
 
   package init(
     pid: Int32, since: String, version: String, storePath: String, storeError: String?,

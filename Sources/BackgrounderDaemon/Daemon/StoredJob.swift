@@ -102,6 +102,10 @@ private struct JobDocument: Codable {
   /// `metered-budget` (a job's is always a trailing window): its bytes and window seconds.
   var meteredBudgetBytes: Int64?
   var meteredBudgetSeconds: Int64?
+  /// `bandwidth`, `metered-bandwidth` (bits per second) and `bandwidth-required`.
+  var bandwidth: UInt64?
+  var meteredBandwidth: UInt64?
+  var bandwidthRequired: Bool?
   var stopSignal: Int32?
   var stopTimeout: Int64?
   var onConditionLost: String?
@@ -132,6 +136,9 @@ private struct JobDocument: Codable {
     case requiresReachable = "requires-reachable"
     case meteredBudgetBytes = "metered-budget-bytes"
     case meteredBudgetSeconds = "metered-budget-seconds"
+    case bandwidth
+    case meteredBandwidth = "metered-bandwidth"
+    case bandwidthRequired = "bandwidth-required"
     case stopSignal = "stop-signal"
     case stopTimeout = "stop-timeout"
     case onConditionLost = "on-condition-lost"
@@ -184,6 +191,9 @@ private struct JobDocument: Codable {
       meteredBudgetBytes = budget.bytes
       meteredBudgetSeconds = seconds
     }
+    bandwidth = job.bandwidth?.rate
+    meteredBandwidth = job.bandwidth?.meteredRate
+    bandwidthRequired = job.bandwidth?.required == true ? true : nil
     stopSignal = job.stopSignal
     stopTimeout = job.stopTimeout?.storedNanoseconds
     if let pauseMax = job.onConditionLost?.pauseMax {
@@ -248,6 +258,10 @@ private struct JobDocument: Codable {
     if let meteredBudgetBytes, let meteredBudgetSeconds {
       job.meteredBudget = MeteredBudget(
         bytes: meteredBudgetBytes, window: .trailing(seconds: meteredBudgetSeconds))
+    }
+    if bandwidth != nil || meteredBandwidth != nil {
+      job.bandwidth = BandwidthCap(
+        rate: bandwidth, meteredRate: meteredBandwidth, required: bandwidthRequired ?? false)
     }
     job.stopSignal = stopSignal
     job.stopTimeout = stopTimeout.map(Duration.nanoseconds)

@@ -94,6 +94,7 @@ package struct Doctor: Sendable {
     findings += checkEnvironment(of: job)
     findings += checkCalendar(of: job)
     findings += checkPriority(of: job)
+    findings += checkBandwidth(of: job)
     findings += checkMount(of: job)
     findings += checkDestination(of: job)
     return findings

@@ -122,6 +122,13 @@ final class MeteredBudgetLedger: Sendable {
     return standings
   }
 
+  /// The shared budget's standing now, as `status` shows it; nil without one.
+  func daemonReport() -> MeteredBudgetReport? {
+    let now = clock.now
+    guard let shared = standings(at: now).daemon else { return nil }
+    return MeteredBudgetReport(shared, resetsAt: shared.budget.window(at: now, zone: zone).end)
+  }
+
   /// The shared budget 80 % or more used, as a health problem.
   func problems() -> [HealthProblem] {
     guard let shared = standings(at: clock.now).daemon, shared.percentUsed >= 80 else {

@@ -15,6 +15,9 @@ struct RunNetworkCounting: Sendable {
   let clock: any WallClock
   /// The network conditions now (the primary link, whether it is metered).
   let network: @Sendable () -> NetworkConditions
+  /// Told each run's bytes as soon as they are counted, before the run ends (the telemetry
+  /// outbox's ``RunBytesFeed``).
+  var counted: (@Sendable (TaskId, RunNetworkBytes) -> Void)? = nil
 
   /// Runs `body` (the command), counting its bytes from `conditions` on.
   func counting<Result: Sendable>(
@@ -38,6 +41,7 @@ struct RunNetworkCounting: Sendable {
     let bytes = session.finish(under: network())
     let record = RunNetworkRecord(
       taskId: taskId, attempt: attempt, startedAt: startedAt, at: clock.now, bytes: bytes)
+    counted?(taskId, bytes)
     await ledger.finished(record)
     metrics?.recordNetworkBytes(
       job: taskId.rawValue, sent: bytes.sent, received: bytes.received,

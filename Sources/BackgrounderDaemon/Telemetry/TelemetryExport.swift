@@ -43,6 +43,7 @@ final class TelemetryExport: Sendable {
   private let settings: TelemetrySettings
   private let metrics: MetricsFile?
   private let waits: RunWaitFeed
+  private let bytes: RunBytesFeed
   private let runtime: Backgrounder
   private let network: any NetworkConditionSource
   private let clock: any WallClock
@@ -59,9 +60,10 @@ final class TelemetryExport: Sendable {
   init(
     settings: TelemetrySettings, runtime: Backgrounder, network: any NetworkConditionSource,
     clock: any WallClock, batchPath: String, metrics: MetricsFile?, waits: RunWaitFeed,
-    logger: Logger, send: @escaping Send
+    logger: Logger, bytes: RunBytesFeed = RunBytesFeed(), send: @escaping Send
   ) {
     self.settings = settings
+    self.bytes = bytes
     self.metrics = metrics
     self.waits = waits
     self.runtime = runtime
@@ -138,11 +140,13 @@ final class TelemetryExport: Sendable {
       ($0.started.removeValue(forKey: job), $0.conditions[job.rawValue] ?? [])
     }
     guard
-      let run = TelemetryRun(
+      var run = TelemetryRun(
         event, startedAt: started?.at, waitedSeconds: started?.waited, conditions: conditions)
     else {
       return
     }
+    // Taken only at a run's end (a count is handed over before it, never after).
+    run.count(bytes.take(job: job))
     do {
       try await runtime.appendTelemetry(try run.encoded(), capacity: settings.buffer)
       wake.yield()

@@ -17,6 +17,13 @@ struct TelemetryRun: Codable, Equatable, Sendable {
   /// Start and end, in nanoseconds since 1970.
   var start: UInt64
   var end: UInt64
+  /// The run's counted bytes (``RunNetworkBytes``), when they were: sent and received, the
+  /// part of them on metered links, and how they were counted (`link`).
+  var bytesSent: Int64?
+  var bytesReceived: Int64?
+  var meteredBytesSent: Int64?
+  var meteredBytesReceived: Int64?
+  var accounting: String?
 
   /// The run that `event` ended, given when it started and how long it waited before; nil for
   /// any other event.
@@ -46,6 +53,16 @@ struct TelemetryRun: Codable, Equatable, Sendable {
     self.conditions = conditions
     self.waitedSeconds = waitedSeconds
     self.end = Self.nanoseconds(end)
+  }
+
+  /// Adds the run's counted bytes (nil: none were counted).
+  mutating func count(_ bytes: RunNetworkBytes?) {
+    guard let bytes else { return }
+    bytesSent = bytes.sent
+    bytesReceived = bytes.received
+    meteredBytesSent = bytes.meteredSent
+    meteredBytesReceived = bytes.meteredReceived
+    accounting = bytes.accounting.rawValue
   }
 
   /// The row's JSON text.

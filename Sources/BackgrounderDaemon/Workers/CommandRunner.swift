@@ -28,6 +28,9 @@ package struct CommandOutcome: Sendable, Equatable {
   package var errorTail: String = ""
   /// The kernel's OOM killer ended a process of the run for exceeding its `memory-max`.
   package var exceededMemoryMax = false
+  /// With `bandwidth-required`: the cap could not be applied (its class, its `net_prio`
+  /// cgroup), so the command was not started or was killed before it executed.
+  package var bandwidthUnapplied = false
   /// How a stopped (cancelled) run ended, for its record: `stopped with SIGINT` or
   /// `killed with SIGKILL after 30 s`; nil when it was not stopped.
   package var stopped: String?
@@ -69,11 +72,13 @@ package struct CommandRunner: Sendable {
   /// function that freezes (`true`) or thaws (`false`) every process of the run
   /// (``RunContainment/setPaused(_:_:)``). With `identity`, a daemon running as root runs it as
   /// that user and group (its supplementary groups set first); the working directory is entered
-  /// before the switch, the output pipes and the cgroup stay the daemon's.
+  /// before the switch, the output pipes and the cgroup stay the daemon's. `bandwidth` caps the
+  /// run's egress when the containment can (``RunShaping``).
   package func run(
     argv: [String], environment: [String: String], workingDirectory: String?, jobID: String,
     attempt: Int? = nil, priority: RunPriority = .background, stopSignal: Int32 = SIGTERM,
     stopTimeout: Duration? = nil, identity: RunIdentity? = nil,
+    bandwidth: ShapingDecision = .unshaped, bandwidthRequired: Bool = false,
     pausable: (@Sendable (_ setPaused: @escaping @Sendable (Bool) -> Void) -> Void)? = nil
   ) async -> CommandOutcome {
     let stopTimeout = stopTimeout ?? gracePeriod
@@ -90,6 +95,44 @@ package struct CommandRunner: Sendable {
     // Only root may switch; a daemon not running as root was let run only its own user's jobs.
     let switched = geteuid() == 0 ? identity : nil
     var scope = containment.begin(jobID: jobID, priority: priority)
+    let shaping = containment.shaping
+    let shaped = shaping?.begin(runID: scope.runID, jobID: jobID, decision: bandwidth)
+    if shaping == nil, case .unenforceable(let reason, _) = bandwidth {
+      logger.warning(
+        "bandwidth cap not enforced: the run goes uncapped",
+        metadata: ["job": "\(jobID)", "reason": "\(reason)"])
+    }
+    if bandwidthRequired, case .shape = bandwidth, shaped == nil {
+      // The cap was to be applied and could not be (logged): the run must not go uncapped.
+      await containment.end(scope, grace: stopTimeout)
+      var outcome = CommandOutcome(
+        termination: .failedToStart("bandwidth-required: the cap could not be applied"),
+        outputTail: "")
+      outcome.bandwidthUnapplied = true
+      return outcome
+    }
+    // Joins the stopped wrapper to the run's net_prio cgroup before it execs the job; with
+    // `bandwidth-required`, a wrapper that cannot join is killed before the job executes.
+    let unapplied = Lock(false)
+    var joinShaping: (@Sendable (pid_t) -> Void)?
+    if let shaping, let shaped {
+      let logger = logger
+      joinShaping = { pid in
+        do {
+          try shaping.join(pid, shaped)
+        } catch {
+          logger.warning(
+            bandwidthRequired
+              ? "cannot move the run into its net_prio cgroup; it is ended (bandwidth-required)"
+              : "cannot move the run into its net_prio cgroup; it goes uncapped",
+            metadata: ["job": "\(jobID)", "error": "\(error)"])
+          if bandwidthRequired {
+            unapplied.withLock { $0 = true }
+            kill(pid, SIGKILL)
+          }
+        }
+      }
+    }
     let launch = scope.launchArguments(
       for: [resolved] + argv.dropFirst(), passesPWD: environment["PWD"] != nil,
       joinsCgroup: switched == nil)
@@ -138,7 +181,8 @@ package struct CommandRunner: Sendable {
           await RunPriorityControl.release(
             execution.processIdentifier.value,
             descriptor: execution.processIdentifier.processDescriptor, at: priority, jobID: jobID,
-            logger: logger, joining: switched == nil ? nil : scope.cgroup)
+            logger: logger, joining: switched == nil ? nil : scope.cgroup,
+            whileStopped: joinShaping)
           metadata["pid"] = "\(execution.processIdentifier.value)"
           if let pausable {
             let running = scope
@@ -181,6 +225,8 @@ package struct CommandRunner: Sendable {
       outcome.exceededMemoryMax = RunPriorityControl.oomKills(in: cgroup) > 0
     }
     let swept = await containment.end(scope, signal: stopSignal, grace: stopTimeout)
+    if let shaped { shaping?.end(shaped) }
+    if unapplied.withLock({ $0 }) { outcome.bandwidthUnapplied = true }
     if let stopped = stopAt.withLock({ $0 }) {
       outcome.stopped = StopSignal.record(
         signal: stopSignal, after: stopped.duration(to: clock.now),

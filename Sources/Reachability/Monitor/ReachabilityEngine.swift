@@ -41,6 +41,10 @@ struct ReachabilityEngine: Sendable {
   private var isDirty = true
   private var needsLookup = false
   private var lookupsInFlight: [UInt32: UInt8] = [:]
+  /// The netlink port id of the socket the lookups go out on (live): the kernel addresses its
+  /// replies to it, while a notification caused by another program's request carries that
+  /// program's port id and its sequence number, which may equal one of ours.
+  var localPort: UInt32?
   /// The last lookup in flight was answered (see ``takeAnsweredLookups()``).
   private var answeredLookups = false
   private var kernelEgress = ReachabilityModel.KernelAnswers()
@@ -135,7 +139,9 @@ struct ReachabilityEngine: Sendable {
   /// notification caused by another program's request, or, in a capture, our own request and
   /// the kernel's answers (a route to one address, which the model ignores).
   private mutating func takeLookupReply(_ message: RtnetlinkMessage) -> Bool {
-    guard let family = lookupsInFlight[message.header.sequence] else { return false }
+    guard let family = lookupsInFlight[message.header.sequence],
+      localPort.map({ message.header.portID == $0 }) ?? true
+    else { return false }
     let answer: ReachabilityModel.KernelEgress
     switch message.payload {
     case .route(let route, .new):

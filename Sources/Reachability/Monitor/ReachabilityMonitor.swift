@@ -119,6 +119,7 @@ public final class ReachabilityMonitor: Service, Sendable {
     let socket = try RouteNetlinkSocket.open(
       networkNamespacePath: configuration.networkNamespacePath,
       probeDestinations: [probe.ipv4, probe.ipv6])
+    state.withLock { $0.engine.localPort = socket.portID }
     let loop = NetlinkEventLoop(socket: socket)
     try await withGracefulShutdownHandler {
       try await withTaskCancellationHandler {

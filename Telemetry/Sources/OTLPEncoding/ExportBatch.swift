@@ -15,6 +15,32 @@ public struct ExportBatch: Sendable {
     /// Start and end, in nanoseconds since 1970.
     public var start: UInt64
     public var end: UInt64
+    /// The run's counted bytes, when they were counted.
+    public var network: Network?
+  }
+
+  /// A run's bytes as the daemon counted them (the outbox row's `bytesSent`, `bytesReceived`,
+  /// `meteredBytesSent`, `meteredBytesReceived` and `accounting`).
+  public struct Network: Sendable, Equatable {
+    public var sent: Int64
+    public var received: Int64
+    /// Of those, sent and received on metered links.
+    public var meteredSent: Int64
+    public var meteredReceived: Int64
+    /// How they were counted: `link` (the primary link's counters: approximate, other traffic
+    /// on the link counts too) or `cgroup`.
+    public var accounting: String
+
+    public init(
+      sent: Int64, received: Int64, meteredSent: Int64, meteredReceived: Int64,
+      accounting: String
+    ) {
+      self.sent = sent
+      self.received = received
+      self.meteredSent = meteredSent
+      self.meteredReceived = meteredReceived
+      self.accounting = accounting
+    }
   }
 
   /// The collector's OTLP/HTTP base address (`https://collector.example:4318`).
@@ -68,11 +94,23 @@ public struct ExportBatch: Sendable {
       guard let start = row["start"]?.uint64, let end = row["end"]?.uint64 else {
         throw missing("runs[].start/end")
       }
+      var network: Network?
+      if let sent = row["bytesSent"]?.int, let received = row["bytesReceived"]?.int {
+        guard let meteredSent = row["meteredBytesSent"]?.int,
+          let meteredReceived = row["meteredBytesReceived"]?.int,
+          let accounting = row["accounting"]?.string
+        else {
+          throw missing("runs[].meteredBytesSent/meteredBytesReceived/accounting")
+        }
+        network = Network(
+          sent: Int64(sent), received: Int64(received), meteredSent: Int64(meteredSent),
+          meteredReceived: Int64(meteredReceived), accounting: accounting)
+      }
       runs.append(
         Run(
           job: job, attempt: attempt, outcome: outcome, reason: row["reason"]?.string,
           conditions: (row["conditions"]?.array ?? []).compactMap(\.string),
-          waitedSeconds: row["waitedSeconds"]?.double, start: start, end: end))
+          waitedSeconds: row["waitedSeconds"]?.double, start: start, end: end, network: network))
     }
     self.runs = runs
   }
@@ -87,7 +125,9 @@ public struct ExportBatch: Sendable {
   }
 
   /// The runs as `backgrounder.run` spans (each its own trace), with the job, attempt, outcome,
-  /// reason, conditions and waited time as attributes; ids from `random`.
+  /// reason, conditions and waited time as attributes, and for a run whose bytes were counted
+  /// `backgrounder.network.bytes_sent`, `.bytes_received`, `.metered_bytes` (sent and received
+  /// on metered links) and `.accounting`; ids from `random`.
   public func spans(using random: inout some RandomNumberGenerator) -> [OTLPRequests.Span] {
     runs.map { run in
       var attributes: [(String, AttributeValue)] = [
@@ -99,6 +139,17 @@ public struct ExportBatch: Sendable {
       attributes.append(("backgrounder.conditions", .strings(run.conditions)))
       if let waited = run.waitedSeconds {
         attributes.append(("backgrounder.waited_seconds", .double(waited)))
+      }
+      if let network = run.network {
+        attributes += [
+          ("backgrounder.network.bytes_sent", .int(network.sent)),
+          ("backgrounder.network.bytes_received", .int(network.received)),
+          (
+            "backgrounder.network.metered_bytes",
+            .int(network.meteredSent + network.meteredReceived)
+          ),
+          ("backgrounder.network.accounting", .string(network.accounting)),
+        ]
       }
       attributes.append(("backgrounder.telemetry.dropped", .int(Int64(dropped))))
       let ok = run.outcome == "success"

@@ -27,6 +27,7 @@ import Testing
   func oneRunAtATime(claimAhead: Int) async {
     let promoted = Mutex(0)
     await propertyCheck(count: 300, input: Self.histories) { steps in
+      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let simulation = Self.simulate(steps, claimAhead: claimAhead)
       promoted.withLock { $0 += simulation.promotedClaims }
       #expect(simulation.violations[.oneRunAtATime] == nil, "after \(steps)")
@@ -41,6 +42,7 @@ import Testing
     arguments: [0, 2])
   func deferralsKeepAttempts(claimAhead: Int) async {
     await propertyCheck(count: 300, input: Self.histories) { steps in
+      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let simulation = Self.simulate(steps, claimAhead: claimAhead)
       #expect(simulation.violations[.attempts] == nil, "after \(steps)")
     }
@@ -49,6 +51,7 @@ import Testing
   @Test("every accepted one-time task finishes once its constraints hold", arguments: [0, 2])
   func oneTimeTasksFinish(claimAhead: Int) async {
     await propertyCheck(count: 300, input: Self.histories) { steps in
+      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let simulation = Self.simulate(steps, claimAhead: claimAhead)
       let unfinished = simulation.acceptedOneTime.subtracting(simulation.finishedOneTime)
       #expect(unfinished.isEmpty, "\(unfinished.sorted()) never finished after \(steps)")
@@ -66,6 +69,7 @@ import Testing
   func noStartWithoutPermission(claimAhead: Int) async {
     let starts = Mutex((all: 0, afterUnknown: 0))
     await propertyCheck(count: 400, input: DispatchProperties.histories) { steps in
+      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let simulation = DispatchProperties.simulate(steps, claimAhead: claimAhead)
       starts.withLock {
         $0.all += simulation.networkStarts

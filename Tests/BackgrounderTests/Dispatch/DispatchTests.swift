@@ -144,6 +144,8 @@ struct DispatchTests {
     #expect(outcomes.count == 100)
     #expect(outcomes.allSatisfy { $0 == .triggered || $0 == .alreadyRunning })
     #expect(gate.invocations == 1)
+    // The recorder reads events on a task of its own: wait for the second start to reach it.
+    await h.waitFor(job, count: 2) { $0.isWorkStarted }
     #expect(h.events(job) { $0.isWorkStarted }.count == 2)
 
     gate.release()

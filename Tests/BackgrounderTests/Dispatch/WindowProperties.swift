@@ -22,6 +22,7 @@ import Testing
   func windowsHoldEveryStart() async {
     let total = Mutex(0)
     await propertyCheck(count: 200, input: Self.histories) { steps in
+      await Task.yield()  // CPU-bound: let the test run's other tasks in
       var machine = DispatchStateMachine(
         settings: DispatchSettings(concurrencyLimit: 4, minimumPeriodicInterval: .seconds(60)),
         registered: [], acceptsAnyTask: true, network: .unmetered, power: .externalPower,

@@ -31,6 +31,7 @@ import Testing
     await propertyCheck(
       count: 300, input: records, Gen.int(in: 0...(40 * 86_400)), Gen.int(in: 1...(31 * 24))
     ) { pairs, offset, hours in
+      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let budget = MeteredBudget(bytes: 10_000_000, window: .trailing(seconds: Int64(hours) * 3600))
       let all = pairs.map {
         MeteredUsageRecord(at: Self.instant(Self.base + Int64($0.0)), bytes: Int64($0.1))
@@ -65,6 +66,7 @@ import Testing
       count: 400, input: Gen.int(in: 0...Int(Self.span)), Gen.int(in: 1...31),
       Gen.int(in: 0...(Self.zones.count - 1))
     ) { offset, day, zoneIndex in
+      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let zone = Self.zones[zoneIndex]
       let budget = MeteredBudget(bytes: 2_000_000_000, window: .monthly(day: day))
       let now = Self.instant(Self.base + Int64(offset))
@@ -108,6 +110,7 @@ import Testing
     await propertyCheck(
       count: 200, input: records, Gen.int(in: 0...(70 * 86_400)), Gen.int(in: 1...31)
     ) { pairs, offset, day in
+      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let zone = CalendarTimeZone(identifier: "Europe/Berlin")!
       let budget = MeteredBudget(bytes: 1, window: .monthly(day: day))
       let all = pairs.map {

@@ -7,7 +7,8 @@ import Testing
 /// sends 600 KB per run to a receiver in the peer namespace and asks for a retry (exit 75,
 /// 10 s linear backoff). Runs 1 and 2 use the metered link (0.6 MB, then 1.2 MB used); the third
 /// waits for an unmetered network with the budget's numbers. Each run's counted bytes (the
-/// store's `run_network_bytes`) are compared with what the receiver got.
+/// store's `run_network_bytes`) are compared with what the receiver got, and shown by `history`;
+/// `status` shows the daemon's `[network] metered-budget` (10 MB/30d, not spent).
 @Suite(
   .enabled(if: getuid() == 0, "needs root to create network namespaces"),
   .timeLimit(.minutes(3)))
@@ -47,6 +48,7 @@ struct DaemonMeteredBudgetTests {
       jobs: """
         [network]
         metered = ["veth0"]
+        metered-budget = "10MB/30d"
         networkmanager = false
         modemmanager = false
 
@@ -98,6 +100,39 @@ struct DaemonMeteredBudgetTests {
       #expect(bytes.metered == bytes.total, "all on the metered link")
       #expect(totalError >= 0 && totalError <= 0.15, "sent + received within +15 %: \(bytes)")
     }
+
+    // `history` shows each run's counted bytes (newest first), marked as link counters.
+    let history = try await harness.cli("history", id, "--json", "--config", workspace.configPath)
+    let document = try #require(
+      try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [String: Any])
+    let runs = try #require(document["runs"] as? [[String: Any]], "\(history.stdout)")
+      .filter { !($0["startedAt"] is NSNull) }
+    try #require(runs.count == 2, "\(history.stdout)")
+    for (run, bytes) in zip(runs, counted.reversed()) {
+      let shown = try #require(run["bytes"] as? [String: Int64], "\(run)")
+      #expect(shown == ["sent": bytes.sent, "received": bytes.received])
+      let metered = try #require(run["meteredBytes"] as? [String: Int64], "\(run)")
+      #expect((metered["sent"] ?? 0) + (metered["received"] ?? 0) == bytes.metered)
+      #expect(run["accounting"] as? String == "link")
+    }
+    let humanHistory = try await harness.cli("history", id, "--config", workspace.configPath)
+    #expect(
+      humanHistory.stdout.components(separatedBy: "other traffic on the link counts too").count
+        == 3, "\(humanHistory.stdout)")
+
+    // `status` shows the daemon's metered budget, not spent: what all jobs used, what is left.
+    let statusJSON = try await harness.cli("status", "--json", "--config", workspace.configPath)
+    let status = try #require(
+      try JSONSerialization.jsonObject(with: Data(statusJSON.stdout.utf8)) as? [String: Any])
+    let shared = try #require(status["meteredBudget"] as? [String: Any], "\(statusJSON.stdout)")
+    let total = counted.reduce(Int64(0)) { $0 + $1.metered }
+    #expect(shared["used"] as? Int64 == total)
+    #expect(shared["budget"] as? Int64 == 10_000_000)
+    #expect(shared["left"] as? Int64 == 10_000_000 - total)
+    #expect(shared["window"] as? String == "30d")
+    #expect(shared["spent"] as? Bool == false)
+    #expect(shared["freesAt"] is String)
+    #expect(human.stdout.contains("Metered budget (all jobs): "), "\(human.stdout)")
   }
 
   private struct Counted: CustomStringConvertible {

@@ -1,0 +1,278 @@
+import Backgrounder
+import CSystemShims
+import Foundation
+import Locking
+import Logging
+import Netlink
+import SystemCalls
+
+/// How the kernel can put a run's packets in its HTB class (``TrafficShaper``), found once at
+/// daemon start.
+///
+/// The one way built: a cgroup v1 `net_prio` hierarchy. Each capped run gets a `net_prio`
+/// cgroup (`<mount>/backgrounder/<run id>`) whose `net_prio.ifpriomap` maps the primary link to
+/// the run's class id; the kernel sets `skb->priority` of every packet from the run's sockets
+/// to it, and HTB takes a priority naming one of its leaf classes as the class — no tc filter,
+/// so no `cls_cgroup` module. Not built: `net_cls` + a `cgroup` tc filter (needs `cls_cgroup`)
+/// and a cgroup2-only BPF program (`cgroup_skb` writing `skb->priority`).
+package enum ShapingSupport: Sendable, Equatable {
+  /// The `net_prio` hierarchy's directory for the daemon's run cgroups, and the daemon may
+  /// change qdiscs (`CAP_NET_ADMIN`).
+  case netPrio(directory: String)
+  /// Caps cannot be enforced, and why.
+  case unavailable(String)
+
+  /// The reason caps cannot be enforced, or nil when they can.
+  package var unavailableReason: String? {
+    if case .unavailable(let reason) = self { return reason }
+    return nil
+  }
+}
+
+/// What to do about a run's bandwidth cap: the plan, made from the job's cap, the link the run
+/// starts on and what the daemon can do; ``RunShaping`` carries it out.
+package enum ShapingDecision: Sendable, Equatable {
+  /// No cap applies (none set, or only `metered-bandwidth` on an unmetered link).
+  case unshaped
+  /// Cap the run's egress on `interface` at `bitsPerSecond`.
+  case shape(interface: String, bitsPerSecond: UInt64)
+  /// A cap applies but cannot be enforced; the run goes uncapped unless `required`.
+  case unenforceable(reason: String, required: Bool)
+
+  package static func decide(
+    cap: BandwidthCap?, primaryLink: String?, metered: Bool, support: ShapingSupport
+  ) -> ShapingDecision {
+    guard let cap, let rate = cap.rate(metered: metered) else { return .unshaped }
+    if let reason = support.unavailableReason {
+      return .unenforceable(reason: reason, required: cap.required)
+    }
+    guard let primaryLink, !primaryLink.isEmpty else {
+      return .unenforceable(reason: "no primary link to shape", required: cap.required)
+    }
+    return .shape(interface: primaryLink, bitsPerSecond: rate)
+  }
+}
+
+/// The class slots of the runs capped now: slot → run id, lowest free slot first.
+struct ShapingSlots: Sendable, Equatable {
+  private(set) var owners: [UInt32: String] = [:]
+
+  /// A free slot for `runID`, or nil when all ``TrafficShaper/slotCount`` are taken.
+  mutating func assign(_ runID: String) -> UInt32? {
+    guard let slot = (0..<TrafficShaper.slotCount).first(where: { owners[$0] == nil }) else {
+      return nil
+    }
+    owners[slot] = runID
+    return slot
+  }
+
+  mutating func release(_ slot: UInt32) {
+    owners[slot] = nil
+  }
+}
+
+/// A run being capped: its class and its `net_prio` cgroup.
+package struct ShapedRun: Sendable {
+  let runID: String
+  let interface: String
+  let slot: UInt32
+  let bitsPerSecond: UInt64
+  /// The run's `net_prio` cgroup directory.
+  let cgroup: String
+  var classID: UInt32 { TrafficShaper.classID(slot: slot) }
+}
+
+/// Caps runs' egress (`bandwidth`, `metered-bandwidth`): an HTB class per capped run on the
+/// primary link the run starts on, its packets classified by its `net_prio` cgroup
+/// (``ShapingSupport``). Ingress is not shaped. Classes go when the run ends, and at daemon
+/// start (``prepare(logger:)``) whatever a killed daemon left behind.
+package final class RunShaping: Sendable {
+  package let support: ShapingSupport
+  let logger: Logger
+  private let slots = Lock(ShapingSlots())
+  /// Held around each change of the links' qdiscs and classes: a run's class added while
+  /// another run's removal takes the qdisc away would find no parent.
+  private let tc = Lock(())
+  /// The configured jobs with a cap, and whether each requires it (for ``problems()``).
+  private let cappedJobs = Lock<[(id: String, required: Bool)]>([])
+
+  /// The health problem kind of caps that cannot be enforced.
+  static let problemKind = HealthProblem.Kind(rawValue: "bandwidthUnenforced")
+
+  init(support: ShapingSupport, logger: Logger) {
+    self.support = support
+    self.logger = logger
+  }
+
+  /// `CAP_NET_ADMIN` from `<linux/capability.h>`.
+  static let capabilityNetAdmin = 12
+  /// `CGROUP_SUPER_MAGIC` (cgroup v1) from `<linux/magic.h>`.
+  static let cgroupMagic = 0x27e0eb
+  /// The directory of the daemon's `net_prio` cgroups under the hierarchy's mount point.
+  static let directoryName = "backgrounder"
+
+  /// Finds what the daemon can do (``detect()``) and removes what a previous daemon left: its
+  /// HTB qdiscs on every link and its empty `net_prio` cgroups.
+  package static func prepare(logger: Logger) -> RunShaping {
+    let support = detect()
+    if case .netPrio(let directory) = support {
+      do {
+        for link in try TrafficShaper.removeAll() {
+          logger.notice(
+            "removed the bandwidth classes a previous daemon left", metadata: ["link": "\(link)"])
+        }
+      } catch {
+        logger.warning("cannot remove leftover bandwidth classes", metadata: ["error": "\(error)"])
+      }
+      let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+      for name in names where RunCgroups.isCgroup(directory + "/" + name) {
+        RunCgroups.remove(directory + "/" + name)
+      }
+    }
+    if let reason = support.unavailableReason {
+      logger.info("bandwidth caps cannot be enforced", metadata: ["reason": "\(reason)"])
+    }
+    return RunShaping(support: support, logger: logger)
+  }
+
+  /// Takes the jobs of `configuration` that have a cap (at start and at each reload).
+  func configure(_ configuration: DaemonConfiguration) {
+    let capped = configuration.jobs.compactMap { job in
+      job.bandwidth.map { (id: job.id, required: $0.required) }
+    }
+    cappedJobs.withLock { $0 = capped }
+  }
+
+  /// `status`'s word when jobs have caps the daemon cannot enforce: which run uncapped and which
+  /// do not start.
+  func problems() -> [HealthProblem] {
+    guard let reason = support.unavailableReason else { return [] }
+    let capped = cappedJobs.withLock { $0 }
+    guard !capped.isEmpty else { return [] }
+    let uncapped = capped.filter { !$0.required }.map(\.id)
+    let held = capped.filter(\.required).map(\.id)
+    var consequences: [String] = []
+    if !uncapped.isEmpty { consequences.append("\(uncapped.joined(separator: ", ")) run uncapped") }
+    if !held.isEmpty {
+      consequences.append("\(held.joined(separator: ", ")) do not start (bandwidth-required)")
+    }
+    return [
+      HealthProblem(
+        kind: Self.problemKind, detectedAt: nil,
+        message: "bandwidth caps cannot be enforced: \(reason); "
+          + consequences.joined(separator: "; "))
+    ]
+  }
+
+  /// Whether caps can be enforced here: `CAP_NET_ADMIN`, and a mounted cgroup v1 hierarchy with
+  /// the `net_prio` controller (its `backgrounder` directory created when missing, unless not
+  /// `creating`: what `doctor` asks).
+  package static func detect(
+    mountinfo: String? = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8),
+    hasNetAdmin: Bool = Doctor.hasCapability(capabilityNetAdmin), creating: Bool = true
+  ) -> ShapingSupport {
+    guard hasNetAdmin else {
+      return .unavailable("the daemon has no CAP_NET_ADMIN (needed to add tc classes)")
+    }
+    guard let mount = netPrioMount(mountinfo ?? "") else {
+      return .unavailable(
+        "no cgroup v1 net_prio hierarchy is mounted (mount -t cgroup -o net_prio none "
+          + "/sys/fs/cgroup/net_prio); a cgroup2-only classifier is not built")
+    }
+    do {
+      let root = try TrustedDirectory.open(mount, creating: false, owners: .ownUser)
+      let type = try systemCall("statfs") { csystem_filesystem_type(root.descriptor) }
+      guard type == cgroupMagic else {
+        return .unavailable("\(mount) is not a cgroup v1 file system")
+      }
+      guard creating else { return .netPrio(directory: mount + "/" + directoryName) }
+      return .netPrio(directory: try root.subdirectory(directoryName, mode: 0o755).path)
+    } catch {
+      return .unavailable("cannot use the net_prio hierarchy \(mount): \(error)")
+    }
+  }
+
+  /// The mount point of the cgroup v1 hierarchy with the `net_prio` controller, from
+  /// `/proc/self/mountinfo` text ("ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS… - cgroup SOURCE
+  /// SUPER-OPTIONS"); only a mount of the hierarchy's root.
+  static func netPrioMount(_ mountinfo: String) -> String? {
+    for line in mountinfo.split(separator: "\n") {
+      let halves = line.components(separatedBy: " - ")
+      guard halves.count == 2 else { continue }
+      let fields = halves[0].split(separator: " ")
+      let tail = halves[1].split(separator: " ")
+      guard fields.count >= 5, tail.count >= 3, tail[0] == "cgroup", fields[3] == "/",
+        tail[2].split(separator: ",").contains("net_prio")
+      else { continue }
+      return String(fields[4])
+    }
+    return nil
+  }
+
+  /// Carries out `decision` for run `runID` of `jobID` before it starts: a `net_prio` cgroup
+  /// mapping the link to a new class, and the class. Nil when the run goes uncapped (logged).
+  func begin(runID: String, jobID: String, decision: ShapingDecision) -> ShapedRun? {
+    let metadata: Logger.Metadata = ["job": "\(jobID)", "run": "\(runID)"]
+    switch decision {
+    case .unshaped:
+      return nil
+    case .unenforceable(let reason, _):
+      logger.warning(
+        "bandwidth cap not enforced: the run goes uncapped",
+        metadata: metadata.merging(["reason": "\(reason)"]) { $1 })
+      return nil
+    case .shape(let interface, let bits):
+      guard case .netPrio(let directory) = support else { return nil }
+      guard let slot = slots.withLock({ $0.assign(runID) }) else {
+        logger.warning("bandwidth cap not enforced: every class slot is taken", metadata: metadata)
+        return nil
+      }
+      let run = ShapedRun(
+        runID: runID, interface: interface, slot: slot, bitsPerSecond: bits,
+        cgroup: directory + "/" + runID)
+      do {
+        _ = try systemCall("mkdir", path: run.cgroup) { mkdir(run.cgroup, 0o755) }
+        try RunCgroups.write(
+          "\(interface) \(run.classID)", to: run.cgroup + "/net_prio.ifpriomap")
+        try tc.withLock { _ in
+          try TrafficShaper.addClass(
+            interface: interface, classID: run.classID, bitsPerSecond: bits)
+        }
+      } catch {
+        logger.warning(
+          "bandwidth cap not enforced: the run goes uncapped",
+          metadata: metadata.merging(["error": "\(error)"]) { $1 })
+        end(run)
+        return nil
+      }
+      logger.info(
+        "run's egress capped",
+        metadata: metadata.merging([
+          "link": "\(interface)", "rate": "\(BandwidthCap.format(bits))",
+          "class": "\(TrafficShaper.format(run.classID))",
+        ]) { $1 })
+      return run
+    }
+  }
+
+  /// Moves process `pid` (the run's stopped wrapper, before it execs the job) into the run's
+  /// `net_prio` cgroup; its children and their sockets inherit it.
+  func join(_ pid: pid_t, _ run: ShapedRun) throws {
+    try RunCgroups.write("\(pid)", to: run.cgroup + "/cgroup.procs")
+  }
+
+  /// Removes the run's class (and the HTB qdisc with the link's last one) and its cgroup.
+  func end(_ run: ShapedRun) {
+    do {
+      try tc.withLock { _ in
+        try TrafficShaper.removeClass(interface: run.interface, classID: run.classID)
+      }
+    } catch {
+      logger.warning(
+        "cannot remove the run's bandwidth class",
+        metadata: ["run": "\(run.runID)", "error": "\(error)"])
+    }
+    RunCgroups.remove(run.cgroup)
+    slots.withLock { $0.release(run.slot) }
+  }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Netlink
+import Testing
+
+/// ``TrafficShaper`` against the kernel, in a network namespace of our own (`shap-*`): the HTB
+/// class a capped run gets is there with its rate (`tc -s class show`), and gone with the
+/// daemon's qdisc after the run; a link whose root qdisc someone configured is left alone; what
+/// a killed daemon left is removed.
+@Suite(
+  .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"),
+  .timeLimit(.minutes(1)))
+struct TrafficShaperTests {
+  /// `tc -n NAMESPACE ARGUMENTS…`'s output.
+  private func tc(_ sandbox: NamespaceSandbox, _ arguments: String...) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/sbin/tc")
+    process.arguments = ["-n", sandbox.name] + arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    try #require(process.terminationStatus == 0, "tc \(arguments): \(output)")
+    return output
+  }
+
+  private func inside<T: Sendable>(
+    _ sandbox: NamespaceSandbox, _ body: @escaping @Sendable () throws -> T
+  ) throws -> T {
+    try NetworkNamespace.perform(inNamespaceAt: sandbox.path, body)
+  }
+
+  @Test("a run's class is added with its rate and removed with the qdisc")
+  func classComesAndGoes() throws {
+    let sandbox = try NamespaceSandbox.create(prefix: "shap")
+    defer { sandbox.remove() }
+    let first = TrafficShaper.classID(slot: 0)
+    let second = TrafficShaper.classID(slot: 1)
+    try inside(sandbox) {
+      try TrafficShaper.addClass(interface: "veth1", classID: first, bitsPerSecond: 2_000_000)
+      try TrafficShaper.addClass(interface: "veth1", classID: second, bitsPerSecond: 500_000)
+    }
+    let classes = try tc(sandbox, "-s", "class", "show", "dev", "veth1")
+    #expect(classes.contains("class htb 6267:1000 root prio 0 rate 2Mbit ceil 2Mbit"), "\(classes)")
+    #expect(classes.contains("class htb 6267:1001 root prio 0 rate 500Kbit ceil 500Kbit"))
+    #expect(try tc(sandbox, "qdisc", "show", "dev", "veth1").contains("qdisc htb 6267: root"))
+    #expect(
+      try inside(sandbox) { try TrafficShaper.classes(interface: "veth1") } == [
+        .init(classID: first, bytesPerSecond: 250_000),
+        .init(classID: second, bytesPerSecond: 62_500),
+      ])
+
+    try inside(sandbox) { try TrafficShaper.removeClass(interface: "veth1", classID: first) }
+    let left = try tc(sandbox, "class", "show", "dev", "veth1")
+    #expect(!left.contains("6267:1000") && left.contains("6267:1001"), "\(left)")
+    // The last class takes the daemon's qdisc with it; removing again is not an error.
+    try inside(sandbox) {
+      try TrafficShaper.removeClass(interface: "veth1", classID: second)
+      try TrafficShaper.removeClass(interface: "veth1", classID: second)
+    }
+    #expect(try tc(sandbox, "class", "show", "dev", "veth1").isEmpty)
+    let qdiscs = try tc(sandbox, "qdisc", "show", "dev", "veth1")
+    #expect(!qdiscs.contains("6267:"), "\(qdiscs)")
+  }
+
+  @Test("a root qdisc someone configured is not replaced")
+  func foreignQdiscIsLeftAlone() throws {
+    let sandbox = try NamespaceSandbox.create(prefix: "shap")
+    defer { sandbox.remove() }
+    _ = try tc(sandbox, "qdisc", "add", "dev", "veth1", "root", "handle", "1:", "htb")
+    #expect(throws: ShaperError.self) {
+      try inside(sandbox) {
+        try TrafficShaper.addClass(
+          interface: "veth1", classID: TrafficShaper.classID(slot: 0), bitsPerSecond: 1_000_000)
+      }
+    }
+    #expect(try tc(sandbox, "qdisc", "show", "dev", "veth1").contains("qdisc htb 1: root"))
+    #expect(try tc(sandbox, "class", "show", "dev", "veth1").isEmpty)
+  }
+
+  @Test("what a killed daemon left is removed from every link, and only that")
+  func leftoversAreRemoved() throws {
+    let sandbox = try NamespaceSandbox.create(prefix: "shap")
+    defer { sandbox.remove() }
+    try sandbox.ip("link", "set", "veth0", "up")
+    _ = try tc(sandbox, "qdisc", "add", "dev", "veth0", "root", "handle", "1:", "htb")
+    let removed = try inside(sandbox) {
+      try TrafficShaper.addClass(
+        interface: "veth1", classID: TrafficShaper.classID(slot: 7), bitsPerSecond: 1_000_000)
+      return try TrafficShaper.removeAll()
+    }
+    #expect(removed == ["veth1"])
+    #expect(!(try tc(sandbox, "qdisc", "show", "dev", "veth1")).contains("6267:"))
+    #expect(try tc(sandbox, "qdisc", "show", "dev", "veth0").contains("qdisc htb 1: root"))
+  }
+}
