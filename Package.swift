@@ -37,7 +37,8 @@ let package = Package(
     .target(name: "Locking", dependencies: ["CThreadSanitizer"]),
     // `RecentValues`: what was computed for the last few keys (statuses, their JSON).
     .target(name: "Memo"),
-    // `Broadcaster`: one value stream fanned out to subscribers (network, power, clock changes).
+    // `Broadcaster`: the one fan-out of values to subscribers (network, power, mounts,
+    // destinations, clock changes, the runtime's events, the test kit's fakes).
     .target(name: "Broadcasting"),
     // libnl-3 / libnl-route-3, seen by the Netlink module only.
     .systemLibrary(
@@ -125,6 +126,8 @@ let package = Package(
     .target(
       name: "Backgrounder",
       dependencies: [
+        // Every fan-out (runtime events, the test kit's fakes) goes through `Broadcaster`.
+        "Broadcasting",
         "Locking",
         // The store is opened only when it is a regular file (`openRegularFile`).
         "SystemCalls",
@@ -141,7 +144,7 @@ let package = Package(
     // Public test kit: manual clock, fake network and power sources, test driver.
     .target(
       name: "BackgrounderTesting",
-      dependencies: ["Backgrounder", "Locking"]
+      dependencies: ["Backgrounder", "Broadcasting", "Locking"]
     ),
     // The live Linux condition sources: Reachability and PowerSource as the runtime's inputs.
     .target(

@@ -12,8 +12,9 @@ public struct MonitoredNetwork: NetworkConditionSource {
 
   public var current: NetworkConditions { Self.conditions(monitor.status) }
 
-  public func updates() -> AsyncStream<NetworkConditions> {
-    monitor.statusUpdates().mapped(Self.conditions)
+  /// The monitor's own subscription, mapped as its reader takes each status (no task between).
+  public func updates() -> some AsyncSequence<NetworkConditions, Never> & Sendable {
+    monitor.statusUpdates().map(Self.conditions)
   }
 
   /// The runtime's view of `status`: a source still waiting for its first answer makes the
@@ -42,27 +43,12 @@ public struct MonitoredPower: PowerConditionSource {
 
   public var current: PowerConditions { Self.conditions(probe.status) }
 
-  public func updates() -> AsyncStream<PowerConditions> {
-    probe.statusUpdates().mapped(Self.conditions)
+  /// The probe's own subscription, mapped as its reader takes each status (no task between).
+  public func updates() -> some AsyncSequence<PowerConditions, Never> & Sendable {
+    probe.statusUpdates().map(Self.conditions)
   }
 
   static func conditions(_ status: PowerStatus) -> PowerConditions {
     PowerConditions(isCharging: status.charging, isBatteryNotLow: status.isBatteryNotLow)
-  }
-}
-
-extension AsyncStream where Element: Sendable {
-  /// A stream of `transform(element)` that ends with this one, and stops reading this one when
-  /// its consumer goes away.
-  fileprivate func mapped<T: Sendable>(
-    _ transform: @escaping @Sendable (Element) -> T
-  ) -> AsyncStream<T> {
-    AsyncStream<T> { continuation in
-      let task = Task {
-        for await element in self { continuation.yield(transform(element)) }
-        continuation.finish()
-      }
-      continuation.onTermination = { _ in task.cancel() }
-    }
   }
 }

@@ -1,45 +1,42 @@
 public import Backgrounder
+import Broadcasting
 import Locking
 
 /// A condition source the test sets by hand; each subscriber gets the current value first,
-/// then every ``set(_:)``.
+/// then every ``set(_:)``. Fans out through `Broadcaster`, delivering outside its lock.
 public final class FakeConditionSource<Value: Sendable & Equatable>: Sendable {
-  private struct State {
-    var current: Value
-    var nextId = 0
-    var subscribers: [Int: AsyncStream<Value>.Continuation] = [:]
-  }
-
-  private let state: Lock<State>
+  private let state: Lock<Broadcaster<Value>>
+  /// Held while a value is set and delivered, so that concurrent ``set(_:)`` calls reach every
+  /// subscriber in the same order.
+  private let delivery = Lock(())
 
   /// Creates a source reporting `initial`.
   public init(_ initial: Value) {
-    state = Lock(State(current: initial))
+    state = Lock(Broadcaster(latest: initial))
   }
 
   /// The value right now.
-  public var current: Value { state.withLock { $0.current } }
+  public var current: Value {
+    state.withLock { broadcaster in
+      guard let latest = broadcaster.latest else { preconditionFailure("set at creation") }
+      return latest
+    }
+  }
 
   /// A new subscription: the current value, then each change.
   public func updates() -> AsyncStream<Value> {
-    let (stream, continuation) = AsyncStream.makeStream(of: Value.self)
-    let id = state.withLock { state in
-      state.nextId += 1
-      state.subscribers[state.nextId] = continuation
-      continuation.yield(state.current)
-      return state.nextId
+    state.withLock { broadcaster in
+      broadcaster.subscribe(bufferingPolicy: .unbounded) { [weak self] id in
+        self?.state.withLock { $0.unsubscribe(id) }
+      }
     }
-    continuation.onTermination = { [weak self] _ in
-      _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
-    }
-    return stream
   }
 
-  /// Changes the value and delivers it to every subscriber.
+  /// Changes the value and delivers it to every subscriber (after releasing the state lock: a
+  /// subscriber cancelled meanwhile takes that lock to unsubscribe).
   public func set(_ value: Value) {
-    state.withLock { state in
-      state.current = value
-      for continuation in state.subscribers.values { continuation.yield(value) }
+    delivery.withLock { _ in
+      for recipient in state.withLock({ $0.publish(value) }) { recipient.deliver(value) }
     }
   }
 }

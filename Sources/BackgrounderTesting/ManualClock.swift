@@ -1,4 +1,5 @@
 public import Backgrounder
+import Broadcasting
 public import Foundation
 import Locking
 
@@ -23,10 +24,12 @@ public final class ManualClock: WallClock, ClockChangeSource {
     var sleepers: [UInt64: Sleeper] = [:]
     var cancelled: Set<UInt64> = []
     var watchers: [Watcher] = []
-    var changeSubscribers: [UInt64: AsyncStream<Void>.Continuation] = [:]
   }
 
   private let state: Lock<State>
+  /// The ``clockChanges()`` subscribers: one pending element each at most, as a real clock
+  /// change source keeps.
+  private let changes = Lock(Broadcaster<Void>(replaysLatest: false, bufferLimit: 1))
 
   /// Creates a clock reading `now` (default: 2023-11-14T22:13:20Z).
   public init(now: Date = Date(timeIntervalSince1970: 1_700_000_000)) {
@@ -102,25 +105,17 @@ public final class ManualClock: WallClock, ClockChangeSource {
   /// not woken — a real sleep is measured on a monotonic clock and does not notice the step —
   /// but every ``clockChanges()`` stream gets an element.
   public func jump(by offset: Duration) {
-    let subscribers = state.withLock { state in
-      state.now = state.now.advanced(by: offset)
-      return Array(state.changeSubscribers.values)
-    }
-    for subscriber in subscribers { subscriber.yield() }
+    state.withLock { $0.now = $0.now.advanced(by: offset) }
+    for recipient in changes.withLock({ $0.publish(()) }) { recipient.deliver(()) }
   }
 
   /// One element per ``jump(by:)``.
   public func clockChanges() -> AsyncStream<Void> {
-    let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-    let id = state.withLock { state -> UInt64 in
-      state.nextId += 1
-      state.changeSubscribers[state.nextId] = continuation
-      return state.nextId
+    changes.withLock { broadcaster in
+      broadcaster.subscribe { [weak self] id in
+        self?.changes.withLock { $0.unsubscribe(id) }
+      }
     }
-    continuation.onTermination = { [weak self] _ in
-      _ = self?.state.withLock { $0.changeSubscribers.removeValue(forKey: id) }
-    }
-    return stream
   }
 
   /// The deadlines of the current sleepers, earliest first.

@@ -1,7 +1,9 @@
-/// Fans values out to independent `AsyncStream` subscribers and to synchronous observers. With
-/// `replaysLatest` (a current value: a network or power status) each new stream subscriber
-/// first gets the latest value, then every later one; without it (events: a clock change) only
-/// the later ones. An observer gets every value published after it was added.
+/// The package's one fan-out (statuses, conditions, clock changes, the runtime's events, the
+/// test kit's fakes): values to independent `AsyncStream` subscribers and to synchronous
+/// observers. With `replaysLatest` (a current value: a network or power status) each new
+/// stream subscriber first gets the latest value, then every later one; without it (events: a
+/// clock change) only the later ones. An observer gets every value published after it was
+/// added.
 ///
 /// Not thread-safe by itself: the owner keeps it inside its `Lock`, decides under the lock and
 /// acts after it: ``publish(_:)`` and ``finish()`` hand the recipients back, to be delivered to
@@ -15,6 +17,10 @@ public struct Broadcaster<Element: Sendable>: Sendable {
   public enum Recipient: Sendable {
     /// An `AsyncStream` subscriber.
     case stream(AsyncStream<Element>.Continuation)
+    /// An `AsyncStream` subscriber that takes only the values `isIncluded` accepts (the others
+    /// never enter its buffer).
+    case filteredStream(
+      AsyncStream<Element>.Continuation, isIncluded: @Sendable (Element) -> Bool)
     /// A function called on the publishing thread.
     case observer(@Sendable (Element) -> Void)
 
@@ -22,6 +28,8 @@ public struct Broadcaster<Element: Sendable>: Sendable {
     @inlinable public func deliver(_ value: Element) {
       switch self {
       case .stream(let continuation): continuation.yield(value)
+      case .filteredStream(let continuation, let isIncluded):
+        if isIncluded(value) { continuation.yield(value) }
       case .observer(let observer): observer(value)
       }
     }
@@ -62,15 +70,32 @@ public struct Broadcaster<Element: Sendable>: Sendable {
   @inlinable public mutating func subscribe(onTermination: @escaping @Sendable (Int) -> Void)
     -> AsyncStream<Element>
   {
+    subscribe(bufferingPolicy: .bufferingNewest(bufferLimit), onTermination: onTermination)
+  }
+
+  /// Adds a stream subscriber with its own buffering policy (instead of the broadcaster's
+  /// `bufferLimit`) that takes only the values `isIncluded` accepts, the latest one included;
+  /// otherwise as ``subscribe(onTermination:)``.
+  @inlinable public mutating func subscribe(
+    bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
+    where isIncluded: (@Sendable (Element) -> Bool)? = nil,
+    onTermination: @escaping @Sendable (Int) -> Void
+  ) -> AsyncStream<Element> {
     let (stream, continuation) = AsyncStream.makeStream(
-      of: Element.self, bufferingPolicy: .bufferingNewest(bufferLimit))
-    if replaysLatest, let storedLatest { continuation.yield(storedLatest) }
+      of: Element.self, bufferingPolicy: bufferingPolicy)
+    if replaysLatest, let storedLatest, isIncluded?(storedLatest) ?? true {
+      continuation.yield(storedLatest)
+    }
     if finished {
       continuation.finish()
       return stream
     }
     let id = takeID()
-    subscribers[id] = .stream(continuation)
+    if let isIncluded {
+      subscribers[id] = .filteredStream(continuation, isIncluded: isIncluded)
+    } else {
+      subscribers[id] = .stream(continuation)
+    }
     continuation.onTermination = { _ in onTermination(id) }
     return stream
   }
@@ -100,8 +125,10 @@ public struct Broadcaster<Element: Sendable>: Sendable {
     finished = true
     defer { subscribers = [:] }
     return subscribers.values.compactMap { recipient in
-      guard case .stream(let continuation) = recipient else { return nil }
-      return continuation
+      switch recipient {
+      case .stream(let continuation), .filteredStream(let continuation, _): continuation
+      case .observer: nil
+      }
     }
   }
 

@@ -155,16 +155,22 @@ public struct PowerConditions: Hashable, Sendable, Codable {
 public protocol NetworkConditionSource: Sendable {
   /// The conditions right now.
   var current: NetworkConditions { get }
+  /// What ``updates()`` returns: any sequence that never throws, consumed where it is
+  /// iterated (a source maps its own stream lazily rather than re-yielding it from a task).
+  associatedtype Updates: AsyncSequence<NetworkConditions, Never> & Sendable
   /// An independent subscription per call: yields the current conditions first, then each change.
-  func updates() -> AsyncStream<NetworkConditions>
+  func updates() -> Updates
 }
 
 /// A source of power conditions (the lead's adapter wraps the PowerSource probe).
 public protocol PowerConditionSource: Sendable {
   /// The conditions right now.
   var current: PowerConditions { get }
+  /// What ``updates()`` returns: any sequence that never throws, consumed where it is
+  /// iterated (a source maps its own stream lazily rather than re-yielding it from a task).
+  associatedtype Updates: AsyncSequence<PowerConditions, Never> & Sendable
   /// An independent subscription per call: yields the current conditions first, then each change.
-  func updates() -> AsyncStream<PowerConditions>
+  func updates() -> Updates
 }
 
 /// The network source of a configuration that names none: nothing is ever known, so work

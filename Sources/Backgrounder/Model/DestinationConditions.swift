@@ -60,8 +60,11 @@ public struct DestinationConditions: Hashable, Sendable {
 public protocol DestinationConditionSource: Sendable {
   /// The conditions right now.
   var current: DestinationConditions { get }
+  /// What ``updates()`` returns: any sequence that never throws, consumed where it is
+  /// iterated (a source maps its own stream lazily rather than re-yielding it from a task).
+  associatedtype Updates: AsyncSequence<DestinationConditions, Never> & Sendable
   /// An independent subscription per call: yields the current conditions first, then each change.
-  func updates() -> AsyncStream<DestinationConditions>
+  func updates() -> Updates
 }
 
 /// The destination source of a configuration that names none: nothing is known, so work that

@@ -28,8 +28,11 @@ public struct MountConditions: Hashable, Sendable, Codable {
 public protocol MountConditionSource: Sendable {
   /// The conditions right now.
   var current: MountConditions { get }
+  /// What ``updates()`` returns: any sequence that never throws, consumed where it is
+  /// iterated (a source maps its own stream lazily rather than re-yielding it from a task).
+  associatedtype Updates: AsyncSequence<MountConditions, Never> & Sendable
   /// An independent subscription per call: yields the current conditions first, then each change.
-  func updates() -> AsyncStream<MountConditions>
+  func updates() -> Updates
 }
 
 /// The mount source of a configuration that names none: nothing is known, so work that

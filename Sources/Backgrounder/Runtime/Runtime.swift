@@ -131,7 +131,7 @@ final class Runtime: Sendable {
       let power = configuration.power
       subscriptions.addTask {
         self.health.subscribed(.network, at: self.clock.now)
-        for await conditions in network.updates() {
+        await Self.follow(network.updates()) { conditions in
           self.health.reported(.network)
           self.step { machine, now in ((), machine.networkChanged(conditions, now: now)) }
           self.wake.fire()
@@ -140,7 +140,7 @@ final class Runtime: Sendable {
       }
       subscriptions.addTask {
         self.health.subscribed(.power, at: self.clock.now)
-        for await conditions in power.updates() {
+        await Self.follow(power.updates()) { conditions in
           self.health.reported(.power)
           self.step { machine, now in ((), machine.powerChanged(conditions, now: now)) }
           self.wake.fire()
@@ -149,14 +149,14 @@ final class Runtime: Sendable {
       }
       let mounts = configuration.mounts
       subscriptions.addTask {
-        for await conditions in mounts.updates() {
+        await Self.follow(mounts.updates()) { conditions in
           self.step { machine, now in ((), machine.mountsChanged(conditions, now: now)) }
           self.wake.fire()
         }
       }
       let destinations = configuration.destinations
       subscriptions.addTask {
-        for await conditions in destinations.updates() {
+        await Self.follow(destinations.updates()) { conditions in
           self.step { machine, now in ((), machine.destinationsChanged(conditions, now: now)) }
           self.wake.fire()
         }
@@ -208,6 +208,15 @@ final class Runtime: Sendable {
       }
       subscriptions.cancelAll()
     }
+  }
+
+  /// Hands each element of `updates` to `body`, in the calling task, until `updates` ends.
+  /// Generic so that a source's sequence (an existential from the configuration) is opened
+  /// once and iterated without boxing each element.
+  private static func follow<Updates: AsyncSequence & Sendable>(
+    _ updates: Updates, _ body: (Updates.Element) -> Void
+  ) async where Updates.Failure == Never {
+    for await element in updates { body(element) }
   }
 
   /// How far the loop got, for a watchdog.

@@ -1,0 +1,68 @@
+import Backgrounder
+import BackgrounderTesting
+import Foundation
+import Locking
+import Testing
+
+/// The test kit's fan-outs (`FakeConditionSource`, `ManualClock.clockChanges()`) deliver
+/// through `Broadcaster`, outside their locks. A value delivered under the source's lock
+/// deadlocks with a subscriber cancelled at the same moment: the delivery resumes the
+/// subscriber's task (taking its status lock) while holding the source's lock; the
+/// cancellation runs the stream's termination handler (taking the source's lock, to
+/// unsubscribe) while holding the task's status lock. A hang fails on the time limit.
+@Suite(.timeLimit(.minutes(1))) struct FakeFanOutTests {
+  /// Subscribers waiting on `subscribe()` are cancelled, 8 per round, while a thread of its own
+  /// calls `deliver` as fast as it can.
+  private func race<S: AsyncSequence & Sendable>(
+    rounds: Int, subscribe: @escaping @Sendable () -> S, deliver: @escaping @Sendable () -> Void
+  ) async where S.Failure == Never {
+    let stop = Lock(false)
+    let (ended, end) = AsyncStream<Void>.makeStream()
+    let deliverer = Thread {
+      while !stop.withLock({ $0 }) { deliver() }
+      end.finish()
+    }
+    deliverer.start()
+    for _ in 0..<rounds {
+      let subscribers = (0..<8).map { _ in Task { for await _ in subscribe() {} } }
+      await Task.yield()
+      for subscriber in subscribers { subscriber.cancel() }
+      for subscriber in subscribers { await subscriber.value }
+    }
+    stop.withLock { $0 = true }
+    for await _ in ended {}
+  }
+
+  @Test("set() racing cancelled subscribers completes, and a subscriber sees every later set")
+  func setRacingCancellation() async {
+    let source = FakeConditionSource<Int>(0)
+    let counter = Lock(0)
+    await race(rounds: 1_000, subscribe: source.updates) {
+      source.set(
+        counter.withLock { value in
+          value += 1
+          return value
+        })
+    }
+    var updates = source.updates().makeAsyncIterator()
+    let current = source.current
+    #expect(await updates.next() == current)
+    source.set(current + 1)
+    #expect(await updates.next() == current + 1)
+  }
+
+  @Test("jump(by:) racing cancelled clock-change subscribers completes")
+  func jumpRacingCancellation() async {
+    let clock = ManualClock()
+    let start = clock.now
+    let jumps = Lock(0)
+    await race(rounds: 400, subscribe: clock.clockChanges) {
+      jumps.withLock { $0 += 1 }
+      clock.jump(by: .seconds(1))
+    }
+    #expect(clock.now == start.advanced(by: .seconds(jumps.withLock { $0 })))
+    var changes = clock.clockChanges().makeAsyncIterator()
+    clock.jump(by: .seconds(1))
+    #expect(await changes.next() != nil)
+  }
+}
