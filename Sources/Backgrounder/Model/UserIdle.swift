@@ -55,8 +55,11 @@ public struct UserIdleConditions: Hashable, Sendable {
 public protocol UserIdleConditionSource: Sendable {
   /// The conditions right now.
   var current: UserIdleConditions { get }
+  /// What ``updates()`` returns: any sequence that never throws, consumed where it is
+  /// iterated.
+  associatedtype Updates: AsyncSequence<UserIdleConditions, Never> & Sendable
   /// An independent subscription per call: yields the current conditions first, then each change.
-  func updates() -> AsyncStream<UserIdleConditions>
+  func updates() -> Updates
 }
 
 /// The idle source of a configuration that names none: nothing is known, so work that

@@ -163,7 +163,7 @@ final class Runtime: Sendable {
       }
       let userIdle = configuration.userIdle
       subscriptions.addTask {
-        for await conditions in userIdle.updates() {
+        await Self.follow(userIdle.updates()) { conditions in
           self.step { machine, now in ((), machine.userIdleChanged(conditions, now: now)) }
           self.wake.fire()
         }
