@@ -34,6 +34,9 @@ public final class Backgrounder: Sendable {
     /// Destinations for `requiredReachable`. The default, ``UnconfiguredDestinations``, holds
     /// every run that requires a reachable destination (unknown is not permission).
     public var destinations: any DestinationConditionSource = UnconfiguredDestinations()
+    /// The user's idle state for `requiresIdle`. The default, ``UnconfiguredUserIdle``, holds
+    /// every run that requires an idle user (unknown is not permission).
+    public var userIdle: any UserIdleConditionSource = UnconfiguredUserIdle()
     /// Wall-clock steps and resumes from suspend; due times are re-evaluated on each. `nil`
     /// notices a jump only at the next wake-up.
     public var clockChanges: (any ClockChangeSource)?

@@ -55,3 +55,7 @@ extension FakeConditionSource: MountConditionSource where Value == MountConditio
 /// Fake destination conditions for tests.
 public typealias FakeDestinationSource = FakeConditionSource<DestinationConditions>
 extension FakeConditionSource: DestinationConditionSource where Value == DestinationConditions {}
+
+/// Fake idle conditions of the user for tests (`requiresIdle`).
+public typealias FakeUserIdleSource = FakeConditionSource<UserIdleConditions>
+extension FakeConditionSource: UserIdleConditionSource where Value == UserIdleConditions {}

@@ -20,9 +20,12 @@
   public enum QuietExecutors {
     /// Makes ``QuietExecutorFactory``'s executors the process's global and main executors.
     /// Call it on the main thread before any task exists. `whenQuiet` runs on the main thread
-    /// once the process falls quiet after some work (``QuietAction``).
-    public static func install(whenQuiet: QuietAction? = nil) {
+    /// once the process falls quiet after some work (``QuietAction``). Without
+    /// `helperThreads`, the main thread runs every job itself (a one-shot command whose
+    /// blocking work has threads of its own starts no helper thread).
+    public static func install(whenQuiet: QuietAction? = nil, helperThreads: Bool = true) {
       if let whenQuiet { QuietExecutorFactory.pool.setQuietAction(whenQuiet) }
+      if !helperThreads { QuietExecutorFactory.pool.queue.limitHelpers(to: 0) }
       _createExecutors(factory: QuietExecutorFactory.self)
     }
 

@@ -15,6 +15,8 @@ final class ExecutorJobQueue: Sendable {
     var sleeping = false
     /// Helper threads running.
     var helpers = 0
+    /// Helper threads at most.
+    var helperLimit: Int
     /// Jobs taken so far, by the resident consumer and helpers alike.
     var taken: UInt64 = 0
     /// The last helper to end wakes a sleeping resident consumer (which counts the work the
@@ -42,10 +44,9 @@ final class ExecutorJobQueue: Sendable {
     case nothing, wake, startHelper
   }
 
-  private let state = Lock(State())
+  private let state: Lock<State>
   /// Wakes the resident consumer; a timer may share it (``ExecutorTimer``).
   let wakeup = ExecutorWakeup()
-  private let helperLimit: Int
   private let startHelper: @Sendable (ExecutorJobQueue) -> Void
 
   /// A queue whose only consumer is the resident one (the main actor's).
@@ -56,8 +57,14 @@ final class ExecutorJobQueue: Sendable {
   /// A queue that calls `startHelper` with itself to start a helper thread (which runs
   /// ``nextForHelper()`` until it returns nil) while fewer than `helperLimit` run.
   init(helperLimit: Int, startHelper: @escaping @Sendable (ExecutorJobQueue) -> Void) {
-    self.helperLimit = helperLimit
+    state = Lock(State(helperLimit: helperLimit))
     self.startHelper = startHelper
+  }
+
+  /// Starts no more than `limit` helper threads from now on (0: the resident consumer runs
+  /// every job).
+  func limitHelpers(to limit: Int) {
+    state.withLock { $0.helperLimit = limit }
   }
 
   /// Appends `job`: wakes the resident consumer if it sleeps, else starts a helper if allowed.
@@ -68,7 +75,7 @@ final class ExecutorJobQueue: Sendable {
         state.sleeping = false
         return .wake
       }
-      guard state.helpers < helperLimit else { return .nothing }
+      guard state.helpers < state.helperLimit else { return .nothing }
       state.helpers += 1
       return .startHelper
     }

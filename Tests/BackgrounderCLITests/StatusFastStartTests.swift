@@ -62,4 +62,15 @@ import Testing
   func otherLinesAreNotReadHere(arguments: [String]) {
     #expect(StatusFastStart.plainCommand(arguments[...]) == nil)
   }
+
+  @Test("a status that prints once runs without executor helper threads; a watch keeps them")
+  func oneShotStatus() {
+    #expect(
+      ExecutorEntryPoint.isOneShotStatus(["backgrounder", "status", "--json", "--config", "c"]))
+    #expect(ExecutorEntryPoint.isOneShotStatus(["backgrounder", "status"]))
+    #expect(!ExecutorEntryPoint.isOneShotStatus(["backgrounder", "status", "--watch"]))
+    #expect(!ExecutorEntryPoint.isOneShotStatus(["backgrounder", "status", "--json", "--watch"]))
+    #expect(!ExecutorEntryPoint.isOneShotStatus(["backgrounder", "status", "--help"]))
+    #expect(!ExecutorEntryPoint.isOneShotStatus(["backgrounder", "run"]))
+  }
 }

@@ -61,6 +61,8 @@ struct JobStorageTests {
     relax.ssids = ["Phone*"]
     relax.interfaces = ["wwan*"]
     job.relax = relax
+    job.requiresIdle = .seconds(600)
+    job.onUserReturn = .pause
     return job
   }
 
@@ -107,7 +109,7 @@ struct JobStorageTests {
   func everySettingIsStored() {
     // A new setting must be added to `JobDocument` (with its default when absent); then
     // raise this count. Without it, the setting would be lost on the way through the store.
-    #expect(Mirror(reflecting: Self.fullJob).children.count == 29)
+    #expect(Mirror(reflecting: Self.fullJob).children.count == 31)
   }
 
   @Test("a store written in the previous format keeps every schedule and is migrated in place")

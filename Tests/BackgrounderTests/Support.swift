@@ -31,6 +31,8 @@ struct Harness {
   let mounts: FakeMountSource
   /// The `requiredReachable` destinations (nothing checked until a test sets them).
   let destinations: FakeDestinationSource
+  /// The user's idle state for `requiresIdle` (not known until a test sets it).
+  let userIdle: FakeUserIdleSource
 
   var storePath: String { directory.appendingPathComponent("store.sqlite").path }
   var t0: Date
@@ -65,6 +67,8 @@ struct Harness {
     configuration.dispatchLoopWillIterate = dispatchLoopWillIterate
     let destinationSource = FakeDestinationSource(.unconfigured)
     configuration.destinations = destinationSource
+    let userIdleSource = FakeUserIdleSource(.unconfigured)
+    configuration.userIdle = userIdleSource
     if watchesClockChanges { configuration.clockChanges = clock }
     let backgrounder = Backgrounder(configuration: configuration)
     for (id, worker) in workers {
@@ -75,7 +79,8 @@ struct Harness {
     let harness = Harness(
       clock: clock, network: fakeNetwork, power: powerSource, directory: directory,
       backgrounder: backgrounder, recorder: recorder, driver: TestDriver(backgrounder),
-      mounts: mountSource, destinations: destinationSource, t0: clock.date)
+      mounts: mountSource, destinations: destinationSource, userIdle: userIdleSource,
+      t0: clock.date)
     RunningRuntimes.forRunningTest().stopAtEnd { await harness.stop() }
     try await backgrounder.start()
     return harness

@@ -49,6 +49,26 @@
       #expect(await ExecutorTimerTests.eventually { pool.queue.helperCount == 0 })
     }
 
+    /// A pool limited to no helper (a one-shot `status`) runs every job on its resident
+    /// worker, one after the other: a job enqueued while another runs waits for it instead of
+    /// starting a helper thread (with helpers, it ran during the first job's 20 ms).
+    @Test("a pool without helpers starts no helper thread: jobs wait for the resident worker")
+    func noHelpers() async throws {
+      let pool = ExecutorPool()
+      pool.queue.limitHelpers(to: 0)
+      let order = Lock<[String]>([])
+      let first = Task(executorPreference: pool) { @Sendable in
+        let second = Task(executorPreference: pool) { @Sendable in
+          order.withLock { $0.append("second") }
+        }
+        usleep(20_000)
+        order.withLock { $0.append("first ends, \(pool.queue.helperCount) helpers") }
+        return second
+      }
+      await first.value.value
+      #expect(order.withLock { $0 } == ["first ends, 0 helpers", "second"])
+    }
+
     /// Unstructured tasks, awaited by polling: a parent awaiting a task group escalates its
     /// children's priority, and an escalated sleeper was seen woken early (the timer takes any
     /// re-enqueue of a sleeping task for a cancellation; see the notes of branch i25-loop).

@@ -74,7 +74,9 @@ extension DispatchStateMachine {
       switch entry.phase {
       case .running(let token, _, let exempt):
         // A run is stopped for a known loss only, never because a condition became unknown.
-        if !exempt && !entry.overridden, let reason = knownLoss(unmet) {
+        if !exempt && !entry.overridden,
+          let reason = knownLoss(unmetWhileRunning(entry.constraints))
+        {
           conditionLost(token, of: id, reason: reason, now: now, &effects)
         }
       case .gating, .claimed:

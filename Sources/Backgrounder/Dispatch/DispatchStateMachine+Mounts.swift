@@ -11,6 +11,15 @@ extension DispatchStateMachine {
   func unmetDevice(_ constraints: WorkConstraints) -> [PendingPredicate] {
     constraints.unmetPower(power) + constraints.unmetMount(mounts)
       + constraints.unmetDestination(destinations)
+      + constraints.unmetIdle(userIdle, at: idleJudgedAt)
+  }
+
+  /// The device predicates that matter to a run going: those of ``unmetDevice(_:)`` but the
+  /// idle one when the user's return lets it continue (`onUserReturn = .continue`).
+  func unmetWhileRunning(_ constraints: WorkConstraints) -> [PendingPredicate] {
+    let unmet = unmetDevice(constraints)
+    guard constraints.onUserReturn == .continue else { return unmet }
+    return unmet.filter { !Self.isUserIdle($0) }
   }
 
   /// Why a run must stop for `unmet`, counting only losses whose source is known: a run is
@@ -24,13 +33,14 @@ extension DispatchStateMachine {
     if unmet.contains(where: { if case .reachable(_, .some) = $0 { true } else { false } }) {
       return .unreachable
     }
+    if userIdle.isKnown && unmet.contains(where: Self.isUserIdle) { return .userReturned }
     return nil
   }
 
   /// Whether `predicate` is a condition of the device that blocks due work (power, mounts).
   static func isDeviceCondition(_ predicate: PendingPredicate) -> Bool {
     switch predicate {
-    case .requiresCharging, .requiresBatteryNotLow, .mounted, .reachable: true
+    case .requiresCharging, .requiresBatteryNotLow, .mounted, .reachable, .userIdle: true
     default: false
     }
   }

@@ -35,7 +35,7 @@ extension DispatchStateMachine {
     _ effects: inout Effects
   ) {
     guard let entry = entries[id], case .running(token, let startedAt, _) = entry.phase,
-      let pauseMax = entry.row.constraints.onConditionLost.pauseMax
+      let pauseMax = entry.row.constraints.pauseMax(for: reason)
     else {
       effects.stops.append((token, reason))
       return
@@ -69,7 +69,7 @@ extension DispatchStateMachine {
         let id = liveRuns[token], let entry = entries[id],
         case .running(token, let startedAt, _) = entry.phase,
         networkNeed(of: entry).isSatisfied(by: network),
-        unmetDevice(entry.constraints).isEmpty
+        unmetWhileRunning(entry.constraints).isEmpty
       else { continue }
       let paused = since.duration(to: now)
       pause.total += paused

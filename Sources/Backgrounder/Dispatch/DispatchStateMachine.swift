@@ -111,6 +111,13 @@ struct DispatchStateMachine: Sendable {
   var runPauses: [RunToken: RunPause] = [:]
   /// When the constraints of a waiting task relax (``ConstraintRelaxation``), by task.
   var relaxDeadlines: [TaskId: WallInstant] = [:]
+  /// The user's idle state (`requiresIdle`).
+  var userIdle = UserIdleConditions.unconfigured
+  /// The time idle requirements were last judged at (``unmetDevice(_:)`` has no clock).
+  var idleJudgedAt = WallInstant(nanosecondsSince1970: .min)
+  /// The `requiresIdle` of every task that has one (the times worth waking up for while the
+  /// user is idle); an entry of a task gone or changed since is dropped when met.
+  var idleRequirements: [TaskId: Duration] = [:]
 
   init(
     settings: DispatchSettings, registered: Set<TaskId>, acceptsAnyTask: Bool = false,
@@ -185,6 +192,7 @@ struct DispatchStateMachine: Sendable {
     updated.input = row.input
     updated.ephemeral = row.ephemeral
     updated.updatedAt = now
+    noteIdleRequirement(updated)
     updateCalendar(&updated, to: row, now: now)
     entries[row.id]?.row = updated
     armRelax(row.id)
@@ -245,6 +253,7 @@ struct DispatchStateMachine: Sendable {
   mutating func dispatch(now: WallInstant) -> (Effects, WallInstant?) {
     var effects = Effects()
     guard accepting else { return (effects, nil) }
+    judgeIdle(now: now, &effects)
     stopRunsPastTheirWindow(now: now, &effects)
     stopRunsPausedTooLong(now: now, &effects)
     guard !dispatchHeld else { return (effects, nil) }
@@ -297,8 +306,11 @@ struct DispatchStateMachine: Sendable {
 
   private mutating func nextWake(now: WallInstant) -> WallInstant? {
     while let key = wakeQueue.min, !isCurrent(key) { wakeQueue.removeMin() }
-    let windowStop = [windowStops.values.min(), nextPauseExpiry, relaxDeadlines.values.min()]
-      .compactMap { $0 }.min()
+    let windowStop = [
+      windowStops.values.min(), nextPauseExpiry, relaxDeadlines.values.min(),
+      nextIdleThreshold(after: now),
+    ]
+    .compactMap { $0 }.min()
     guard let soonest = wakeQueue.min?.time else { return windowStop }
     // Due work waiting for a slot is woken by the run that frees one.
     if soonest <= now { return windowStop }
@@ -359,10 +371,12 @@ struct DispatchStateMachine: Sendable {
       entry.row.blockedOn = unmet
       entry.row.updatedAt = now
       let reason: DeferralReason =
-        unmet.contains(.requiresCharging)
-        ? .chargingNotMet
-        : unmet.contains(.requiresBatteryNotLow)
-          ? .batteryNotLowNotMet : Self.deferral(unmet)
+        unmet.contains(where: Self.isUserIdle) && unmet.count == 1
+        ? .userIdleNotMet
+        : unmet.contains(.requiresCharging)
+          ? .chargingNotMet
+          : unmet.contains(.requiresBatteryNotLow)
+            ? .batteryNotLowNotMet : Self.deferral(unmet)
       effects.persist(
         entry.row, run: entry.row.attempt, startedAt: nil, endedAt: now,
         outcome: "blocked", reason: Self.describe(unmet))
@@ -534,6 +548,7 @@ struct DispatchStateMachine: Sendable {
 
   mutating func insertEntry(_ entry: Entry) {
     var entry = entry
+    noteIdleRequirement(entry.row)
     queueVersion &+= 1
     entry.queueVersion = queueVersion
     entries[entry.row.id] = entry
@@ -615,6 +630,11 @@ struct DispatchStateMachine: Sendable {
       case .reachable(let destination, let failure):
         "\(destination) to be reachable (\(failure?.phrase ?? "not checked yet"))"
       case .meteredBudget(let wait): wait.phrase { ISO8601.string($0) }
+      case .userIdle(let required, let idleSince, let unknown):
+        "the user idle for \(HumanText.duration(required)) ("
+          + (unknown.map { "not known: \($0)" }
+            ?? idleSince.map { "idle since \(ISO8601.string($0))" } ?? "the user is active")
+          + ")"
       case .waitingForBackoff(let until): "waiting for backoff until \(ISO8601.string(until))"
       case .waitingForEarliestBeginDate(let at): "earliest begin \(ISO8601.string(at))"
       case .waitingForWindow(let opens): "waiting for window opening \(ISO8601.string(opens))"

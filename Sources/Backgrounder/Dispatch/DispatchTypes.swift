@@ -83,6 +83,8 @@ struct Effects: Sendable {
     stops += other.stops
     promotions += other.promotions
     discarded += other.discarded
+    pauses += other.pauses
+    resumes += other.resumes
   }
 
   /// Persists `row` and appends one entry to its run history.

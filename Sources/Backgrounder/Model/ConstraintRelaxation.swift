@@ -53,6 +53,7 @@ extension WorkConstraints {
     relaxed.requiresCharging = relaxation.requiresCharging
     relaxed.requiresBatteryNotLow = relaxation.requiresBatteryNotLow
     relaxed.allowedNetworks = relaxation.allowedNetworks
+    relaxed.requiresIdle = nil
     relaxed.relaxation = nil
     return relaxed
   }
@@ -76,6 +77,7 @@ extension WorkConstraints {
           "Wi-Fi network \(allowed.joined(separator: ", "))"
         case .networkInterface(let allowed, _) where relaxed.allowedNetworks.interfaces.isEmpty:
           "interface \(allowed.joined(separator: ", "))"
+        case .userIdle(let required, _, _): "the user idle for \(HumanText.duration(required))"
         default: nil
         }
       if let phrase, !parts.contains(phrase) { parts.append(phrase) }

@@ -73,6 +73,8 @@ public enum DeferralReason: String, Hashable, Sendable, Codable {
   case mountNotMet
   /// `requiredReachable` is not reachable (or not checked yet).
   case reachableNotMet
+  /// `requiresIdle` is not met: the user has not been idle that long (or it is not known).
+  case userIdleNotMet
   /// The run was stopped because a constraint was lost; it resumes when the constraint returns.
   case constraintLost
 }

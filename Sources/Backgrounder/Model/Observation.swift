@@ -63,6 +63,9 @@ public enum PendingPredicate: Hashable, Sendable {
   /// A metered budget is spent (the task's own or the daemon's): waiting for an unmetered
   /// link, or for the budget to free up.
   case meteredBudget(MeteredBudgetWait)
+  /// The user has not been idle for `required` yet (logind's idle hint): idle since
+  /// `idleSince`, active (`nil`), or not known (`unknown` says why: "logind not running").
+  case userIdle(required: Duration, idleSince: Date?, unknown: String?)
 }
 
 extension PendingPredicate: Encodable {
@@ -70,6 +73,7 @@ extension PendingPredicate: Encodable {
     case kind, network, until, at, connectivity, opens, ssids, interfaces, current, path
     case roamingUnknown, destination, failure
     case used, budget, window, freesAt, scope
+    case requiredSeconds, idleSince, unknown
   }
 
   /// Encodes as `{"kind": ..., ...}` with ISO 8601 times.
@@ -119,6 +123,11 @@ extension PendingPredicate: Encodable {
       try container.encode(wait.budget.windowText, forKey: .window)
       try container.encodeIfPresent(wait.freesAt.map(ISO8601.string), forKey: .freesAt)
       try container.encode(wait.scope, forKey: .scope)
+    case .userIdle(let required, let idleSince, let unknown):
+      try container.encode("userIdle", forKey: .kind)
+      try container.encode(required.components.seconds, forKey: .requiredSeconds)
+      try container.encodeIfPresent(idleSince.map(ISO8601.string), forKey: .idleSince)
+      try container.encodeIfPresent(unknown, forKey: .unknown)
     }
   }
 }

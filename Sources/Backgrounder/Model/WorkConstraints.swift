@@ -73,6 +73,10 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
   public var onConditionLost: ConditionLossPolicy = .stop
   /// What these constraints relax to once a due task has waited long enough (`nil`: never).
   public var relaxation: ConstraintRelaxation?
+  /// How long the user must have been idle (logind's idle hint) before a run starts, or `nil`.
+  public var requiresIdle: Duration?
+  /// What happens to a run still going when the user comes back (``requiresIdle``).
+  public var onUserReturn: UserReturnPolicy = .continue
 
   /// Creates constraints; the default has none.
   public init(
@@ -81,7 +85,8 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     windowEnd: WindowEnd = .continue, allowedNetworks: NetworkAllowList = .any,
     requiredMount: String? = nil, requiredReachable: String? = nil,
     meteredBudget: MeteredBudget? = nil,
-    relaxation: ConstraintRelaxation? = nil
+    relaxation: ConstraintRelaxation? = nil, requiresIdle: Duration? = nil,
+    onUserReturn: UserReturnPolicy = .continue
   ) {
     self.networkRequired = networkRequired
     self.requiresCharging = requiresCharging
@@ -93,12 +98,14 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     self.requiredReachable = requiredReachable
     self.meteredBudget = meteredBudget
     self.relaxation = relaxation
+    self.requiresIdle = requiresIdle
+    self.onUserReturn = onUserReturn
   }
 
   private enum CodingKeys: String, CodingKey {
     case networkRequired, requiresCharging, requiresBatteryNotLow, windows, windowEnd
     case allowedNetworks, requiredMount, requiredReachable, meteredBudget, onConditionLost
-    case relaxation
+    case relaxation, requiresIdle, onUserReturn
   }
 
   /// Decodes what the synthesized encoder writes; the fields added later may be missing.
@@ -117,6 +124,9 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     onConditionLost =
       try container.decodeIfPresent(ConditionLossPolicy.self, forKey: .onConditionLost) ?? .stop
     relaxation = try container.decodeIfPresent(ConstraintRelaxation.self, forKey: .relaxation)
+    requiresIdle = try container.decodeIfPresent(Duration.self, forKey: .requiresIdle)
+    onUserReturn =
+      try container.decodeIfPresent(UserReturnPolicy.self, forKey: .onUserReturn) ?? .continue
   }
 
   /// No constraints.

@@ -56,6 +56,9 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
   case systemSuspending
   /// The primary link started roaming (`network = "not-roaming"`).
   case roaming
+  /// The user came back while a run that requires an idle user was going
+  /// (`onUserReturn = .stop`).
+  case userReturned
 
   /// For humans: "offline", "metered", "captive portal", …
   public var phrase: String {
@@ -75,6 +78,7 @@ public enum StopReason: String, Hashable, Sendable, Codable, CaseIterable {
     case .requested: "requested"
     case .systemSuspending: "system suspending"
     case .roaming: "roaming"
+    case .userReturned: "user returned"
     }
   }
 }

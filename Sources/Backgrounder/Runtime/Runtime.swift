@@ -161,6 +161,13 @@ final class Runtime: Sendable {
           self.wake.fire()
         }
       }
+      let userIdle = configuration.userIdle
+      subscriptions.addTask {
+        await Self.follow(userIdle.updates()) { conditions in
+          self.step { machine, now in ((), machine.userIdleChanged(conditions, now: now)) }
+          self.wake.fire()
+        }
+      }
       // Subscribed before the first iteration, so no change after that is missed.
       if let clockChanges = configuration.clockChanges?.clockChanges() {
         subscriptions.addTask {

@@ -15,6 +15,12 @@ enum PlacePredicateCoding {
     case .reachable(let destination, let failure):
       "reach:" + escape(destination) + (failure.map { "=" + $0.rawValue } ?? "")
     case .meteredBudget(let wait): MeteredBudgetWaitCoding.encode(wait)
+    case .userIdle(let required, let idleSince, let unknown):
+      // `idle:` + the required seconds, then `@` + idle-since (ms since 1970) or `?` + why
+      // it is not known; nothing more while the user is active.
+      "idle:\(required.components.seconds)"
+        + (unknown.map { "?" + escape($0) }
+          ?? idleSince.map { "@\(Int64(($0.timeIntervalSince1970 * 1000).rounded()))" } ?? "")
     default: nil
     }
   }
@@ -35,6 +41,7 @@ enum PlacePredicateCoding {
       return .notRoaming(roamingUnknown: reason)
     }
     if let wait = MeteredBudgetWaitCoding.decode(item) { return .meteredBudget(wait) }
+    if item.hasPrefix("idle:") { return userIdle(item.dropFirst(5)) }
     if item.hasPrefix("reach:") {
       let parts = item.dropFirst(6).split(
         separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -44,6 +51,24 @@ enum PlacePredicateCoding {
       return .reachable(destination: destination, failure: failure)
     }
     return nil
+  }
+
+  /// The ``PendingPredicate/userIdle(required:idleSince:unknown:)`` after `idle:`.
+  private static func userIdle(_ text: Substring) -> PendingPredicate? {
+    let end = text.firstIndex { $0 == "@" || $0 == "?" } ?? text.endIndex
+    guard let seconds = Int64(text[..<end]), seconds >= 0 else { return nil }
+    let required = Duration.seconds(seconds)
+    guard end < text.endIndex else {
+      return .userIdle(required: required, idleSince: nil, unknown: nil)
+    }
+    let rest = text[text.index(after: end)...]
+    if text[end] == "?" {
+      guard let why = rest.removingPercentEncoding else { return nil }
+      return .userIdle(required: required, idleSince: nil, unknown: why)
+    }
+    guard let millis = Int64(rest) else { return nil }
+    let since = Date(timeIntervalSince1970: Double(millis) / 1000)
+    return .userIdle(required: required, idleSince: since, unknown: nil)
   }
 
   /// The `allowedNetworks` column: empty for ``NetworkAllowList/any``, else JSON.

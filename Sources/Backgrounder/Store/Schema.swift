@@ -134,6 +134,15 @@ enum Schema {
       // have none, and so do not use metered links until scheduled again.
       try db.execute(sql: "ALTER TABLE task ADD COLUMN meteredBudget TEXT")
     }
+    migrator.registerMigration("requires-idle") { db in
+      // `requires-idle` (nanoseconds, NULL: none) and `on-user-return` of the request; tasks
+      // stored before it need no idle user.
+      try db.execute(
+        sql: """
+          ALTER TABLE task ADD COLUMN requiresIdle INTEGER;
+          ALTER TABLE task ADD COLUMN onUserReturn TEXT NOT NULL DEFAULT 'continue';
+          """)
+    }
     return migrator
   }
 

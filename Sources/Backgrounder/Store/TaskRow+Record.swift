@@ -19,6 +19,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case onConditionLost, pauseMax, pausedAt, pauseReason
     case relaxation, waitingSince
     case meteredBudget
+    case requiresIdle, onUserReturn
 
     /// The column's place in ``allCases`` (a jump table: positions are looked up for every
     /// column of every row read, and a dictionary keyed by the case hashed its name each time).
@@ -66,6 +67,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       case .relaxation: 39
       case .waitingSince: 40
       case .meteredBudget: 41
+      case .requiresIdle: 42
+      case .onUserReturn: 43
       }
     }
   }
@@ -132,6 +135,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
       relaxation: try reader.relaxation())
     constraints.onConditionLost = try reader.conditionLoss()
     constraints.meteredBudget = try reader.meteredBudget()
+    constraints.requiresIdle = try reader.duration(.requiresIdle)
+    constraints.onUserReturn = try reader.required(.onUserReturn, UserReturnPolicy.self)
     waitingSince = try reader.instant(.waitingSince)
     if let calendarText: String = try reader.optional(.calendar) {
       guard let schedule = Self.decodeCalendar(calendarText) else {
@@ -263,6 +268,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     case .waitingSince: waitingSince?.nanosecondsSince1970.databaseValue ?? .null
     case .meteredBudget:
       constraints.meteredBudget.map(MeteredBudgetWaitCoding.encode)?.databaseValue ?? .null
+    case .requiresIdle: constraints.requiresIdle?.nanoseconds.databaseValue ?? .null
+    case .onUserReturn: constraints.onUserReturn.rawValue.databaseValue
     }
   }
 }

@@ -105,7 +105,8 @@ struct TaskRow: Sendable, Equatable {
       case .requiresCharging: "charging"
       case .requiresBatteryNotLow: "batteryNotLow"
       case .workerNotRegistered: "notRegistered"
-      case .wifiNetwork, .networkInterface, .mounted, .notRoaming, .reachable, .meteredBudget:
+      case .wifiNetwork, .networkInterface, .mounted, .notRoaming, .reachable, .meteredBudget,
+        .userIdle:
         PlacePredicateCoding.encode(predicate)
       case .waitingForBackoff, .waitingForEarliestBeginDate, .waitingForWindow: nil
       }

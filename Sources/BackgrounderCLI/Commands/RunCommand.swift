@@ -46,11 +46,13 @@ struct RunCommand: AsyncParsableCommand {
       LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
     }
     let logger = Logger(label: "backgrounder")
-    _ = try config.load()  // fail fast, with file, line and key, before anything starts
+    // Fail fast, with file, line and key, before anything starts; the daemon takes it as read.
+    let loaded = try config.load()
     var options = Daemon.Options(configPath: config.path)
     options.sysfsRoot = sysfsRoot
     options.metricsFile = metricsFile
     if let killGrace { options.killGracePeriod = killGrace.value }
-    try await Daemon(options: options, logger: logger).run()
+    // Consumed: this frame must not keep every job's definition alive while the daemon runs.
+    try await Daemon(options: options, logger: logger).run(configuration: consume loaded)
   }
 }

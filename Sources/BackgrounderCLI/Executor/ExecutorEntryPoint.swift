@@ -26,6 +26,15 @@ enum ExecutorEntryPoint {
       })
   }
 
+  /// Whether `arguments` (the process's, program name first) are a `status` that prints once
+  /// and ends: its plain form (``StatusFastStart/plainCommand(_:)``) without `--watch`.
+  static func isOneShotStatus(_ arguments: [String]) -> Bool {
+    guard arguments.dropFirst().first == StatusCommand.configuration.commandName,
+      let command = StatusFastStart.plainCommand(arguments.dropFirst(2))
+    else { return false }
+    return !command.watch
+  }
+
   /// Parses the command line and runs a synchronous command on the calling thread; returns
   /// only when the command is asynchronous (it is then parsed again in a task).
   static func runSynchronously() {
@@ -58,10 +67,14 @@ enum ExecutorEntryPoint {
       // Once quiet after some work (a burst of runs, a control request, a `status --watch`
       // update), the process gives back the memory it used: after a second of quiet, at most
       // every ten seconds.
+      // A one-shot `status` (not `--watch`) runs every job on the main thread: its blocking
+      // work (the netlink socket, the system bus, the store read) has threads of its own, and
+      // helper threads only cost it their starts (issue #35: 7 of its 10 threads).
       if quiet {
         QuietExecutors.install(
           whenQuiet: QuietAction(
-            after: .seconds(1), atMostEvery: .seconds(10), HeapTuning.releaseIdleMemorySoon))
+            after: .seconds(1), atMostEvery: .seconds(10), HeapTuning.releaseIdleMemorySoon),
+          helperThreads: !Self.isOneShotStatus(CommandLine.arguments))
       }
     #endif
     // A verb with a synchronous command (and help, version and usage errors): parsed and run

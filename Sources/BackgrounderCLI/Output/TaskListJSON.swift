@@ -146,6 +146,19 @@ enum TaskListJSON {
       json.int(Int(wait.used))
       json.key("window")
       json.string(wait.budget.windowText)
+    case .userIdle(let required, let idleSince, let unknown):
+      if let idleSince {
+        json.key("idleSince", first: true)
+        json.date(idleSince)
+      }
+      json.key("kind", first: idleSince == nil)
+      json.string("userIdle")
+      json.key("requiredSeconds")
+      json.int(Int(required.components.seconds))
+      if let unknown {
+        json.key("unknown")
+        json.string(unknown)
+      }
     }
     json.ascii("}")
   }

@@ -78,6 +78,9 @@ enum TaskStatusText {
       case .reachable(let destination, let failure):
         "\(destination) to be reachable (\(failure?.phrase ?? "not checked yet"))"
       case .meteredBudget(let wait): wait.phrase { clockTime($0, now: now) }
+      case .userIdle(let required, let idleSince, let unknown):
+        PendingPredicate.userIdlePhrase(
+          required: required, idleSince: idleSince, unknown: unknown, now: now)
       }
     }.joined(separator: ", ")
   }

@@ -81,6 +81,7 @@ enum StalenessMessage {
     case .mounted(let path): "\(path) to be mounted"
     case .reachable(let destination, _): "\(destination) to be reachable"
     case .meteredBudget: "an unmetered network (metered budget spent)"
+    case .userIdle(let required, _, _): "the user idle for \(HumanText.duration(required))"
     case .waitingForWindow: "its time window"
     case .waitingForBackoff, .waitingForEarliestBeginDate: nil
     }

@@ -115,6 +115,13 @@ public struct JobDefinition: Sendable, Equatable, Codable {
   /// `relax-after = "3d"` and `relax = { … }`: what the conditions relax to once a due run
   /// has waited that long for them (``RelaxKeys``). Encoded only when set.
   package var relax: JobRelax?
+  /// `requires-idle = "10m"`: its runs start only once the user has been idle that long
+  /// (logind's idle hint). Encoded only when set.
+  package var requiresIdle: Duration?
+  /// `on-user-return = "continue" | "pause" | "stop"`: what happens to a run going when the
+  /// user comes back (with `requires-idle`); ``UserReturnPolicy/continue`` when nil. Encoded
+  /// only when set.
+  package var onUserReturn: UserReturnPolicy?
   /// `user = "alice"`: the user its runs execute as (a daemon running as root switches to it
   /// before the exec; see ``RunIdentity``); the daemon's own user when nil. Encoded only when
   /// set.

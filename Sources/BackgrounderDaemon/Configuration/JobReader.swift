@@ -11,6 +11,7 @@ enum JobReader {
     ] + CalendarSettingsReader.keys + PrioritySettingsReader.keys + PlaceKeys.keys
     + JobAlertsReader.jobKeys + MeteredBudgetSettings.jobKeys + PauseKeys.keys + RelaxKeys.keys
     + BandwidthSettings.keys
+    + IdleKeys.keys
 
   static func read(_ job: TableReader) throws(ConfigurationError) -> JobDefinition {
     try job.rejectUnknownKeys(keys)
@@ -67,6 +68,7 @@ enum JobReader {
     try readStop(job, id: id, into: &definition)
     try PauseKeys.read(job, id: id, into: &definition)
     definition.relax = try RelaxKeys.read(job)
+    try IdleKeys.read(job, id: id, into: &definition)
     definition.user = try job.string("user")
     definition.group = try job.string("group")
     if let (key, message) = JobValidation.problem(with: definition) {

@@ -42,6 +42,7 @@ public enum JobValidation {
     }
     if let problem = PlaceKeys.problem(with: job) { return problem }
     if let problem = PauseKeys.problem(with: job) { return problem }
+    if let problem = IdleKeys.problem(with: job) { return problem }
     if let budget = job.budget, budget < .seconds(1) { return ("budget", "must be at least 1s") }
     let backoff = job.backoff
     if backoff.initial < .seconds(10) || backoff.initial > .seconds(5 * 3600) {

@@ -87,7 +87,9 @@ package struct CommandWorker: Worker {
     let (inhibitor, mode) = (inhibitor, context.inhibitPolicy)
     let lock = Lock(inhibitor?.hold(jobID: job.id, mode: mode))
     var pausable: (@Sendable (@escaping @Sendable (Bool) -> Void) -> Void)?
-    if job.onConditionLost?.pauseMax != nil {
+    // Frozen for a lost condition (`on-condition-lost = "pause"`) or the user's return
+    // (`on-user-return = "pause"`).
+    if job.onConditionLost?.pauseMax != nil || job.onUserReturn == .pause {
       pausable = { setPaused in
         context.handlePauses { change in
           switch change {

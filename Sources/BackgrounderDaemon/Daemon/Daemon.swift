@@ -60,8 +60,10 @@ package final class Daemon: Service {
 
   /// The config at `path`, with the `[telemetry] headers-file` read (only the daemon and
   /// `doctor` read that secret).
-  private static func loadConfiguration(_ path: String) throws -> DaemonConfiguration {
-    var configuration = try ConfigurationLoader.load(path: path)
+  private static func loadConfiguration(_ path: String, loaded: consuming DaemonConfiguration?)
+    throws -> DaemonConfiguration
+  {
+    var configuration = try loaded ?? ConfigurationLoader.load(path: path)
     configuration.telemetry = try configuration.telemetry?.loadingHeadersFile(
       configFile: configuration.sourcePath)
     return configuration
@@ -70,7 +72,14 @@ package final class Daemon: Service {
   /// Starts the daemon and runs it until a shutdown signal (returns) or a failing part (throws
   /// a ``DaemonPartFailure``). Nothing is reported ready to systemd when starting fails.
   package func run() async throws {
-    let configuration = try Self.loadConfiguration(options.configPath)
+    try await run(configuration: nil)
+  }
+
+  /// ``run()`` with the config at ``Options/configPath`` already read (`backgrounder run` reads
+  /// it first, to fail fast with file, line and key): it is not read and checked twice (issue
+  /// #35: reading a 10,000-job config is most of a restart's CPU).
+  package func run(configuration loaded: consuming DaemonConfiguration?) async throws {
+    let configuration = try Self.loadConfiguration(options.configPath, loaded: loaded)
     warnOfExposedSecrets(configuration)
     // Waits in `flock` while another daemon is starting: on a thread meant for blocking calls.
     let lockPath = configuration.storePath
@@ -107,6 +116,11 @@ package final class Daemon: Service {
       concurrencyLimit: configuration.maxConcurrentJobs,
       finishedRetention: Self.finishedRetention)
     sources.configure(&runtimeConfiguration)
+    // The user's idle state for `requires-idle` (logind's idle hint), followed from the start.
+    let idleWatch = LogindIdleWatch(eventLoop: eventLoop, logger: logger)
+    idleWatch.start()
+    defer { idleWatch.stopSoon() }
+    runtimeConfiguration.userIdle = idleWatch
     runtimeConfiguration.startSplay = StartSplayKey.runtimeSplay(configuration.startSplay)
     // A stopped run gets its job's stop-timeout, then SIGKILL and up to 5 s of reaping, before
     // the runtime gives up waiting for its worker (jobs added by a reload with a longer

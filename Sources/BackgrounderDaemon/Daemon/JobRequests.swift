@@ -36,6 +36,8 @@ public enum JobRequests {
       requiredMount: job.requiresMount, requiredReachable: job.requiresReachable,
       meteredBudget: job.meteredBudget)
     constraints.onConditionLost = job.onConditionLost ?? .stop
+    constraints.requiresIdle = job.requiresIdle
+    constraints.onUserReturn = job.onUserReturn ?? .continue
     constraints.relaxation = job.relax?.relaxation(of: constraints)
     let backoff =
       switch job.backoff.policy {

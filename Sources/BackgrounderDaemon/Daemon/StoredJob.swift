@@ -114,6 +114,8 @@ private struct JobDocument: Codable {
   var group: String?
   /// `relax-after` and `relax = { … }`.
   var relax: JobRelax?
+  var requiresIdle: Int64?
+  var onUserReturn: UserReturnPolicy?
 
   enum CodingKeys: String, CodingKey {
     case id, command, every, flex, once, delay, network, budget, backoff, environment, expedited
@@ -142,6 +144,8 @@ private struct JobDocument: Codable {
     case onConditionLost = "on-condition-lost"
     case pauseMax = "pause-max"
     case user, group, relax
+    case requiresIdle = "requires-idle"
+    case onUserReturn = "on-user-return"
   }
 
   init(_ job: JobDefinition) {
@@ -199,6 +203,8 @@ private struct JobDocument: Codable {
     user = job.user
     group = job.group
     relax = job.relax
+    requiresIdle = job.requiresIdle?.storedNanoseconds
+    onUserReturn = job.onUserReturn
   }
 
   /// The stored priority keys, or nil when none was stored (the background defaults).
@@ -266,6 +272,8 @@ private struct JobDocument: Codable {
     job.user = user
     job.group = group
     job.relax = relax
+    job.requiresIdle = requiresIdle.map(Duration.nanoseconds)
+    job.onUserReturn = onUserReturn
     return job
   }
 }

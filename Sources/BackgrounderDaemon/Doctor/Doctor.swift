@@ -64,6 +64,7 @@ package struct Doctor: Sendable {
     for job in configuration.jobs { findings += check(job: job) }
     findings += checkOverrides(configuration)
     if let inhibitor = checkInhibitor(configuration.jobs) { findings.append(inhibitor) }
+    if let idle = checkUserIdle(configuration.jobs) { findings.append(idle) }
     if configuration.desktopNotices { findings.append(checkDesktopNotices()) }
     findings += checkWakeAlarms(configuration.jobs)
     findings.append(checkStore(configuration.storePath))

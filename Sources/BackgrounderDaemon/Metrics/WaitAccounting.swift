@@ -43,6 +43,7 @@ struct WaitAccounting: Sendable {
     case .mounted: "mount"
     case .reachable: "reachable"
     case .meteredBudget: "meteredBudget"
+    case .userIdle: "userIdle"
     case .waitingForWindow: "window"
     case .waitingForBackoff, .waitingForEarliestBeginDate: nil
     }

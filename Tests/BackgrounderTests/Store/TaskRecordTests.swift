@@ -86,7 +86,8 @@ struct TaskRecordTests {
         WorkRequest.Periodic(
           taskId: id("test.record.full"),
           constraints: WorkConstraints(
-            networkRequired: .unmetered, requiresCharging: true, requiresBatteryNotLow: true),
+            networkRequired: .unmetered, requiresCharging: true, requiresBatteryNotLow: true,
+            requiresIdle: .seconds(600), onUserReturn: .stop),
           input: ["n": .int(7)], ephemeral: true, interval: .seconds(7200),
           flexWindow: .seconds(600),
           backoff: .linear(initialDelay: .seconds(45), maxAttempts: 4, jitter: 0.5),
@@ -99,7 +100,14 @@ struct TaskRecordTests {
     row.lastReason = "exit status 75"
     row.lastRunStartedAt = WallInstant(nanosecondsSince1970: 1_700_000_100_000)
     row.lastRunEndedAt = WallInstant(nanosecondsSince1970: 1_700_000_200_000)
-    row.blockedOn = [.networkRequired(.unmetered), .requiresCharging, .workerNotRegistered]
+    row.blockedOn = [
+      .networkRequired(.unmetered), .requiresCharging, .workerNotRegistered,
+      .userIdle(required: .seconds(600), idleSince: nil, unknown: nil),
+      .userIdle(
+        required: .seconds(60), idleSince: Date(timeIntervalSince1970: 1_700_000_000.123),
+        unknown: nil),
+      .userIdle(required: .seconds(1), idleSince: nil, unknown: "logind not running, 100%"),
+    ]
     row.hint = .expedited(onQuotaExhausted: .drop)
     row.initialDelay = .seconds(5)
     row.updatedAt = WallInstant(nanosecondsSince1970: 1_700_000_300_000)

@@ -303,7 +303,9 @@ final class DaemonHarness: Sendable {
     try await cli(arguments)
   }
 
-  func cli(_ arguments: [String]) async throws -> DaemonCLIResult {
+  func cli(_ arguments: [String], environment: [String: String] = [:]) async throws
+    -> DaemonCLIResult
+  {
     let name = "cli-\(UUID().uuidString)"
     let outputPath = workspace.file(name + ".out")
     let errorPath = workspace.file(name + ".err")
@@ -312,7 +314,8 @@ final class DaemonHarness: Sendable {
       try? FileManager.default.removeItem(atPath: errorPath)
     }
     let child = try DaemonChild(
-      commandLine(arguments), outputPath: outputPath, errorPath: errorPath)
+      commandLine(arguments), outputPath: outputPath, errorPath: errorPath,
+      environment: environment)
     guard let status = await child.waitForExit(timeout: .seconds(60)) else {
       child.terminate()
       throw DaemonHarnessError("`backgrounder \(arguments.joined(separator: " "))` hung")

@@ -41,5 +41,26 @@ final class LogindMock {
       "string:InhibitDelayMaxUSec", "variant:uint64:\(microseconds)")
   }
 
+  /// Sets the manager's `IdleSinceHintMonotonic` (`CLOCK_MONOTONIC` microseconds), then its
+  /// `IdleHint`, each emitting `PropertiesChanged` as logind does.
+  func setIdle(_ idle: Bool, sinceMonotonic microseconds: UInt64) throws {
+    try setProperty("IdleSinceHintMonotonic", "variant:uint64:\(microseconds)")
+    try setProperty("IdleHint", "variant:boolean:\(idle)")
+  }
+
+  private func setProperty(_ name: String, _ value: String) throws {
+    _ = try bus.send(
+      destination: "org.freedesktop.login1", path: Self.path,
+      method: "org.freedesktop.DBus.Properties.Set", "string:\(Self.manager)", "string:\(name)",
+      value)
+  }
+
+  /// `CLOCK_MONOTONIC` now, in microseconds (logind's `IdleSinceHintMonotonic` clock).
+  static func monotonicMicroseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+  }
+
   func stop() { template.stop() }
 }

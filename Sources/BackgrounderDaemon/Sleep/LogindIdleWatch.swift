@@ -1,0 +1,334 @@
+import Backgrounder
+import Broadcasting
+import CSystemdBus
+import EventLoops
+import Foundation
+import Locking
+import Logging
+import NetworkHints
+import SystemCalls
+import SystemPackage
+
+/// The user's idle state for `requires-idle`: systemd-logind's `IdleHint` and
+/// `IdleSinceHintMonotonic` on a bus connection of its own, read once when connecting and then
+/// followed through logind's `PropertiesChanged` signals (no polling), served by the daemon's
+/// event loop. Signals count only when broadcast by the current owner of
+/// `org.freedesktop.login1` (``BusSignals``); when logind leaves the bus the state is unknown
+/// until it is back (and read again).
+///
+/// Unknown is not permission: without a system bus, without logind, or without an answer in
+/// 2 s the conditions say why (``UserIdleConditions/unknown``) and jobs that require an idle
+/// user wait.
+package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendable {
+  // @unchecked: `bus`, `signals`, `registration`, `hint`, `firstSeen` and `readSlot` are set
+  // up on a thread of their own before the event loop sees them, then used on the event
+  // loop's thread only; `state` is locked.
+  package static let destination = "org.freedesktop.login1"
+  package static let path = "/org/freedesktop/login1"
+  package static let interface = "org.freedesktop.login1.Manager"
+
+  private let eventLoop: EventLoop
+  private let address: String?
+  private let logger: Logger
+  private let state = Lock(
+    Broadcaster<UserIdleConditions>(
+      latest: UserIdleConditions(idleSince: nil, unknown: "connecting to logind")))
+  private var bus: OpaquePointer?
+  private var signals: BusSignals?
+  private var registration: EventLoop.Registration?
+  private var hint = LogindIdleHint()
+  /// When the hint was first seen idle without a time (logind always sends one).
+  private var firstSeen = Date()
+  /// The `GetAll` in flight after logind came (back) onto the bus.
+  private var readSlot: OpaquePointer?
+
+  /// `address`: a bus address, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
+  package init(eventLoop: EventLoop, address: String? = nil, logger: Logger) {
+    self.eventLoop = eventLoop
+    self.address = address
+    self.logger = logger
+  }
+
+  deinit {
+    sd_bus_slot_unref(readSlot)
+    signals = nil
+    sd_bus_flush_close_unref(bus)
+  }
+
+  package var current: UserIdleConditions {
+    state.withLock { $0.latest } ?? .unconfigured
+  }
+
+  package func updates() -> AsyncStream<UserIdleConditions> {
+    state.withLock { state in
+      state.subscribe { [weak self] id in self?.state.withLock { $0.unsubscribe(id) } }
+    }
+  }
+
+  /// Connects, subscribes and reads the hint off the caller (bounded by 2 s), then serves the
+  /// connection on the event loop.
+  package func start() {
+    do throws(SystemCallError) {
+      try SystemThread.detach(name: "bg-logind-idle") { self.connectAndServe() }
+    } catch {
+      publish(unknown: "no thread to connect: \(error)")
+    }
+  }
+
+  /// Stops serving the connection (on the event loop, soon).
+  package func stopSoon() {
+    eventLoop.execute {
+      if let registration = self.registration { self.eventLoop.deregister(registration) }
+      self.registration = nil
+    }
+  }
+
+  private func connectAndServe() {
+    var result = BusChoice.system(address: address).open(&bus)
+    if result >= 0 { result = sd_bus_set_method_call_timeout(bus, 2_000_000) }
+    guard result >= 0, let bus else {
+      return publish(unknown: "no system bus (\(Errno(rawValue: -result)))")
+    }
+    let logger = self.logger
+    let signals = BusSignals(bus: bus) { refusal in
+      logger.debug("ignored a forged systemd-logind signal: \(refusal)")
+    }
+    do throws(BusError) {
+      try signals.subscribe(
+        from: Self.destination,
+        match: "path='\(Self.path)',interface='org.freedesktop.DBus.Properties',"
+          + "member='PropertiesChanged',arg0='\(Self.interface)'"
+      ) { [unowned self] message in self.changed(message) }
+      try signals.subscribe(
+        from: BusSignals.busDriver,
+        match: "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
+          + "member='NameOwnerChanged',arg0='\(Self.destination)'"
+      ) { [unowned self] message in self.ownerChanged(message) }
+    } catch {
+      return publish(unknown: "cannot follow logind's idle hint (\(error))")
+    }
+    self.signals = signals
+    if signals.owner(of: Self.destination) == nil {
+      publish(unknown: "logind not running")
+    } else {
+      readAll(blocking: true)
+    }
+    eventLoop.execute { self.serve() }
+  }
+
+  /// Reads the manager's properties: `blocking` on the connecting thread, else asynchronously
+  /// (the reply is processed on the event loop).
+  private func readAll(blocking: Bool) {
+    var message: OpaquePointer?
+    var result = sd_bus_message_new_method_call(
+      bus, &message, Self.destination, Self.path, "org.freedesktop.DBus.Properties", "GetAll")
+    if result >= 0 { result = csd_append_string(message, Self.interface) }
+    if result >= 0 { result = sd_bus_message_set_auto_start(message, 0) }
+    defer { sd_bus_message_unref(message) }
+    guard result >= 0 else {
+      return publish(unknown: "cannot ask logind (\(Errno(rawValue: -result)))")
+    }
+    if blocking {
+      var error = csd_error_null()
+      defer { sd_bus_error_free(&error) }
+      var reply: OpaquePointer?
+      result = sd_bus_call(bus, message, 2_000_000, &error, &reply)
+      defer { sd_bus_message_unref(reply) }
+      answered(reply, result: result, name: csd_error_name(&error).map { String(cString: $0) })
+      return
+    }
+    sd_bus_slot_unref(readSlot)
+    readSlot = nil
+    result = sd_bus_call_async(
+      bus, &readSlot, message,
+      { reply, context, error in
+        guard let context else { return 0 }
+        let watch = Unmanaged<LogindIdleWatch>.fromOpaque(context).takeUnretainedValue()
+        watch.asyncAnswered(reply, error: error)
+        return 0
+      }, Unmanaged.passUnretained(self).toOpaque(), 2_000_000)
+    if result < 0 { publish(unknown: "cannot ask logind (\(Errno(rawValue: -result)))") }
+  }
+
+  private func asyncAnswered(_ reply: OpaquePointer?, error: UnsafePointer<sd_bus_error>?) {
+    let failed = reply.map { sd_bus_message_is_method_error($0, nil) > 0 } ?? true
+    let name = error.flatMap { csd_error_name($0) }.map { String(cString: $0) }
+    answered(failed ? nil : reply, result: failed ? -EIO : 1, name: name)
+  }
+
+  /// A `GetAll` answer (or its failure, with the error's name).
+  private func answered(_ reply: OpaquePointer?, result: Int32, name: String?) {
+    guard result >= 0, let reply else {
+      let why =
+        switch name {
+        case "org.freedesktop.DBus.Error.ServiceUnknown",
+          "org.freedesktop.DBus.Error.NameHasNoOwner":
+          "logind not running"
+        case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout", nil:
+          result == -ETIMEDOUT || name != nil ? "logind did not answer" : "logind unreachable"
+        case let name?: "logind refused (\(name))"
+        }
+      return publish(unknown: why)
+    }
+    guard let values = Self.readIdleValues(reply), values["IdleHint"] != nil else {
+      return publish(unknown: "logind has no idle hint")
+    }
+    hint = LogindIdleHint()
+    _ = hint.take(values)
+    publishHint()
+  }
+
+  /// On the event loop: registers the connection and processes what is pending.
+  private func serve() {
+    do {
+      registration = try eventLoop.register(sd_bus_get_fd(bus), interest: .readable) { _ in
+        self.process()
+      }
+    } catch {
+      publish(unknown: "cannot watch logind (\(error))")
+      return
+    }
+    process()
+  }
+
+  private func process() {
+    while true {
+      let result = sd_bus_process(bus, nil)
+      if result == 0 { break }
+      if result < 0 {
+        logger.warning(
+          "the bus connection for logind's idle hint broke: jobs requiring an idle user wait",
+          metadata: ["error": "\(Errno(rawValue: -result))"])
+        publish(unknown: "the bus connection broke")
+        if let registration { eventLoop.deregister(registration) }
+        registration = nil
+        return
+      }
+    }
+    // Level-triggered: ask for writability only while sd-bus has something to send.
+    if let registration {
+      let events = sd_bus_get_events(bus)
+      let interest: EventLoop.Interest =
+        events >= 0 && (Int16(events) & Int16(POLLOUT)) != 0 ? [.readable, .writable] : .readable
+      try? eventLoop.setInterest(registration, interest)
+    }
+  }
+
+  /// `PropertiesChanged(interface, changed, invalidated)` from logind's current owner.
+  private func changed(_ message: OpaquePointer) {
+    defer { sd_bus_message_rewind(message, 1) }
+    var interface: UnsafePointer<CChar>?
+    guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &interface) > 0,
+      let values = Self.readIdleValues(message)
+    else { return }
+    var invalidated = false
+    if sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "s") > 0 {
+      var name: UnsafePointer<CChar>?
+      while sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &name) > 0 {
+        if let name,
+          String(cString: name).hasPrefix("IdleSinceHint") || String(cString: name) == "IdleHint"
+        {
+          invalidated = true
+        }
+      }
+      sd_bus_message_exit_container(message)
+    }
+    if invalidated { return readAll(blocking: false) }
+    let wasIdle = hint.idle
+    guard hint.take(values) else { return }
+    if hint.idle && !wasIdle { firstSeen = Date() }
+    publishHint()
+  }
+
+  /// `NameOwnerChanged(org.freedesktop.login1, old, new)` from the bus.
+  private func ownerChanged(_ message: OpaquePointer) {
+    defer { sd_bus_message_rewind(message, 1) }
+    var texts: [String] = []
+    for _ in 0..<3 {
+      var text: UnsafePointer<CChar>?
+      guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &text) > 0, let text
+      else { return }
+      texts.append(String(cString: text))
+    }
+    if texts[2].isEmpty {
+      publish(unknown: "logind not running")
+    } else {
+      readAll(blocking: false)
+    }
+  }
+
+  private func publishHint() {
+    let conditions = hint.conditions(
+      now: Date(), monotonicNow: csd_monotonic_microseconds(), firstSeen: firstSeen)
+    logger.debug(
+      "logind idle hint",
+      metadata: [
+        "idle": "\(hint.idle)", "since": "\(conditions.idleSince.map(ISO8601.string) ?? "-")",
+      ])
+    publish(conditions)
+  }
+
+  private func publish(unknown why: String) {
+    guard publish(UserIdleConditions(idleSince: nil, unknown: why)) else { return }
+    logger.info(
+      "the user's idle state is not known: jobs requiring an idle user wait",
+      metadata: ["reason": "\(why)"])
+  }
+
+  /// Publishes `conditions` when they changed; returns whether they did.
+  @discardableResult
+  private func publish(_ conditions: UserIdleConditions) -> Bool {
+    let (changed, recipients) = state.withLock {
+      state -> (Bool, [Broadcaster<UserIdleConditions>.Recipient]) in
+      guard state.latest != conditions else { return (false, []) }
+      return (true, state.publish(conditions))
+    }
+    for recipient in recipients { recipient.deliver(conditions) }
+    return changed
+  }
+
+  /// The idle properties in the `a{sv}` at `message`'s read position (others skipped), or nil
+  /// when it is malformed.
+  static func readIdleValues(_ message: OpaquePointer) -> [String: LogindIdleValue]? {
+    var values: [String: LogindIdleValue] = [:]
+    guard sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}") > 0 else {
+      return nil
+    }
+    while sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv") > 0 {
+      var key: UnsafePointer<CChar>?
+      guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &key) > 0, let key else {
+        return nil
+      }
+      let name = String(cString: key)
+      var type: CChar = 0
+      var contents: UnsafePointer<CChar>?
+      guard sd_bus_message_peek_type(message, &type, &contents) >= 0 else { return nil }
+      let signature = contents.map { String(cString: $0) } ?? ""
+      if (name == "IdleHint" && signature == "b")
+        || (name.hasPrefix("IdleSinceHint") && signature == "t")
+      {
+        guard sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), signature) > 0
+        else { return nil }
+        if signature == "b" {
+          var value: Int32 = 0
+          guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &value) > 0 else {
+            return nil
+          }
+          values[name] = .bool(value != 0)
+        } else {
+          var value: UInt64 = 0
+          guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "t")), &value) > 0 else {
+            return nil
+          }
+          values[name] = .uint64(value)
+        }
+        guard sd_bus_message_exit_container(message) >= 0 else { return nil }
+      } else {
+        guard sd_bus_message_skip(message, "v") >= 0 else { return nil }
+      }
+      guard sd_bus_message_exit_container(message) >= 0 else { return nil }
+    }
+    guard sd_bus_message_exit_container(message) >= 0 else { return nil }
+    return values
+  }
+}
