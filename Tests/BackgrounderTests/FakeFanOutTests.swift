@@ -12,29 +12,33 @@ import Testing
 /// unsubscribe) while holding the task's status lock. A hang fails on the time limit.
 @Suite(.timeLimit(.minutes(1))) struct FakeFanOutTests {
   /// Subscribers waiting on `subscribe()` are cancelled, 8 per round, while a thread of its own
-  /// calls `deliver` as fast as it can (yielding the CPU after each call: the whole test run
-  /// shares 2 cores).
+  /// calls `deliver` 64 times (it waits between rounds: a thread spinning through the whole
+  /// test took a core from the run's other tests).
   private func race<S: AsyncSequence & Sendable>(
     rounds: Int, subscribe: @escaping @Sendable () -> S, deliver: @escaping @Sendable () -> Void
   ) async where S.Failure == Never {
     let stop = Lock(false)
-    let (ended, end) = AsyncStream<Void>.makeStream()
+    let roundStarted = DispatchSemaphore(value: 0)
+    let roundDelivered = DispatchSemaphore(value: 0)
     let deliverer = Thread {
-      while !stop.withLock({ $0 }) {
-        deliver()
-        sched_yield()  // the 2 cooperative threads of a 2-core machine keep their turns
+      while true {
+        roundStarted.wait()
+        if stop.withLock({ $0 }) { break }
+        for _ in 0..<64 { deliver() }
+        roundDelivered.signal()
       }
-      end.finish()
     }
     deliverer.start()
     for _ in 0..<rounds {
       let subscribers = (0..<8).map { _ in Task { for await _ in subscribe() {} } }
+      roundStarted.signal()
       await Task.yield()
       for subscriber in subscribers { subscriber.cancel() }
       for subscriber in subscribers { await subscriber.value }
+      while roundDelivered.wait(timeout: .now()) == .timedOut { await Task.yield() }
     }
     stop.withLock { $0 = true }
-    for await _ in ended {}
+    roundStarted.signal()
   }
 
   @Test("set() racing cancelled subscribers completes, and a subscriber sees every later set")
