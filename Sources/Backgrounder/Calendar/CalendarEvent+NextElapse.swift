@@ -16,13 +16,31 @@ extension CalendarEvent {
   }
 
   /// The first elapse strictly after `instant` (to the microsecond, as systemd counts), or
-  /// nil when there is none (``Next/never`` or ``Next/unresolved``). `localZone` is the zone
-  /// of ``Zone/local``.
+  /// nil when there is none (``Next/never``). `localZone` is the zone of ``Zone/local``.
+  ///
+  /// Where systemd's search gives up (``Next/unresolved``: a repetition such as `12/7` carried
+  /// past a day's end into a day whose clocks change; systemd 252 then says "infinite loop in
+  /// calendar calculation" and the timer never elapses again), the search starts again from
+  /// the next quarter hour (every zone's offsets are whole quarter hours), for up to two days:
+  /// a job is not dropped for the search's sake. ``next(after:localZone:)`` keeps systemd's
+  /// answer.
   public func nextElapse(
     after instant: WallInstant, localZone: CalendarTimeZone = CalendarTimeZones.local()
   ) -> WallInstant? {
-    guard case .elapse(let next) = next(after: instant, localZone: localZone) else { return nil }
-    return next
+    let quarterHour: Int64 = 900 * 1_000_000_000
+    var base = instant
+    for _ in 0...(2 * 24 * 4) {
+      switch next(after: base, localZone: localZone) {
+      case .elapse(let next): return next
+      case .never: return nil
+      case .unresolved:
+        // One microsecond before the next quarter hour: an elapse right on it still counts.
+        let next =
+          ((base.nanosecondsSince1970 + 1000).floorDivided(by: quarterHour) + 1) * quarterHour
+        base = WallInstant(nanosecondsSince1970: next - 1000)
+      }
+    }
+    return nil
   }
 
   /// What follows `instant`: its next elapse, or why there is none.

@@ -68,6 +68,24 @@ struct CalendarEventTests {
       ])
   }
 
+  /// systemd 252 gives up on `12/7` (12:04 and 19:04) after 19:04 the day before Berlin's
+  /// clocks go forward ("infinite loop in calendar calculation"), and its timer never elapses
+  /// again; the search starts again later, and the job keeps its elapses.
+  @Test("an elapse systemd's search gives up on before a clock change is found after it")
+  func searchGivenUpBeforeAClockChange() throws {
+    let event = try CalendarEvent("*-*-* 12/7:04:00")
+    let after = WallInstant(nanosecondsSince1970: 1_774_721_040 * 1_000_000_000)  // 03-28 19:04
+    #expect(event.next(after: after, localZone: Self.berlin) == .unresolved)  // as systemd
+    #expect(
+      try Self.elapses("*-*-* 12/7:04:00", after: 1_774_721_040) == [
+        "2026-03-29T12:04:00+02:00", "2026-03-29T19:04:00+02:00", "2026-03-30T12:04:00+02:00",
+      ])
+    let schedule = CalendarSchedule(events: [event], localZone: Self.berlin)
+    let due = schedule.due(lastElapse: after, now: after)
+    let elapse = WallInstant(nanosecondsSince1970: 1_774_778_640_000_000_000)  // 03-29 10:04Z
+    #expect(due?.elapse == elapse, "\(String(describing: due))")
+  }
+
   @Test("month ends and leap days")
   func monthEndsAndLeapDays() throws {
     #expect(

@@ -28,6 +28,10 @@ struct CatchUpProperties {
       }
       latest = later
     }
+    // Its last step may have reached the answer itself: complete when nothing follows.
+    guard let later = schedule.nextElapse(after: latest), later <= now else {
+      return (latest, true)
+    }
     return (latest, false)
   }
 
