@@ -8,7 +8,7 @@ import Testing
 /// The `user` and `group` keys of a `[[job]]`: a user or group that does not exist is a config
 /// error naming it, a daemon not running as root refuses any user but its own, and a real run
 /// as `nobody` (uid 65534) is that user, in the run's cgroup when there is one.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct RunAsUserTests {
   static let nobody: uid_t = 65534
   static var canSwitch: Bool { geteuid() == 0 && getpwnam("nobody")?.pointee.pw_uid == nobody }
