@@ -90,19 +90,17 @@ package struct CommandRunner: Sendable {
     }
     // Only root may switch; a daemon not running as root was let run only its own user's jobs.
     let switched = geteuid() == 0 ? identity : nil
+    if let switched, access(RunIdentity.setprivPath, X_OK) != 0 {
+      return CommandOutcome(
+        termination: .failedToStart(
+          "running as \"\(switched.userName)\" needs \(RunIdentity.setprivPath) (util-linux)"),
+        outputTail: "")
+    }
     var scope = containment.begin(jobID: jobID, priority: priority)
     var launch = scope.launchArguments(
       for: [resolved] + argv.dropFirst(), passesPWD: environment["PWD"] != nil,
       joinsCgroup: switched == nil)
-    if let switched {
-      guard access(RunIdentity.setprivPath, X_OK) == 0 else {
-        return CommandOutcome(
-          termination: .failedToStart(
-            "running as \"\(switched.userName)\" needs \(RunIdentity.setprivPath) (util-linux)"),
-          outputTail: "")
-      }
-      launch = switched.switchArguments + launch
-    }
+    if let switched { launch = switched.switchArguments + launch }
     var keys: [Environment.Key: String] = [:]
     for (name, value) in environment {
       if let key = Environment.Key(rawValue: name) { keys[key] = value }
