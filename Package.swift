@@ -223,13 +223,16 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
+    // `.cpuBound`: a test trait for the property and differential tests (BackgrounderTests,
+    // ReachabilityTests).
+    .target(name: "TestSupport", path: "Tests/TestSupport"),
     .testTarget(name: "MemoTests", dependencies: ["Memo"]),
     .testTarget(name: "BroadcastingTests", dependencies: ["Broadcasting", "Locking"]),
     .testTarget(name: "NetlinkTests", dependencies: ["Netlink"]),
     .testTarget(
       name: "ReachabilityTests",
       dependencies: [
-        "Locking", "Reachability",
+        "Locking", "Reachability", "TestSupport",
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]
     ),
@@ -239,7 +242,7 @@ let package = Package(
     .testTarget(
       name: "BackgrounderTests",
       dependencies: [
-        "Backgrounder", "BackgrounderTesting", "Locking",
+        "Backgrounder", "BackgrounderTesting", "Locking", "TestSupport",
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]
     ),

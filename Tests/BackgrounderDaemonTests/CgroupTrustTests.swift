@@ -7,7 +7,7 @@ import Testing
 /// `BACKGROUNDER_CGROUP` (or a delegated cgroup) is used only when it is a cgroup2 directory of
 /// the daemon's user reached through trusted directories: never a plain directory, never one
 /// of another user.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct CgroupTrustTests {
   private let logger = Logger(label: "test.cgroups")
 

@@ -7,7 +7,7 @@ import Testing
 
 /// Output never blocks a job: long lines, floods, control characters, and the stderr tail in
 /// the result.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct CommandOutputTests {
   @Test func aMegabyteLineDoesNotStallTheJob() async {
     let (logger, lines) = LogCapture.make()

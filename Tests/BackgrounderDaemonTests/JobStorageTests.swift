@@ -7,7 +7,7 @@ import Testing
 
 /// How daemon jobs are kept in the store: an unchanged job reads back equal whatever version
 /// of the code wrote it, and stores from the previous format are migrated without rescheduling.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct JobStorageTests {
   /// A job with every setting away from its default.
   private static var fullJob: JobDefinition {

@@ -5,7 +5,7 @@ import Logging
 import Testing
 
 /// `/proc/self/mountinfo` parsing (pure), and the monitor on this process's real mount table.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct MountInfoTests {
   static let sample = """
     22 28 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw

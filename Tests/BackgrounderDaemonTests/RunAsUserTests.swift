@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Logging
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 /// The `user` and `group` keys of a `[[job]]`: a user or group that does not exist is a config
 /// error naming it, a daemon not running as root refuses any user but its own, and a real run
 /// as `nobody` (uid 65534) is that user, in the run's cgroup when there is one.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct RunAsUserTests {
   static let nobody: uid_t = 65534
   static var canSwitch: Bool { geteuid() == 0 && getpwnam("nobody")?.pointee.pw_uid == nobody }
@@ -169,6 +170,75 @@ struct RunAsUserTests {
     #expect(lines.last == "denied", "uid 65534 cannot write the daemon's directory")
     if hierarchy != nil {
       #expect(lines.contains { $0.hasPrefix("0::") && $0.contains("/runs/") }, "\(lines)")
+    }
+  }
+  @Test(
+    "runs as another user start while the daemon creates threads: no child waits before its exec",
+    .enabled(if: canSwitch, "needs root and a `nobody` user with uid 65534"))
+  func switchingUsersRacesThreadCreation() async throws {
+    let logger = Logger(label: "test.run-as-user")
+    let runner = CommandRunner(
+      gracePeriod: .milliseconds(300), containment: RunContainment(logger: logger), logger: logger)
+    let identity = try RunIdentity.resolve(user: "nobody", group: nil).get()
+    // Another thread creates and joins threads without pause, as the daemon's executor and
+    // event loops do now and then: most spawns happen while one is being created.
+    let stop = Lock(false)
+    let churn = Thread {
+      while !stop.withLock({ $0 }) {
+        var thread = pthread_t()
+        guard pthread_create(&thread, nil, { _ in nil }, nil) == 0 else { continue }
+        pthread_join(thread, nil)
+      }
+    }
+    churn.start()
+    defer { stop.withLock { $0 = true } }
+    let rounds = 40
+    // The runs that started and ended as they should, or nil when the time ran out first.
+    let started: Int? = await withTaskGroup(of: Int?.self) { group in
+      group.addTask {
+        for round in 0..<rounds {
+          let outcome = await runner.run(
+            argv: ["/bin/sh", "-c", "id -u"], environment: ["PATH": "/usr/bin:/bin"],
+            workingDirectory: nil, jobID: "dev.example.nobody", identity: identity)
+          guard outcome.termination == .exited(0), outcome.outputTail == "65534" else {
+            Issue.record("run \(round): \(outcome)")
+            return round
+          }
+        }
+        return rounds
+      }
+      group.addTask {
+        // A child stuck before its exec is this test binary, never the shell: end it, so
+        // that the spawn waiting for it returns and the test reports instead of hanging.
+        for _ in 0..<200 {
+          try? await Task.sleep(for: .milliseconds(100))
+          if Task.isCancelled { return 0 }
+        }
+        Self.killChildrenStuckBeforeExec()
+        return nil
+      }
+      let first = await group.next() ?? nil
+      group.cancelAll()
+      return first
+    }
+    #expect(started == rounds, "runs that started within 20 s: \(String(describing: started))")
+  }
+
+  /// SIGKILLs this process's children that still run its own executable.
+  private static func killChildrenStuckBeforeExec() {
+    let me = getpid()
+    let ownExecutable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+      guard let pid = pid_t(entry), pid != me,
+        let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+      else { continue }
+      let fields = stat[stat.index(after: close)...].split(separator: " ")
+      guard fields.count > 2, pid_t(fields[2]) == me,
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe"))
+          == ownExecutable
+      else { continue }
+      kill(pid, SIGKILL)
     }
   }
 }

@@ -5,7 +5,7 @@ import Testing
 @testable import BackgrounderDaemon
 
 /// Real processes: whatever a run leaves behind is gone when the run ends.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct RunContainmentTests {
   private let logger = Logger(label: "test.containment")
 

@@ -32,7 +32,7 @@ private final class StandInExporter: Sendable {
 /// `[telemetry]`'s driver on a real store with a stand-in exporter: a finished run is stored,
 /// sent when the network allows, deleted only once delivered, retried after the backoff on the
 /// injected clock.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct TelemetryExportTests {
   private static let unmetered = NetworkConditions(isReachable: true)
   private static let metered = NetworkConditions(isReachable: true, isDataMetered: true)

@@ -5,7 +5,7 @@ import Testing
 
 /// Calendar-scheduled periodic work and time windows through the runtime, with the manual
 /// clock (it starts at Tue 2023-11-14 22:13:20 UTC; every zone here is UTC).
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1))) struct CalendarDispatchTests {
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3))) struct CalendarDispatchTests {
   /// `*-*-* 23:00` is 2,800 s after the harness's start.
   static let elevenPM = 2800.0
 

@@ -5,7 +5,7 @@ import Testing
 
 /// Known-broken connectivity (captive portal, limited, none) holds work that needs the
 /// network; unknown connectivity trusts the routes.
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct ConnectivityGateTests {
   static func network(_ connectivity: InternetConnectivity, metered: Bool = false)
     -> NetworkConditions

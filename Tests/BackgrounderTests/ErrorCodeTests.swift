@@ -4,7 +4,7 @@ import Testing
 
 /// Public errors are structs with a `code`, so later versions can add codes without breaking
 /// callers; callers tell errors apart by comparing codes.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ErrorCodeTests {
   @Test("each error carries a comparable code and what it concerns")
   func codes() {

@@ -6,7 +6,7 @@ import Locking
 import Testing
 
 /// `diagnostics()` reports each detected problem, and `isHealthy` only when there is none.
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct HealthTests {
   @Test("a runtime whose sources report and whose store writes is healthy")
   func healthy() async throws {

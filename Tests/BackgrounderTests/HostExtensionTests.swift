@@ -5,7 +5,7 @@ import Testing
 
 /// The pieces the `backgrounder` daemon builds on: a fallback factory for ids that are data,
 /// the `update` policy, `storedTasks()`, and the edit-only (non-dispatching) mode.
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct HostExtensionTests {
   @Test("a fallback factory serves ids registered nowhere, and only once")
   func fallbackFactory() async throws {

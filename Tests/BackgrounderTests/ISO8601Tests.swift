@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Backgrounder
 
 /// The times of every JSON document are written by ``ISO8601/string(_:)`` with integer
 /// arithmetic; they must stay exactly what Foundation's format style writes.
-@Suite("ISO 8601 times")
+@Suite("ISO 8601 times", .cpuBound)
 struct ISO8601Tests {
   private static func foundation(_ date: Date) -> String {
     Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
@@ -16,8 +17,6 @@ struct ISO8601Tests {
     var generator = SystemRandomNumberGenerator()
     var mismatches: [String] = []
     for index in 0..<200_000 {
-      // CPU-bound: let the test run's other tasks in now and then.
-      if index.isMultiple(of: 5_000) { await Task.yield() }
       // Half as the store writes them (nanoseconds since 1970, up to 2255), half on whole
       // milliseconds up to 9999.
       let date =

@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct LifecycleTests {
   @Test(
     "task ids follow the reference rules",
@@ -200,7 +200,7 @@ struct LifecycleTests {
   }
 }
 
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct ServiceTests {
   @Test("run() starts the runtime and shuts it down when its task is cancelled")
   func serviceRun() async throws {

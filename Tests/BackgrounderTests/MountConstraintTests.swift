@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct MountConstraintTests {
   static let mounted = MountConditions(mountPoints: ["/", "/media/backup"])
   static let unmounted = MountConditions(mountPoints: ["/"])

@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 import Testing
 
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct NetworkAllowListTests {
   static let home = NetworkConditions(
     isReachable: true, primaryLink: "wlan0", primarySSID: "Home-5G")

@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct NetworkGateTests {
   @Test(
     "the gate waits exactly min(5 s, budget/4), then retries without invoking; the retry runs as soon as the network returns",

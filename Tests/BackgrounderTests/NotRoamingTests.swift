@@ -5,7 +5,7 @@ import Testing
 
 /// `network = "not-roaming"`: any usable network except a roaming one; a cellular primary link
 /// whose roaming is not known waits, and says why; roaming starting mid-run stops the run.
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct NotRoamingTests {
   static let home = NetworkConditions(isReachable: true, isDataMetered: true, primaryLink: "wwan0")
   static var roaming: NetworkConditions {

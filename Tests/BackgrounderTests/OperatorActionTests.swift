@@ -5,7 +5,7 @@ import Testing
 
 /// What an operator does to a running runtime: expire a run, change a period, mistype an id;
 /// and what a watchdog reads from the dispatch loop.
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1))) struct OperatorActionTests {
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3))) struct OperatorActionTests {
   @Test("expire() is recorded as expired by the operator, not as a budget expiry")
   func expireOnRequestNamesTheOperator() async throws {
     let job = id("test.operator.expire")

@@ -8,7 +8,7 @@ import Testing
 /// network and manual clock: the worker's pause handler is told to freeze and thaw, the budget
 /// clock stands still while paused, a pause past its max stops the run (thawed first), and a
 /// worker that cannot pause is stopped.
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct PauseConditionLossTests {
   /// A ``BlockingWorker`` that takes pauses, recording what it was told.
   final class PausableWorker: Worker {

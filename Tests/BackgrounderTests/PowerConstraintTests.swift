@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct PowerConstraintTests {
   @Test("charging work blocks on battery without using an attempt and runs when power returns")
   func chargingBlocksAndReleases() async throws {

@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct ReachableConstraintTests {
   static let nas = "nas.lan:445"
   static let reachable = DestinationConditions(states: [nas: .reachable])

@@ -5,7 +5,7 @@ import Testing
 
 /// `systemSleeping`: the named runs stop as a retry "system suspending" without using an
 /// attempt, others go on, nothing starts until the system is back, then due work runs at once.
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct SystemSleepTests {
   @Test func namedRunsStopNothingStartsUntilResume() async throws {
     let stopped = id("test.sleep.delay")

@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct TestDriverTests {
   @Test("setAllConstraintsMet runs constrained work at once")
   func allConstraintsMet() async throws {

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The limits the reference library enforces: refused with a reason, never silently adjusted.
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct ValidationTests {
   @Test(
     "a backoff initial delay outside 10 s…5 h is rejected, not clamped",

@@ -6,7 +6,7 @@ import Testing
 
 /// `Configuration.onWaitChange`: what a due task waits for, told when it changes (from the
 /// dispatcher's writes, with the injected clock's time), for the time-waited metrics.
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct WaitChangeTests {
   @Test("a task blocked on charging is told at its block and at its start, with the clock's times")
   func blockedThenStarted() async throws {

@@ -15,7 +15,7 @@ import Testing
 /// sent through the kernel's netlink multicast to the probe's real socket, accepted only because
 /// the socket's policy names that one sender; the production policy (kernel only) rejects them.
 @Suite(
-  .serialized, .timeLimit(.minutes(1)),
+  .serialized, .timeLimit(.minutes(3)),
   .enabled(if: getuid() == 0, "needs root: ip netns add, setns, multicast send to group 1"))
 struct PowerUeventTests {
   private let logger = Logger(label: "PowerUeventTests") { _ in SwiftLogNoOpLogHandler() }

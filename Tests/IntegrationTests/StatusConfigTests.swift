@@ -3,7 +3,7 @@ import Testing
 
 /// `backgrounder status` with the real binary and no daemon: which config problems it reports,
 /// and that its quick start (``StatusFastStart``) leaves help and usage errors as they were.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct StatusConfigTests {
   @Test("status exits 1 naming file, line and column of a TOML error inside a job table")
   func syntaxErrorInAJob() async throws {

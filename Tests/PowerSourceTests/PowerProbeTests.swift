@@ -5,7 +5,7 @@ import Testing
 @testable import PowerSource
 
 /// The live probe with an injected uevent source and a manual clock.
-@Suite(.timeLimit(.minutes(1))) struct PowerProbeTests {
+@Suite(.timeLimit(.minutes(3))) struct PowerProbeTests {
   private let logger = Logger(label: "PowerProbeTests") { _ in SwiftLogNoOpLogHandler() }
 
   private struct Harness {

@@ -56,7 +56,7 @@ import Testing
     #expect(battery.unreadable["status"] != nil)
   }
 
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(3)))
   func aFifoWhereAnAttributeShouldBeNeverBlocksTheRead() throws {
     let scratch = try ScratchTree(copying: "laptop-charging")
     defer { scratch.remove() }

@@ -1,6 +1,7 @@
 import Netlink
 import PropertyBased
 import Reachability
+import TestSupport
 import Testing
 
 /// One kernel state: which of three links exist and how, which addresses and default routes
@@ -69,7 +70,7 @@ struct KernelState: Sendable, CustomStringConvertible {
 }
 
 /// Any order of the messages describing one kernel state gives the same answer.
-@Suite struct ModelOrderProperties {
+@Suite(.cpuBound) struct ModelOrderProperties {
   static let states = zip(
     Gen.int(in: 0...3).array(of: 3), Gen.int(in: 0...3).array(of: 3),
     Gen.int(in: 0...3).array(of: 3), Gen.int(in: 0...3).array(of: 3)
@@ -95,7 +96,6 @@ struct KernelState: Sendable, CustomStringConvertible {
     await propertyCheck(
       count: 500, input: Self.states, Gen.int(in: 0...1_000).array(of: 20)
     ) { state, keys in
-      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let canonical = state.messages
       let shuffled = canonical.indices.sorted { (keys[$0 % 20], $0) < (keys[$1 % 20], $1) }
         .map { canonical[$0] }

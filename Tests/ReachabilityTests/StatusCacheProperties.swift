@@ -1,5 +1,6 @@
 import Netlink
 import PropertyBased
+import TestSupport
 import Testing
 
 @testable import Reachability
@@ -7,7 +8,7 @@ import Testing
 /// The statuses the engine publishes come through ``StatusCache``, which hands out a status
 /// computed before when its inputs look the same: whatever the model went through, the cached
 /// status must be the one computed afresh.
-@Suite struct StatusCacheProperties {
+@Suite(.cpuBound) struct StatusCacheProperties {
   /// What the kernel may answer for one family's probe destination.
   static let answers: [ReachabilityModel.KernelEgress?] = [
     nil, .unreachable, .route(interfaceIndex: 2, table: 254, metric: nil),
@@ -24,7 +25,6 @@ import Testing
       Gen.int(in: 0...3).array(of: 12), Gen.int(in: 0...(Self.answers.count - 1)).array(of: 24),
       Gen.int(in: 0...5).array(of: 12)
     ) { base, routes, path, answers, events in
-      await Task.yield()  // CPU-bound: let the test run's other tasks in
       // Four states: `base`, and its links and addresses with other default routes.
       let states =
         [base]

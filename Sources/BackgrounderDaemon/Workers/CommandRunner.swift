@@ -71,9 +71,10 @@ package struct CommandRunner: Sendable {
   /// (``gracePeriod`` when nil). Once the process runs, `pausable` (when given) receives the
   /// function that freezes (`true`) or thaws (`false`) every process of the run
   /// (``RunContainment/setPaused(_:_:)``). With `identity`, a daemon running as root runs it as
-  /// that user and group (its supplementary groups set first); the working directory is entered
-  /// before the switch, the output pipes and the cgroup stay the daemon's. `bandwidth` caps the
-  /// run's egress when the containment can (``RunShaping``).
+  /// that user and group (its supplementary groups set first, by `setpriv`:
+  /// ``RunIdentity/switchArguments``); the working directory is entered before the switch, the
+  /// output pipes and the cgroup stay the daemon's. `bandwidth` caps the run's egress when the
+  /// containment can (``RunShaping``).
   package func run(
     argv: [String], environment: [String: String], workingDirectory: String?, jobID: String,
     attempt: Int? = nil, priority: RunPriority = .background, stopSignal: Int32 = SIGTERM,
@@ -94,6 +95,12 @@ package struct CommandRunner: Sendable {
     }
     // Only root may switch; a daemon not running as root was let run only its own user's jobs.
     let switched = geteuid() == 0 ? identity : nil
+    if let switched, access(RunIdentity.setprivPath, X_OK) != 0 {
+      return CommandOutcome(
+        termination: .failedToStart(
+          "running as \"\(switched.userName)\" needs \(RunIdentity.setprivPath) (util-linux)"),
+        outputTail: "")
+    }
     var scope = containment.begin(jobID: jobID, priority: priority)
     let shaping = containment.shaping
     let shaped = shaping?.begin(runID: scope.runID, jobID: jobID, decision: bandwidth)
@@ -133,20 +140,16 @@ package struct CommandRunner: Sendable {
         }
       }
     }
-    let launch = scope.launchArguments(
+    var launch = scope.launchArguments(
       for: [resolved] + argv.dropFirst(), passesPWD: environment["PWD"] != nil,
       joinsCgroup: switched == nil)
+    if let switched { launch = switched.switchArguments + launch }
     var keys: [Environment.Key: String] = [:]
     for (name, value) in environment {
       if let key = Environment.Key(rawValue: name) { keys[key] = value }
     }
     var options = PlatformOptions()
     options.createSession = true
-    if let switched {
-      options.supplementaryGroups = switched.supplementaryGroups
-      options.groupID = switched.groupID
-      options.userID = switched.userID
-    }
     options.teardownSequence = [
       .send(
         signal: Signal(rawValue: stopSignal), toProcessGroup: true,

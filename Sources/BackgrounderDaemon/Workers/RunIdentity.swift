@@ -1,8 +1,8 @@
 import Foundation
 
 /// The user (and group) a job's runs execute as: its `user` key (optional `group`) resolved
-/// against the password and group databases. A daemon running as root switches to it in the
-/// child before the exec (supplementary groups as `initgroups` gives them, then the group, then
+/// against the password and group databases. A daemon running as root switches to it through
+/// ``switchArguments`` (supplementary groups as `initgroups` gives them, then the group, then
 /// the user); the run's record, output and cgroup stay the daemon's.
 package struct RunIdentity: Sendable, Equatable {
   /// The user's name in the password database.
@@ -46,6 +46,26 @@ package struct RunIdentity: Sendable, Equatable {
       variables["XDG_RUNTIME_DIR"] = runtime
     }
     return variables
+  }
+
+  /// util-linux's `setpriv`, which every Debian and Ubuntu system has (util-linux is
+  /// Essential).
+  package static let setprivPath = "/usr/bin/setpriv"
+
+  /// The argv prefix that runs what follows it as this identity: `setpriv` sets the
+  /// supplementary groups, then the real, effective and saved group, then the user.
+  ///
+  /// Why not the spawn library's `userID`/`groupID`/`supplementaryGroups`: for those it forks
+  /// with a raw `clone3` and calls glibc's `setgroups` in the child, which first waits for
+  /// every thread the parent had to acknowledge the change. A thread that was being created at
+  /// the clone never does, and the child waits forever before its exec (seen in the test
+  /// suite; RunAsUserTests races it). `posix_spawn` with an exec of `setpriv` has no such
+  /// window: the new image is single-threaded when it switches.
+  package var switchArguments: [String] {
+    let groups =
+      supplementaryGroups.isEmpty
+      ? "--clear-groups" : "--groups=" + supplementaryGroups.map(String.init).joined(separator: ",")
+    return [Self.setprivPath, "--reuid=\(userID)", "--regid=\(groupID)", groups, "--"]
   }
 
   /// The user the daemon runs as (its effective uid), which decides whether it may switch

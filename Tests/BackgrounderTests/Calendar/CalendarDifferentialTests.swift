@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Backgrounder
@@ -6,7 +7,7 @@ import Testing
 /// Our calendar events against systemd's own implementation (`systemd-analyze calendar`, which
 /// `.ci/install-deps` installs): the same rejections, normalized forms and elapses over a
 /// generated corpus of expressions × base times × time zones.
-@Suite("Calendar events match systemd-analyze")
+@Suite("Calendar events match systemd-analyze", .cpuBound)
 struct CalendarDifferentialTests {
   static let iterations = 5
   static let seed: UInt64 = 0x2026_1126
@@ -19,7 +20,6 @@ struct CalendarDifferentialTests {
     var cases = 0
     var mismatches: [String] = []
     for group in CalendarCorpus.groups(seed: Self.seed) {
-      await Task.yield()  // CPU-bound: let the test run's other tasks in between groups
       let theirs = try SystemdAnalyzeCalendar.answers(
         group.expressions, zone: group.zone, baseSeconds: group.baseSeconds,
         iterations: Self.iterations)

@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Backgrounder
 
 /// Properties of every elapse, over generated expressions, base times and zones.
-@Suite("Calendar event properties")
+@Suite("Calendar event properties", .cpuBound)
 struct CalendarProperties {
   private static let zones = CalendarCorpus.zones.compactMap({ CalendarTimeZone(identifier: $0) })
 
@@ -18,8 +19,6 @@ struct CalendarProperties {
         continue
       }
       checked += 1
-      // CPU-bound: let the test run's other tasks in now and then.
-      if checked.isMultiple(of: 100) { await Task.yield() }
       let zone = Self.zones[random.next(in: 0...Self.zones.count - 1)]
       let base = WallInstant(
         nanosecondsSince1970: Int64(random.next(in: 0...2_000_000_000)) * 1_000_000_000

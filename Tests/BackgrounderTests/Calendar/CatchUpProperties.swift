@@ -1,5 +1,6 @@
 import Foundation
 import PropertyBased
+import TestSupport
 import Testing
 
 @testable import Backgrounder
@@ -8,7 +9,7 @@ import Testing
 /// behind the schedule is: the same answer as walking every missed elapse, in a bounded number
 /// of searches. (How long it takes is measured in `Benchmarks/CalendarJobs/catch-up-start.py`,
 /// not here.)
-@Suite("Calendar catch-up")
+@Suite("Calendar catch-up", .cpuBound)
 struct CatchUpProperties {
   private static let zones = CalendarCorpus.zones.compactMap { CalendarTimeZone(identifier: $0) }
   private static let microsecondsIn50Years = Int64(50 * 365.25 * 86_400) * 1_000_000
@@ -64,7 +65,6 @@ struct CatchUpProperties {
       count: 200, input: Gen.int(in: 0...Int.max), Gen.int(in: 0...Self.zones.count - 1),
       Gen.int(in: 788_918_400...2_208_988_800), Gen.int(in: 0...50), Gen.int(in: 0...(1 << 20))
     ) { seed, zoneIndex, baseSeconds, bits, fraction in
-      await Task.yield()  // CPU-bound: let the test run's other tasks in
       var random = SplitMix64(seed: UInt64(seed))
       var events: [CalendarEvent] = []
       while events.count < 1 + seed % 2 {

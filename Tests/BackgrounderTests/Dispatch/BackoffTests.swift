@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct BackoffTests {
   private func seconds(_ policy: BackoffPolicy, attempts: Range<Int>) -> [Double] {
     attempts.map { Double(policy.delay(afterAttempt: $0).components.seconds) }

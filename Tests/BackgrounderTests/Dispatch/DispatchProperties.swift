@@ -1,12 +1,13 @@
 import PropertyBased
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Backgrounder
 
 /// Invariants of the dispatch state machine over random histories of schedule, cancel,
 /// trigger, network, power, clock and completion events (see ``DispatchSimulation``).
-@Suite struct DispatchProperties {
+@Suite(.cpuBound) struct DispatchProperties {
   /// Up to 120 steps, each decoded from three small numbers so that failures shrink.
   static let histories = zip(Gen.int(in: 0...10), Gen.int(in: 0...2), Gen.int(in: 0...23))
     .map { DispatchStep(kind: $0.0, task: $0.1, value: $0.2) }
@@ -27,7 +28,6 @@ import Testing
   func oneRunAtATime(claimAhead: Int) async {
     let promoted = Mutex(0)
     await propertyCheck(count: 300, input: Self.histories) { steps in
-      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let simulation = Self.simulate(steps, claimAhead: claimAhead)
       promoted.withLock { $0 += simulation.promotedClaims }
       #expect(simulation.violations[.oneRunAtATime] == nil, "after \(steps)")
@@ -42,7 +42,6 @@ import Testing
     arguments: [0, 2])
   func deferralsKeepAttempts(claimAhead: Int) async {
     await propertyCheck(count: 300, input: Self.histories) { steps in
-      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let simulation = Self.simulate(steps, claimAhead: claimAhead)
       #expect(simulation.violations[.attempts] == nil, "after \(steps)")
     }
@@ -51,7 +50,6 @@ import Testing
   @Test("every accepted one-time task finishes once its constraints hold", arguments: [0, 2])
   func oneTimeTasksFinish(claimAhead: Int) async {
     await propertyCheck(count: 300, input: Self.histories) { steps in
-      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let simulation = Self.simulate(steps, claimAhead: claimAhead)
       let unfinished = simulation.acceptedOneTime.subtracting(simulation.finishedOneTime)
       #expect(unfinished.isEmpty, "\(unfinished.sorted()) never finished after \(steps)")
@@ -62,14 +60,13 @@ import Testing
 /// Unknown is not permission, over random interleavings of source answers and losses (a
 /// source not answered yet or no longer answering, connectivity expected but unknown, no
 /// source configured), power changes, triggers, completions and due times.
-@Suite struct UnknownIsNotPermissionProperties {
+@Suite(.cpuBound) struct UnknownIsNotPermissionProperties {
   @Test(
     "no run starts while a condition its network requirement needs is unknown or unmet",
     arguments: [0, 2])
   func noStartWithoutPermission(claimAhead: Int) async {
     let starts = Mutex((all: 0, afterUnknown: 0))
     await propertyCheck(count: 400, input: DispatchProperties.histories) { steps in
-      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let simulation = DispatchProperties.simulate(steps, claimAhead: claimAhead)
       starts.withLock {
         $0.all += simulation.networkStarts

@@ -3,7 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Testing
 
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct DispatchTests {
   @Test("a 13 h gap on a 4 h periodic gives one run, and cadence restarts from now")
   func coalescing() async throws {

@@ -1,13 +1,14 @@
 import Foundation
 import PropertyBased
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Backgrounder
 
 /// A window never lets a run start outside it, whatever the request kind (one-time, interval,
 /// calendar), the windows, the retries and the steps of the clock.
-@Suite struct WindowProperties {
+@Suite(.cpuBound) struct WindowProperties {
   static let windowTexts = [
     "22:00-06:00", "Sat,Sun 08:00-20:00", "Mon..Fri 19:00-07:30", "01:00-01:10", "12:00-13:00",
     "Tue 23:30-00:30",
@@ -22,7 +23,6 @@ import Testing
   func windowsHoldEveryStart() async {
     let total = Mutex(0)
     await propertyCheck(count: 200, input: Self.histories) { steps in
-      await Task.yield()  // CPU-bound: let the test run's other tasks in
       var machine = DispatchStateMachine(
         settings: DispatchSettings(concurrencyLimit: 4, minimumPeriodicInterval: .seconds(60)),
         registered: [], acceptsAnyTask: true, network: .unmetered, power: .externalPower,

@@ -7,7 +7,7 @@ import Testing
 /// shared one) is spent, then waits for an unmetered link, saying why; a run that crosses the
 /// budget on a metered link is stopped as a lost condition. Driven with a ManualClock and the
 /// test kit's fake network.
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct MeteredBudgetDispatchTests {
   static let cellular = NetworkConditions(
     isReachable: true, isDataMetered: true, primaryLink: "wwan0")

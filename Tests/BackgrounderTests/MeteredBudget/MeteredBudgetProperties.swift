@@ -1,4 +1,5 @@
 import PropertyBased
+import TestSupport
 import Testing
 
 @testable import Backgrounder
@@ -7,7 +8,7 @@ import Testing
 /// the last N seconds and free them oldest first; monthly windows reset at local midnight of
 /// their day (the month's last day when shorter), across daylight-saving changes, including
 /// zones that change at midnight (America/Santiago, Asia/Beirut, America/Havana).
-@Suite struct MeteredBudgetProperties {
+@Suite(.cpuBound) struct MeteredBudgetProperties {
   static let zones = [
     "UTC", "Europe/Berlin", "America/New_York", "America/Santiago", "Asia/Beirut",
     "America/Havana", "Australia/Lord_Howe",
@@ -31,7 +32,6 @@ import Testing
     await propertyCheck(
       count: 300, input: records, Gen.int(in: 0...(40 * 86_400)), Gen.int(in: 1...(31 * 24))
     ) { pairs, offset, hours in
-      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let budget = MeteredBudget(bytes: 10_000_000, window: .trailing(seconds: Int64(hours) * 3600))
       let all = pairs.map {
         MeteredUsageRecord(at: Self.instant(Self.base + Int64($0.0)), bytes: Int64($0.1))
@@ -66,7 +66,6 @@ import Testing
       count: 400, input: Gen.int(in: 0...Int(Self.span)), Gen.int(in: 1...31),
       Gen.int(in: 0...(Self.zones.count - 1))
     ) { offset, day, zoneIndex in
-      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let zone = Self.zones[zoneIndex]
       let budget = MeteredBudget(bytes: 2_000_000_000, window: .monthly(day: day))
       let now = Self.instant(Self.base + Int64(offset))
@@ -110,7 +109,6 @@ import Testing
     await propertyCheck(
       count: 200, input: records, Gen.int(in: 0...(70 * 86_400)), Gen.int(in: 1...31)
     ) { pairs, offset, day in
-      await Task.yield()  // CPU-bound: let the test run's other tasks in
       let zone = CalendarTimeZone(identifier: "Europe/Berlin")!
       let budget = MeteredBudget(bytes: 1, window: .monthly(day: day))
       let all = pairs.map {

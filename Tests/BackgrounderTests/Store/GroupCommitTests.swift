@@ -9,7 +9,7 @@ import Testing
 /// The store writer's group commit: claims and completions share transactions, yet nothing is
 /// acknowledged (worker invoked, event delivered, `schedule` returned) before it is committed
 /// to the file, and every completion is recorded exactly once.
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct GroupCommitTests {
   @Test("a completion is delivered only after its commit: the reopened file already holds it")
   func completionAcknowledgedAfterCommit() async throws {

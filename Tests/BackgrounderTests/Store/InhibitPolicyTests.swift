@@ -7,7 +7,7 @@ import Testing
 /// A request's ``InhibitPolicy`` (migration `i27-inhibit`): kept with the task in the store,
 /// read back after a restart, handed to the worker in its context, and the default for tasks
 /// stored before the migration.
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct InhibitPolicyTests {
   private let blocking = id("test.inhibit.block")
   private let periodic = id("test.inhibit.none")

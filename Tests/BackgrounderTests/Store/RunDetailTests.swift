@@ -6,7 +6,7 @@ import Testing
 
 /// `run.conditions` and `run.outputTail` (migration `i29-run-detail`) and `run.stop` (migration
 /// `run-stop-signal`): their words, their bound, and that a run record keeps them in the store.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct RunDetailTests {
   private let t0 = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
 

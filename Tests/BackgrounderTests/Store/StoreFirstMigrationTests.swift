@@ -6,7 +6,7 @@ import Testing
 
 /// A store caught between GRDB's `grdb_migrations` table and the first migration (being created
 /// right now, or its creator killed at that moment) is an uninitialized store, not a foreign file.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct StoreFirstMigrationTests {
   /// A file in the state GRDB leaves between creating `grdb_migrations` and committing v1.
   private func halfCreatedStore() throws -> (directory: URL, path: String) {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Backgrounder
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct StorePermissionTests {
   private func mode(_ path: String) -> mode_t? {
     var status = stat()

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Backgrounder
 
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct StoreTests {
   private func start(_ path: String) async throws {
     let backgrounder = Backgrounder(storePath: path)

@@ -6,7 +6,7 @@ import Testing
 
 /// Task rows are written and read by column name; a bad value is a corrupt-store error naming
 /// the task and the column, never a silent default.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct TaskRecordTests {
   private let job = id("test.record.job")
   private let ephemeral = id("test.record.ephemeral")

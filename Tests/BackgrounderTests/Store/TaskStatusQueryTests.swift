@@ -6,7 +6,7 @@ import Testing
 
 /// `status` reads the task list with raw SQLite statements (``TaskStatusQuery``); it must read
 /// exactly what the row-by-row ``TaskRow`` decoding reads, and report bad values as clearly.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct TaskStatusQueryTests {
   private let now = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
 

@@ -6,7 +6,7 @@ import Testing
 
 /// `task_success` (migration `i29-staleness`): a task's last success survives the pruning of its
 /// runs, is filled from the runs of a store written before the migration, and goes with its task.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct TaskSuccessTests {
   private let t0 = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
   private let taskId = id("dev.example.backup")

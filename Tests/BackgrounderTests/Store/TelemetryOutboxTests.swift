@@ -6,7 +6,7 @@ import Testing
 
 /// The store's telemetry outbox: bounded, oldest dropped first and counted, a delivered batch
 /// removed with the drops it reported, a batch not delivered kept.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct TelemetryOutboxTests {
   private func store() throws -> DatabaseQueue {
     let queue = try DatabaseQueue()

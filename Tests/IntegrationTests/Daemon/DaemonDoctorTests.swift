@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `backgrounder doctor` with the real binary.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct DaemonDoctorTests {
   @Test("doctor exits 1 naming a job whose command does not exist")
   func missingCommand() async throws {

@@ -17,7 +17,7 @@ private let canSwitchUser =
   .enabled(if: canSwitchUser, "needs root and setpriv to act as a second user"),
   .enabled(if: PrivateBus.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),
   .enabled(if: PrivateBus.hasSystemPolicy, "needs \(PrivateBus.systemConfig)"),
-  .timeLimit(.minutes(1)))
+  .timeLimit(.minutes(3)))
 struct BusSignalsTests {
   static let networkManager = "org.freedesktop.NetworkManager"
   static let modemManager = "org.freedesktop.ModemManager1"

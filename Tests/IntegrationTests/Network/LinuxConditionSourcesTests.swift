@@ -15,7 +15,7 @@ import Testing
   .serialized,
   .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"),
   .enabled(if: PrivateBus.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),
-  .timeLimit(.minutes(1)))
+  .timeLimit(.minutes(3)))
 struct LinuxConditionSourcesTests {
   @Test func oneCallWiresTheLiveSourcesWithRuleOne() async throws {
     let bus = try PrivateBus()
