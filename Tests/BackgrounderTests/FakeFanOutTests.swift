@@ -2,6 +2,7 @@ import Backgrounder
 import BackgrounderTesting
 import Foundation
 import Locking
+import TestSupport
 import Testing
 
 /// The test kit's fan-outs (`FakeConditionSource`, `ManualClock.clockChanges()`) deliver
@@ -9,8 +10,10 @@ import Testing
 /// deadlocks with a subscriber cancelled at the same moment: the delivery resumes the
 /// subscriber's task (taking its status lock) while holding the source's lock; the
 /// cancellation runs the stream's termination handler (taking the source's lock, to
-/// unsubscribe) while holding the task's status lock. A hang fails on the time limit.
-@Suite(.timeLimit(.minutes(1))) struct FakeFanOutTests {
+/// unsubscribe) while holding the task's status lock. A hang fails on the time limit. The
+/// rounds yield and wait for their deliverer many times: on the CPU-bound threads, not in the
+/// pool the run's other tests wait in.
+@Suite(.cpuBound, .timeLimit(.minutes(3))) struct FakeFanOutTests {
   /// Subscribers waiting on `subscribe()` are cancelled, 8 per round, while a thread of its own
   /// calls `deliver` 64 times (it waits between rounds: a thread spinning through the whole
   /// test took a core from the run's other tests).
@@ -30,11 +33,13 @@ import Testing
     }
     deliverer.start()
     for _ in 0..<rounds {
-      let subscribers = (0..<8).map { _ in Task { for await _ in subscribe() {} } }
-      roundStarted.signal()
-      await Task.yield()
-      for subscriber in subscribers { subscriber.cancel() }
-      for subscriber in subscribers { await subscriber.value }
+      // Child tasks, so that they run where the test runs (unstructured ones would not).
+      await withTaskGroup(of: Void.self) { subscribers in
+        for _ in 0..<8 { subscribers.addTask { for await _ in subscribe() {} } }
+        roundStarted.signal()
+        await Task.yield()
+        subscribers.cancelAll()
+      }
       while roundDelivered.wait(timeout: .now()) == .timedOut { await Task.yield() }
     }
     stop.withLock { $0 = true }

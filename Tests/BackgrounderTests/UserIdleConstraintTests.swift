@@ -6,7 +6,7 @@ import Testing
 /// `requiresIdle` through the runtime with the test kit's ``FakeUserIdleSource`` and a manual
 /// clock: the run waits for the user's idle time (a timer, no polling), and a run whose user
 /// returns is stopped (`onUserReturn = .stop`) and waits again.
-@Suite(.stopsRuntimes, .timeLimit(.minutes(1)))
+@Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
 struct UserIdleConstraintTests {
   @Test("held while unknown and while active; runs once idle for requiresIdle, not before")
   func waitsForTheIdleTime() async throws {

@@ -7,7 +7,7 @@ import Testing
 /// A request's `WorkConstraints.meteredBudget` is kept in its task row (migration
 /// `task-metered-budget`), so an embedder's budgeted task still uses metered links within its
 /// budget after a restart, before it is scheduled again.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct MeteredBudgetStoreTests {
   private let t0 = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
 

@@ -7,7 +7,7 @@ import Testing
 /// A run's history record carries the bytes counted for it (`run_network_bytes`): matched by
 /// task, attempt and a counting start within the run's span, so that a periodic job's runs
 /// (attempt 0 each time) each get their own, and a run without a count gets none.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct RunNetworkHistoryTests {
   private let t0 = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
 

@@ -8,7 +8,7 @@ import Testing
 /// a killed daemon left is removed.
 @Suite(
   .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"),
-  .timeLimit(.minutes(1)))
+  .timeLimit(.minutes(3)))
 struct TrafficShaperTests {
   /// `tc -n NAMESPACE ARGUMENTS…`'s output.
   private func tc(_ sandbox: NamespaceSandbox, _ arguments: String...) throws -> String {
