@@ -192,26 +192,13 @@ package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendabl
   }
 
   private func process() {
-    while true {
-      let result = sd_bus_process(bus, nil)
-      if result == 0 { break }
-      if result < 0 {
-        logger.warning(
-          "the bus connection for logind's idle hint broke: jobs requiring an idle user wait",
-          metadata: ["error": "\(Errno(rawValue: -result))"])
-        publish(unknown: "the bus connection broke")
-        if let registration { eventLoop.deregister(registration) }
-        registration = nil
-        return
-      }
+    guard let error = BusPump.process(bus, on: eventLoop, registration: &registration) else {
+      return
     }
-    // Level-triggered: ask for writability only while sd-bus has something to send.
-    if let registration {
-      let events = sd_bus_get_events(bus)
-      let interest: EventLoop.Interest =
-        events >= 0 && (Int16(events) & Int16(POLLOUT)) != 0 ? [.readable, .writable] : .readable
-      try? eventLoop.setInterest(registration, interest)
-    }
+    logger.warning(
+      "the bus connection for logind's idle hint broke: jobs requiring an idle user wait",
+      metadata: ["error": "\(error)"])
+    publish(unknown: "the bus connection broke")
   }
 
   /// `PropertiesChanged(interface, changed, invalidated)` from logind's current owner.

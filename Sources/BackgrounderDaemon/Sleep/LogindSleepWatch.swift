@@ -129,25 +129,12 @@ package final class LogindSleepWatch: @unchecked Sendable {
   }
 
   private func process() {
-    while true {
-      let result = sd_bus_process(bus, nil)
-      if result == 0 { break }
-      if result < 0 {
-        logger.warning(
-          "the bus connection for system sleep broke: runs are no longer stopped before it",
-          metadata: ["error": "\(Errno(rawValue: -result))"])
-        if let registration { eventLoop.deregister(registration) }
-        registration = nil
-        return
-      }
+    guard let error = BusPump.process(bus, on: eventLoop, registration: &registration) else {
+      return
     }
-    // Level-triggered: ask for writability only while sd-bus has something to send.
-    if let registration {
-      let events = sd_bus_get_events(bus)
-      let interest: EventLoop.Interest =
-        events >= 0 && (Int16(events) & Int16(POLLOUT)) != 0 ? [.readable, .writable] : .readable
-      try? eventLoop.setInterest(registration, interest)
-    }
+    logger.warning(
+      "the bus connection for system sleep broke: runs are no longer stopped before it",
+      metadata: ["error": "\(error)"])
   }
 
   private func received(_ message: OpaquePointer) {
