@@ -223,8 +223,8 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
-    // `.cpuBound`: a test trait for the property and differential tests (BackgrounderTests,
-    // ReachabilityTests).
+    // `.cpuBound` and `.blockingIO`: test traits that run a suite on threads of its own, off
+    // the cooperative pool (property and differential tests; integration tests).
     .target(name: "TestSupport", path: "Tests/TestSupport"),
     .testTarget(name: "MemoTests", dependencies: ["Memo"]),
     .testTarget(name: "BroadcastingTests", dependencies: ["Broadcasting", "Locking"]),
@@ -255,7 +255,7 @@ let package = Package(
       name: "BackgrounderDaemonTests",
       dependencies: [
         "BackgrounderDaemon", "BackgrounderLinux", "BackgrounderTesting", "Locking",
-        "NetworkHints",
+        "NetworkHints", "TestSupport",
       ]),
     // The executable's own parts: `status` output encoding (one-shot and
     // `--watch --json` lines).
@@ -266,7 +266,7 @@ let package = Package(
       dependencies: [
         "Reachability", "PowerSource", "Backgrounder", "BackgrounderLinux", "BackgrounderTesting",
         "BackgrounderDaemon", "EventLoops", "Locking", "NetworkHints", "ResurrectionChild",
-        "StallingDaemon", "Netlink",
+        "StallingDaemon", "Netlink", "TestSupport",
         // sd-bus, for BusSignalsTests' own connection.
         "CSystemdBus",
       ]

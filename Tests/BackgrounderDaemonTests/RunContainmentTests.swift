@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TestSupport
 import Testing
 
 @testable import BackgrounderDaemon
@@ -256,13 +257,9 @@ struct CgroupMount {
   }
 }
 
-/// Polls `probe` every 20 ms for up to 10 s.
+/// Polls `probe` every 20 ms for up to `testEventTimeout`.
 func eventually<T>(_ probe: () -> T?) async -> T? {
-  for _ in 0..<500 {
-    if let value = probe() { return value }
-    try? await Task.sleep(for: .milliseconds(20))
-  }
-  return nil
+  await TestSupport.eventually(probe)
 }
 
 /// Whether `pid` exists and has not exited.

@@ -3,6 +3,7 @@ import BackgrounderTesting
 import Foundation
 import Locking
 import Logging
+import TestSupport
 import Testing
 
 @testable import BackgrounderDaemon
@@ -462,10 +463,8 @@ struct TelemetryExportTests {
   }
 
   private func waitUntil(_ condition: @Sendable () async -> Bool) async throws {
-    for _ in 0..<1000 {
-      if await condition() { return }
-      try await Task.sleep(for: .milliseconds(10))
+    if await eventually(every: .milliseconds(10), { await condition() ? true : nil }) == nil {
+      Issue.record("condition not met within \(testEventTimeout)")
     }
-    Issue.record("condition not met within 10 s")
   }
 }

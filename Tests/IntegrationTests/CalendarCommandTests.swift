@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `backgrounder calendar` as users run it (the real binary, `TZ` in its environment) against
 /// `systemd-analyze calendar` given the same arguments and `TZ`.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.blockingIO, .timeLimit(.minutes(3)))
 struct CalendarCommandTests {
   private struct Entry: Decodable {
     var expression: String

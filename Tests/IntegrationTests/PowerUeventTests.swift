@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TestSupport
 import Testing
 
 @testable import PowerSource
@@ -15,6 +16,7 @@ import Testing
 /// sent through the kernel's netlink multicast to the probe's real socket, accepted only because
 /// the socket's policy names that one sender; the production policy (kernel only) rejects them.
 @Suite(
+  .blockingIO,
   .serialized, .timeLimit(.minutes(3)),
   .enabled(if: getuid() == 0, "needs root: ip netns add, setns, multicast send to group 1"))
 struct PowerUeventTests {
@@ -238,7 +240,8 @@ private struct PowerScratchTree {
 
 /// Waits for async progress (bounded by 5 s of real time); not used for time logic.
 private func waitUntil(_ condition: () -> Bool) async -> Bool {
-  for _ in 0..<5000 {
+  let deadline = ContinuousClock.now.advanced(by: testEventTimeout)
+  while ContinuousClock.now < deadline {
     if condition() { return true }
     try? await Task.sleep(for: .milliseconds(1))
   }

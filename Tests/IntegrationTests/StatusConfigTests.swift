@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `backgrounder status` with the real binary and no daemon: which config problems it reports,
 /// and that its quick start (``StatusFastStart``) leaves help and usage errors as they were.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.blockingIO, .timeLimit(.minutes(3)))
 struct StatusConfigTests {
   @Test("status exits 1 naming file, line and column of a TOML error inside a job table")
   func syntaxErrorInAJob() async throws {

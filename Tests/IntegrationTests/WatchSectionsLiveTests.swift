@@ -1,10 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `status --watch --json` re-reads the tasks only when they can have changed; a change made
 /// by another process must still be in the next line. The real binary, in a network namespace
 /// whose link the test flips to make network lines.
 @Suite(
+  .blockingIO,
   .timeLimit(.minutes(2)), .enabled(if: geteuid() == 0, "needs root for a network namespace"))
 struct WatchSectionsLiveTests {
   private struct Line: Decodable {

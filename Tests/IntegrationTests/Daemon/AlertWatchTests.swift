@@ -3,13 +3,14 @@ import BackgrounderTesting
 import Foundation
 import Locking
 import Logging
+import TestSupport
 import Testing
 
 @testable import BackgrounderDaemon
 
 /// Staleness alerts and hooks against a real runtime and store, driven by the manual clock:
 /// the hooks are real processes that write their environment to a file.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct AlertWatchTests {
   /// Fails until told to succeed.
   private final class SwitchWorker: Worker {
@@ -64,7 +65,7 @@ struct AlertWatchTests {
       await runtime.schedule(WorkRequest.Periodic(taskId: id, interval: Self.day * 2)) == .scheduled
     )
     // Runs at t0 and t0 + 2 d fail: one on-failure hook each.
-    #expect(await eventually { Self.blocks(failureFile).count == 1 ? true : nil } != nil)
+    try #require(await eventually { Self.blocks(failureFile).count == 1 ? true : nil } != nil)
     let failure = Self.blocks(failureFile)[0]
     #expect(failure["BACKGROUNDER_TASK_ID"] == id.rawValue)
     #expect(failure["BACKGROUNDER_RESULT"] == "failure")
@@ -170,15 +171,11 @@ struct AlertWatchTests {
 
   /// Waits until `id`'s first attempt is recorded as a retry.
   private func waitForRetry(_ id: TaskId, _ runtime: Backgrounder) async throws {
-    for _ in 0..<500 {
-      if try await runtime.storedTasks(historyLimit: 0).first(where: { $0.id == id })?.lastResult
-        == .retry
-      {
-        return
-      }
-      try await Task.sleep(for: .milliseconds(20))
+    let retried = try await TestSupport.eventually {
+      try await runtime.storedTasks(historyLimit: 0).first(where: { $0.id == id })?.lastResult
+        == .retry ? true : nil
     }
-    Issue.record("no retry recorded")
+    if retried == nil { Issue.record("no retry recorded") }
   }
 
   /// A hook that appends its environment and a `---` line to `file`.
@@ -204,10 +201,6 @@ struct AlertWatchTests {
 
   /// Polls `probe` every 20 ms for up to 10 s.
   private func eventually<T>(_ probe: () -> T?) async -> T? {
-    for _ in 0..<500 {
-      if let value = probe() { return value }
-      try? await Task.sleep(for: .milliseconds(20))
-    }
-    return nil
+    await TestSupport.eventually(probe)
   }
 }

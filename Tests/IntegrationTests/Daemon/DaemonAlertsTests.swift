@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `alert-after`, `on-stale` and `history` with the real daemon and binary: real runs of a
 /// failing command in a real store.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonAlertsTests {
   @Test("a failing job goes stale: hook, doctor, status and metrics say so; history shows its runs")
   func staleJobAndHistory() async throws {
@@ -73,7 +74,7 @@ struct DaemonAlertsTests {
       "two failed runs in history", describe: harness.describe()
     ) {
       let result = try await harness.cli("history", id, "--json", "--config", config)
-      let document = try JSONDecoder().decode(History.self, from: Data(result.stdout.utf8))
+      let document = try JSONDecoder().decode(DaemonHistory.self, from: Data(result.stdout.utf8))
       return document.runs.filter { $0.outcome == "failure" }.count == 2 ? document : nil
     }
     #expect(history.id == id)
@@ -89,7 +90,8 @@ struct DaemonAlertsTests {
       zip(history.runs, history.runs.dropFirst()).allSatisfy { $0.endedAt >= $1.endedAt },
       "newest first")
     let one = try await harness.cli("history", id, "-n", "1", "--json", "--config", config)
-    #expect(try JSONDecoder().decode(History.self, from: Data(one.stdout.utf8)).runs.count == 1)
+    #expect(
+      try JSONDecoder().decode(DaemonHistory.self, from: Data(one.stdout.utf8)).runs.count == 1)
     let human = try await harness.cli("history", id, "--config", config)
     #expect(human.status == 0 && human.stdout.contains("failure  attempt 0"), "\(human)")
     let unknown = try await harness.cli("history", "dev.e2e.nothing", "--config", config)
@@ -155,17 +157,4 @@ struct DaemonAlertsTests {
       "\(result)")
   }
 
-  private struct History: Decodable {
-    struct Run: Decodable {
-      var attempt: Int
-      var startedAt: String?
-      var endedAt: String
-      var durationSeconds: Double?
-      var outcome: String
-      var reason: String?
-    }
-
-    var id: String
-    var runs: [Run]
-  }
 }

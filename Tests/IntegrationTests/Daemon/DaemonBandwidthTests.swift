@@ -1,5 +1,6 @@
 import BackgrounderDaemon
 import Foundation
+import TestSupport
 import Testing
 
 /// A daemon that cannot enforce bandwidth caps stays correct (the real binary, no namespace
@@ -7,6 +8,7 @@ import Testing
 /// and `status` (human and JSON) and `doctor` say the caps cannot be enforced. Runs where the
 /// daemon could enforce them (a `net_prio` hierarchy mounted) skip it.
 @Suite(
+  .blockingIO,
   .enabled(
     if: RunShaping.detect(creating: false).unavailableReason != nil,
     "this machine can enforce caps (net_prio mounted, CAP_NET_ADMIN)"),

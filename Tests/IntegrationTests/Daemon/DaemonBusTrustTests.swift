@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Whether the tests can act as a second user (root, with util-linux's `setpriv`).
@@ -11,6 +12,7 @@ private let canSwitchUser =
 /// addressed to each of the daemon's connections (unicast) and broadcast. Nothing happens: the
 /// running job keeps running and nothing is stopped for sleep; logind's own signals still work.
 @Suite(
+  .blockingIO,
   .serialized,
   .enabled(if: canSwitchUser, "needs root and setpriv to act as a second user"),
   .enabled(if: LogindMock.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),

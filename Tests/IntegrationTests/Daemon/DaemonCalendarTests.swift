@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Calendar jobs and time windows in the real daemon with its real store: one real-time smoke
 /// test (an elapse a few seconds ahead), and a job held outside its window.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonCalendarTests {
   @Test("a calendar job runs once at its elapse; a job outside its window does not run")
   func calendarJobRunsAndWindowHolds() async throws {

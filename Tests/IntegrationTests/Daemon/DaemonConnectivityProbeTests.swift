@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The real daemon with `[network] connectivity-check` behind a captive portal (a server that
@@ -6,6 +7,7 @@ import Testing
 /// verdict (it does not probe itself), and the job runs once, told `full`, when the check
 /// answers right.
 @Suite(
+  .blockingIO,
   .serialized,
   .enabled(if: getuid() == 0, "needs root to create network namespaces"),
   .timeLimit(.minutes(2)))

@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The real daemon: what is left of a run killed with the daemon, the job environment, and the
 /// reason of a retry.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonContainmentTests {
   @Test("kill -9 mid-run, restart: the old run's processes are gone before the next attempt")
   func leftoversOfAKilledDaemonAreEndedBeforeTheNextAttempt() async throws {
@@ -37,7 +38,7 @@ struct DaemonContainmentTests {
     }
     for pid in old { harness.adoptJobGroup(pid) }
     kill(first.pid, SIGKILL)
-    _ = await first.waitForExit(timeout: .seconds(10))
+    _ = await first.waitForExit(timeout: testEventTimeout)
     #expect(
       old.allSatisfy { daemonProcessAlive($0) },
       "without a cleanup the old run outlives the daemon: \(old)")
@@ -94,7 +95,7 @@ struct DaemonContainmentTests {
     let cgroups = try String(contentsOfFile: "/proc/\(escaped)/cgroup", encoding: .utf8)
     #expect(cgroups.contains("/runs/"), "the escape is in its run's cgroup: \(cgroups)")
     kill(first.pid, SIGKILL)
-    _ = await first.waitForExit(timeout: .seconds(10))
+    _ = await first.waitForExit(timeout: testEventTimeout)
     #expect(daemonProcessAlive(escaped), "the escape outlives the daemon until the restart")
 
     _ = try harness.startDaemon(environment: environment)

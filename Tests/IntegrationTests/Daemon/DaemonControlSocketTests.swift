@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Testing
 /// The real daemon's control socket under a low descriptor limit: watchers that come and go
 /// leave nothing behind (issue 25: each used to hold a descriptor until the next task change,
 /// until the daemon ran out, spun in its accept loop and failed every verb).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonControlSocketTests {
   @Test("1,000 watchers opened and closed under ulimit -n 256: descriptors back to baseline")
   func watchersThatComeAndGoLeaveNothingBehind() async throws {

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `backgrounder doctor` with the real binary.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.blockingIO, .timeLimit(.minutes(3)))
 struct DaemonDoctorTests {
   @Test("doctor exits 1 naming a job whose command does not exist")
   func missingCommand() async throws {

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
+import TestSupport
 import Testing
 
 /// The running daemon's health in `status` and `doctor`, with the real binary.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonHealthTests {
   @Test("status and doctor show a healthy daemon, then the store error once writes fail")
   func healthThroughStatusAndDoctor() async throws {

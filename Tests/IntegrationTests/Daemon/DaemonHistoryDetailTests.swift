@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `history` shows the conditions a run started under and the tail of its output: the real
 /// daemon runs a command that prints known lines into a real store.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonHistoryDetailTests {
   @Test("history shows each run's start conditions and output tail")
   func conditionsAndOutputTail() async throws {
@@ -22,7 +23,7 @@ struct DaemonHistoryDetailTests {
 
     let result = try await harness.cli("history", id, "--json", "--config", config)
     #expect(result.status == 0, "\(result)")
-    let document = try JSONDecoder().decode(History.self, from: Data(result.stdout.utf8))
+    let document = try JSONDecoder().decode(DaemonHistory.self, from: Data(result.stdout.utf8))
     let run = try #require(document.runs.first)
     #expect(run.outcome == "success")
     #expect(run.outputTail == (6...25).map { "line \($0)" }.joined(separator: "\n"), "\(run)")
@@ -50,13 +51,4 @@ struct DaemonHistoryDetailTests {
     }
   }
 
-  private struct History: Decodable {
-    struct Run: Decodable {
-      var outcome: String
-      var conditions: String?
-      var outputTail: String?
-    }
-
-    var runs: [Run]
-  }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -7,7 +8,7 @@ import Testing
 
 /// Issue 40 with the real daemon: hooks that cannot starve each other or the shutdown
 /// (findings 8, 9), and secrets kept out of a readable config (finding 2). One daemon.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonHooksAndSecretsTests {
   @Test("hooks bounded, environment-file trusted, a readable config with secrets reported")
   func hooksAndSecrets() async throws {

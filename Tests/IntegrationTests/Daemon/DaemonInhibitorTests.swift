@@ -2,12 +2,14 @@ import Backgrounder
 import BackgrounderDaemon
 import Foundation
 import Logging
+import TestSupport
 import Testing
 
 /// Sleep inhibitors through python-dbusmock's logind on a private bus: a run holds a
 /// `sleep` and a `shutdown` lock naming its job while it goes, in its job's mode, and releases it when
 /// it ends; `inhibit = "none"` takes none; no logind, no lock and no failure.
 @Suite(
+  .blockingIO,
   .serialized,
   .enabled(if: LogindMock.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),
   .timeLimit(.minutes(2)))

@@ -1,10 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The real daemon inside a network namespace with two links: `interfaces` follows the primary
 /// link (the one with the default route), and moving the default route to a link that is not
 /// allowed stops the run (a retry, no attempt used).
 @Suite(
+  .blockingIO,
   .enabled(if: getuid() == 0, "needs root to create network namespaces"),
   .timeLimit(.minutes(2)))
 struct DaemonInterfaceAllowListTests {

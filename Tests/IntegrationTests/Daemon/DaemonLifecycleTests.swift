@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The real daemon's start-up, readiness and watchdog as systemd sees them (a notify socket
 /// the test listens on), and the operator verbs' smaller promises.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonLifecycleTests {
   @Test("an unbindable control socket: exit ≠ 0, an error naming the socket, no READY=1")
   func unbindableSocketFailsBeforeReady() async throws {
@@ -26,7 +27,7 @@ struct DaemonLifecycleTests {
     #expect(doctor.stdout.contains("problem: control socket:"), "\(doctor)")
 
     let daemon = try harness.startDaemon(environment: ["NOTIFY_SOCKET": notify.path])
-    let status = await daemon.waitForExit(timeout: .seconds(20))
+    let status = await daemon.waitForExit(timeout: testEventTimeout)
     #expect(status != nil && status != 0, "exit status \(String(describing: status))")
     #expect(daemon.output.contains("socket"), "\(daemon.output)")
     #expect(notify.received("READY=1").isEmpty, "\(notify.received.map(\.text))")
@@ -45,7 +46,7 @@ struct DaemonLifecycleTests {
       atPath: workspace.storePath, withIntermediateDirectories: false)
     try workspace.writeConfig(jobs: "")
     let daemon = try harness.startDaemon(environment: ["NOTIFY_SOCKET": notify.path])
-    let status = await daemon.waitForExit(timeout: .seconds(20))
+    let status = await daemon.waitForExit(timeout: testEventTimeout)
     #expect(status != nil && status != 0, "exit status \(String(describing: status))")
     #expect(daemon.output.contains("Error: store: "), "\(daemon.output)")
     #expect(daemon.output.contains(workspace.storePath), "\(daemon.output)")
@@ -74,7 +75,7 @@ struct DaemonLifecycleTests {
     #expect(trigger.stderr.contains("no such job"), "the daemon answers at once: \(trigger)")
 
     daemon.signal(SIGTERM)
-    #expect(await daemon.waitForExit(timeout: .seconds(15)) == 0, "\(daemon.output)")
+    #expect(await daemon.waitForExit(timeout: testEventTimeout) == 0, "\(daemon.output)")
     #expect(!notify.received("STOPPING=1").isEmpty)
   }
 

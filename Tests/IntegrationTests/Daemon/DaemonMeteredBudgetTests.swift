@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The link-counter path of network accounting, end to end: the real daemon in a network
@@ -10,6 +11,7 @@ import Testing
 /// store's `run_network_bytes`) are compared with what the receiver got, and shown by `history`;
 /// `status` shows the daemon's `[network] metered-budget` (10 MB/30d, not spent).
 @Suite(
+  .blockingIO,
   .enabled(if: getuid() == 0, "needs root to create network namespaces"),
   .timeLimit(.minutes(3)))
 struct DaemonMeteredBudgetTests {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The real daemon in a private mount namespace (`unshare -m --propagation private`): jobs with
@@ -12,6 +13,7 @@ import Testing
 ///   namespace's table at once, so the path is not mounted and the running job is stopped
 ///   (a retry, no attempt used) even though the detached file system lives on until released.
 @Suite(
+  .blockingIO,
   .enabled(
     if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
       && FileManager.default.isExecutableFile(atPath: "/usr/bin/nsenter"),

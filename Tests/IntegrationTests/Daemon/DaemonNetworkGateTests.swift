@@ -1,9 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The real daemon inside a network namespace: a job needing the network is deferred by the
 /// network gate while no default route exists and runs once one is added.
 @Suite(
+  .blockingIO,
   .enabled(if: getuid() == 0, "needs root to create network namespaces"),
   .timeLimit(.minutes(2)))
 struct DaemonNetworkGateTests {

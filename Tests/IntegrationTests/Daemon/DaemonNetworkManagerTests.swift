@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The real daemon in a network namespace with python-dbusmock's NetworkManager on a private
@@ -6,6 +7,7 @@ import Testing
 /// permission at start, a departed NetworkManager's answer holds work until the stale limit,
 /// a silent one is bounded by the source timeout, and `status` shows the daemon's view.
 @Suite(
+  .blockingIO,
   .serialized,
   .enabled(if: getuid() == 0, "needs root to create network namespaces"),
   .enabled(if: PrivateBus.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),

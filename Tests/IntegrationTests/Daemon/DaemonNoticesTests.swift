@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `[notify] desktop = true` with the real daemon and python-dbusmock's notification server on
 /// a private session bus: one notice per failure episode and per stale episode, with the job id
 /// and the reason (markup escaped); none for a job whose retry succeeds; `doctor` says where
 /// notices go.
-@Suite(.timeLimit(.minutes(2)), .enabled(if: NotificationMock.isAvailable))
+@Suite(.blockingIO, .timeLimit(.minutes(2)), .enabled(if: NotificationMock.isAvailable))
 struct DaemonNoticesTests {
   @Test("one notice per episode for a failing job, none for a retry that succeeds")
   func oneNoticePerEpisode() async throws {

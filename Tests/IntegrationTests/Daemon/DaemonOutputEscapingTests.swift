@@ -1,12 +1,13 @@
 import Foundation
 import GRDB
+import TestSupport
 import Testing
 
 /// Text from the store reaches the terminal escaped: a store edited to hold terminal escapes
 /// (OSC 52 writes the clipboard, CSI clears the screen, an 8-bit C1 CSI) in a run's reason, its
 /// output and the task's last result is printed by `history` and `status` with every control
 /// character as a visible `\xNN`, never raw; `--json` keeps the text, JSON-escaped.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonOutputEscapingTests {
   static let hostile = "\u{1B}]52;c;aGFja2Vk\u{07}\u{1B}[2J\u{9B}31m boom\u{202E}txt"
 

@@ -1,5 +1,6 @@
 import BackgrounderDaemon
 import Foundation
+import TestSupport
 import Testing
 
 /// Whether the tests can act as a second user (root, with util-linux's `setpriv`).
@@ -97,7 +98,7 @@ extension DaemonHardeningTests {
         }
       }
       _ = FileManager.default.createFile(atPath: stop, contents: nil)
-      _ = await racer.waitForExit(timeout: .seconds(10))
+      _ = await racer.waitForExit(timeout: testEventTimeout)
       #expect(racer.output.contains("swaps"), "the race ran: \(racer.output)")
       #expect(!FileManager.default.fileExists(atPath: marker), "pwn.sh ran as root")
       for file in Self.files(under: base) {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `on-condition-lost = "pause"` against the real daemon in a network namespace with two
@@ -8,6 +9,7 @@ import Testing
 /// stops growing) and back to `lan0` (thawed: the same process carries on), and the copy ends
 /// intact in one attempt. `status`, `history`, the journal and the metrics say it was paused.
 @Suite(
+  .blockingIO,
   .enabled(if: getuid() == 0, "needs root to create network namespaces"),
   .timeLimit(.minutes(2)))
 struct DaemonPauseTests {
@@ -114,7 +116,7 @@ struct DaemonPauseTests {
 
     // History: paused, resumed, then the one successful end, all in attempt 0.
     let history = try await harness.cli("history", id, "--json", "--config", workspace.configPath)
-    let runs = try JSONDecoder().decode(History.self, from: Data(history.stdout.utf8)).runs
+    let runs = try JSONDecoder().decode(DaemonHistory.self, from: Data(history.stdout.utf8)).runs
     #expect(runs.map(\.outcome) == ["success", "resumed", "paused"], "\(history.stdout)")
     #expect(runs.allSatisfy { $0.attempt == 0 }, "\(history.stdout)")
     #expect(runs.last?.reason == "metered network", "\(history.stdout)")
@@ -143,12 +145,4 @@ struct DaemonPauseTests {
     return events.contains("frozen 1")
   }
 
-  private struct History: Decodable {
-    struct Run: Decodable {
-      var attempt: Int
-      var outcome: String
-      var reason: String?
-    }
-    var runs: [Run]
-  }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The real daemon inside a network namespace whose default route leads to a second namespace
@@ -6,6 +7,7 @@ import Testing
 /// for a closed port, a dropped SYN (a blackholed route there) and a name that does not resolve,
 /// and runs once the server listens and the network changes.
 @Suite(
+  .blockingIO,
   .enabled(if: getuid() == 0, "needs root to create network namespaces"),
   .timeLimit(.minutes(3)))
 struct DaemonReachableTests {

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// SIGHUP makes the real daemon re-read its config; a broken file changes nothing.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonReloadTests {
   @Test("SIGHUP: an added job is scheduled, a removed one cancelled; a broken config keeps them")
   func reload() async throws {

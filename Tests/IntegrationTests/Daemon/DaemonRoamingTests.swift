@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The real daemon in a network namespace, with the ModemManager stand-in on a private bus
@@ -7,6 +8,7 @@ import Testing
 /// attempt used), waits while roaming, and runs again at home; ModemManager restarting keeps
 /// its last answer (stale).
 @Suite(
+  .blockingIO,
   .serialized,
   .enabled(if: getuid() == 0, "needs root to create network namespaces"),
   .enabled(if: PrivateBus.isAvailable, "needs dbus-daemon, dbus-send and python3-dbus"),

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Issue 34's scenario with the real daemon: two uplinks, `hot0` metered by `[network]
@@ -9,6 +10,7 @@ import Testing
 /// only while a job holds the one slot or every job is held. A job may start only while the
 /// kernel's egress is lan0, and one does after each replace back to lan0.
 @Suite(
+  .blockingIO,
   .enabled(if: getuid() == 0, "needs root to create network namespaces"),
   .timeLimit(.minutes(2)))
 struct DaemonRouteReplaceTests {
@@ -78,7 +80,7 @@ struct DaemonRouteReplaceTests {
   /// Waits until the daemon's `status --json` names `primary` as the primary link.
   private func daemonView(_ harness: DaemonHarness, primary: String) async throws {
     try await daemonEventually(
-      "the daemon's primary link \(primary)", timeout: .seconds(10),
+      "the daemon's primary link \(primary)",
       describe: harness.describe()
     ) {
       let status = try await harness.status()

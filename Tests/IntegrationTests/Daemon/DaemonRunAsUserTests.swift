@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `user = "nobody"` against the real daemon running as root: the job runs as uid 65534 (the
 /// files it creates are owned by it, its environment names it), while its output still reaches
 /// the daemon's store through the daemon's pipe.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonRunAsUserTests {
   /// `nobody`'s uid on Debian and most distributions.
   static let nobody: uid_t = 65534

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Issue #40 with the real binary, no daemon started: a sub-second calendar repetition is
 /// refused by `doctor`, `run` and `calendar` (it used to pass `doctor`, then spin the daemon at
 /// 100 % CPU); a FIFO as the store is refused by `history` (`--store` or the config's
 /// `[store] path`) instead of hanging it. Each verb is bounded by the harness (60 s).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonScheduleFloorTests {
   private static let subSecond = "*-*-* *:*:00/0.000001"
 

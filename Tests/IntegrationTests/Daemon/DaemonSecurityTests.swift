@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Whether the tests can act as a second user (root, with util-linux's `setpriv`).
@@ -7,7 +8,7 @@ private let canSwitchUser =
 
 /// The daemon-hardening integration tests run one at a time: together they start dozens of
 /// processes, which would starve the timing-sensitive tests running beside them.
-@Suite(.serialized) enum DaemonHardeningTests {}
+@Suite(.blockingIO, .serialized) enum DaemonHardeningTests {}
 
 extension DaemonHardeningTests {
   /// Private files and an unhijackable control socket, checked with the real binary and a

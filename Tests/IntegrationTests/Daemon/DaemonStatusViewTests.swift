@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Issue #34, one truth wherever it is asked: `status` run in another network namespace than
@@ -8,6 +9,7 @@ import Testing
 /// watch as a line; while the daemon is away the watch falls back to its own view
 /// (`"viewOf": "client"`), and goes back to the daemon's when it answers again.
 @Suite(
+  .blockingIO,
   .enabled(if: getuid() == 0, "needs root to create network namespaces"),
   .timeLimit(.minutes(2)))
 struct DaemonStatusViewTests {

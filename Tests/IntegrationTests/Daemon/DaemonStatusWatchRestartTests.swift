@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `status --watch` across a daemon restart (issue #34): it says the daemon stopped, keeps
 /// going, reconnects when the socket answers again, prints the runs it did not see (the new
 /// daemon's first run happens at its start, before any client can connect) and follows the new
 /// daemon's task changes.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonStatusWatchRestartTests {
   @Test("status --watch: daemon stopped, answers again, the run in between, then live changes")
   func watchFollowsARestart() async throws {

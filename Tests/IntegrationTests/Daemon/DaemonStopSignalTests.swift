@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `stop-signal` and `stop-timeout` against the real daemon: a stopped run gets the job's
 /// signal, then SIGKILL after its timeout, and the run record says which ended it.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonStopSignalTests {
   @Test("a stopped run gets its stop signal, or SIGKILL after its stop timeout; history says which")
   func stopSignalAndTimeout() async throws {
@@ -49,14 +50,14 @@ struct DaemonStopSignalTests {
 
     // The trapping job got SIGINT (not SIGTERM) and ended on it.
     #expect(workspace.lines(of: "got") == ["got INT"], "\(harness.describe())")
-    let politeRun = try await lastRun(polite, harness, config)
+    let politeRun = try await harness.lastRun(polite)
     #expect(politeRun.outcome == "expired", "\(politeRun)")
     #expect(politeRun.stop == "stopped with SIGINT", "\(politeRun)")
     let human = try await harness.cli("history", polite, "--config", config)
     #expect(human.stdout.contains("\n    stopped with SIGINT\n"), "\(human)")
 
     // The job ignoring SIGTERM was killed with SIGKILL after its 1 s.
-    let stubbornRun = try await lastRun(stubborn, harness, config)
+    let stubbornRun = try await harness.lastRun(stubborn)
     #expect(stubbornRun.outcome == "expired", "\(stubbornRun)")
     // How long after: at least its 1 s (the upper end depends on the machine's load).
     let killed = try #require(stubbornRun.stop, "\(stubbornRun)")
@@ -65,21 +66,4 @@ struct DaemonStopSignalTests {
     #expect(seconds.map { $0 >= 1 } == true, "\(killed)")
   }
 
-  private func lastRun(
-    _ id: String, _ harness: DaemonHarness, _ config: String
-  ) async throws -> History.Run {
-    let result = try await harness.cli("history", id, "--json", "--config", config)
-    #expect(result.status == 0, "\(result)")
-    let document = try JSONDecoder().decode(History.self, from: Data(result.stdout.utf8))
-    return try #require(document.runs.first, "\(result.stdout)")
-  }
-
-  private struct History: Decodable {
-    struct Run: Decodable {
-      var outcome: String
-      var stop: String?
-    }
-
-    var runs: [Run]
-  }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension DaemonHardeningTests {
@@ -79,7 +80,7 @@ extension DaemonHardeningTests {
       #expect(during.storeError == nil)
 
       daemon.signal(SIGKILL)
-      _ = await daemon.waitForExit(timeout: .seconds(10))
+      _ = await daemon.waitForExit(timeout: testEventTimeout)
       let after = try await Self.daemonSection(harness)
       #expect(!after.running)
       #expect(try await harness.status().task(id)?.state == "interrupted")

@@ -1,5 +1,6 @@
 import Backgrounder
 import Foundation
+import TestSupport
 import Testing
 
 /// `requires-idle` against python-dbusmock's logind on a private bus, with a real daemon: the
@@ -9,6 +10,7 @@ import Testing
 /// `on-user-return = "pause"` freezes its run and thaws it once the user is idle long enough
 /// again; `doctor` reports whether logind answers.
 @Suite(
+  .blockingIO,
   .serialized,
   .enabled(if: LogindMock.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),
   .timeLimit(.minutes(2)))

@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The operator verbs against the real daemon (through its control socket) and, with no daemon,
 /// against the store directly.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonVerbTests {
   @Test("trigger, schedule, cancel and expire reach the running daemon; unknown ids fail")
   func verbsWithDaemon() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `wake-system = true`: the real daemon's `CLOCK_REALTIME_ALARM` timerfd, read through
@@ -6,6 +7,7 @@ import Testing
 /// that changes; without `CAP_WAKE_ALARM` (dropped with `setpriv`) `doctor` and the daemon say
 /// why the jobs cannot wake the machine, and the daemon goes on.
 @Suite(
+  .blockingIO,
   .serialized,
   .enabled(if: geteuid() == 0, "needs CAP_WAKE_ALARM (root)"),
   .timeLimit(.minutes(2)))

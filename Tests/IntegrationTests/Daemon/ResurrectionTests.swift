@@ -2,12 +2,13 @@ import Backgrounder
 import BackgrounderTesting
 import Foundation
 import Locking
+import TestSupport
 import Testing
 
 /// A real child process runs a worker, is killed with SIGKILL mid-run, and a new runtime on the
 /// same store must lose nothing: the interrupted run becomes a counted retry, the periodic
 /// cadence and the not-yet-due one-time task survive.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct ResurrectionTests {
   private let blocking = try! TaskId("test.resurrect.blocking")
   private let periodic = try! TaskId("test.resurrect.periodic")

@@ -1,6 +1,7 @@
 import Backgrounder
 import BackgrounderLinux
 import Netlink
+import TestSupport
 import Testing
 
 @testable import Reachability
@@ -8,7 +9,7 @@ import Testing
 /// `ssids` / `interfaces` on replayed rtnetlink captures: the runtime's conditions come from the
 /// monitor's status as the daemon builds them (``MonitoredNetwork``), the SSID from the nl80211
 /// hint of the primary link only.
-@Suite struct AllowListReplayTests {
+@Suite(.blockingIO) struct AllowListReplayTests {
   static let fixtures: String = {
     var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
     parts.removeLast(4)  // Tests/IntegrationTests/Network/AllowListReplayTests.swift

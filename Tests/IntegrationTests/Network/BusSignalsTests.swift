@@ -1,6 +1,7 @@
 import CSystemdBus
 import Foundation
 import NetworkHints
+import TestSupport
 import Testing
 
 /// Whether the tests can act as a second user (root, with util-linux's `setpriv`).
@@ -13,6 +14,7 @@ private let canSwitchUser =
 /// ModemManager's `InterfacesAdded` at this connection (unicast) and broadcast; only what
 /// python-dbusmock's NetworkManager (the owner of the name) broadcasts reaches the handlers.
 @Suite(
+  .blockingIO,
   .serialized,
   .enabled(if: canSwitchUser, "needs root and setpriv to act as a second user"),
   .enabled(if: PrivateBus.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),

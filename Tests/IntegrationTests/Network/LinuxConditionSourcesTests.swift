@@ -5,6 +5,7 @@ import Locking
 import Logging
 import NetworkHints
 import Reachability
+import TestSupport
 import Testing
 
 /// The one call an embedding app makes (`LinuxConditionSources`), against a namespace this
@@ -12,6 +13,7 @@ import Testing
 /// waits while NetworkManager has not answered, stays held while it says metered, and runs
 /// once when it says not metered.
 @Suite(
+  .blockingIO,
   .serialized,
   .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"),
   .enabled(if: PrivateBus.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),
@@ -84,7 +86,7 @@ struct LinuxConditionSourcesTests {
   }
 
   private static func eventually<T: Sendable>(
-    _ what: String, timeout: Duration = .seconds(15), _ probe: @escaping @Sendable () -> T?
+    _ what: String, timeout: Duration = testEventTimeout, _ probe: @escaping @Sendable () -> T?
   ) async throws -> T {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {

@@ -6,11 +6,13 @@ import Locking
 import Logging
 import NetworkHints
 import Reachability
+import TestSupport
 import Testing
 
 /// The monitor with NetworkManager hints from python-dbusmock's NetworkManager template on a
 /// private `dbus-daemon`, and a reachable veth link in a network namespace these tests create.
 @Suite(
+  .blockingIO,
   .serialized,
   .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"),
   .enabled(if: PrivateBus.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"))
@@ -66,8 +68,9 @@ struct NetworkManagerHintsTests {
       _ = try await monitor.firstStatus("metered by NetworkManager") { $0.isDataMetered }
       // The bus is watched on the loop it was given (a service with a loop of its own would
       // register nothing here; other tests' services may run `bg-hints` threads meanwhile, so
-      // the process's thread names cannot tell).
-      #expect(loop.registrationCount >= 1)
+      // the process's thread names cannot tell). While a read of NetworkManager's properties
+      // runs on a thread of its own, the bus is off the loop: wait for it to come back.
+      #expect(await TestSupport.eventually { loop.registrationCount >= 1 ? true : nil } != nil)
       try bus.setMetered(Self.notMetered, device: device)
       let unmetered = try await monitor.firstStatus("the user flipped it to no") {
         !$0.isDataMetered
@@ -301,7 +304,8 @@ struct NetworkManagerHintsTests {
   }
 
   private static func eventually<T: Sendable>(
-    _ what: String, timeout: Duration = .seconds(15), _ probe: @escaping @Sendable () async -> T?
+    _ what: String, timeout: Duration = testEventTimeout,
+    _ probe: @escaping @Sendable () async -> T?
   ) async throws -> T {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {

@@ -2,12 +2,15 @@ import Foundation
 import Logging
 import Netlink
 import Reachability
+import TestSupport
 import Testing
 
 /// Where traffic really leaves, against real rtnetlink: wg-quick-style policy routing and a
 /// nexthop-object default route. The live primary must be what `ip route get` says, and the
 /// model must say the same when the capture of the run is replayed.
-@Suite(.enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"))
+@Suite(
+  .blockingIO, .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs")
+)
 struct PolicyRoutingLiveTests {
   /// The sandbox plus a second veth pair veth2/veth3; veth0 and veth2 up with IPv4 addresses,
   /// a main-table default route via veth0.

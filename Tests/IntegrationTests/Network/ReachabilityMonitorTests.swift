@@ -2,10 +2,13 @@ import Foundation
 import Logging
 import Netlink
 import Reachability
+import TestSupport
 import Testing
 
 /// The live monitor against real rtnetlink in network namespaces these tests create.
-@Suite(.enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"))
+@Suite(
+  .blockingIO, .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs")
+)
 struct ReachabilityMonitorTests {
   private func withMonitor(
     in sandbox: NamespaceSandbox, capture: NetlinkCapture? = nil,

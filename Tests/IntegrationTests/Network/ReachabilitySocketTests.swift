@@ -2,12 +2,13 @@ import Foundation
 import Glibc
 import Netlink
 import Synchronization
+import TestSupport
 import Testing
 
 /// The route socket in a namespace of its own: kernel datagrams are accepted, datagrams from
 /// another process's socket are reported as foreign and never parsed, and the kernel filters
 /// out notifications that cannot change the answer.
-@Suite(.enabled(if: getuid() == 0, "needs root to create network namespaces"))
+@Suite(.blockingIO, .enabled(if: getuid() == 0, "needs root to create network namespaces"))
 struct ReachabilitySocketTests {
   @Test func datagramFromAnotherSocketIsDroppedAsForeign() throws {
     let sandbox = try NamespaceSandbox.create()
@@ -140,13 +141,9 @@ struct ReachabilitySocketTests {
     return link?.split(separator: "/").last.flatMap { pid_t($0) }
   }
 
-  /// Checks `condition` every 10 ms for up to 10 s.
+  /// Checks `condition` every 10 ms for up to `testEventTimeout`.
   private func eventually(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<1000 {
-      if condition() { return true }
-      try? await Task.sleep(for: .milliseconds(10))
-    }
-    return false
+    await TestSupport.eventually(every: .milliseconds(10)) { condition() ? true : nil } ?? false
   }
 
   /// Waits up to 5 s for the socket to become readable, then receives once.

@@ -1,5 +1,6 @@
 import Foundation
 import Netlink
+import TestSupport
 import Testing
 
 /// ``TrafficShaper`` against the kernel, in a network namespace of our own (`shap-*`): the HTB
@@ -7,6 +8,7 @@ import Testing
 /// daemon's qdisc after the run; a link whose root qdisc someone configured is left alone; what
 /// a killed daemon left is removed.
 @Suite(
+  .blockingIO,
   .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"),
   .timeLimit(.minutes(3)))
 struct TrafficShaperTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Locking
+import TestSupport
 import Testing
 
 /// A failure of the daemon harness (missing binary, timeout, unreadable status), with everything
@@ -122,7 +123,7 @@ func daemonShellJob(id: String, script: String, schedule: String, extra: String 
 /// last, for the timeout error.
 @discardableResult
 func daemonEventually<T>(
-  _ what: String, timeout: Duration = .seconds(20), interval: Duration = .milliseconds(150),
+  _ what: String, timeout: Duration = testEventTimeout, interval: Duration = .milliseconds(150),
   describe: @autoclosure () -> String = "", _ probe: () async throws -> T?
 ) async throws -> T {
   let clock = ContinuousClock()
@@ -247,6 +248,24 @@ final class DaemonChild: Sendable {
   }
 }
 
+/// `history ID --json`: the fields the tests read.
+struct DaemonHistory: Decodable {
+  struct Run: Decodable {
+    var attempt: Int
+    var startedAt: String?
+    var endedAt: String
+    var durationSeconds: Double?
+    var outcome: String
+    var reason: String?
+    var conditions: String?
+    var outputTail: String?
+    var stop: String?
+  }
+
+  var id: String
+  var runs: [Run]
+}
+
 /// What one CLI invocation did.
 struct DaemonCLIResult: Sendable, CustomStringConvertible {
   var arguments: [String]
@@ -339,9 +358,23 @@ final class DaemonHarness: Sendable {
     }
   }
 
+  /// `history ID --json --config CFG`, decoded.
+  func history(_ id: String) async throws -> DaemonHistory {
+    let result = try await cli("history", id, "--json", "--config", workspace.configPath)
+    guard result.status == 0 else { throw DaemonHarnessError("history failed: \(result)") }
+    return try JSONDecoder().decode(DaemonHistory.self, from: Data(result.stdout.utf8))
+  }
+
+  /// The last run of `id` in `history`.
+  func lastRun(_ id: String) async throws -> DaemonHistory.Run {
+    let history = try await history(id)
+    guard let run = history.runs.first else { throw DaemonHarnessError("\(id) has no runs") }
+    return run
+  }
+
   /// Polls `status` until `predicate` holds for the task `id` (present), returning that task.
   func waitForTask(
-    _ id: String, _ what: String, timeout: Duration = .seconds(20),
+    _ id: String, _ what: String, timeout: Duration = testEventTimeout,
     where predicate: @escaping (DaemonTaskStatus) -> Bool
   ) async throws -> DaemonTaskStatus {
     try await daemonEventually(

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// One of python-dbusmock's templates, running on a ``PrivateBus`` as its system or session bus.
 final class DbusmockTemplate {
@@ -24,12 +25,10 @@ final class DbusmockTemplate {
     try process.run()
   }
 
-  /// Waits (5 s at most) until `probe` succeeds; stops the template and throws when it does not.
+  /// Waits (`testEventTimeout` at most) until `probe` succeeds; stops the template and throws
+  /// when it does not.
   func waitUntilReady(_ what: String, probe: () throws -> Void) throws {
-    for _ in 0..<200 {
-      if (try? probe()) != nil { return }
-      usleep(25_000)
-    }
+    if blockingEventually({ (try? probe()) != nil }) { return }
     stop()
     throw PrivateBus.Failed(description: "timed out waiting for the \(what)")
   }

@@ -1,5 +1,6 @@
 import Foundation
 import Reachability
+import TestSupport
 
 /// A network namespace `bgtest-<random>` with a veth pair `veth0` / `veth1` inside it, made with
 /// iproute2. Call ``remove()`` when done (tests do it in `defer`, so failures clean up too).
@@ -61,7 +62,7 @@ struct NamespaceSandbox: Sendable {
 extension ReachabilityMonitor {
   /// The first status (current one included) satisfying `predicate`, or ``TimedOut``.
   func firstStatus(
-    _ description: String, timeout: Duration = .seconds(10),
+    _ description: String, timeout: Duration = testEventTimeout,
     where predicate: @escaping @Sendable (NetworkStatus) -> Bool
   ) async throws -> NetworkStatus {
     let updates = statusUpdates()

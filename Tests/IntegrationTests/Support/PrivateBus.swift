@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A private `dbus-daemon` on a socket in a fresh temporary directory, with python-dbusmock's
 /// NetworkManager template as a child on it. Never the machine's system bus.
@@ -201,10 +202,8 @@ final class PrivateBus: @unchecked Sendable {
   }
 
   private static func waitFor(_ what: String, _ condition: () -> Bool) throws {
-    for _ in 0..<200 {
-      if condition() { return }
-      usleep(25_000)
+    guard blockingEventually(condition) else {
+      throw Failed(description: "timed out waiting for \(what)")
     }
-    throw Failed(description: "timed out waiting for \(what)")
   }
 }
