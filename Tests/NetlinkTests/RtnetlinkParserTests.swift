@@ -108,4 +108,17 @@ import Testing
     let error = #expect(throws: MalformedMessage.self) { try RtnetlinkParser.parse(bytes[...]) }
     #expect(error?.reason.hasPrefix("libnl could not parse it") == true)
   }
+
+  /// `NLMSG_DONE` carries the dump's own result: 0, or a negative errno when the kernel gave
+  /// the dump up partway (its objects are then not the whole table).
+  @Test(arguments: [(Int32(0), RtnetlinkMessage.Payload.done), (-4, .error(code: -4))])
+  func doneCarriesTheDumpsResult(code: Int32, payload: RtnetlinkMessage.Payload) throws {
+    let body = withUnsafeBytes(of: code.littleEndian) { Array($0) }
+    let bytes =
+      NetlinkHeader(
+        length: UInt32(NetlinkHeader.size + body.count), type: NetlinkConstant.messageDone,
+        flags: 2, sequence: 7, portID: 0
+      ).encoded + body
+    #expect(try RtnetlinkParser.parse(bytes[...]).payload == payload)
+  }
 }

@@ -36,6 +36,12 @@ public enum RtnetlinkParser {
       }
       return .error(code: Int32(bitPattern: body.loadUInt32(at: body.startIndex)))
     case NetlinkConstant.messageDone:
+      // Since Linux 4.x the payload is the dump's own result: a negative errno when the dump
+      // was given up partway, so the objects before it are not the whole table.
+      if body.count >= 4 {
+        let code = Int32(bitPattern: body.loadUInt32(at: body.startIndex))
+        if code < 0 { return .error(code: code) }
+      }
       return .done
     case NetlinkConstant.messageOverrun:
       return .overrun

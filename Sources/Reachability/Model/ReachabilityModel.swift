@@ -1,3 +1,4 @@
+import Glibc
 import Netlink
 
 /// The pure reachability state machine: fed with decoded rtnetlink messages (and sysfs facts
@@ -16,6 +17,18 @@ public struct ReachabilityModel: Sendable, Equatable {
     public var resync: [ObjectKind] = []
     /// The message changed what the model knows (the answer may have changed).
     public var changed = false
+    /// The kernel refused a dump, or gave it up partway: its table is not known (``resync``
+    /// asks again).
+    public var refusedDump: DumpRefusal?
+    /// A dump of this kind ended complete.
+    public var completedDump: ObjectKind?
+  }
+
+  /// A dump the kernel answered with an error instead of its objects.
+  public struct DumpRefusal: Sendable, Equatable {
+    public var kind: ObjectKind
+    /// The negative errno of the kernel's `NLMSG_ERROR` or `NLMSG_DONE`.
+    public var code: Int32
   }
 
   private struct PendingDump: Sendable, Equatable {
@@ -83,6 +96,16 @@ public struct ReachabilityModel: Sendable, Equatable {
     case .done, .error:
       guard let pending = pendingDump, pending.sequence == header.sequence else { break }
       pendingDump = nil
+      if case .error(let code) = message.payload, code != 0,
+        !(pending.kind == .nexthop && code == -EOPNOTSUPP)
+      {
+        // Not "no objects": what was known stays, and the table is dumped again. A kernel
+        // without nexthop objects (before 5.3) has none, and says so with EOPNOTSUPP.
+        effects.refusedDump = DumpRefusal(kind: pending.kind, code: code)
+        effects.resync.append(pending.kind)
+        break
+      }
+      effects.completedDump = pending.kind
       if message.payload == .done {
         effects.changed = pending.tables != tables.part(pending.kind)
         tables.replace(pending.kind, from: pending.tables)

@@ -1,3 +1,4 @@
+import Glibc
 import Netlink
 
 /// The shared driver of live monitoring and replay: decodes datagrams, looks up sysfs facts for
@@ -26,7 +27,15 @@ struct ReachabilityEngine: Sendable {
     var warnings: [String] = []
     /// Facts looked up for new interfaces, to be kept with the datagram in a capture.
     var lookedUpFacts: [(name: String, facts: LinkFacts)] = []
+    /// The kernel refused one kind of dump ``refusalLimit`` times in a row: the monitor cannot
+    /// know the network, and stops.
+    var failure: MonitorError?
   }
+
+  /// Refusals of one kind of dump in a row after which the monitor gives up.
+  static let refusalLimit = 3
+  /// Refusals in a row, per kind of dump, since its last complete dump.
+  private var refusals: [ObjectKind: Int] = [:]
 
   private(set) var model: ReachabilityModel
   private var factsSource: FactsSource
@@ -91,6 +100,18 @@ struct ReachabilityEngine: Sendable {
         result.lookedUpFacts.append((link.name, facts))
       }
       let effects = model.apply(message)
+      if let kind = effects.completedDump { refusals[kind] = nil }
+      if let refusal = effects.refusedDump, asksKernel {
+        let count = refusals[refusal.kind, default: 0] + 1
+        refusals[refusal.kind] = count
+        let reason = String(cString: strerror(-refusal.code))
+        if count >= Self.refusalLimit {
+          result.failure = .dumpRefused(refusal.kind, errno: -refusal.code)
+        } else {
+          result.warnings.append(
+            "the kernel refused the \(refusal.kind) dump (\(reason)): dumping it again")
+        }
+      }
       if asksKernel { requestDumps(effects.resync) }  // a replay holds the dumps that were made
       if effects.changed {
         isDirty = true

@@ -1,4 +1,5 @@
 import Broadcasting
+import Glibc
 import Locking
 import Logging
 import Netlink
@@ -169,6 +170,7 @@ public final class ReachabilityMonitor: Service, Sendable {
         if truncated { warnings.append("netlink datagram longer than the receive buffer") }
         let ingested = state.engine.ingest(datagram: bytes)
         try capture?.record(bytes, outgoing: false, facts: ingested.lookedUpFacts)
+        if let failure = ingested.failure { throw failure }
         warnings += ingested.warnings
         batchIsComplete = state.engine.takeAnsweredLookups()
       case .overrun:
@@ -212,7 +214,20 @@ public final class ReachabilityMonitor: Service, Sendable {
 }
 
 /// Misuse of ``ReachabilityMonitor``.
-public enum MonitorError: Error, Sendable, Equatable {
+public enum MonitorError: Error, Sendable, Equatable, CustomStringConvertible {
   /// `run()` was called on a monitor that already ran.
   case alreadyRunning
+  /// The kernel answered this many dumps of one kind in a row with `errno`
+  /// (``ReachabilityEngine/refusalLimit``): the network cannot be known.
+  case dumpRefused(ObjectKind, errno: Int32)
+
+  public var description: String {
+    switch self {
+    case .alreadyRunning:
+      "the reachability monitor already ran"
+    case .dumpRefused(let kind, let errno):
+      "the kernel refused the \(kind) dump \(ReachabilityEngine.refusalLimit) times in a row: "
+        + String(cString: strerror(errno))
+    }
+  }
 }
