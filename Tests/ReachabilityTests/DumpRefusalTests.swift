@@ -12,25 +12,27 @@ import Testing
   private static let messageError: UInt16 = 2
   private static let messageDone: UInt16 = 3
 
-  /// The wired fixture replayed into a live engine: links and a primary known.
-  private func synchronizedLiveEngine() throws -> ReachabilityEngine {
-    let configuration = ReachabilityConfiguration(
-      sysfsRoot: "\(FixtureReplay.directory)/wired/sysfs")
-    var engine = ReachabilityEngine(configuration: configuration, live: true)
-    for record in try PcapReader.records(atPath: "\(FixtureReplay.directory)/wired.pcap")
-    where record.netlinkProtocol == 0 {
-      _ = engine.ingest(datagram: record.message)
-    }
-    #expect(engine.model.isSynchronized)
-    return engine
-  }
-
   /// The header of `request` when it is a dump request of `kind`.
   private func dumpSequence(_ request: [UInt8]?, _ kind: ObjectKind) -> UInt32? {
     guard let request, let message = try? RtnetlinkParser.parse(request[...]),
       message.payload == .dumpRequest(kind)
     else { return nil }
     return message.header.sequence
+  }
+
+  /// The dumps asked for, each answered complete and empty, up to the next link dump.
+  private func dumpsUntilTheLinkDump(_ engine: inout ReachabilityEngine) -> [ObjectKind] {
+    var kinds: [ObjectKind] = []
+    while let request = engine.nextRequest(),
+      let message = try? RtnetlinkParser.parse(request[...]),
+      case .dumpRequest(let kind) = message.payload
+    {
+      kinds.append(kind)
+      if kind == .link { break }
+      _ = engine.ingest(
+        datagram: answer(type: Self.messageDone, sequence: message.header.sequence, code: 0))
+    }
+    return kinds
   }
 
   private func answer(type: UInt16, sequence: UInt32, code: Int32) -> [UInt8] {
@@ -61,7 +63,7 @@ import Testing
   }
 
   @Test func aRefusedLinkDumpKeepsTheLinksAndIsDumpedAgain() throws {
-    var engine = try synchronizedLiveEngine()
+    var engine = try FixtureReplay.synchronizedLiveEngine()
     let before = engine.model.status().links.map(\.name)
     #expect(!before.isEmpty)
     engine.recoverFromOverrun()
@@ -73,17 +75,7 @@ import Testing
     #expect(ingested.failure == nil)
     #expect(engine.model.status().links.map(\.name) == before, "what was known stays")
     // The other dumps, then the link dump again.
-    var kinds: [ObjectKind] = []
-    while let request = engine.nextRequest(),
-      let message = try? RtnetlinkParser.parse(request[...]),
-      case .dumpRequest(let kind) = message.payload
-    {
-      kinds.append(kind)
-      if kind == .link { break }
-      _ = engine.ingest(
-        datagram: answer(type: Self.messageDone, sequence: message.header.sequence, code: 0))
-    }
-    #expect(kinds == [.address, .rule, .nexthop, .route, .link])
+    #expect(dumpsUntilTheLinkDump(&engine) == [.address, .rule, .nexthop, .route, .link])
   }
 
   /// The first dump of a new monitor: the route dump, the last, would make the model
@@ -97,21 +89,11 @@ import Testing
     let ingested = engine.ingest(
       datagram: answer(type: Self.messageDone, sequence: sequence, code: -EINTR))
     #expect(ingested.warnings.contains { $0.contains("refused the link dump") })
-    var kinds: [ObjectKind] = []
-    while let request = engine.nextRequest(),
-      let message = try? RtnetlinkParser.parse(request[...]),
-      case .dumpRequest(let kind) = message.payload
-    {
-      kinds.append(kind)
-      if kind == .link { break }
-      _ = engine.ingest(
-        datagram: answer(type: Self.messageDone, sequence: message.header.sequence, code: 0))
-    }
-    #expect(kinds == [.address, .rule, .nexthop, .route, .link])
+    #expect(dumpsUntilTheLinkDump(&engine) == [.address, .rule, .nexthop, .route, .link])
   }
 
   @Test func threeRefusalsInARowStopTheMonitor() throws {
-    var engine = try synchronizedLiveEngine()
+    var engine = try FixtureReplay.synchronizedLiveEngine()
     engine.recoverFromOverrun()
     engine.socketDrained()
     let ingested = answerDumps(&engine) { kind, sequence in
@@ -123,7 +105,7 @@ import Testing
   }
 
   @Test func aCompleteDumpBetweenRefusalsStartsTheCountAgain() throws {
-    var engine = try synchronizedLiveEngine()
+    var engine = try FixtureReplay.synchronizedLiveEngine()
     var routeDumps = 0
     for _ in 0..<3 {
       engine.recoverFromOverrun()
@@ -141,7 +123,7 @@ import Testing
   }
 
   @Test func aKernelWithoutNexthopObjectsHasNone() throws {
-    var engine = try synchronizedLiveEngine()
+    var engine = try FixtureReplay.synchronizedLiveEngine()
     engine.recoverFromOverrun()
     engine.socketDrained()
     let ingested = answerDumps(&engine) { kind, sequence in

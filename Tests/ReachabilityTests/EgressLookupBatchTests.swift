@@ -9,23 +9,11 @@ import Testing
 @Suite struct EgressLookupBatchTests {
   private static let routeNew: UInt16 = 24
 
-  private func synchronizedLiveEngine() throws -> ReachabilityEngine {
-    let configuration = ReachabilityConfiguration(
-      sysfsRoot: "\(FixtureReplay.directory)/wired/sysfs")
-    var engine = ReachabilityEngine(configuration: configuration, live: true)
-    for record in try PcapReader.records(atPath: "\(FixtureReplay.directory)/wired.pcap")
-    where record.netlinkProtocol == 0 {
-      _ = engine.ingest(datagram: record.message)
-    }
-    #expect(engine.model.isSynchronized)
-    return engine
-  }
-
   /// The kernel answers a lookup without the routing lock: a route changed on another CPU
   /// after the answer was computed can have its notification queued before the reply. So a
   /// change read before the reply is asked about again, and the first reply publishes nothing.
   @Test func aChangeReadBeforeTheReplyIsAskedAboutAgain() throws {
-    var engine = try synchronizedLiveEngine()
+    var engine = try FixtureReplay.synchronizedLiveEngine()
     let primary = try #require(engine.model.status().primaryLink)
     let request = engine.nextRequest()
     let first = try #require(request)
@@ -57,7 +45,7 @@ import Testing
   }
 
   @Test func aChangeReadAfterTheReplyIsAskedAbout() throws {
-    var engine = try synchronizedLiveEngine()
+    var engine = try FixtureReplay.synchronizedLiveEngine()
     let primary = try #require(engine.model.status().primaryLink)
     let request = engine.nextRequest()
     let first = try #require(request)
@@ -78,7 +66,7 @@ import Testing
   /// the kernel's answer (it would set the egress from the other program's route and leave the
   /// change unread by the model).
   @Test func aNotificationWithTheSequenceOfALookupInFlightIsNotItsReply() throws {
-    var engine = try synchronizedLiveEngine()
+    var engine = try FixtureReplay.synchronizedLiveEngine()
     engine.localPort = 4242
     let primary = try #require(engine.model.status().primaryLink)
     let request = engine.nextRequest()
@@ -106,7 +94,7 @@ import Testing
   /// re-dump waits until the socket was read empty (the soak's netlink flood showed phantom
   /// links when a stale `RTM_NEWLINK` entered a dump requested too early).
   @Test func afterAnOverrunNothingIsRequestedUntilTheSocketIsDrained() throws {
-    var engine = try synchronizedLiveEngine()
+    var engine = try FixtureReplay.synchronizedLiveEngine()
     let primary = try #require(engine.model.status().primaryLink)
     engine.recoverFromOverrun()
     let beforeDrain = engine.nextRequest()

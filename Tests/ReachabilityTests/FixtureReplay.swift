@@ -1,4 +1,7 @@
-import Reachability
+import Netlink
+import Testing
+
+@testable import Reachability
 
 /// Replays files from Fixtures/netlink through the model, with the scenario's sysfs tree.
 enum FixtureReplay {
@@ -22,5 +25,18 @@ enum FixtureReplay {
     throws -> NetworkStatus
   {
     try run(scenario, metered: metered, unmetered: unmetered).finalStatus
+  }
+
+  /// A live engine (one that asks the kernel) fed the `wired` capture: links, routes and a
+  /// primary known.
+  static func synchronizedLiveEngine() throws -> ReachabilityEngine {
+    let configuration = ReachabilityConfiguration(sysfsRoot: "\(directory)/wired/sysfs")
+    var engine = ReachabilityEngine(configuration: configuration, live: true)
+    for record in try PcapReader.records(atPath: "\(directory)/wired.pcap")
+    where record.netlinkProtocol == 0 {
+      _ = engine.ingest(datagram: record.message)
+    }
+    #expect(engine.model.isSynchronized)
+    return engine
   }
 }
