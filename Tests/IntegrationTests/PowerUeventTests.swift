@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Netlink
 import TestSupport
 import Testing
 
@@ -23,9 +24,9 @@ struct PowerUeventTests {
   private let logger = Logger(label: "PowerUeventTests") { _ in SwiftLogNoOpLogHandler() }
 
   @Test func kernelUeventsArriveAndNonPowerOnesCauseNoReread() async throws {
-    let namespace = try NetworkNamespace()
-    defer { namespace.delete() }
-    let (socket, sender) = try namespace.run {
+    let namespace = try NamespaceSandbox.create(prefix: "bgtest-power", vethPair: false)
+    defer { namespace.remove() }
+    let (socket, sender) = try NetworkNamespace.perform(inNamespaceAt: namespace.path) {
       (try NetlinkUeventSocket(), try UeventSender())
     }
     let scratch = try PowerScratchTree(copying: "laptop-discharging")
@@ -51,9 +52,10 @@ struct PowerUeventTests {
   }
 
   @Test func replayedPowerUeventThroughTheRealSocketPublishesTheCharger() async throws {
-    let namespace = try NetworkNamespace()
-    defer { namespace.delete() }
-    let (socket, sender) = try namespace.run { () throws -> (NetlinkUeventSocket, UeventSender) in
+    let namespace = try NamespaceSandbox.create(prefix: "bgtest-power", vethPair: false)
+    defer { namespace.remove() }
+    let (socket, sender) = try NetworkNamespace.perform(inNamespaceAt: namespace.path) {
+      () throws -> (NetlinkUeventSocket, UeventSender) in
       let sender = try UeventSender()
       return (try NetlinkUeventSocket(senderPolicy: .kernelAndPort(sender.portID)), sender)
     }
@@ -92,9 +94,10 @@ struct PowerUeventTests {
   /// the kernel's layout do. Netlink multicast queues each datagram while sending, in order, so
   /// the first datagram read is the first one the filter let through.
   @Test func subsystemFilterDropsOtherUeventsInTheKernel() async throws {
-    let namespace = try NetworkNamespace()
-    defer { namespace.delete() }
-    let (socket, sender) = try namespace.run { () throws -> (NetlinkUeventSocket, UeventSender) in
+    let namespace = try NamespaceSandbox.create(prefix: "bgtest-power", vethPair: false)
+    defer { namespace.remove() }
+    let (socket, sender) = try NetworkNamespace.perform(inNamespaceAt: namespace.path) {
+      () throws -> (NetlinkUeventSocket, UeventSender) in
       let sender = try UeventSender()
       let socket = try NetlinkUeventSocket(
         senderPolicy: .kernelAndPort(sender.portID), subsystem: PowerProbe.subsystem)
@@ -117,65 +120,9 @@ struct PowerUeventTests {
   }
 }
 
-/// A network namespace `bgtest-power-<random>`, made with `ip netns add`.
-private struct NetworkNamespace {
-  let name = "bgtest-power-\(UInt32.random(in: 0...UInt32.max))"
-
-  init() throws {
-    try Self.run("/usr/sbin/ip", ["netns", "add", name])
-  }
-
-  func delete() {
-    try? Self.run("/usr/sbin/ip", ["netns", "delete", name])
-  }
-
-  /// `ip -n NAME ARGS…`
-  func ip(_ arguments: String...) throws {
-    try Self.run("/usr/sbin/ip", ["-n", name] + arguments)
-  }
-
-  /// Runs `body` on this thread inside the namespace (sockets made there stay in it), then
-  /// switches the thread back. No suspension point in between, so the thread cannot change.
-  func run<T>(_ body: () throws -> T) throws -> T {
-    let original = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)
-    let target = open("/run/netns/" + name, O_RDONLY | O_CLOEXEC)
-    defer {
-      close(original)
-      close(target)
-    }
-    guard original >= 0, target >= 0 else { throw NamespaceError.open(errno: errno) }
-    guard Setns.call(target) == 0 else { throw NamespaceError.setns(errno: errno) }
-    defer { precondition(Setns.call(original) == 0, "cannot return to the original netns") }
-    return try body()
-  }
-
-  private static func run(_ tool: String, _ arguments: [String]) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool)
-    process.arguments = arguments
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-      throw NamespaceError.command(([tool] + arguments).joined(separator: " "))
-    }
-  }
-}
-
-private enum NamespaceError: Error {
-  case open(errno: Int32)
-  case setns(errno: Int32)
-  case command(String)
-}
-
-/// `setns(2)`, which Swift's Glibc module does not import.
-private enum Setns {
-  static let newNetworkNamespace: Int32 = 0x4000_0000  // CLONE_NEWNET
-  typealias Function = @convention(c) (Int32, Int32) -> Int32
-
-  static func call(_ descriptor: Int32) -> Int32 {
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "setns") else { return -1 }
-    return unsafeBitCast(symbol, to: Function.self)(descriptor, newNetworkNamespace)
-  }
+/// A uevent sender's socket call failed.
+private struct SenderError: Error {
+  var errno: Int32
 }
 
 /// A user-space `NETLINK_KOBJECT_UEVENT` socket that sends datagrams to group 1.
@@ -187,12 +134,12 @@ private final class UeventSender: Sendable {
     let raw = socket(
       AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
       NetlinkAddress.kobjectUeventProtocol)
-    guard raw >= 0 else { throw NamespaceError.open(errno: errno) }
+    guard raw >= 0 else { throw SenderError(errno: errno) }
     let bound = NetlinkAddress().withSockaddr { bind(raw, $0, $1) }
     let (named, address) = NetlinkAddress.receive { getsockname(raw, $0, $1) }
     guard bound == 0, named == 0, let address else {
       close(raw)
-      throw NamespaceError.open(errno: errno)
+      throw SenderError(errno: errno)
     }
     descriptor = raw
     portID = address.portID
@@ -205,7 +152,7 @@ private final class UeventSender: Sendable {
     let sent = bytes.withUnsafeBytes { buffer in
       destination.withSockaddr { sendto(descriptor, buffer.baseAddress, buffer.count, 0, $0, $1) }
     }
-    guard sent == bytes.count else { throw NamespaceError.open(errno: errno) }
+    guard sent == bytes.count else { throw SenderError(errno: errno) }
   }
 }
 

@@ -19,10 +19,12 @@ struct NamespaceSandbox: Sendable {
   let name: String
   var path: String { "/var/run/netns/\(name)" }
 
-  /// `prefix` starts the namespace's name (`bgtest` unless a suite wants its own).
-  static func create(prefix: String = "bgtest") throws -> NamespaceSandbox {
+  /// `prefix` starts the namespace's name (`bgtest` unless a suite wants its own); without
+  /// `vethPair`, the namespace has only `lo`, down.
+  static func create(prefix: String = "bgtest", vethPair: Bool = true) throws -> NamespaceSandbox {
     let sandbox = NamespaceSandbox(name: "\(prefix)-\(UInt32.random(in: 0...UInt32.max))")
     try run(["netns", "add", sandbox.name])
+    guard vethPair else { return sandbox }
     do {
       try sandbox.ip("link", "set", "lo", "up")
       try sandbox.ip("link", "add", "veth0", "type", "veth", "peer", "name", "veth1")
