@@ -7,12 +7,12 @@ import Foundation
 public let testEventTimeout: Duration = .seconds(60)
 
 /// `probe`'s first non-nil value, tried every `interval` until ``testEventTimeout`` has passed
-/// (then one last time); `nil` if it never gave one.
+/// or the task is cancelled (then one last time); `nil` if it never gave one.
 public func eventually<T>(
   every interval: Duration = .milliseconds(20), _ probe: () async throws -> T?
 ) async rethrows -> T? {
   let deadline = ContinuousClock.now.advanced(by: testEventTimeout)
-  while ContinuousClock.now < deadline {
+  while ContinuousClock.now < deadline, !Task.isCancelled {
     if let value = try await probe() { return value }
     try? await Task.sleep(for: interval)
   }
@@ -27,7 +27,8 @@ public func blockingEventually(
   let deadline = ContinuousClock.now.advanced(by: testEventTimeout)
   while ContinuousClock.now < deadline {
     if condition() { return true }
-    Thread.sleep(forTimeInterval: Double(interval.components.attoseconds) / 1e18)
+    let (seconds, attoseconds) = interval.components
+    Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
   }
   return condition()
 }
