@@ -217,8 +217,8 @@ public final class ReachabilityMonitor: Service, Sendable {
 public enum MonitorError: Error, Sendable, Equatable, CustomStringConvertible {
   /// `run()` was called on a monitor that already ran.
   case alreadyRunning
-  /// The kernel answered this many dumps of one kind in a row with `errno`
-  /// (``ReachabilityEngine/refusalLimit``): the network cannot be known.
+  /// The kernel refused 3 dumps of one kind in a row, the last with `errno`: the network
+  /// cannot be known.
   case dumpRefused(ObjectKind, errno: Int32)
 
   public var description: String {
