@@ -68,6 +68,7 @@ let package = Package(
         "Netlink",
         "SystemCalls",
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "SystemPackage", package: "swift-system"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
@@ -232,7 +233,7 @@ let package = Package(
     .testTarget(
       name: "ReachabilityTests",
       dependencies: [
-        "Locking", "Reachability", "TestSupport",
+        "Locking", "Reachability", "SystemCalls", "TestSupport",
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]
     ),

@@ -1,6 +1,7 @@
 import BackgrounderDaemon
 import Foundation
 import Logging
+import TestSupport
 import Testing
 
 @Suite struct CommandRunnerTests {

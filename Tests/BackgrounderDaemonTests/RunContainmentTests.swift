@@ -257,11 +257,6 @@ struct CgroupMount {
   }
 }
 
-/// Polls `probe` every 20 ms for up to `testEventTimeout`.
-func eventually<T>(_ probe: () -> T?) async -> T? {
-  await TestSupport.eventually(probe)
-}
-
 /// Whether `pid` exists and has not exited.
 func isAlive(_ pid: pid_t) -> Bool {
   guard let stat = ProcStat.read(pid: pid) else { return false }

@@ -1,5 +1,6 @@
 import Glibc
 import Netlink
+import SystemCalls
 import Testing
 
 @testable import Reachability
@@ -71,7 +72,7 @@ import Testing
     let sequence = try #require(dumpSequence(engine.nextRequest(), .link))
     let ingested = engine.ingest(
       datagram: answer(type: Self.messageError, sequence: sequence, code: -EBUSY))
-    #expect(ingested.warnings.contains { $0.contains("refused the link dump") })
+    #expect(ingested.warnings.contains { $0.contains("refused a dump (netlink link dump: ") })
     #expect(ingested.failure == nil)
     #expect(engine.model.status().links.map(\.name) == before, "what was known stays")
     // The other dumps, then the link dump again.
@@ -88,7 +89,7 @@ import Testing
     let sequence = try #require(dumpSequence(engine.nextRequest(), .link))
     let ingested = engine.ingest(
       datagram: answer(type: Self.messageDone, sequence: sequence, code: -EINTR))
-    #expect(ingested.warnings.contains { $0.contains("refused the link dump") })
+    #expect(ingested.warnings.contains { $0.contains("refused a dump (netlink link dump: ") })
     #expect(dumpsUntilTheLinkDump(&engine) == [.address, .rule, .nexthop, .route, .link])
   }
 
@@ -100,8 +101,9 @@ import Testing
       kind == .route ? answer(type: Self.messageError, sequence: sequence, code: -ENOMEM) : nil
     }
     let failures = ingested.compactMap(\.failure)
-    #expect(failures == [.dumpRefused(.route, errno: ENOMEM)])
-    #expect("\(failures[0])".contains("refused the route dump 3 times in a row"))
+    #expect(
+      failures == [.dumpRefused(SystemCallError("netlink route dump", errno: .noMemory), times: 3)])
+    #expect("\(failures[0])".contains("3 times in a row: netlink route dump: "))
   }
 
   @Test func aCompleteDumpBetweenRefusalsStartsTheCountAgain() throws {

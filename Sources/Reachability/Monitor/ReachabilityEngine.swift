@@ -1,5 +1,6 @@
-import Glibc
 import Netlink
+import SystemCalls
+import SystemPackage
 
 /// The shared driver of live monitoring and replay: decodes datagrams, looks up sysfs facts for
 /// new interface names, feeds the model, queues dumps the model asks for, asks the kernel where
@@ -104,12 +105,12 @@ struct ReachabilityEngine: Sendable {
       if let refusal = effects.refusedDump, asksKernel {
         let count = refusals[refusal.kind, default: 0] + 1
         refusals[refusal.kind] = count
-        let reason = String(cString: strerror(-refusal.code))
+        let error = SystemCallError(
+          "netlink \(refusal.kind) dump", errno: Errno(rawValue: -refusal.code))
         if count >= Self.refusalLimit {
-          result.failure = .dumpRefused(refusal.kind, errno: -refusal.code)
+          result.failure = .dumpRefused(error, times: count)
         } else {
-          result.warnings.append(
-            "the kernel refused the \(refusal.kind) dump (\(reason)): dumping it again")
+          result.warnings.append("the kernel refused a dump (\(error)): dumping it again")
         }
       }
       if asksKernel { requestDumps(effects.resync) }  // a replay holds the dumps that were made

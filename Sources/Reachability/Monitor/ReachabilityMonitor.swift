@@ -1,9 +1,9 @@
 import Broadcasting
-import Glibc
 import Locking
 import Logging
 import Netlink
 import ServiceLifecycle
+import SystemCalls
 
 /// Watches rtnetlink (links, IPv4/IPv6 addresses, default routes, policy rules and nexthop
 /// objects) and publishes ``NetworkStatus`` changes. A dedicated thread sleeps in a receive on
@@ -213,21 +213,20 @@ public final class ReachabilityMonitor: Service, Sendable {
   }
 }
 
-/// Misuse of ``ReachabilityMonitor``.
+/// Why ``ReachabilityMonitor/run()`` did not start or stopped.
 public enum MonitorError: Error, Sendable, Equatable, CustomStringConvertible {
   /// `run()` was called on a monitor that already ran.
   case alreadyRunning
-  /// The kernel refused 3 dumps of one kind in a row, the last with `errno`: the network
-  /// cannot be known.
-  case dumpRefused(ObjectKind, errno: Int32)
+  /// The kernel refused one kind of dump `times` times in a row, the last with `error` (its
+  /// `operation` names the dump): the network cannot be known.
+  case dumpRefused(SystemCallError, times: Int)
 
   public var description: String {
     switch self {
     case .alreadyRunning:
       "the reachability monitor already ran"
-    case .dumpRefused(let kind, let errno):
-      "the kernel refused the \(kind) dump \(ReachabilityEngine.refusalLimit) times in a row: "
-        + String(cString: strerror(errno))
+    case .dumpRefused(let error, let times):
+      "the kernel refused a dump \(times) times in a row: \(error)"
     }
   }
 }

@@ -200,7 +200,4 @@ struct AlertWatchTests {
   }
 
   /// Polls `probe` every 20 ms for up to 10 s.
-  private func eventually<T>(_ probe: () -> T?) async -> T? {
-    await TestSupport.eventually(probe)
-  }
 }
