@@ -92,9 +92,12 @@ struct DaemonPauseTests {
     #expect(json.stdout.contains("\"pauseReason\":\"networkMetered\""), "\(json.stdout)")
     let text = try await harness.cli("status", "--config", workspace.configPath)
     #expect(text.stdout.contains("paused (metered network) since "), "\(text.stdout)")
-    // Frozen: the job's shell is stopped (SIGSTOP: `T`) or its cgroup frozen, and the log does
-    // not grow across the status calls above and this one.
-    #expect(Self.isFrozen(pid), "the job's shell is not frozen")
+    // Frozen: the job's shell is stopped (SIGSTOP: `T`) or its cgroup frozen, and then the log
+    // does not grow across a status call. The store may say `paused` a moment before the freeze
+    // is asked for, and the kernel stops the tasks after the request (`frozen 1` in
+    // `cgroup.events` and `T` in `/proc/PID/stat` come when every task has stopped): waited for.
+    let frozen = await eventually { Self.isFrozen(pid) ? true : nil }
+    #expect(frozen == true, "the job's shell is not frozen")
     let whilePaused = lines().count
     _ = try await harness.cli("status", "--config", workspace.configPath)
     #expect(lines().count == whilePaused, "the copy went on while the run was paused")
