@@ -18,29 +18,99 @@ extension CalendarEvent {
   /// The first elapse strictly after `instant` (to the microsecond, as systemd counts), or
   /// nil when there is none (``Next/never``). `localZone` is the zone of ``Zone/local``.
   ///
-  /// Where systemd's search gives up (``Next/unresolved``: a repetition such as `12/7` carried
-  /// past a day's end into a day whose clocks change; systemd 252 then says "infinite loop in
-  /// calendar calculation" and the timer never elapses again), the search starts again from
-  /// the next quarter hour (every zone's offsets are whole quarter hours), for up to two days:
-  /// a job is not dropped for the search's sake. ``next(after:localZone:)`` keeps systemd's
-  /// answer.
+  /// Where systemd's search gives up (``Next/unresolved``; systemd 252 then says "infinite
+  /// loop in calendar calculation" and the timer never elapses again), the search starts again
+  /// later, where it cannot have skipped an elapse (``restart(after:localZone:)``), up to 192
+  /// times: a job is not dropped for the search's sake. systemd gives up on a repetition such
+  /// as `12/7` carried past a day's end into a day whose clocks change, and on a month
+  /// repetition such as `06/5` (June and November) searched from a later month (December).
+  /// ``next(after:localZone:)`` keeps systemd's answer.
   public func nextElapse(
     after instant: WallInstant, localZone: CalendarTimeZone = CalendarTimeZones.local()
   ) -> WallInstant? {
-    let quarterHour: Int64 = 900 * 1_000_000_000
     var base = instant
     for _ in 0...(2 * 24 * 4) {
       switch next(after: base, localZone: localZone) {
       case .elapse(let next): return next
       case .never: return nil
-      case .unresolved:
-        // One microsecond before the next quarter hour: an elapse right on it still counts.
-        let next =
-          ((base.nanosecondsSince1970 + 1000).floorDivided(by: quarterHour) + 1) * quarterHour
-        base = WallInstant(nanosecondsSince1970: next - 1000)
+      case .unresolved: base = restart(after: base, localZone: localZone)
       }
     }
     return nil
+  }
+
+  /// Where a search given up at `base` starts again: one microsecond before the first local
+  /// time that may match, judged field by field from the year down to the hour (the next
+  /// matching year, month, day or hour; the next day when today's weekday or hours cannot
+  /// match); when the hour can match, the next quarter hour (every zone's offsets are whole
+  /// quarter hours, so a clock change falls on one). No elapse lies before the point chosen.
+  func restart(after base: WallInstant, localZone: CalendarTimeZone) -> WallInstant {
+    let quarterHour: Int64 = 900 * 1_000_000_000
+    let quarter =
+      ((base.nanosecondsSince1970 + 1000).floorDivided(by: quarterHour) + 1) * quarterHour
+    let seconds = (base.nanosecondsSince1970 + 1000).floorDivided(by: 1_000_000_000)
+    var converter = LocalTimeConverter(
+      zone: CalendarTimeZones.timeZone(zone, local: localZone), near: seconds)
+    let local = converter.fields(at: seconds)
+    var start = CivilTime(
+      year: local.year, month0: local.month0, day: local.day, hour: local.hour, minute: 0,
+      second: 0)
+    let year = Self.firstMatch(years, atOrAfter: local.year) ?? local.year + 1
+    // Past the last month or hour (a repetition runs on: `06/5` gives 16): the next year's
+    // January, the next day's midnight.
+    let month = min(Self.firstMatch(months, atOrAfter: local.month0 + 1) ?? 13, 13)
+    // A day past the month's end (the 31st in November) waits for the next month's first.
+    let lastDay = CivilTime(
+      utcSeconds: CivilTime(
+        year: local.year, month0: local.month0 + 1, day: 0, hour: 0, minute: 0, second: 0
+      ).secondsAsUTC
+    ).day
+    let day = min(
+      Self.firstMatch(dayChain(lastDay: lastDay), atOrAfter: local.day) ?? 32, lastDay + 1)
+    let weekday = weekdays.map { $0 & (1 << local.weekdayFromMonday) != 0 } ?? true
+    let hour = min(Self.firstMatch(hours, atOrAfter: local.hour) ?? 24, 24)
+    if year != local.year {
+      (start.year, start.month0, start.day, start.hour) = (year, 0, 1, 0)
+    } else if month != local.month0 + 1 {
+      (start.month0, start.day, start.hour) = (month - 1, 1, 0)
+    } else if day != local.day {
+      (start.day, start.hour) = (day, 0)
+    } else if !weekday {
+      (start.day, start.hour) = (local.day + 1, 0)
+    } else if hour != local.hour {
+      start.hour = hour
+    } else {
+      return WallInstant(nanosecondsSince1970: quarter - 1000)
+    }
+    let next = converter.instant(normalizing: &start) * 1_000_000_000
+    // Never before the next quarter hour (a repeated hour read at its first occurrence, say):
+    // that is always safe.
+    return WallInstant(nanosecondsSince1970: max(next, quarter) - 1000)
+  }
+
+  /// The days of a month whose last is `lastDay`: ``days``, counted from the end with `~` as
+  /// the search counts them (systemd's `find_end_of_month`).
+  private func dayChain(lastDay: Int) -> [CalendarComponent]? {
+    guard endOfMonth, let days else { return days }
+    func fromEnd(_ day: Int) -> Int { day >= 1 && day <= lastDay ? lastDay + 1 - day : -1 }
+    return days.map { component in
+      var (start, stop) = (fromEnd(component.start), fromEnd(component.stop))
+      if stop > 0 { swap(&start, &stop) }
+      return CalendarComponent(start: start, stop: stop, repetition: component.repetition)
+    }
+  }
+
+  /// The least of `chain`'s values at or after `value` (systemd's `find_matching_component`),
+  /// nil when none is left; `value` when the chain is nil (any value).
+  private static func firstMatch(_ chain: [CalendarComponent]?, atOrAfter value: Int) -> Int? {
+    guard let chain else { return value }
+    return chain.compactMap { component -> Int? in
+      if component.start >= value { return component.start }
+      guard component.repetition > 0 else { return nil }
+      let steps = (value - component.start + component.repetition - 1) / component.repetition
+      let candidate = component.start + component.repetition * steps
+      return component.stop < 0 || candidate <= component.stop ? candidate : nil
+    }.min()
   }
 
   /// What follows `instant`: its next elapse, or why there is none.

@@ -86,6 +86,55 @@ struct CalendarEventTests {
     #expect(due?.elapse == elapse, "\(String(describing: due))")
   }
 
+  /// systemd 252 gives up on a month repetition (`06/5`: June and November) searched from after
+  /// its last month of the year: from the last elapse in November on, its timer never elapses
+  /// again. The search starts again at the next year's first month, one restart, not a walk of
+  /// every quarter hour (which ran out after two days and dropped the job).
+  @Test("a month repetition systemd's search gives up on after its last month goes on next year")
+  func monthRepetitionPastTheYearsLastMatch() throws {
+    let event = try CalendarEvent("*-06/5-* 04:00:00")
+    let afterLast = WallInstant(nanosecondsSince1970: 1_922_263_200 * 1_000_000_000)  // 11-30 10:00Z
+    #expect(event.next(after: afterLast, localZone: Self.berlin) == .unresolved)  // as systemd
+    #expect(
+      try Self.elapses("*-06/5-* 04:00:00", after: 1_922_263_200) == [
+        "2031-06-01T04:00:00+02:00", "2031-06-02T04:00:00+02:00", "2031-06-03T04:00:00+02:00",
+      ])
+    // In December: one restart, one microsecond before New Year's midnight (local time).
+    let december = WallInstant(nanosecondsSince1970: 1_922_706_300 * 1_000_000_000)  // 12-05
+    let newYear = WallInstant(nanosecondsSince1970: 1_924_988_400 * 1_000_000_000)  // 00:00+01
+    #expect(
+      event.restart(after: december, localZone: Self.berlin)
+        == newYear.advanced(by: .microseconds(-1)))
+    // Days counted from the month's end (`~03`: 28 November, 28 June), which systemd also gives
+    // up on; after the 28th, the next month's first.
+    #expect(
+      try Self.elapses("*-06/5~03 04:00", after: 1_919_757_600) == [
+        "2030-11-28T04:00:00+01:00", "2031-06-28T04:00:00+02:00", "2031-11-28T04:00:00+01:00",
+      ])
+    let fromEnd = try CalendarEvent("*-06/5~03 04:00")
+    #expect(
+      fromEnd.restart(after: Self.instant(1_922_144_400), localZone: Self.berlin)  // 11-29 02:00
+        == Self.instant(1_922_310_000).advanced(by: .microseconds(-1)))  // 12-01 00:00
+    // A weekday that cannot match, or no hour left today: the next midnight. An hour that can
+    // match: the next quarter hour (where a clock change may fall).
+    let saturday = 1_774_721_040  // 2026-03-28 19:04 CET, the night Berlin's clocks go forward
+    let mondays = try CalendarEvent("Mon *-*-* 12/7:04:00")
+    #expect(
+      mondays.restart(after: Self.instant(saturday + 86_400), localZone: Self.berlin)
+        == Self.instant(1_774_821_600).advanced(by: .microseconds(-1)))  // Mon 00:00 CEST
+    let daily = try CalendarEvent("*-*-* 12/7:04:00")
+    #expect(
+      daily.restart(after: Self.instant(saturday), localZone: Self.berlin)
+        == Self.instant(saturday + 660).advanced(by: .microseconds(-1)))  // 19:15
+    #expect(
+      daily.restart(after: Self.instant(saturday + 3600), localZone: Self.berlin)
+        == Self.instant(1_774_738_800).advanced(by: .microseconds(-1)))  // Sun 00:00 CET
+  }
+
+  private static func instant(_ seconds: Int) -> WallInstant {
+    WallInstant(nanosecondsSince1970: Int64(seconds) * 1_000_000_000)
+  }
+
   @Test("month ends and leap days")
   func monthEndsAndLeapDays() throws {
     #expect(
