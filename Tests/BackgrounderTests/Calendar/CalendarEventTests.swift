@@ -93,15 +93,15 @@ struct CalendarEventTests {
   @Test("a month repetition systemd's search gives up on after its last month goes on next year")
   func monthRepetitionPastTheYearsLastMatch() throws {
     let event = try CalendarEvent("*-06/5-* 04:00:00")
-    let afterLast = WallInstant(nanosecondsSince1970: 1_922_263_200 * 1_000_000_000)  // 11-30 10:00Z
+    let afterLast = Self.instant(1_922_263_200)  // 2030-11-30 10:00Z
     #expect(event.next(after: afterLast, localZone: Self.berlin) == .unresolved)  // as systemd
     #expect(
       try Self.elapses("*-06/5-* 04:00:00", after: 1_922_263_200) == [
         "2031-06-01T04:00:00+02:00", "2031-06-02T04:00:00+02:00", "2031-06-03T04:00:00+02:00",
       ])
     // In December: one restart, one microsecond before New Year's midnight (local time).
-    let december = WallInstant(nanosecondsSince1970: 1_922_706_300 * 1_000_000_000)  // 12-05
-    let newYear = WallInstant(nanosecondsSince1970: 1_924_988_400 * 1_000_000_000)  // 00:00+01
+    let december = Self.instant(1_922_706_300)  // 12-05
+    let newYear = Self.instant(1_924_988_400)  // 00:00+01
     #expect(
       event.restart(after: december, localZone: Self.berlin)
         == newYear.advanced(by: .microseconds(-1)))
