@@ -237,7 +237,8 @@ let package = Package(
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]
     ),
-    .testTarget(name: "PowerSourceTests", dependencies: ["Locking", "PowerSource"]),
+    .testTarget(
+      name: "PowerSourceTests", dependencies: ["Locking", "PowerSource", "TestSupport"]),
     .testTarget(name: "Nl80211Tests", dependencies: ["Nl80211"]),
     .testTarget(name: "NetworkHintsTests", dependencies: ["NetworkHints", "Reachability"]),
     .testTarget(
@@ -248,10 +249,11 @@ let package = Package(
       ]
     ),
     .testTarget(name: "TOMLTests", dependencies: ["TOML"]),
-    .testTarget(name: "QuietExecutorTests", dependencies: ["QuietExecutor", "SystemCalls"]),
+    .testTarget(
+      name: "QuietExecutorTests", dependencies: ["QuietExecutor", "SystemCalls", "TestSupport"]),
     .testTarget(
       name: "EventLoopsTests",
-      dependencies: ["CSystemShims", "EventLoops", "Locking", "SystemCalls"]),
+      dependencies: ["CSystemShims", "EventLoops", "Locking", "SystemCalls", "TestSupport"]),
     .testTarget(
       name: "BackgrounderDaemonTests",
       dependencies: [

@@ -35,11 +35,6 @@ import Testing
     try await running.value
   }
 
-  /// Waits (up to `testEventTimeout`) until `condition` holds.
-  private func eventually(_ condition: () -> Bool) async throws -> Bool {
-    await TestSupport.eventually(every: .milliseconds(10)) { condition() ? true : nil } ?? false
-  }
-
   @Test func aSilentClientDoesNotDelayAnotherClientsRequest() async throws {
     var limits = ControlServer.Limits()
     limits.requestDeadline = .seconds(60)
@@ -118,9 +113,9 @@ import Testing
       let watcher = try RawClient(path: path)
       watcher.send(Array("{\"watch\":{}}\n".utf8))
       #expect(await watcher.readLine().contains("watching"))
-      #expect(try await eventually { feed.subscribers == 1 })
+      #expect(await waitUntil { feed.subscribers == 1 })
       watcher.close()
-      #expect(try await eventually { feed.subscribers == 0 }, "no change was published")
+      #expect(await waitUntil { feed.subscribers == 0 }, "no change was published")
     }
   }
 
@@ -134,7 +129,7 @@ import Testing
       defer { watcher.close() }
       watcher.send(Array("{\"watch\":{}}\n".utf8))
       #expect(await watcher.readLine().contains("watching"))
-      #expect(try await eventually { feed.subscribers == 1 })
+      #expect(await waitUntil { feed.subscribers == 1 })
       let detail = String(repeating: "x", count: 1000)
       var published = 0
       while feed.subscribers > 0, published < 20_000 {
@@ -142,7 +137,7 @@ import Testing
         published += 1
         if published % 100 == 0 { try await Task.sleep(for: .milliseconds(1)) }
       }
-      #expect(try await eventually { feed.subscribers == 0 }, "dropped after \(published)")
+      #expect(await waitUntil { feed.subscribers == 0 }, "dropped after \(published)")
       #expect(try await ControlClient(path: path, timeout: .seconds(1)).send(.ping).ok)
       let lines = await watcher.readToEnd().split(separator: "\n")
       #expect(lines.last?.contains("fell more than 16384 bytes behind") == true)
@@ -163,7 +158,7 @@ import Testing
       #expect(refused.message.contains("the most allowed"))
       first.close()
       #expect(
-        try await eventually { (try? ControlClient(path: path).sendBlocking(.ping))?.ok == true })
+        await waitUntil { (try? ControlClient(path: path).sendBlocking(.ping))?.ok == true })
     }
   }
 
@@ -172,7 +167,7 @@ import Testing
     let feed = ChangeFeed()
     try await withServer(feed: feed) { path in
       let baseline = 1
-      #expect(try await eventually { Self.serverSockets(path) == baseline }, "the listener")
+      #expect(await waitUntil { Self.serverSockets(path) == baseline }, "the listener")
       for round in 0..<200 {
         let watcher = try RawClient(path: path)
         watcher.send(Array("{\"watch\":{}}\n".utf8))
@@ -181,15 +176,15 @@ import Testing
           // /proc/net/unix is read in pieces while other tests' sockets come and go, so one
           // read can miss a line: the count must reach the open watcher.
           #expect(
-            try await eventually { Self.serverSockets(path) == baseline + 1 },
+            await waitUntil { Self.serverSockets(path) == baseline + 1 },
             "an open watcher counts")
         }
         watcher.close()
       }
       #expect(
-        try await eventually { Self.serverSockets(path) <= baseline },
+        await waitUntil { Self.serverSockets(path) <= baseline },
         "back to baseline (\(baseline)): \(Self.serverSockets(path))")
-      #expect(try await eventually { feed.subscribers == 0 }, "every subscription ended")
+      #expect(await waitUntil { feed.subscribers == 0 }, "every subscription ended")
     }
   }
 

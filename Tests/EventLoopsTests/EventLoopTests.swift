@@ -3,6 +3,7 @@ import EventLoops
 import Foundation
 import Locking
 import SystemCalls
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -10,15 +11,6 @@ import Testing
 #endif
 
 @Suite struct EventLoopTests {
-  /// Waits (polling every millisecond, up to 10 s) until `condition` holds.
-  private func eventually(_ condition: () -> Bool) async throws -> Bool {
-    for _ in 0..<10_000 {
-      if condition() { return true }
-      try await Task.sleep(for: .milliseconds(1))
-    }
-    return condition()
-  }
-
   @Test func aReadableDescriptorCallsItsHandlerOnTheLoopUntilDeregistered() async throws {
     let loop = try EventLoop(name: "test-readable")
     defer { loop.stop() }
@@ -37,7 +29,7 @@ import Testing
       var value = byte
       #expect(write(ends[1], &value, 1) == 1)
     }
-    #expect(try await eventually { reads.withLock { $0 } == [1, 2, 3] })
+    #expect(await waitUntil { reads.withLock { $0 } == [1, 2, 3] })
     #expect(onLoop.withLock { $0 }, "handlers run on the loop's thread")
     await loop.submit { loop.deregister(registration) }
     var four: UInt8 = 4
@@ -61,8 +53,8 @@ import Testing
         done.withLock { $0 += 1 }
       }
     }
-    #expect(try await eventually { done.withLock { $0 } == threads })
-    #expect(try await eventually { count.withLock { $0 } == threads * perThread })
+    #expect(await waitUntil { done.withLock { $0 } == threads })
+    #expect(await waitUntil { count.withLock { $0 } == threads * perThread })
     try await Task.sleep(for: .milliseconds(20))
     #expect(count.withLock { $0 } == threads * perThread, "each ran once")
   }
@@ -79,7 +71,7 @@ import Testing
     }
     loop.cancel(cancelled)
     loop.schedule(at: start + .milliseconds(40)) { fired.withLock { $0.append(4) } }
-    #expect(try await eventually { fired.withLock { $0.count } == 3 })
+    #expect(await waitUntil { fired.withLock { $0.count } == 3 })
     #expect(fired.withLock { $0 } == [1, 3, 4])
   }
 
@@ -91,7 +83,7 @@ import Testing
     try await Task.sleep(for: .milliseconds(20))  // the loop is in epoll_wait(-1) now
     let fired = Lock(false)
     loop.schedule(after: .milliseconds(5)) { fired.withLock { $0 = true } }
-    #expect(try await eventually { fired.withLock { $0 } })
+    #expect(await waitUntil { fired.withLock { $0 } })
   }
 
   @Test func stopRunsSubmittedClosuresThenEndsTheThread() async throws {
@@ -102,7 +94,7 @@ import Testing
     let ran = Lock(false)
     loop.execute { ran.withLock { $0 = true } }
     loop.stop()
-    #expect(try await eventually { Self.threads(named: name) == 0 })
+    #expect(await waitUntil { Self.threads(named: name) == 0 })
     #expect(ran.withLock { $0 })
   }
 
@@ -112,7 +104,7 @@ import Testing
     let loop = try EventLoop(name: name)
     await loop.submit {}  // its thread runs (and is named) before it is stopped
     loop.stop()
-    #expect(try await eventually { Self.threads(named: name) == 0 })
+    #expect(await waitUntil { Self.threads(named: name) == 0 })
     let ran = Lock(false)
     weak var closureCapture: Captured?
     weak var timerCapture: Captured?
@@ -141,7 +133,7 @@ import Testing
     let loop = try EventLoop(name: name)
     await loop.submit {}
     loop.stop()
-    #expect(try await eventually { Self.threads(named: name) == 0 })
+    #expect(await waitUntil { Self.threads(named: name) == 0 })
     // A service given a loop that stopped first still takes its last step (its `stop()`).
     let answer = Lock<Int?>(nil)
     Task {
@@ -149,7 +141,7 @@ import Testing
       let value = await loop.submit { 42 }
       answer.withLock { $0 = value }
     }
-    #expect(try await eventually { answer.withLock { $0 } == 42 })
+    #expect(await waitUntil { answer.withLock { $0 } == 42 })
   }
 
   @Test func submitsRacingTheLoopsEndAllReturn() async throws {
@@ -173,7 +165,7 @@ import Testing
       }
       shared.started.withLock { $0 = true }
       loop.stop()
-      let allAnswered = try await eventually { shared.answered.withLock { $0 } == 160 }
+      let allAnswered = await waitUntil { shared.answered.withLock { $0 } == 160 }
       #expect(allAnswered, "round \(round): submits left waiting")
       if !allAnswered { break }
     }
@@ -184,7 +176,7 @@ import Testing
     let loop = try EventLoop(name: name)
     await loop.submit {}
     loop.stop()
-    #expect(try await eventually { Self.threads(named: name) == 0 })
+    #expect(await waitUntil { Self.threads(named: name) == 0 })
     // The numbers the loop closed are the lowest free ones now: these take them.
     let reused = (0..<4).map { _ in eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
     defer { for descriptor in reused { close(descriptor) } }

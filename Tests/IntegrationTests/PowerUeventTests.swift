@@ -184,13 +184,3 @@ private struct PowerScratchTree {
 
   func remove() { try? FileManager.default.removeItem(atPath: root) }
 }
-
-/// Waits for async progress (bounded by 5 s of real time); not used for time logic.
-private func waitUntil(_ condition: () -> Bool) async -> Bool {
-  let deadline = ContinuousClock.now.advanced(by: testEventTimeout)
-  while ContinuousClock.now < deadline {
-    if condition() { return true }
-    try? await Task.sleep(for: .milliseconds(1))
-  }
-  return condition()
-}

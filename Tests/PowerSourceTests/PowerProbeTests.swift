@@ -1,5 +1,6 @@
 import Logging
 import ServiceLifecycle
+import TestSupport
 import Testing
 
 @testable import PowerSource
@@ -25,7 +26,7 @@ import Testing
 
     /// Waits for run()'s own start-up read, so later file edits cannot race it.
     func started() async {
-      #expect(await eventually { probe.counters.reads >= 1 })
+      #expect(await waitUntil { probe.counters.reads >= 1 })
     }
 
     func plugCharger() throws {
@@ -104,10 +105,10 @@ import Testing
 
   @Test func onACFromTheStartNoTimerEverRuns() async throws {
     let harness = try Harness("laptop-charging", logger: logger)
-    #expect(await eventually { harness.probe.counters.reads == 1 })
+    #expect(await waitUntil { harness.probe.counters.reads == 1 })
     harness.clock.advance(by: .seconds(7200))
     try harness.source.replay("battery-change.bin")
-    #expect(await eventually { harness.probe.counters.reads == 2 })
+    #expect(await waitUntil { harness.probe.counters.reads == 2 })
     #expect(harness.clock.sleeperCount == 0)
     #expect(harness.probe.counters.timerReads == 0)
     await harness.stop()
@@ -148,7 +149,7 @@ import Testing
     #expect(await second.next() == initial)
 
     try harness.source.replay("battery-change.bin")  // nothing changed on disk
-    #expect(await eventually { harness.probe.counters.reads == 2 })
+    #expect(await waitUntil { harness.probe.counters.reads == 2 })
     try harness.plugCharger()
     let firstNext = try #require(await first.next())
     let secondNext = try #require(await second.next())
@@ -203,7 +204,7 @@ import Testing
       uevents: ReplayUeventSource())
     let group = ServiceGroup(services: [probe], logger: logger)
     let running = Task { try await group.run() }
-    #expect(await eventually { probe.counters.reads == 1 })
+    #expect(await waitUntil { probe.counters.reads == 1 })
     await group.triggerGracefulShutdown()
     try await running.value
   }

@@ -18,12 +18,3 @@ final class ReplayUeventSource: UeventSource {
 
   func overflow() { continuation.yield(.overflow) }
 }
-
-/// Waits (yielding, with a real-time bound) until `condition` holds; for async progress only.
-func eventually(_ condition: () -> Bool) async -> Bool {
-  for _ in 0..<5000 {
-    if condition() { return true }
-    try? await Task.sleep(for: .milliseconds(1))
-  }
-  return condition()
-}

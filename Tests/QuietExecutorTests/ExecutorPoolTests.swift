@@ -2,6 +2,7 @@
   import Glibc
   import Locking
   import SystemCalls
+  import TestSupport
   import Testing
 
   @testable import QuietExecutor
@@ -27,7 +28,7 @@
           }
         }
       }
-      #expect(await ExecutorTimerTests.eventually { ran.withLock { $0 } == threads * perThread })
+      #expect(await waitUntil { ran.withLock { $0 } == threads * perThread })
       try await Task.sleep(for: .milliseconds(20))
       #expect(ran.withLock { $0 } == threads * perThread, "none ran twice")
     }
@@ -44,9 +45,9 @@
       }
       try await Task.sleep(for: .milliseconds(20))
       Task(executorPreference: pool) { @Sendable in released.withLock { $0 = true } }
-      #expect(await ExecutorTimerTests.eventually { released.withLock { $0 } })
+      #expect(await waitUntil { released.withLock { $0 } })
       await blocked.value
-      #expect(await ExecutorTimerTests.eventually { pool.queue.helperCount == 0 })
+      #expect(await waitUntil { pool.queue.helperCount == 0 })
     }
 
     /// A pool limited to no helper (a one-shot `status`) runs every job on its resident
@@ -85,7 +86,7 @@
           woken.withLock { $0.append((delay, now)) }
         }
       }
-      #expect(await ExecutorTimerTests.eventually { woken.withLock { $0.count } == 3 })
+      #expect(await waitUntil { woken.withLock { $0.count } == 3 })
       let wakes = woken.withLock { $0 }
       for wake in wakes {
         #expect(wake.at >= start + .milliseconds(wake.delay), "\(wake.delay) ms woke early")

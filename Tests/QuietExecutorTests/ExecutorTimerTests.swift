@@ -1,5 +1,6 @@
 #if compiler(>=6.3)  // the executors exist only with the Swift 6.3 custom-executor SPI
   import Glibc
+  import TestSupport
   import Testing
 
   @testable import QuietExecutor
@@ -18,7 +19,7 @@
         try await Task.sleep(for: .milliseconds(20))
       }.value
       #expect(ContinuousClock.now - started >= .milliseconds(20))
-      #expect(await Self.eventually { Self.pool.timer.pendingCount == 0 })
+      #expect(await waitUntil { Self.pool.timer.pendingCount == 0 })
     }
 
     @Test("a cancelled sleep hands its job back at once and leaves no timer armed")
@@ -26,13 +27,13 @@
       let sleeper = Task(executorPreference: Self.pool) {
         try await Task.sleep(for: .seconds(3600))
       }
-      #expect(await Self.eventually { Self.pool.timer.isArmed })
+      #expect(await waitUntil { Self.pool.timer.isArmed })
       sleeper.cancel()
       await #expect(throws: CancellationError.self) { try await sleeper.value }
       // Released when the cancelled task was enqueued, before it could finish.
       #expect(Self.pool.timer.pendingCount == 0)
       // The resident worker left its hour-long `poll` and waits without a timeout.
-      #expect(await Self.eventually { !Self.pool.timer.isArmed })
+      #expect(await waitUntil { !Self.pool.timer.isArmed })
     }
 
     @Test("cancelling one sleeper keeps the other sleeps armed, and they still wake")
@@ -45,24 +46,16 @@
         // machine too.
         try await Task.sleep(for: .seconds(3))
       }
-      #expect(await Self.eventually { Self.pool.timer.pendingCount == 2 })
+      #expect(await waitUntil { Self.pool.timer.pendingCount == 2 })
       long.cancel()
       await #expect(throws: CancellationError.self) { try await long.value }
       #expect(Self.pool.timer.pendingCount == 1)
       // The resident worker that keeps the sleeps may be running the released job: it arms
       // again for the remaining sleep once it waits.
-      #expect(await Self.eventually { Self.pool.timer.isArmed })
+      #expect(await waitUntil { Self.pool.timer.isArmed })
       try await short.value
-      #expect(await Self.eventually { !Self.pool.timer.isArmed })
+      #expect(await waitUntil { !Self.pool.timer.isArmed })
     }
 
-    /// Polls `condition` for up to 5 s.
-    static func eventually(_ condition: () -> Bool) async -> Bool {
-      for _ in 0..<500 {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-      }
-      return condition()
-    }
   }
 #endif

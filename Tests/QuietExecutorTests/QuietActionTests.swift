@@ -1,5 +1,6 @@
 #if compiler(>=6.3)  // the executors exist only with the Swift 6.3 custom-executor SPI
   import Locking
+  import TestSupport
   import Testing
 
   @testable import QuietExecutor
@@ -23,13 +24,13 @@
           Task(executorPreference: pool) { @Sendable in ran.withLock { $0 += 1 } }
         }
       }
-      #expect(await ExecutorTimerTests.eventually { actions.withLock { $0 } == 1 })
+      #expect(await waitUntil { actions.withLock { $0 } == 1 })
       #expect(ran.withLock { $0 } == 100, "after the burst's jobs")
       // Idle: a pool that kept waking for its action would count more.
       try await Task.sleep(for: .milliseconds(200))
       #expect(actions.withLock { $0 } == 1)
       Task(executorPreference: pool) { @Sendable in ran.withLock { $0 += 1 } }
-      #expect(await ExecutorTimerTests.eventually { actions.withLock { $0 } == 2 })
+      #expect(await waitUntil { actions.withLock { $0 } == 2 })
       try await Task.sleep(for: .milliseconds(100))
       #expect(actions.withLock { $0 } == 2)
     }

@@ -19,6 +19,15 @@ public func eventually<T>(
   return try await probe()
 }
 
+/// Whether `condition` came to hold, tried every `interval` until ``testEventTimeout`` has
+/// passed or the task is cancelled (then one last time). For conditions another thread or
+/// process makes true; never for checking that something does *not* happen.
+public func waitUntil(
+  every interval: Duration = .milliseconds(10), _ condition: () async throws -> Bool
+) async rethrows -> Bool {
+  try await eventually(every: interval) { try await condition() ? true : nil } ?? false
+}
+
 /// Whether `condition` held, tried every `interval` (blocking the thread: for synchronous
 /// helpers only) until ``testEventTimeout`` has passed, then one last time.
 public func blockingEventually(

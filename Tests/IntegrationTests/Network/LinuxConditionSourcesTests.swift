@@ -81,18 +81,7 @@ struct LinuxConditionSourcesTests {
     #expect(told.withLock { $0 }.isEmpty, "ran on a link NetworkManager calls metered")
 
     try bus.setMetered(2, device: device)  // no
-    _ = try await Self.eventually("the job ran") { told.withLock { $0.isEmpty ? nil : $0 } }
+    _ = try await daemonEventually("the job ran") { told.withLock { $0.isEmpty ? nil : $0 } }
     #expect(told.withLock { $0 } == [false], "ran once, told unmetered")
-  }
-
-  private static func eventually<T: Sendable>(
-    _ what: String, timeout: Duration = testEventTimeout, _ probe: @escaping @Sendable () -> T?
-  ) async throws -> T {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-      if let value = probe() { return value }
-      try await Task.sleep(for: .milliseconds(20))
-    }
-    throw NamespaceSandbox.TimedOut(waitingFor: what)
   }
 }

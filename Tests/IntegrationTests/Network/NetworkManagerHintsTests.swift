@@ -287,7 +287,7 @@ struct NetworkManagerHintsTests {
           taskId: id, constraints: WorkConstraints(networkRequired: .any), budget: .seconds(4)))
       #expect(outcome == .scheduled)
 
-      let held = try await Self.eventually("the job waits for working internet") {
+      let held = try await daemonEventually("the job waits for working internet") {
         runtime.scheduled().first {
           $0.pendingPredicates.contains(.workingInternet(.portal))
         }
@@ -296,23 +296,11 @@ struct NetworkManagerHintsTests {
       #expect(runs.count.withLock { $0 } == 0)
 
       try bus.setConnectivity(4)  // NM_CONNECTIVITY_FULL
-      let count = try await Self.eventually("the job runs once connectivity is full") {
+      let count = try await daemonEventually("the job runs once connectivity is full") {
         runs.count.withLock { $0 > 0 ? $0 : nil }
       }
       #expect(count == 1)
     }
-  }
-
-  private static func eventually<T: Sendable>(
-    _ what: String, timeout: Duration = testEventTimeout,
-    _ probe: @escaping @Sendable () async -> T?
-  ) async throws -> T {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-      if let value = await probe() { return value }
-      try await Task.sleep(for: .milliseconds(20))
-    }
-    throw NamespaceSandbox.TimedOut(waitingFor: what)
   }
 }
 

@@ -112,12 +112,12 @@ struct ReachabilitySocketTests {
         socket.close()
         exit.withLock { $0 = (true, error.map { "\($0)" }) }
       })
-    let waits = await eventually {
+    let waits = await waitUntil {
       loopThread.withLock { $0 }.map { Self.isInRecvfrom(thread: $0) } ?? false
     }
     #expect(waits, "the loop's thread never waited in recvfrom")
     loop.stop()
-    #expect(await eventually { exit.withLock { $0.ended } }, "stop() did not end the loop")
+    #expect(await waitUntil { exit.withLock { $0.ended } }, "stop() did not end the loop")
     #expect(exit.withLock { $0.error } == nil)
     let handled = receptions.withLock { $0 }
     #expect(handled.count == 1 && handled.first! == nil, "handled after the first: \(handled)")
@@ -139,11 +139,6 @@ struct ReachabilitySocketTests {
   private static func currentThreadID() -> pid_t? {
     let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")
     return link?.split(separator: "/").last.flatMap { pid_t($0) }
-  }
-
-  /// Checks `condition` every 10 ms for up to `testEventTimeout`.
-  private func eventually(_ condition: () -> Bool) async -> Bool {
-    await TestSupport.eventually(every: .milliseconds(10)) { condition() ? true : nil } ?? false
   }
 
   /// Waits up to 5 s for the socket to become readable, then receives once.
