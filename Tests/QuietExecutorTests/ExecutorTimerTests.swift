@@ -56,6 +56,5 @@
       try await short.value
       #expect(await waitUntil { !Self.pool.timer.isArmed })
     }
-
   }
 #endif
