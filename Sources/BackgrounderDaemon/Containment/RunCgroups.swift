@@ -51,12 +51,12 @@ package struct RunCgroups: Sendable {
     do {
       type = try systemCall("statfs") { csystem_filesystem_type(directory.descriptor) }
     } catch {
-      throw ContainmentError("cannot statfs \(root)", errno: error.errno)
+      throw SystemCallError("statfs", path: root, errno: error.errno)
     }
     guard type == cgroup2Magic else {
-      throw ContainmentError(
+      throw OperatorError(
         "\(root) is not on a cgroup2 file system (file system magic 0x"
-          + String(type, radix: 16) + ")", errno: .invalidArgument)
+          + String(type, radix: 16) + ")")
     }
     return directory
   }
@@ -102,9 +102,7 @@ package struct RunCgroups: Sendable {
       defer { close(fd) }
       let text = "\(getpid())"
       guard text.withCString({ Foundation.write(fd, $0, strlen($0)) }) >= 0 else {
-        throw ContainmentError(
-          "cannot move the daemon into \(daemon.path)",
-          errno: SystemCallError.current("write").errno)
+        throw SystemCallError.current("write", path: daemon.path + "/cgroup.procs")
       }
     }
     return try RunCgroups(verified: verified)
@@ -187,21 +185,12 @@ package struct RunCgroups: Sendable {
   static func write(_ text: String, to path: String) throws {
     let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
     guard descriptor >= 0 else {
-      throw ContainmentError("cannot open \(path)", errno: SystemCallError.current("open").errno)
+      throw SystemCallError.current("open", path: path)
     }
     defer { close(descriptor) }
     let written = text.withCString { Foundation.write(descriptor, $0, strlen($0)) }
     if written < 0 {
-      throw ContainmentError("cannot write \(path)", errno: SystemCallError.current("write").errno)
+      throw SystemCallError.current("write", path: path)
     }
-  }
-}
-
-/// A containment step that failed, with the errno it failed with.
-package struct ContainmentError: Error, CustomStringConvertible {
-  package let description: String
-
-  init(_ message: String, errno: Errno) {
-    description = "\(message): \(errno)"
   }
 }

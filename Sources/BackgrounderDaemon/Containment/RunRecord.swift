@@ -46,7 +46,7 @@ struct RunRegistry: Sendable {
     else {
       let failure = written < 0 ? writeFailure : SystemCallError.current("renameat")
       unlinkat(directory.descriptor, temporary, 0)
-      throw ContainmentError("cannot write \(directory.display(name))", errno: failure.errno)
+      throw SystemCallError(failure.operation, path: directory.display(name), errno: failure.errno)
     }
   }
 
