@@ -72,8 +72,8 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
-    // libsystemd's sd-bus and sd-journal, seen by NetworkHints, BackgrounderDaemon and the
-    // integration tests only.
+    // libsystemd's sd-bus and sd-journal, seen by DBus, NetworkHints, BackgrounderDaemon and
+    // the integration tests only.
     .systemLibrary(
       name: "CSystemdBus",
       pkgConfig: "libsystemd",
@@ -92,11 +92,21 @@ let package = Package(
         "CGenericNetlink", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
       ]
     ),
+    // The one sd-bus connection: calls, signals checked against their sender, served on an
+    // EventLoop with sd-bus's own deadline.
+    .target(
+      name: "DBus",
+      dependencies: [
+        "CSystemdBus", "EventLoops", "SystemCalls",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ]
+    ),
     // Link hints for the monitor: NetworkManager over D-Bus, nl80211 SSIDs, connectivity probe.
     .target(
       name: "NetworkHints",
       dependencies: [
         "CSystemdBus",
+        "DBus",
         "EventLoops",
         "Locking",
         "Netlink",
@@ -189,6 +199,7 @@ let package = Package(
         "Broadcasting",
         "CSystemShims",
         "CSystemdBus",
+        "DBus",
         "EventLoops",
         "Locking",
         "Netlink",
@@ -240,7 +251,7 @@ let package = Package(
     .testTarget(
       name: "PowerSourceTests", dependencies: ["Locking", "PowerSource", "TestSupport"]),
     .testTarget(name: "Nl80211Tests", dependencies: ["Nl80211"]),
-    .testTarget(name: "NetworkHintsTests", dependencies: ["NetworkHints", "Reachability"]),
+    .testTarget(name: "NetworkHintsTests", dependencies: ["DBus", "NetworkHints", "Reachability"]),
     .testTarget(
       name: "BackgrounderTests",
       dependencies: [
@@ -271,7 +282,7 @@ let package = Package(
         "BackgrounderDaemon", "EventLoops", "Locking", "NetworkHints", "ResurrectionChild",
         "StallingDaemon", "Netlink", "TestSupport",
         // sd-bus, for BusSignalsTests' own connection.
-        "CSystemdBus",
+        "CSystemdBus", "DBus",
       ]
     ),
     // Child process of IntegrationTests/ResurrectionTests (killed with SIGKILL mid-run).

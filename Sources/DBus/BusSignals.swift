@@ -128,9 +128,9 @@ public final class BusSignals {
         service: Self.busDriver, allowsUnicast: false, owners: owners,
         handler: { message in
           defer { sd_bus_message_rewind(message, 1) }
-          guard let name = try? SystemBus.readString(message, type: "s"),
-            (try? SystemBus.readString(message, type: "s")) != nil,
-            let new = try? SystemBus.readString(message, type: "s")
+          guard let name = try? BusConnection.readString(message, type: "s"),
+            (try? BusConnection.readString(message, type: "s")) != nil,
+            let new = try? BusConnection.readString(message, type: "s")
           else { return }
           owners.byName[name] = new.isEmpty ? nil : new
         }, refused: refused))
@@ -145,7 +145,7 @@ public final class BusSignals {
     if result >= 0 { result = csd_append_string(message, service) }
     defer { sd_bus_message_unref(message) }
     guard result >= 0 else {
-      throw BusError(description: "GetNameOwner \(service): \(SystemBus.text(errno: -result))")
+      throw BusError(description: "GetNameOwner \(service): \(BusConnection.text(errno: -result))")
     }
     var error = csd_error_null()
     defer { sd_bus_error_free(&error) }
@@ -155,9 +155,9 @@ public final class BusSignals {
     guard result >= 0, let reply else {
       // An error reply (NameHasNoOwner): nobody owns it; no reply: the bus is gone.
       if csd_error_name(&error) != nil { return nil }
-      throw BusError(description: "GetNameOwner \(service): \(SystemBus.text(errno: -result))")
+      throw BusError(description: "GetNameOwner \(service): \(BusConnection.text(errno: -result))")
     }
-    return try? SystemBus.readString(reply, type: "s")
+    return try? BusConnection.readString(reply, type: "s")
   }
 
   private func addMatch(_ rule: String, _ subscription: Subscription) throws(BusError) {
@@ -170,7 +170,7 @@ public final class BusSignals {
         return 0
       }, Unmanaged.passUnretained(subscription).toOpaque())
     guard result >= 0, let slot else {
-      throw BusError(description: "AddMatch \(rule): \(SystemBus.text(errno: -result))")
+      throw BusError(description: "AddMatch \(rule): \(BusConnection.text(errno: -result))")
     }
     subscriptions.append(subscription)
     slots.append(slot)

@@ -1,4 +1,5 @@
 import CSystemdBus
+import DBus
 import Reachability
 
 /// ModemManager on the hints loop's bus connection: its `GetManagedObjects`, re-read after
@@ -7,7 +8,7 @@ import Reachability
 /// changes every few seconds); the decisions are ``ModemManagerSource``'s.
 extension HintsEventLoop {
   /// The subscriptions to ModemManager's signals, whose handlers ask for a re-read.
-  func addModemManagerMatches(_ bus: SystemBus) throws(BusError) {
+  func addModemManagerMatches(_ bus: BusConnection) throws(BusError) {
     let signals = modemManagerSignals
     let service = ModemManagerSnapshot.service
     let root = ModemManagerSnapshot.rootPath
@@ -92,10 +93,11 @@ extension HintsEventLoop {
   static func changesBearers(_ message: OpaquePointer) -> Bool {
     defer { sd_bus_message_rewind(message, 1) }
     do {
-      _ = try SystemBus.readString(message, type: "s")
-      if try SystemBus.readDictionary(message)["Bearers"] != nil { return true }
-      try SystemBus.check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "s"))
-      while let name = try SystemBus.readOptionalString(message, type: "s") {
+      _ = try BusConnection.readString(message, type: "s")
+      if try BusConnection.readDictionary(message)["Bearers"] != nil { return true }
+      try BusConnection.check(
+        sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "s"))
+      while let name = try BusConnection.readOptionalString(message, type: "s") {
         if name == "Bearers" { return true }
       }
       return false

@@ -1,4 +1,5 @@
 import CSystemdBus
+import DBus
 import EventLoops
 import Glibc
 import Logging
@@ -27,7 +28,7 @@ final class HintsEventLoop: @unchecked Sendable {
   let logger: Logger
   private let loop: EventLoop
   private let signals = SignalFlag()
-  private(set) var bus: SystemBus?
+  private(set) var bus: BusConnection?
   private var busRegistration: EventLoop.Registration?
   private var busInterest: EventLoop.Interest?
   /// A read of NetworkManager or ModemManager runs on its own thread: the bus is not touched
@@ -185,7 +186,7 @@ final class HintsEventLoop: @unchecked Sendable {
   private func connectBus() {
     reconnectAt = nil
     do {
-      let bus = try SystemBus(address: configuration.busAddress) { [logger] refusal in
+      let bus = try BusConnection(address: configuration.busAddress) { [logger] refusal in
         logger.debug("ignored a forged D-Bus signal: \(refusal)")
       }
       let signals = self.signals
@@ -417,7 +418,7 @@ func wallSeconds() -> Double {
 /// performs them.
 struct BusRead: @unchecked Sendable {
   // @unchecked: the loop leaves the bus alone until the read's result is back on the loop.
-  let bus: SystemBus
+  let bus: BusConnection
   /// How long NetworkManager's read may take (microseconds, from its own start: a silent
   /// NetworkManager must not use up ModemManager's time), or nil: not read this time.
   let networkManagerTimeout: UInt64?

@@ -1,4 +1,5 @@
 import CSystemdBus
+import DBus
 
 /// What ModemManager says at one moment, read over D-Bus: for each network interface a modem's
 /// bearer uses, whether the modem is registered on a roaming network.
@@ -47,7 +48,9 @@ struct ModemManagerSnapshot: Sendable, Equatable {
   /// Reads `GetManagedObjects` at ``rootPath``, then the `Interface` of each registered modem's
   /// bearers, all before `deadline` (monotonic microseconds). A bearer that vanished meanwhile
   /// is skipped; no answer in time throws a ``BusError/isTimeout`` error.
-  static func read(from bus: SystemBus, deadline: UInt64) throws(BusError) -> ModemManagerSnapshot {
+  static func read(from bus: BusConnection, deadline: UInt64) throws(BusError)
+    -> ModemManagerSnapshot
+  {
     let objects = try bus.call(
       destination: service, path: rootPath, interface: "org.freedesktop.DBus.ObjectManager",
       member: "GetManagedObjects", argument: nil, deadline: deadline,
@@ -80,21 +83,22 @@ struct ModemManagerSnapshot: Sendable, Equatable {
     let array = CChar(UInt8(ascii: "a"))
     let entry = CChar(UInt8(ascii: "e"))
     var objects: [String: [String: [String: BusValue]]] = [:]
-    try SystemBus.check(sd_bus_message_enter_container(message, array, "{oa{sa{sv}}}"))
-    while try SystemBus.check(sd_bus_message_enter_container(message, entry, "oa{sa{sv}}")) > 0 {
-      let path = try SystemBus.readString(message, type: "o")
+    try BusConnection.check(sd_bus_message_enter_container(message, array, "{oa{sa{sv}}}"))
+    while try BusConnection.check(sd_bus_message_enter_container(message, entry, "oa{sa{sv}}")) > 0
+    {
+      let path = try BusConnection.readString(message, type: "o")
       var interfaces: [String: [String: BusValue]] = [:]
-      try SystemBus.check(sd_bus_message_enter_container(message, array, "{sa{sv}}"))
-      while try SystemBus.check(sd_bus_message_enter_container(message, entry, "sa{sv}")) > 0 {
-        let name = try SystemBus.readString(message, type: "s")
-        interfaces[name] = try SystemBus.readDictionary(message)
-        try SystemBus.check(sd_bus_message_exit_container(message))
+      try BusConnection.check(sd_bus_message_enter_container(message, array, "{sa{sv}}"))
+      while try BusConnection.check(sd_bus_message_enter_container(message, entry, "sa{sv}")) > 0 {
+        let name = try BusConnection.readString(message, type: "s")
+        interfaces[name] = try BusConnection.readDictionary(message)
+        try BusConnection.check(sd_bus_message_exit_container(message))
       }
-      try SystemBus.check(sd_bus_message_exit_container(message))
+      try BusConnection.check(sd_bus_message_exit_container(message))
       objects[path] = interfaces
-      try SystemBus.check(sd_bus_message_exit_container(message))
+      try BusConnection.check(sd_bus_message_exit_container(message))
     }
-    try SystemBus.check(sd_bus_message_exit_container(message))
+    try BusConnection.check(sd_bus_message_exit_container(message))
     return objects
   }
 }

@@ -1,3 +1,4 @@
+import DBus
 import Reachability
 
 /// What NetworkManager says at one moment, read over D-Bus.
@@ -26,7 +27,7 @@ public struct NetworkManagerSnapshot: Sendable, Equatable {
   /// `Metered` and per-family connectivity, all before `deadline` (monotonic microseconds: one
   /// limit for the whole read, not one per device). A device that vanished meanwhile is
   /// skipped; no answer in time throws a ``BusError/isTimeout`` error.
-  static func read(from bus: SystemBus, deadline: UInt64) throws(BusError)
+  static func read(from bus: BusConnection, deadline: UInt64) throws(BusError)
     -> NetworkManagerSnapshot
   {
     var snapshot = NetworkManagerSnapshot()

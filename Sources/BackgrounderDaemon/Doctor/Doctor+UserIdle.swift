@@ -1,5 +1,6 @@
 import Backgrounder
 import CSystemdBus
+import DBus
 import Foundation
 
 /// Why logind's idle hint could not be read.

@@ -1,4 +1,5 @@
 import CSystemdBus
+import DBus
 import Foundation
 
 /// Why a desktop notice was not delivered.

@@ -1,6 +1,7 @@
 import Backgrounder
 import Broadcasting
 import CSystemdBus
+import DBus
 import EventLoops
 import Foundation
 import Locking
@@ -20,9 +21,9 @@ import SystemPackage
 /// 2 s the conditions say why (``UserIdleConditions/unknown``) and jobs that require an idle
 /// user wait.
 package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendable {
-  // @unchecked: `bus`, `signals`, `registration`, `hint`, `firstSeen` and `readSlot` are set
-  // up on a thread of their own before the event loop sees them, then used on the event
-  // loop's thread only; `state` is locked.
+  // @unchecked: `connection`, `hint`, `firstSeen` and `readSlot` are set up on a thread of
+  // their own before the event loop sees them, then used on the event loop's thread only;
+  // `state` is locked.
   package static let destination = "org.freedesktop.login1"
   package static let path = "/org/freedesktop/login1"
   package static let interface = "org.freedesktop.login1.Manager"
@@ -33,9 +34,7 @@ package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendabl
   private let state = Lock(
     Broadcaster<UserIdleConditions>(
       latest: UserIdleConditions(idleSince: nil, unknown: "connecting to logind")))
-  private var bus: OpaquePointer?
-  private var signals: BusSignals?
-  private var registration: EventLoop.Registration?
+  private var connection: BusConnection?
   private var hint = LogindIdleHint()
   /// When the hint was first seen idle without a time (logind always sends one).
   private var firstSeen = Date()
@@ -51,8 +50,6 @@ package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendabl
 
   deinit {
     sd_bus_slot_unref(readSlot)
-    signals = nil
-    sd_bus_flush_close_unref(bus)
   }
 
   package var current: UserIdleConditions {
@@ -77,29 +74,27 @@ package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendabl
 
   /// Stops serving the connection (on the event loop, soon).
   package func stopSoon() {
-    eventLoop.execute {
-      if let registration = self.registration { self.eventLoop.deregister(registration) }
-      self.registration = nil
-    }
+    eventLoop.execute { self.connection?.stopServing() }
   }
 
   private func connectAndServe() {
-    var result = BusChoice.system(address: address).open(&bus)
-    if result >= 0 { result = sd_bus_set_method_call_timeout(bus, 2_000_000) }
-    guard result >= 0, let bus else {
-      return publish(unknown: "no system bus (\(Errno(rawValue: -result)))")
-    }
     let logger = self.logger
-    let signals = BusSignals(bus: bus) { refusal in
-      logger.debug("ignored a forged systemd-logind signal: \(refusal)")
+    let connection: BusConnection
+    do throws(BusError) {
+      connection = try BusConnection(.system(address: address)) { refusal in
+        logger.debug("ignored a forged systemd-logind signal: \(refusal)")
+      }
+      try connection.setMethodCallTimeout(.seconds(2))
+    } catch {
+      return publish(unknown: "no system bus (\(error))")
     }
     do throws(BusError) {
-      try signals.subscribe(
+      try connection.subscribe(
         from: Self.destination,
         match: "path='\(Self.path)',interface='org.freedesktop.DBus.Properties',"
           + "member='PropertiesChanged',arg0='\(Self.interface)'"
       ) { [unowned self] message in self.changed(message) }
-      try signals.subscribe(
+      try connection.subscribe(
         from: BusSignals.busDriver,
         match: "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
           + "member='NameOwnerChanged',arg0='\(Self.destination)'"
@@ -107,8 +102,8 @@ package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendabl
     } catch {
       return publish(unknown: "cannot follow logind's idle hint (\(error))")
     }
-    self.signals = signals
-    if signals.owner(of: Self.destination) == nil {
+    self.connection = connection
+    if connection.owner(of: Self.destination) == nil {
       publish(unknown: "logind not running")
     } else {
       readAll(blocking: true)
@@ -120,6 +115,7 @@ package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendabl
   /// (the reply is processed on the event loop).
   private func readAll(blocking: Bool) {
     var message: OpaquePointer?
+    let bus = connection?.handle
     var result = sd_bus_message_new_method_call(
       bus, &message, Self.destination, Self.path, "org.freedesktop.DBus.Properties", "GetAll")
     if result >= 0 { result = csd_append_string(message, Self.interface) }
@@ -141,19 +137,23 @@ package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendabl
     readSlot = nil
     result = sd_bus_call_async(
       bus, &readSlot, message,
-      { reply, context, error in
+      { reply, context, _ in
         guard let context else { return 0 }
         let watch = Unmanaged<LogindIdleWatch>.fromOpaque(context).takeUnretainedValue()
-        watch.asyncAnswered(reply, error: error)
+        watch.asyncAnswered(reply)
         return 0
       }, Unmanaged.passUnretained(self).toOpaque(), 2_000_000)
     if result < 0 { publish(unknown: "cannot ask logind (\(Errno(rawValue: -result)))") }
   }
 
-  private func asyncAnswered(_ reply: OpaquePointer?, error: UnsafePointer<sd_bus_error>?) {
-    let failed = reply.map { sd_bus_message_is_method_error($0, nil) > 0 } ?? true
+  /// The answer to the asynchronous `GetAll`: a reply, or an error reply (sd-bus makes one,
+  /// `NoReply`, when its timeout passes). The callback's own error argument is for the
+  /// callback to set, not the reply's error.
+  private func asyncAnswered(_ reply: OpaquePointer?) {
+    let error = reply.flatMap { sd_bus_message_get_error($0) }
     let name = error.flatMap { csd_error_name($0) }.map { String(cString: $0) }
-    answered(failed ? nil : reply, result: failed ? -EIO : 1, name: name)
+    guard let reply, error == nil else { return answered(nil, result: -EIO, name: name) }
+    answered(reply, result: 1, name: nil)
   }
 
   /// A `GetAll` answer (or its failure, with the error's name).
@@ -178,27 +178,15 @@ package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendabl
     publishHint()
   }
 
-  /// On the event loop: registers the connection and processes what is pending.
+  /// On the event loop: serves the connection (with sd-bus's deadline, so an unanswered
+  /// `GetAll` times out).
   private func serve() {
-    do {
-      registration = try eventLoop.register(sd_bus_get_fd(bus), interest: .readable) { _ in
-        self.process()
-      }
-    } catch {
-      publish(unknown: "cannot watch logind (\(error))")
-      return
+    connection?.serve(on: eventLoop) { [unowned self] error in
+      logger.warning(
+        "the bus connection for logind's idle hint broke: jobs requiring an idle user wait",
+        metadata: ["error": "\(error)"])
+      publish(unknown: "the bus connection broke")
     }
-    process()
-  }
-
-  private func process() {
-    guard let error = BusPump.process(bus, on: eventLoop, registration: &registration) else {
-      return
-    }
-    logger.warning(
-      "the bus connection for logind's idle hint broke: jobs requiring an idle user wait",
-      metadata: ["error": "\(error)"])
-    publish(unknown: "the bus connection broke")
   }
 
   /// `PropertiesChanged(interface, changed, invalidated)` from logind's current owner.

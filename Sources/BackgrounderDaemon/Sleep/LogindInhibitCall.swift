@@ -1,4 +1,5 @@
 import CSystemdBus
+import DBus
 import Foundation
 import SystemCalls
 
@@ -7,6 +8,11 @@ package struct InhibitRefusal: BusCallRefusal, Sendable, Equatable, CustomString
   /// logind is not on the bus (or there is no bus): no lock can be had on this machine.
   package var isAbsent: Bool
   package var description: String
+
+  package init(isAbsent: Bool, description: String) {
+    self.isAbsent = isAbsent
+    self.description = description
+  }
 }
 
 /// One blocking `org.freedesktop.login1.Manager.Inhibit` call on a connection of its own, closed

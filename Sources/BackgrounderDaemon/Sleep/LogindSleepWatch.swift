@@ -1,4 +1,5 @@
 import CSystemdBus
+import DBus
 import EventLoops
 import Foundation
 import Logging
@@ -12,18 +13,16 @@ import SystemPackage
 /// (or the shutdown was cancelled). With it comes logind's `InhibitDelayMaxUSec`, read once
 /// when connecting (nil when it could not be read).
 package final class LogindSleepWatch: @unchecked Sendable {
-  // @unchecked: `bus` is set up on a task of its own before the event loop sees it, then used
-  // on the event loop's thread only; `registration` the same.
+  // @unchecked: `connection` is set up on a thread of its own before the event loop sees it,
+  // then used on the event loop's thread only.
   private let eventLoop: EventLoop
   private let address: String?
   private let logger: Logger
   private let onChange: @Sendable (_ sleeping: Bool, _ inhibitDelayMax: Duration?) -> Void
   private var inhibitDelayMax: Duration?
-  private var bus: OpaquePointer?
-  /// logind's signals, each checked (sent by logind's current owner, broadcast) before
-  /// ``received(_:)`` sees it.
-  private var signals: BusSignals?
-  private var registration: EventLoop.Registration?
+  /// logind's signals arrive here, each checked (sent by logind's current owner, broadcast)
+  /// before ``received(_:)`` sees it.
+  private var connection: BusConnection?
 
   /// `address`: a bus address, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
   package init(
@@ -34,11 +33,6 @@ package final class LogindSleepWatch: @unchecked Sendable {
     self.address = address
     self.logger = logger
     self.onChange = onChange
-  }
-
-  deinit {
-    signals = nil
-    sd_bus_flush_close_unref(bus)
   }
 
   /// Connects and subscribes off the caller (bounded by 2 s), then serves the connection on
@@ -69,32 +63,24 @@ package final class LogindSleepWatch: @unchecked Sendable {
 
   /// Stops serving the connection (on the event loop, soon).
   package func stopSoon() {
-    eventLoop.execute {
-      if let registration = self.registration { self.eventLoop.deregister(registration) }
-      self.registration = nil
-    }
+    eventLoop.execute { self.connection?.stopServing() }
   }
 
   private func connect() throws(InhibitRefusal) {
-    var result = BusChoice.system(address: address).open(&bus)
-    if result >= 0 { result = sd_bus_set_method_call_timeout(bus, 2_000_000) }
-    guard result >= 0, let bus else {
-      throw InhibitRefusal(
-        isAbsent: true, description: "logind signals: \(Errno(rawValue: -result))")
-    }
     let logger = self.logger
-    let signals = BusSignals(bus: bus) { refusal in
-      logger.debug("ignored a forged systemd-logind signal: \(refusal)")
-    }
     do throws(BusError) {
-      try signals.subscribe(
+      let connection = try BusConnection(.system(address: address)) { refusal in
+        logger.debug("ignored a forged systemd-logind signal: \(refusal)")
+      }
+      try connection.setMethodCallTimeout(.seconds(2))
+      try connection.subscribe(
         from: LogindInhibitCall.destination,
         match: "path='\(LogindInhibitCall.path)',interface='\(LogindInhibitCall.interface)'"
       ) { [unowned self] message in self.received(message) }
+      self.connection = connection
     } catch {
       throw InhibitRefusal(isAbsent: true, description: "logind signals: \(error)")
     }
-    self.signals = signals
     inhibitDelayMax = readInhibitDelayMax()
   }
 
@@ -103,7 +89,8 @@ package final class LogindSleepWatch: @unchecked Sendable {
   private func readInhibitDelayMax() -> Duration? {
     var microseconds: UInt64 = 0
     let result = sd_bus_get_property_trivial(
-      bus, LogindInhibitCall.destination, LogindInhibitCall.path, LogindInhibitCall.interface,
+      connection?.handle, LogindInhibitCall.destination, LogindInhibitCall.path,
+      LogindInhibitCall.interface,
       "InhibitDelayMaxUSec", nil, CChar(UInt8(ascii: "t")), &microseconds)
     guard result >= 0 else {
       logger.info(
@@ -114,27 +101,13 @@ package final class LogindSleepWatch: @unchecked Sendable {
     return .microseconds(Int64(clamping: microseconds))
   }
 
-  /// On the event loop: registers the connection and processes what is pending.
+  /// On the event loop: serves the connection.
   private func serve() {
-    do {
-      registration = try eventLoop.register(sd_bus_get_fd(bus), interest: .readable) { _ in
-        self.process()
-      }
-    } catch {
+    connection?.serve(on: eventLoop) { [logger] error in
       logger.warning(
-        "cannot watch for system sleep", metadata: ["error": "\(error)"])
-      return
+        "the bus connection for system sleep broke: runs are no longer stopped before it",
+        metadata: ["error": "\(error)"])
     }
-    process()
-  }
-
-  private func process() {
-    guard let error = BusPump.process(bus, on: eventLoop, registration: &registration) else {
-      return
-    }
-    logger.warning(
-      "the bus connection for system sleep broke: runs are no longer stopped before it",
-      metadata: ["error": "\(error)"])
   }
 
   private func received(_ message: OpaquePointer) {

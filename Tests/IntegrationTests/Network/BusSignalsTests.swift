@@ -1,4 +1,5 @@
 import CSystemdBus
+import DBus
 import Foundation
 import NetworkHints
 import TestSupport

@@ -48,6 +48,21 @@ final class LogindMock {
     try setProperty("IdleHint", "variant:boolean:\(idle)")
   }
 
+  /// Emits `PropertiesChanged` with `IdleHint` invalidated (no value), then blocks the mock's
+  /// main loop for two minutes: a logind that announces a change and then answers nothing.
+  func invalidateIdleHintAndStall() throws {
+    _ = try bus.send(
+      destination: "org.freedesktop.login1", path: Self.path,
+      method: "org.freedesktop.DBus.Mock.AddMethod", "string:dev.backgrounder.Test",
+      "string:InvalidateAndStall", "string:", "string:",
+      "string:self.EmitSignal('org.freedesktop.DBus.Properties', 'PropertiesChanged', "
+        + "'sa{sv}as', ['\(Self.manager)', dbus.Dictionary({}, signature='sv'), "
+        + "['IdleHint']]); self.connection.flush(); time.sleep(120)")
+    try bus.send(
+      destination: "org.freedesktop.login1", path: Self.path,
+      method: "dev.backgrounder.Test.InvalidateAndStall", waitForReply: false)
+  }
+
   private func setProperty(_ name: String, _ value: String) throws {
     _ = try bus.send(
       destination: "org.freedesktop.login1", path: Self.path,

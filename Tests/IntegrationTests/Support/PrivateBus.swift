@@ -173,15 +173,18 @@ final class PrivateBus: @unchecked Sendable {
       path: Self.mockPath, method: "\(Self.mockInterface).SetConnectivity", "uint32:\(value)")
   }
 
+  /// Calls `method` with dbus-send and returns what it printed; without `waitForReply`, sends
+  /// the call and returns at once.
   @discardableResult
   func send(
     destination: String = "org.freedesktop.NetworkManager", path: String, method: String,
-    _ arguments: String...
+    _ arguments: String..., waitForReply: Bool = true
   ) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-send")
     process.arguments =
-      ["--bus=\(address)", "--print-reply", "--dest=\(destination)", path, method] + arguments
+      ["--bus=\(address)", waitForReply ? "--print-reply" : "--type=method_call"]
+      + ["--dest=\(destination)", path, method] + arguments
     let pipe = Pipe()
     process.standardOutput = pipe
     process.standardError = pipe
