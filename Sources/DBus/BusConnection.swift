@@ -60,6 +60,7 @@ package final class BusConnection: @unchecked Sendable {
   private var served: (loop: EventLoop, registration: EventLoop.Registration?)?
   private var interest: EventLoop.Interest?
   private var timer: EventLoop.Timer?
+  private var processed: (() -> Void)?
   private var broke: ((BusError) -> Void)?
 
   /// Connects to `choice`'s bus; `refused` hears of every signal ``BusSignals`` drops.
@@ -118,9 +119,15 @@ package final class BusConnection: @unchecked Sendable {
   // MARK: - Serving on an event loop
 
   /// On `loop`'s thread: registers the connection and processes what is pending, then again
-  /// whenever the descriptor is ready or sd-bus's deadline comes. When the connection breaks it
-  /// is deregistered and `broke` hears why, once.
-  package func serve(on loop: EventLoop, broke: @escaping (BusError) -> Void) {
+  /// whenever the descriptor is ready or sd-bus's deadline comes; `processed` runs after each
+  /// round (match callbacks have run) and may stop serving, to hand the connection to another
+  /// thread for a while. When the connection breaks it is deregistered and `broke` hears why,
+  /// once.
+  package func serve(
+    on loop: EventLoop, processed: @escaping () -> Void = {},
+    broke: @escaping (BusError) -> Void
+  ) {
+    self.processed = processed
     self.broke = broke
     served = (loop, nil)
     pump()
@@ -131,7 +138,7 @@ package final class BusConnection: @unchecked Sendable {
     guard let (loop, registration) = served else { return }
     if let registration { loop.deregister(registration) }
     if let timer { loop.cancel(timer) }
-    (served, timer, interest, broke) = (nil, nil, nil, nil)
+    (served, timer, interest, processed, broke) = (nil, nil, nil, nil, nil)
   }
 
   /// Processes everything pending, then waits for what sd-bus waits for now.
@@ -139,6 +146,7 @@ package final class BusConnection: @unchecked Sendable {
     guard served != nil else { return }
     do throws(BusError) {
       try processPending()
+      processed?()
       try rearm()
     } catch {
       let broke = self.broke

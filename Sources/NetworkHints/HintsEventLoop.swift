@@ -7,8 +7,9 @@ import Nl80211
 import Reachability
 import SystemCalls
 
-/// The hints' state, driven by an `EventLoop`: the D-Bus connection to NetworkManager and the
-/// nl80211 socket are registered there, with one timer for the next deadline (sd-bus's own, a
+/// The hints' state, driven by an `EventLoop`: the D-Bus connection to NetworkManager (served
+/// there by ``BusConnection/serve(on:processed:broke:)``, with sd-bus's own deadline) and the
+/// nl80211 socket are registered there, with one timer for the next deadline of its own (a
 /// reconnection, the stale limit); nothing is scheduled while idle. Every method runs on the
 /// loop's thread, so the state needs no lock; NetworkManager's reads, which block in
 /// `sd_bus_call` up to the source timeout, run on a short-lived thread of their own while the
@@ -29,8 +30,6 @@ final class HintsEventLoop: @unchecked Sendable {
   private let loop: EventLoop
   private let signals = SignalFlag()
   private(set) var bus: BusConnection?
-  private var busRegistration: EventLoop.Registration?
-  private var busInterest: EventLoop.Interest?
   /// A read of NetworkManager or ModemManager runs on its own thread: the bus is not touched
   /// meanwhile.
   private var reading = false
@@ -90,11 +89,11 @@ final class HintsEventLoop: @unchecked Sendable {
     closeWifi()
   }
 
-  /// One round, as one `poll()` wake-up was: the bus processed (on its readiness or a
-  /// deadline), a due reconnection, nl80211 read when ready, the stale limit checked.
-  private func step(busReady: Bool, wifiReady: Bool) {
+  /// One round: a read when the bus's signals asked for one (after the bus was processed), a
+  /// due reconnection, nl80211 read when ready, the stale limit checked.
+  private func step(wifiReady: Bool = false) {
     guard !stopped else { return }
-    if busReady, !reading { serviceBus() }
+    startRead()
     if let reconnectAt, reconnectAt <= csd_monotonic_microseconds() { connectBus() }
     if wifiReady { serviceWifi() }
     if !reading,
@@ -109,23 +108,10 @@ final class HintsEventLoop: @unchecked Sendable {
     rearm()
   }
 
-  /// Registers the bus with what sd-bus waits for now, and schedules the next deadline.
+  /// Schedules the next deadline of the hints' own (the bus's are its own).
   private func rearm() {
     guard !stopped else { return }
     var deadline: UInt64?
-    if let bus, !reading {
-      do {
-        let parameters = try bus.pollParameters()
-        try watchBus(parameters.descriptor, interest: Self.interest(parameters.events))
-        if parameters.timeout >= 0 {
-          deadline = csd_monotonic_microseconds() + UInt64(parameters.timeout) * 1000
-        }
-      } catch let error as BusError {
-        lostBus(error)
-      } catch {
-        lostBus(BusError(description: "cannot watch the bus: \(error)"))
-      }
-    }
     let staleLimits = reading ? [] : [networkManager?.staleUntil, modemManager?.staleUntil]
     for next in ([reconnectAt] + staleLimits).compactMap({ $0 }) {
       deadline = min(deadline ?? next, next)
@@ -137,35 +123,24 @@ final class HintsEventLoop: @unchecked Sendable {
     let delay = Duration.microseconds(deadline <= now ? 0 : Int64(deadline - now))
     timer = loop.schedule(after: delay) { [self] in
       timer = nil
-      step(busReady: true, wifiReady: false)
+      step()
     }
   }
 
-  private func watchBus(_ descriptor: Int32, interest: EventLoop.Interest) throws(SystemCallError) {
-    if let registration = busRegistration, registration.descriptor == descriptor {
-      if interest != busInterest { try loop.setInterest(registration, interest) }
-    } else {
-      if let registration = busRegistration { loop.deregister(registration) }
-      busRegistration = nil
-      busRegistration = try loop.register(descriptor, interest: interest) { [self] _ in
-        step(busReady: true, wifiReady: false)
-      }
-    }
-    busInterest = interest
+  /// Serves the bus on the loop: each round of processing ends in ``step(wifiReady:)``.
+  private func serveBus() {
+    guard let bus, !reading, !stopped else { return }
+    bus.serve(
+      on: loop, processed: { [self] in step() },
+      broke: { [self] error in
+        lostBus(error)
+        step()
+      })
   }
 
-  private static func interest(_ pollEvents: Int16) -> EventLoop.Interest {
-    var interest: EventLoop.Interest = []
-    if Int32(pollEvents) & Int32(POLLIN) != 0 { interest.insert(.readable) }
-    if Int32(pollEvents) & Int32(POLLOUT) != 0 { interest.insert(.writable) }
-    return interest
-  }
-
-  /// Stops watching the bus and closes it.
+  /// Stops serving the bus and closes it.
   private func dropBus() {
-    if let registration = busRegistration { loop.deregister(registration) }
-    busRegistration = nil
-    busInterest = nil
+    bus?.stopServing()
     bus = nil
   }
 
@@ -209,6 +184,7 @@ final class HintsEventLoop: @unchecked Sendable {
       signals.refreshNeeded = networkManager != nil
       modemManagerSignals.refreshNeeded = modemManager != nil
       startRead()
+      serveBus()
     } catch {
       if everConnected {
         scheduleReconnect()
@@ -218,17 +194,6 @@ final class HintsEventLoop: @unchecked Sendable {
         modemManagerNotOnBus()
       }
     }
-  }
-
-  private func serviceBus() {
-    guard let bus else { return }
-    do {
-      try bus.processPending()
-    } catch {
-      lostBus(error)
-      return
-    }
-    startRead()
   }
 
   /// Reads what the signals asked for — NetworkManager's state, ModemManager's modems — on a
@@ -243,9 +208,7 @@ final class HintsEventLoop: @unchecked Sendable {
     signals.refreshNeeded = false
     modemManagerSignals.refreshNeeded = false
     guard read.networkManagerTimeout != nil || read.modemManagerTimeout != nil else { return }
-    if let registration = busRegistration { loop.deregister(registration) }
-    busRegistration = nil
-    busInterest = nil
+    bus.stopServing()
     reading = true
     do {
       try SystemThread.detach(name: "bg-nm-read") { [self, loop] in
@@ -265,8 +228,8 @@ final class HintsEventLoop: @unchecked Sendable {
     let busKept = result.networkManager.map(finishNetworkManagerRead) ?? true
     // On a lost bus ModemManager is marked stale already; its answer, if any, is not taken.
     if busKept, let answer = result.modemManager { finishModemManagerRead(answer) }
-    // Signals that came during the read wait in sd-bus's queue: its timeout (0) says so.
-    step(busReady: false, wifiReady: false)
+    // Signals that came during the read wait in sd-bus's queue: serving processes them first.
+    if bus != nil { serveBus() } else { step() }
   }
 
   /// Publishes what NetworkManager's read decides; false when the bus was lost.
@@ -341,7 +304,7 @@ final class HintsEventLoop: @unchecked Sendable {
       let socket = try Nl80211Socket()
       wifi = socket
       wifiRegistration = try loop.register(socket.fileDescriptor, interest: .readable) {
-        [self] _ in step(busReady: false, wifiReady: true)
+        [self] _ in step(wifiReady: true)
       }
       wifiDumps.enqueue(.interfaces)
       try sendNextWifiDump(socket)

@@ -64,8 +64,24 @@ final class PrivateBus: @unchecked Sendable {
     daemon.standardError = FileHandle.nullDevice
     try daemon.run()
     address = "unix:path=\(directory)/bus"
-    try Self.waitFor("the bus socket") {
-      FileManager.default.fileExists(atPath: "\(self.directory)/bus")
+    // The socket file appears at bind(), before listen(): wait until a connection is accepted.
+    try Self.waitFor("the bus socket") { Self.accepts("\(self.directory)/bus") }
+  }
+
+  /// Whether a connection to the Unix socket at `path` is accepted.
+  private static func accepts(_ path: String) -> Bool {
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard descriptor >= 0 else { return false }
+    defer { Glibc.close(descriptor) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+      path.utf8CString.withUnsafeBytes { buffer.copyBytes(from: $0.prefix(buffer.count - 1)) }
+    }
+    return withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+      }
     }
   }
 
