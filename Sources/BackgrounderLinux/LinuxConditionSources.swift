@@ -60,14 +60,31 @@ public final class LinuxConditionSources: Service, Sendable {
   /// The `requires-reachable` destinations, checked over the primary link
   /// (``DestinationMonitor/watch(_:)`` names them).
   public let destinations: DestinationMonitor
-  /// The long-running parts by name ("network monitor", "network hints", …), in start order:
-  /// ``run()`` runs them all; a host that names its parts (the daemon) runs them itself.
-  public let parts: [(name: String, service: any Service)]
+  /// One long-running part: its name, its service, and when it ends in a host's shutdown.
+  public struct Part: Sendable {
+    /// When a part ends in a host's shutdown.
+    public enum Ending: Sendable, Equatable {
+      /// At the shutdown signal: nothing that stops runs needs it (the hint sources).
+      case atShutdownSignal
+      /// When cancelled, after the runtime has stopped its runs: the runtime reads it until
+      /// then (network, power, clock, mounts, destinations).
+      case whenCancelled
+    }
+
+    /// "network monitor", "network hints", …
+    public let name: String
+    public let service: any Service
+    public let ending: Ending
+  }
+
+  /// The long-running parts, in start order: ``run()`` runs them all; a host that names its
+  /// parts (the daemon) runs them itself, each ending as ``Part/ending`` says.
+  public let parts: [Part]
 
   /// Creates the sources; nothing is watched until ``run()`` (or each of ``parts`` runs). The
   /// hint sources count as waiting from here on. The clock-change timer, the uevent socket, the
-  /// D-Bus connection and the nl80211 socket are watched by `eventLoop` (a host's shared loop),
-  /// or by loops of their own.
+  /// D-Bus connection and the nl80211 socket are watched by `eventLoop` (the host's loop),
+  /// or by the process's shared loop (`EventLoop.shared()`).
   public init(options: Options = Options(), eventLoop: EventLoop? = nil, logger: Logger) {
     monitor = ReachabilityMonitor(configuration: options.reachability, logger: logger)
     // On a shared loop, the uevent socket is watched there; one that cannot be opened here is
@@ -80,26 +97,28 @@ public final class LinuxConditionSources: Service, Sendable {
     clockChanges = WallClockChangeMonitor(logger: logger, eventLoop: eventLoop)
     mounts = MountTableMonitor(logger: logger, eventLoop: eventLoop)
     destinations = DestinationMonitor(network: monitor, eventLoop: eventLoop, logger: logger)
-    var parts: [(name: String, service: any Service)] = [
-      ("network monitor", monitor),
-      (
-        "network hints",
-        NetworkHintsService(
-          monitor: monitor, configuration: options.hints, logger: logger, eventLoop: eventLoop)
-      ),
+    var parts: [Part] = [
+      Part(name: "network monitor", service: monitor, ending: .whenCancelled),
+      Part(
+        name: "network hints",
+        service: NetworkHintsService(
+          monitor: monitor, configuration: options.hints, logger: logger, eventLoop: eventLoop),
+        ending: .atShutdownSignal),
     ]
     if let check = options.connectivityCheck {
       parts.append(
-        (
-          "connectivity probe",
-          ConnectivityProber(
+        Part(
+          name: "connectivity probe",
+          service: ConnectivityProber(
             monitor: monitor, check: check,
-            networkNamespacePath: options.reachability.networkNamespacePath, logger: logger)
-        ))
+            networkNamespacePath: options.reachability.networkNamespacePath, logger: logger),
+          ending: .atShutdownSignal))
     }
     parts += [
-      ("power probe", powerProbe), ("clock-change monitor", clockChanges),
-      ("mount table monitor", mounts), ("destination monitor", destinations),
+      Part(name: "power probe", service: powerProbe, ending: .whenCancelled),
+      Part(name: "clock-change monitor", service: clockChanges, ending: .whenCancelled),
+      Part(name: "mount table monitor", service: mounts, ending: .whenCancelled),
+      Part(name: "destination monitor", service: destinations, ending: .whenCancelled),
     ]
     self.parts = parts
   }

@@ -285,15 +285,11 @@ package final class Daemon: Service {
     // socket still answers "shutting down"), close the socket, report the jobs' ends, then stop
     // watching network, power and clock.
     var parts: [DaemonPart] = []
-    for (name, service) in sources.parts {
-      // The hint sources end at the shutdown signal; the others when cancelled.
-      if service is ReachabilityMonitor || service is PowerProbe
-        || service is WallClockChangeMonitor || service is MountTableMonitor
-        || service is DestinationMonitor
-      {
-        parts.append(DaemonPart(name) { try await service.run() })
-      } else {
-        parts.append(.untilShutdown(name) { try await service.run() })
+    for part in sources.parts {
+      let service = part.service
+      switch part.ending {
+      case .atShutdownSignal: parts.append(.untilShutdown(part.name) { try await service.run() })
+      case .whenCancelled: parts.append(DaemonPart(part.name) { try await service.run() })
       }
     }
     if let metrics {
