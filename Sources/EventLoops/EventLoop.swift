@@ -70,6 +70,21 @@ public final class EventLoop: Sendable {
     }
   }
 
+  private static let sharedLoop = Lock<EventLoop?>(nil)
+
+  /// The process's loop for components given none (swift-nio's singleton event loop group):
+  /// created on first use, named `bg-events`, never stopped. A host that makes its own loop
+  /// (the daemon) hands it to every component instead, so a process constructs one loop
+  /// either way.
+  public static func shared() throws(SystemCallError) -> EventLoop {
+    try sharedLoop.withLock { (shared: inout EventLoop?) throws(SystemCallError) -> EventLoop in
+      if let shared { return shared }
+      let loop = try EventLoop(name: "bg-events")
+      shared = loop
+      return loop
+    }
+  }
+
   /// Whether the caller runs on the loop's thread.
   public var isInLoop: Bool {
     state.withLock { state in state.thread.map { pthread_equal($0, pthread_self()) != 0 } }

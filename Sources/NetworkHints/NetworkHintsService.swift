@@ -71,8 +71,8 @@ public final class NetworkHintsService: Service, Sendable {
   private let settledWaiters = Lock<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>(
     (false, []))
 
-  /// Creates the service; nothing happens until ``run()``. Without `eventLoop`, the service runs
-  /// one of its own while it runs.
+  /// Creates the service; nothing happens until ``run()``. Without `eventLoop`, the service is
+  /// served by the process's shared loop (`EventLoop.shared()`).
   public init(
     monitor: ReachabilityMonitor, configuration: NetworkHintsConfiguration, logger: Logger,
     eventLoop: EventLoop? = nil
@@ -91,11 +91,10 @@ public final class NetworkHintsService: Service, Sendable {
     }
   }
 
-  /// Runs until cancelled or graceful shutdown. Throws only when its own event loop cannot
-  /// start.
+  /// Runs until cancelled or graceful shutdown. Throws only when the shared event loop (none
+  /// given) cannot start.
   public func run() async throws {
-    let loop = try eventLoop ?? EventLoop(name: "bg-hints")
-    defer { if eventLoop == nil { loop.stop() } }
+    let loop = try eventLoop ?? EventLoop.shared()
     let hints = HintsEventLoop(
       configuration: configuration, monitor: monitor, logger: logger, loop: loop,
       onSettled: { [self] in settle() })

@@ -11,6 +11,19 @@ import Testing
 #endif
 
 @Suite struct EventLoopTests {
+  /// Components given no loop share one: however many threads ask at once, one loop is made,
+  /// and it runs what it is given.
+  @Test func theSharedLoopIsOneLoopForEveryCaller() async throws {
+    let loops = try await withThrowingTaskGroup(of: EventLoop.self) { group in
+      for _ in 0..<8 { group.addTask { try EventLoop.shared() } }
+      return try await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(loops.count == 8)
+    #expect(loops.allSatisfy { $0 === loops[0] })
+    #expect(loops[0].name == "bg-events")
+    #expect(await loops[0].submit { loops[0].isInLoop })
+  }
+
   @Test func aReadableDescriptorCallsItsHandlerOnTheLoopUntilDeregistered() async throws {
     let loop = try EventLoop(name: "test-readable")
     defer { loop.stop() }

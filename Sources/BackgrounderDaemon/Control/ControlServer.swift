@@ -47,7 +47,7 @@ package final class ControlServer: Sendable {
 
   /// `onListening` is called once the socket is bound and listening (the daemon's readiness);
   /// `changes` serves `watch` requests; without it they are refused. Without `eventLoop`, the
-  /// server runs one of its own while it serves.
+  /// server is served by the process's shared loop (`EventLoop.shared()`).
   package init(
     path: String, logger: Logger, eventLoop: EventLoop? = nil, limits: Limits = Limits(),
     onListening: @escaping @Sendable () -> Void = {},
@@ -81,12 +81,11 @@ package final class ControlServer: Sendable {
     }
     let loop: EventLoop
     do throws(SystemCallError) {
-      if let eventLoop { loop = eventLoop } else { loop = try EventLoop(name: "bg-control") }
+      if let eventLoop { loop = eventLoop } else { loop = try EventLoop.shared() }
     } catch {
       throw ControlSocketError.system(
         SystemCallError(error.operation, path: path, errno: error.errno))
     }
-    defer { if eventLoop == nil { loop.stop() } }
     let connections = ControlConnections(
       listener: listener, loop: loop, path: path, logger: logger, limits: limits,
       changes: changes, handler: handler)

@@ -17,7 +17,8 @@ public final class WallClockChangeMonitor: ClockChangeSource, Service, Sendable 
   /// consumer behind by several needs to hear of one.
   private let changes = Lock(Broadcaster<Void>(replaysLatest: false, bufferLimit: 1))
 
-  /// Without `eventLoop`, the monitor runs one of its own while it runs.
+  /// Without `eventLoop`, the monitor is served by the process's shared loop
+  /// (`EventLoop.shared()`).
   public init(logger: Logger, eventLoop: EventLoop? = nil) {
     self.logger = logger
     self.eventLoop = eventLoop
@@ -36,8 +37,7 @@ public final class WallClockChangeMonitor: ClockChangeSource, Service, Sendable 
       for stream in changes.withLock({ $0.finish() }) { stream.finish() }
     }
     let timer = try CancelOnSetTimer()
-    let loop = try eventLoop ?? EventLoop(name: "bg-clock")
-    defer { if eventLoop == nil { loop.stop() } }
+    let loop = try eventLoop ?? EventLoop.shared()
     let serving = LoopServing()
     let registration = try loop.register(timer.descriptor, interest: .readable) { [self] _ in
       do throws(SystemCallError) {

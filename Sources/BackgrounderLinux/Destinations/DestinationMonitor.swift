@@ -18,6 +18,8 @@ public final class DestinationMonitor: DestinationConditionSource, Service, Send
   private struct State {
     var schedule = DestinationSchedule()
     var timer: EventLoop.Timer?
+    /// ``run()`` ended: checks still under way are dropped and nothing is scheduled again.
+    var ended = false
   }
 
   private let network: ReachabilityMonitor
@@ -31,8 +33,8 @@ public final class DestinationMonitor: DestinationConditionSource, Service, Send
   private let running = Lock<EventLoop?>(nil)
 
   /// Checks destinations on the network `network` reports, with sockets on `eventLoop` (a
-  /// host's shared loop) or on a loop of its own while it runs; a connect that has not
-  /// answered after `timeout` is "timed out".
+  /// host's loop) or on the process's shared one (`EventLoop.shared()`); a connect that has
+  /// not answered after `timeout` is "timed out".
   public init(
     network: ReachabilityMonitor, eventLoop: EventLoop? = nil, timeout: Duration = .seconds(3),
     logger: Logger
@@ -68,7 +70,7 @@ public final class DestinationMonitor: DestinationConditionSource, Service, Send
 
   /// Follows the network until cancelled or a graceful shutdown.
   public func run() async throws {
-    let loop = try eventLoop ?? EventLoop(name: "bg-reach")
+    let loop = try eventLoop ?? EventLoop.shared()
     running.withLock { $0 = loop }
     defer {
       running.withLock { $0 = nil }
@@ -77,7 +79,6 @@ public final class DestinationMonitor: DestinationConditionSource, Service, Send
         return state.finish()
       }
       for stream in streams { stream.finish() }
-      if eventLoop == nil { loop.stop() }
     }
     // Destinations set before the loop ran are checked once the network answers.
     let statuses = network.statusUpdates()
@@ -94,6 +95,7 @@ public final class DestinationMonitor: DestinationConditionSource, Service, Send
       state.withLock { state in
         if let timer = state.timer { loop.cancel(timer) }
         state.timer = nil
+        state.ended = true
       }
     }
   }
@@ -110,7 +112,9 @@ public final class DestinationMonitor: DestinationConditionSource, Service, Send
   private func apply(
     _ loop: EventLoop, _ step: (inout DestinationSchedule) -> DestinationSchedule.Decision
   ) {
-    let (decision, generation, link) = state.withLock { state in
+    let stepped = state.withLock {
+      state -> (DestinationSchedule.Decision, UInt64, String?)? in
+      guard !state.ended else { return nil }
       let decision = step(&state.schedule)
       if let timer = state.timer { loop.cancel(timer) }
       state.timer = decision.nextWake.map { deadline in
@@ -120,6 +124,7 @@ public final class DestinationMonitor: DestinationConditionSource, Service, Send
       }
       return (decision, state.schedule.generation, state.schedule.network?.primaryLink)
     }
+    guard let (decision, generation, link) = stepped else { return }
     if let conditions = decision.publish { publish(conditions) }
     for destination in decision.probes {
       DestinationConnect.check(destination, interface: link, timeout: timeout, loop: loop) {

@@ -24,8 +24,8 @@ public final class MountTableMonitor: MountConditionSource, Service, Sendable {
   private let eventLoop: EventLoop?
   private let state = Lock(Broadcaster<MountConditions>(latest: .unconfigured))
 
-  /// Watches `path` (the default: this process's mount table) on `eventLoop` (a host's shared
-  /// loop), or on a loop of its own while it runs.
+  /// Watches `path` (the default: this process's mount table) on `eventLoop` (a host's loop),
+  /// or on the process's shared one (`EventLoop.shared()`).
   public init(
     path: String = "/proc/self/mountinfo", logger: Logger, eventLoop: EventLoop? = nil
   ) {
@@ -54,8 +54,7 @@ public final class MountTableMonitor: MountConditionSource, Service, Sendable {
     }
     let descriptor = try systemCall("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC) }
     defer { close(descriptor) }
-    let loop = try eventLoop ?? EventLoop(name: "bg-mounts")
-    defer { if eventLoop == nil { loop.stop() } }
+    let loop = try eventLoop ?? EventLoop.shared()
     let serving = LoopServing()
     let handler: EventLoop.Handler = { [self] _ in
       do throws(SystemCallError) {
@@ -69,7 +68,12 @@ public final class MountTableMonitor: MountConditionSource, Service, Sendable {
       [self] () -> Result<EventLoop.Registration, SystemCallError> in
       do throws(SystemCallError) {
         let registration = try loop.register(descriptor, interest: [], handler)
-        try reread(descriptor)
+        do throws(SystemCallError) {
+          try reread(descriptor)
+        } catch {
+          loop.deregister(registration)
+          return .failure(error)
+        }
         return .success(registration)
       } catch {
         return .failure(error)

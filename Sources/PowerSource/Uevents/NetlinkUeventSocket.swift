@@ -13,7 +13,7 @@ import SystemPackage
 /// uevents cost the process nothing. Datagrams whose sender is not the
 /// kernel (`nl_pid != 0` in `recvfrom`'s address) are dropped and counted, unless the
 /// ``SenderPolicy`` names that sender. Each socket can be read by one ``inputs()`` stream,
-/// served by an `EventLoop` (the one given, or one of its own while the stream lasts).
+/// served by an `EventLoop` (the one given, or the process's shared one).
 public final class NetlinkUeventSocket: UeventSource {
   /// Which senders are accepted.
   public enum SenderPolicy: Sendable, Equatable {
@@ -63,7 +63,7 @@ public final class NetlinkUeventSocket: UeventSource {
   public let portID: UInt32
 
   /// Opens and binds the socket in the calling thread's network namespace; `eventLoop` will
-  /// watch it (without one, ``inputs()`` starts a loop of its own).
+  /// watch it (without one, the process's shared loop: `EventLoop.shared()`).
   /// - Parameters:
   ///   - subsystem: When given (e.g. `power_supply`), only uevents whose `SUBSYSTEM` is this one
   ///     reach the socket (a classic BPF filter attached before `bind`); others are dropped in
@@ -119,23 +119,15 @@ public final class NetlinkUeventSocket: UeventSource {
     }
     guard !alreadyStarted else { throw NetlinkUeventSocketError.alreadyReading }
     let (stream, continuation) = AsyncThrowingStream<UeventInput, any Error>.makeStream()
-    let loop = try eventLoop ?? EventLoop(name: "bg-uevents")
-    let ownsLoop = eventLoop == nil
-    let registration: EventLoop.Registration
-    do {
-      registration = try loop.register(descriptor.rawValue, interest: .readable) { [self] _ in
-        drain(into: continuation)
-      }
-    } catch {
-      if ownsLoop { loop.stop() }
-      throw error
+    let loop = try eventLoop ?? EventLoop.shared()
+    let registration = try loop.register(descriptor.rawValue, interest: .readable) {
+      [self] _ in drain(into: continuation)
     }
     continuation.onTermination = { [self] _ in
       loop.execute { [self] in
         loop.deregister(registration)
         state.withLock { $0.closed = true }
         try? descriptor.close()
-        if ownsLoop { loop.stop() }
       }
     }
     return stream
