@@ -503,17 +503,14 @@ public final class Backgrounder: Sendable {
   // MARK: - Observation
 
   /// Every task in the store — active and recently finished — with its input, read through
-  /// the runtime's own connection pool after all accepted changes are committed. The read
-  /// blocks a short-lived thread of its own: not a thread of the concurrency pool, and not
-  /// GRDB's `async` read, whose Dispatch worker starts libdispatch's workqueue monitor (a 1 s
-  /// timer that never stops: an idle daemon would wake every second).
+  /// the runtime's own connection pool after all accepted changes are committed (on a thread
+  /// of its own: see `TaskStore.read`).
   public func storedTasks(historyLimit: Int = 5) async throws -> [TaskStatus] {
     guard let runtime else { throw LifecycleError.notStarted }
     await runtime.writer.flush()
     let now = configuration.clock.now.date
-    let pool = runtime.store.pool
-    return try await SystemThread.runBlocking(name: "bg-store-read") {
-      try pool.read { db in try TaskStatusQuery.all(db, now: now, historyLimit: historyLimit) }
+    return try await runtime.store.read { db in
+      try TaskStatusQuery.all(db, now: now, historyLimit: historyLimit)
     }
   }
 

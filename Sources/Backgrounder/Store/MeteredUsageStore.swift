@@ -122,13 +122,13 @@ extension Backgrounder {
   /// Stores a run's counted bytes (kept 400 days: longer than any budget window).
   public func recordNetworkBytes(_ record: RunNetworkRecord) async throws {
     guard let runtime else { throw LifecycleError.notStarted }
-    try await runtime.store.pool.write { db in try MeteredUsageStore.insert(db, record) }
+    try await runtime.store.write { db in try MeteredUsageStore.insert(db, record) }
   }
 
   /// The stored runs' bytes counted after `start`, oldest first.
   public func networkBytes(after start: WallInstant) async throws -> [RunNetworkRecord] {
     guard let runtime else { throw LifecycleError.notStarted }
-    return try await runtime.store.pool.read { db in
+    return try await runtime.store.read { db in
       try MeteredUsageStore.records(db, after: start)
     }
   }

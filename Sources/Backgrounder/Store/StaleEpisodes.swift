@@ -50,13 +50,13 @@ extension Backgrounder {
   /// with the time its episode is counted from.
   public func storedStaleEpisodes() async throws -> [TaskId: Date] {
     guard let runtime else { throw LifecycleError.notStarted }
-    return try await runtime.store.pool.read { db in try StaleEpisodes.all(db) }
+    return try await runtime.store.read { db in try StaleEpisodes.all(db) }
   }
 
   /// Records `episodes` (every job stale now, with the time its episode is counted from) in
   /// place of the ones recorded before.
   public func recordStaleEpisodes(_ episodes: [TaskId: Date]) async throws {
     guard let runtime else { throw LifecycleError.notStarted }
-    try await runtime.store.pool.write { db in try StaleEpisodes.replace(db, with: episodes) }
+    try await runtime.store.write { db in try StaleEpisodes.replace(db, with: episodes) }
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SystemCalls
 
 #if canImport(Glibc)
   import Glibc
@@ -145,6 +146,29 @@ final class TaskStore: Sendable {
       try Self.apply(ops, in: db, historyLimit: historyLimit)
       try checkIdentity()
       return db.totalChangesCount != before
+    }
+  }
+
+  // MARK: - Asynchronous access: the one way for async callers
+
+  /// Reads with `body` on a short-lived thread of its own: not a thread of the concurrency
+  /// pool, and not GRDB's `async` read, whose Dispatch worker arms libdispatch's workqueue
+  /// monitor (a 1 s timer that never stops).
+  func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    let pool = self.pool
+    return try await SystemThread.runBlocking(name: "bg-store-read") { try pool.read(body) }
+  }
+
+  /// Writes with `body` in one transaction on a short-lived thread of its own, checked like
+  /// every write: rolled back with ``StoreError/Code/replaced`` when `path` no longer names the
+  /// opened file.
+  func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    try await SystemThread.runBlocking(name: "bg-store-write") { [self] in
+      try pool.write { db in
+        let result = try body(db)
+        try checkIdentity()
+        return result
+      }
     }
   }
 

@@ -79,7 +79,7 @@ extension Backgrounder {
   public func storedSuccesses() async throws -> [TaskSuccess] {
     guard let runtime else { throw LifecycleError.notStarted }
     await runtime.writer.flush()
-    return try await runtime.store.pool.read { db in try TaskSuccess.all(db) }
+    return try await runtime.store.read { db in try TaskSuccess.all(db) }
   }
 }
 

@@ -83,7 +83,7 @@ extension Backgrounder {
   /// outbox; past `capacity` rows the oldest is dropped and counted.
   public func appendTelemetry(_ payload: String, capacity: Int) async throws {
     guard let runtime else { throw LifecycleError.notStarted }
-    try await runtime.store.pool.write { db in
+    try await runtime.store.write { db in
       try TelemetryOutbox.append(db, payload: payload, capacity: capacity)
     }
   }
@@ -91,12 +91,12 @@ extension Backgrounder {
   /// The oldest `limit` rows of the telemetry outbox, or nil when it is empty.
   public func telemetryBatch(limit: Int) async throws -> TelemetryBatch? {
     guard let runtime else { throw LifecycleError.notStarted }
-    return try await runtime.store.pool.read { db in try TelemetryOutbox.batch(db, limit: limit) }
+    return try await runtime.store.read { db in try TelemetryOutbox.batch(db, limit: limit) }
   }
 
   /// Removes a batch the exporter delivered (its rows, and the drops it reported).
   public func acknowledgeTelemetry(_ batch: TelemetryBatch) async throws {
     guard let runtime else { throw LifecycleError.notStarted }
-    try await runtime.store.pool.write { db in try TelemetryOutbox.acknowledge(db, batch) }
+    try await runtime.store.write { db in try TelemetryOutbox.acknowledge(db, batch) }
   }
 }
