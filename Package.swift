@@ -161,8 +161,8 @@ let package = Package(
     .target(
       name: "BackgrounderLinux",
       dependencies: [
-        "Backgrounder", "Broadcasting", "EventLoops", "Locking", "NetworkHints", "PowerSource",
-        "Reachability", "CSystemShims", "SystemCalls",
+        "Backgrounder", "Broadcasting", "DBus", "EventLoops", "Locking", "NetworkHints",
+        "PowerSource", "Reachability", "CSystemShims", "CSystemdBus", "SystemCalls",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "SystemPackage", package: "swift-system"),

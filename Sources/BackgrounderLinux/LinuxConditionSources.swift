@@ -10,8 +10,9 @@ import ServiceLifecycle
 /// Every live Linux condition source, wired exactly as the `backgrounder` daemon wires them
 /// (the daemon uses this type): rtnetlink (``ReachabilityMonitor``), NetworkManager over D-Bus
 /// and nl80211 SSIDs (``NetworkHintsService``), the opt-in connectivity probe
-/// (``ConnectivityProber``), power (``PowerProbe``) and wall-clock changes
-/// (``WallClockChangeMonitor``).
+/// (``ConnectivityProber``), power (``PowerProbe``), wall-clock changes
+/// (``WallClockChangeMonitor``), mounts, reachable destinations and the user's idle state
+/// (systemd-logind, ``LogindIdleWatch``).
 ///
 /// One import, one line:
 ///
@@ -35,17 +36,22 @@ public final class LinuxConditionSources: Service, Sendable {
     public var connectivityCheck: ConnectivityCheck?
     /// Root of the sysfs tree for power supplies.
     public var sysfsRoot: String
+    /// Follow systemd-logind's idle hint for `requiresIdle` (a system-bus connection); without
+    /// it the user's idle state is never known and such work never runs.
+    public var watchesUserIdle: Bool
 
     /// Creates options; the defaults watch the live system as the daemon does.
     public init(
       reachability: ReachabilityConfiguration = ReachabilityConfiguration(),
       hints: NetworkHintsConfiguration = NetworkHintsConfiguration(),
-      connectivityCheck: ConnectivityCheck? = nil, sysfsRoot: String = "/sys"
+      connectivityCheck: ConnectivityCheck? = nil, sysfsRoot: String = "/sys",
+      watchesUserIdle: Bool = true
     ) {
       self.reachability = reachability
       self.hints = hints
       self.connectivityCheck = connectivityCheck
       self.sysfsRoot = sysfsRoot
+      self.watchesUserIdle = watchesUserIdle
     }
   }
 
@@ -60,6 +66,8 @@ public final class LinuxConditionSources: Service, Sendable {
   /// The `requires-reachable` destinations, checked over the primary link
   /// (``DestinationMonitor/watch(_:)`` names them).
   public let destinations: DestinationMonitor
+  /// The user's idle state (`requiresIdle`), nil when ``Options/watchesUserIdle`` is off.
+  public let userIdle: LogindIdleWatch?
   /// One long-running part: its name, its service, and when it ends in a host's shutdown.
   public struct Part: Sendable {
     /// When a part ends in a host's shutdown.
@@ -97,6 +105,8 @@ public final class LinuxConditionSources: Service, Sendable {
     clockChanges = WallClockChangeMonitor(logger: logger, eventLoop: eventLoop)
     mounts = MountTableMonitor(logger: logger, eventLoop: eventLoop)
     destinations = DestinationMonitor(network: monitor, eventLoop: eventLoop, logger: logger)
+    userIdle =
+      options.watchesUserIdle ? LogindIdleWatch(eventLoop: eventLoop, logger: logger) : nil
     var parts: [Part] = [
       Part(name: "network monitor", service: monitor, ending: .whenCancelled),
       Part(
@@ -120,6 +130,9 @@ public final class LinuxConditionSources: Service, Sendable {
       Part(name: "mount table monitor", service: mounts, ending: .whenCancelled),
       Part(name: "destination monitor", service: destinations, ending: .whenCancelled),
     ]
+    if let userIdle {
+      parts.append(Part(name: "logind idle watch", service: userIdle, ending: .whenCancelled))
+    }
     self.parts = parts
   }
 
@@ -135,6 +148,7 @@ public final class LinuxConditionSources: Service, Sendable {
     configuration.clockChanges = clockChanges
     configuration.mounts = mounts
     configuration.destinations = destinations
+    if let userIdle { configuration.userIdle = userIdle }
   }
 
   /// A runtime configuration for `storePath` with these sources and defaults for the rest.

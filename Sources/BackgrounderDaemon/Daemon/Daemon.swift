@@ -115,12 +115,8 @@ package final class Daemon: Service {
       storePath: configuration.storePath, logger: logger,
       concurrencyLimit: configuration.maxConcurrentJobs,
       finishedRetention: Self.finishedRetention)
+    // Network, power, clock, mounts, destinations and the user's idle state (logind).
     sources.configure(&runtimeConfiguration)
-    // The user's idle state for `requires-idle` (logind's idle hint), followed from the start.
-    let idleWatch = LogindIdleWatch(eventLoop: eventLoop, logger: logger)
-    idleWatch.start()
-    defer { idleWatch.stopSoon() }
-    runtimeConfiguration.userIdle = idleWatch
     runtimeConfiguration.startSplay = StartSplayKey.runtimeSplay(configuration.startSplay)
     // A stopped run gets its job's stop-timeout, then SIGKILL and up to 5 s of reaping, before
     // the runtime gives up waiting for its worker (jobs added by a reload with a longer

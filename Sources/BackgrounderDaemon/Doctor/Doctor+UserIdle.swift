@@ -1,4 +1,5 @@
 import Backgrounder
+import BackgrounderLinux
 import CSystemdBus
 import DBus
 import Foundation

@@ -1,4 +1,4 @@
-import BackgrounderDaemon
+import BackgrounderLinux
 import EventLoops
 import Foundation
 import Logging
@@ -24,8 +24,8 @@ struct LogindIdleWatchTests {
     defer { loop.stop() }
     let watch = LogindIdleWatch(
       eventLoop: loop, address: bus.address, logger: Logger(label: "test-idle"))
-    watch.start()
-    defer { watch.stopSoon() }
+    let running = Task { try await watch.run() }
+    defer { running.cancel() }
     #expect(await waitUntil { watch.current.unknown == nil }, "\(watch.current)")
 
     try logind.setIdle(true, sinceMonotonic: LogindMock.monotonicMicroseconds())

@@ -6,29 +6,33 @@ import EventLoops
 import Foundation
 import Locking
 import Logging
-import NetworkHints
+import ServiceLifecycle
 import SystemCalls
 import SystemPackage
 
 /// The user's idle state for `requires-idle`: systemd-logind's `IdleHint` and
 /// `IdleSinceHintMonotonic` on a bus connection of its own, read once when connecting and then
-/// followed through logind's `PropertiesChanged` signals (no polling), served by the daemon's
-/// event loop. Signals count only when broadcast by the current owner of
+/// followed through logind's `PropertiesChanged` signals (no polling), served by the host's
+/// event loop (or the process's shared one) while it runs as a `Service`. Signals count only when broadcast by the current owner of
 /// `org.freedesktop.login1` (``BusSignals``); when logind leaves the bus the state is unknown
 /// until it is back (and read again).
 ///
 /// Unknown is not permission: without a system bus, without logind, or without an answer in
 /// 2 s the conditions say why (``UserIdleConditions/unknown``) and jobs that require an idle
 /// user wait.
-package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendable {
-  // @unchecked: `connection`, `hint`, `firstSeen` and `readSlot` are set up on a thread of
-  // their own before the event loop sees them, then used on the event loop's thread only;
-  // `state` is locked.
+public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked Sendable {
+  // @unchecked: `loop`, `connection`, `hint`, `firstSeen` and `readSlot` are set up on a
+  // thread of their own before the event loop sees them, then used on the event loop's thread
+  // only; `state` is locked.
   package static let destination = "org.freedesktop.login1"
   package static let path = "/org/freedesktop/login1"
   package static let interface = "org.freedesktop.login1.Manager"
 
-  private let eventLoop: EventLoop
+  private let eventLoop: EventLoop?
+  /// The loop serving the connection while ``run()`` runs.
+  private var loop: EventLoop?
+  /// ``run()`` ended (on the loop): a connection made after that is not served.
+  private var stopped = false
   private let address: String?
   private let logger: Logger
   private let state = Lock(
@@ -41,8 +45,10 @@ package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendabl
   /// The `GetAll` in flight after logind came (back) onto the bus.
   private var readSlot: OpaquePointer?
 
-  /// `address`: a bus address, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
-  package init(eventLoop: EventLoop, address: String? = nil, logger: Logger) {
+  /// Follows logind on `address` (a bus address, or nil for the system bus:
+  /// `DBUS_SYSTEM_BUS_ADDRESS` when set), served by `eventLoop` (nil: the process's shared
+  /// loop) while ``run()`` runs.
+  public init(eventLoop: EventLoop? = nil, address: String? = nil, logger: Logger) {
     self.eventLoop = eventLoop
     self.address = address
     self.logger = logger
@@ -52,29 +58,40 @@ package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendabl
     sd_bus_slot_unref(readSlot)
   }
 
-  package var current: UserIdleConditions {
+  public var current: UserIdleConditions {
     state.withLock { $0.latest } ?? .unconfigured
   }
 
-  package func updates() -> AsyncStream<UserIdleConditions> {
+  public func updates() -> AsyncStream<UserIdleConditions> {
     state.withLock { state in
       state.subscribe { [weak self] id in self?.state.withLock { $0.unsubscribe(id) } }
     }
   }
 
-  /// Connects, subscribes and reads the hint off the caller (bounded by 2 s), then serves the
-  /// connection on the event loop.
-  package func start() {
+  /// Connects, subscribes and reads the hint on a thread of its own (bounded by 2 s), then
+  /// serves the connection on the event loop until cancelled or a graceful shutdown.
+  public func run() async throws {
+    let loop = try eventLoop ?? EventLoop.shared()
+    self.loop = loop
     do throws(SystemCallError) {
       try SystemThread.detach(name: "bg-logind-idle") { self.connectAndServe() }
     } catch {
       publish(unknown: "no thread to connect: \(error)")
     }
-  }
-
-  /// Stops serving the connection (on the event loop, soon).
-  package func stopSoon() {
-    eventLoop.execute { self.connection?.stopServing() }
+    let (ends, end) = AsyncStream<Void>.makeStream()
+    await withGracefulShutdownHandler {
+      await withTaskCancellationHandler {
+        for await _ in ends {}
+      } onCancel: {
+        end.finish()
+      }
+    } onGracefulShutdown: {
+      end.finish()
+    }
+    await loop.submit {
+      self.stopped = true
+      self.connection?.stopServing()
+    }
   }
 
   private func connectAndServe() {
@@ -108,7 +125,7 @@ package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendabl
     } else {
       readAll(blocking: true)
     }
-    eventLoop.execute { self.serve() }
+    loop?.execute { self.serve() }
   }
 
   /// Reads the manager's properties: `blocking` on the connecting thread, else asynchronously
@@ -181,7 +198,8 @@ package final class LogindIdleWatch: UserIdleConditionSource, @unchecked Sendabl
   /// On the event loop: serves the connection (with sd-bus's deadline, so an unanswered
   /// `GetAll` times out).
   private func serve() {
-    connection?.serve(on: eventLoop) { [unowned self] error in
+    guard let loop, !stopped else { return }
+    connection?.serve(on: loop) { [unowned self] error in
       logger.warning(
         "the bus connection for logind's idle hint broke: jobs requiring an idle user wait",
         metadata: ["error": "\(error)"])
