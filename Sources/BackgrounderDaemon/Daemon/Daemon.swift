@@ -41,9 +41,9 @@ package final class Daemon: Service {
   /// again after a restart or reload.
   static let finishedRetention: Duration = .seconds(10 * 365 * 86_400)
 
-  private let options: Options
-  private let logger: Logger
-  private let notifier: SystemdNotifier
+  let options: Options
+  let logger: Logger
+  let notifier: SystemdNotifier
 
   package init(options: Options, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) {
     self.options = options
@@ -81,19 +81,7 @@ package final class Daemon: Service {
   package func run(configuration loaded: consuming DaemonConfiguration?) async throws {
     let configuration = try Self.loadConfiguration(options.configPath, loaded: loaded)
     warnOfExposedSecrets(configuration)
-    // Waits in `flock` while another daemon is starting: on a thread meant for blocking calls.
-    let lockPath = configuration.storePath
-    let lock: StoreLock?
-    do {
-      lock = try await SystemThread.runBlocking(
-        name: "bg-store-lock", { try StoreLock(storePath: lockPath) })
-    } catch {
-      // A store path refused by the whole-path rule (or a store that is not a regular file).
-      throw DaemonPartFailure(part: "store", reason: "\(error)")
-    }
-    guard let storeLock = lock else {
-      throw OperatorError("another backgrounder daemon is using \(configuration.storePath)")
-    }
+    let storeLock = try await Self.lockStore(configuration.storePath)
     // The one thread for the low-traffic descriptors: the control socket, the clock timer,
     // the uevent socket.
     let eventLoop = try EventLoop(name: "bg-events")
@@ -177,17 +165,9 @@ package final class Daemon: Service {
     // of a burst (thousands when 1,000 jobs are scheduled at start).
     let alertEvents = runtime.events(
       bufferingPolicy: .bufferingNewest(1), where: { AlertWatch.mayChangeAlerts($0.kind) })
-    let alerts = AlertWatch(
-      clock: runtimeConfiguration.clock,
-      read: {
-        (try await runtime.storedSuccesses(), try await runtime.storedTasks(historyLimit: 0))
-      },
-      episodes: AlertWatch.EpisodeStore(
-        load: { try await runtime.storedStaleEpisodes() },
-        save: { try await runtime.recordStaleEpisodes($0) }),
-      hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics,
-      notices: configuration.desktopNotices ? DesktopNotices(logger: logger) : nil, logger: logger,
-      notify: { [notifier] in notifier.notify($0) })
+    let alerts = alertWatch(
+      runtime: runtime, runner: runner, metrics: metrics,
+      desktopNotices: configuration.desktopNotices)
     let telemetryBatch = configuration.storePath + ".telemetry.json"
     let telemetry: TelemetryExport? =
       if let settings = configuration.telemetry, let runWaits {
@@ -277,95 +257,13 @@ package final class Daemon: Service {
     // definitions in a debug one).
     _ = consume configuration
 
-    // Shut down in reverse order: stop reloading and pinging, cancel running jobs (the control
-    // socket still answers "shutting down"), close the socket, report the jobs' ends, then stop
-    // watching network, power and clock.
-    var parts: [DaemonPart] = []
-    for part in sources.parts {
-      let service = part.service
-      switch part.ending {
-      case .atShutdownSignal: parts.append(.untilShutdown(part.name) { try await service.run() })
-      case .whenCancelled: parts.append(DaemonPart(part.name) { try await service.run() })
-      }
-    }
-    if let metrics {
-      parts.append(
-        .untilShutdown("metrics publisher") {
-          await Self.publish(monitor: monitor, probe: probe, metrics: metrics)
-        })
-    }
-    parts += [
-      DaemonPart("event reporter") {
-        for await event in events { reporter.report(event) }
-        try await gracefulShutdown()  // the stream ends when the runtime has shut down
-      },
-      DaemonPart("alert watch") {
-        // At the shutdown signal, not after the runtime's: waiting hooks are cancelled and
-        // running ones stopped while the jobs are.
-        await withGracefulShutdownHandler {
-          await alerts.run(events: alertEvents)
-        } onGracefulShutdown: {
-          alerts.stopHooks()
-        }
-        try await gracefulShutdown()  // the stream ends when the runtime has shut down
-      },
-      .untilShutdown("control socket") { try await control.run() },
-    ]
-    if let telemetry, let telemetryEvents {
-      parts.append(
-        DaemonPart("telemetry export") {
-          await telemetry.run(events: telemetryEvents)
-          try await gracefulShutdown()  // the stream ends when the runtime has shut down
-        })
-    }
-    parts += [
-      DaemonPart("runtime") { try await self.runUntilShutdown(runtime) },
-      .untilShutdown("store file") {
-        for await error in storeReplaced {
-          self.logger.error(
-            "the store file was deleted or replaced; stopping",
-            metadata: ["store": "\(storePath)", "error": "\(error)"])
-          throw error
-        }
-      },
-    ]
-    if notifier.watchdogInterval != nil {
-      parts.append(
-        .untilShutdown("watchdog") {
-          let check = DispatchWatchdog { runtime.dispatchLoopProgress() }
-          await self.notifier.runWatchdog(logger: self.logger, isHealthy: check.isHealthy)
-        })
-    }
-    parts += [
-      .untilShutdown("readiness") {
-        // The store is open since runtime.start(); power is read when the probe is created.
-        let unmet = await ReadinessCondition.firstUnmet([
-          .firstElement(of: listening, "control socket listening"),
-          // Unknown is not permission: READY=1 once every source answered or timed out.
-          .firstElement(
-            of: monitor.statusUpdates(), "network status with every source answered",
-            where: \.isSettled),
-        ])
-        if let unmet {
-          // A part failed or the daemon stops: that ends the group, not this part.
-          self.logger.notice("not ready: no \(unmet)")
-          return try await gracefulShutdown()
-        }
-        self.notifier.notify(ready)
-        self.logger.info("daemon ready", metadata: ["jobs": "\(jobCount)"])
-        self.options.afterReady?(runtime)
-        try await gracefulShutdown()
-      },
-      .untilShutdown("config reload (SIGHUP)") {
-        if let reloads = forwardedReloads?.stream {
-          for await _ in reloads { await self.reload(reloaded) }
-        } else {
-          for await _ in await UnixSignalsSequence(trapping: .sighup) {
-            await self.reload(reloaded)
-          }
-        }
-      },
-    ]
+    let parts = parts(
+      Running(
+        sources: sources, runtime: runtime, metrics: metrics, events: events, reporter: reporter,
+        alertEvents: alertEvents, alerts: alerts, telemetry: telemetry,
+        telemetryEvents: telemetryEvents, control: control, listening: listening,
+        storeReplaced: storeReplaced, storePath: storePath, jobCount: jobCount, ready: ready,
+        reloaded: reloaded, forwardedReloads: forwardedReloads?.stream))
     let group = ServiceGroup(
       configuration: ServiceGroupConfiguration(
         services: parts.map(\.configuration),
@@ -395,9 +293,43 @@ package final class Daemon: Service {
     logger.info("daemon stopped")
   }
 
+  /// Takes the store's start lock, waiting in `flock` while another daemon is starting (on a
+  /// thread meant for blocking calls); throws when another daemon uses the store.
+  private static func lockStore(_ storePath: String) async throws -> StoreLock {
+    let lock: StoreLock?
+    do {
+      lock = try await SystemThread.runBlocking(
+        name: "bg-store-lock", { try StoreLock(storePath: storePath) })
+    } catch {
+      // A store path refused by the whole-path rule (or a store that is not a regular file).
+      throw DaemonPartFailure(part: "store", reason: "\(error)")
+    }
+    guard let lock else {
+      throw OperatorError("another backgrounder daemon is using \(storePath)")
+    }
+    return lock
+  }
+
+  /// The alert watch: stale and failing jobs from the store, their hooks, metrics and notices.
+  private func alertWatch(
+    runtime: Backgrounder, runner: CommandRunner, metrics: MetricsFile?, desktopNotices: Bool
+  ) -> AlertWatch {
+    AlertWatch(
+      clock: runtime.configuration.clock,
+      read: {
+        (try await runtime.storedSuccesses(), try await runtime.storedTasks(historyLimit: 0))
+      },
+      episodes: AlertWatch.EpisodeStore(
+        load: { try await runtime.storedStaleEpisodes() },
+        save: { try await runtime.recordStaleEpisodes($0) }),
+      hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics,
+      notices: desktopNotices ? DesktopNotices(logger: logger) : nil, logger: logger,
+      notify: { [notifier] in notifier.notify($0) })
+  }
+
   /// Waits for the graceful shutdown, then stops dispatching and cancels running jobs
   /// (recorded as retry), flushes and closes the store.
-  private func runUntilShutdown(_ runtime: Backgrounder) async throws {
+  func runUntilShutdown(_ runtime: Backgrounder) async throws {
     try? await gracefulShutdown()
     notifier.notify("STOPPING=1\nSTATUS=stopping: cancelling running jobs")
     logger.info("shutting down: cancelling running jobs")
@@ -405,7 +337,7 @@ package final class Daemon: Service {
   }
 
   /// What a config reload applies the new file to.
-  private struct Reloaded: Sendable {
+  struct Reloaded: Sendable {
     let jobs: JobSynchronizer
     let alerts: AlertWatch
     let wakeAlarms: WakeAlarms
@@ -430,7 +362,7 @@ package final class Daemon: Service {
   }
 
   /// Re-reads the config file and applies it; a broken file is logged and changes nothing.
-  private func reload(_ reloaded: Reloaded) async {
+  func reload(_ reloaded: Reloaded) async {
     do {
       let configuration = try ConfigurationLoader.load(path: options.configPath)
       warnOfExposedSecrets(configuration)
@@ -470,7 +402,7 @@ package final class Daemon: Service {
   }
 
   /// Keeps the metrics' network and power gauges current.
-  private static func publish(
+  static func publish(
     monitor: ReachabilityMonitor, probe: PowerProbe, metrics: MetricsFile
   ) async {
     await withTaskGroup(of: Void.self) { group in
