@@ -68,22 +68,23 @@ public final class NetlinkUeventSocket: UeventSource {
   ///   - subsystem: When given (e.g. `power_supply`), only uevents whose `SUBSYSTEM` is this one
   ///     reach the socket (a classic BPF filter attached before `bind`); others are dropped in
   ///     the kernel. `nil`: every uevent is delivered.
-  /// - Throws: `Errno` from `socket`, `setsockopt(SO_ATTACH_FILTER)`, `bind` or `getsockname`.
+  /// - Throws: ``SystemCallError`` from `socket`, `setsockopt(SO_ATTACH_FILTER)`, `bind` or
+  ///   `getsockname`.
   public init(
     senderPolicy: SenderPolicy = .kernelOnly, subsystem: String? = nil, eventLoop: EventLoop? = nil
-  ) throws(Errno) {
+  ) throws(SystemCallError) {
     let raw = socket(
       AF_NETLINK,
       Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue),
       NetlinkAddress.kobjectUeventProtocol)
-    guard raw >= 0 else { throw SystemCallError.current("socket").errno }
+    guard raw >= 0 else { throw SystemCallError.current("socket") }
     let descriptor = FileDescriptor(rawValue: raw)
     var bufferSize: Int32 = 1 << 20
     // Best effort: a larger queue makes ENOBUFS rarer; failure leaves the default.
     _ = setsockopt(raw, SOL_SOCKET, SO_RCVBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
     // Before bind, so that nothing unfiltered is ever queued.
     if let subsystem, csystem_attach_uevent_subsystem_filter(raw, subsystem) != 0 {
-      let error = SystemCallError.current("setsockopt SO_ATTACH_FILTER").errno
+      let error = SystemCallError.current("setsockopt SO_ATTACH_FILTER")
       try? descriptor.close()
       throw error
     }
@@ -91,7 +92,7 @@ public final class NetlinkUeventSocket: UeventSource {
     let bound = address.withSockaddr { bind(raw, $0, $1) }
     let (named, boundAddress) = NetlinkAddress.receive { getsockname(raw, $0, $1) }
     guard bound == 0, named == 0, let boundAddress else {
-      let error = SystemCallError.current("bind").errno
+      let error = SystemCallError.current(bound == 0 ? "getsockname" : "bind")
       try? descriptor.close()
       throw error
     }
@@ -137,25 +138,30 @@ public final class NetlinkUeventSocket: UeventSource {
   private func drain(into continuation: AsyncThrowingStream<UeventInput, any Error>.Continuation) {
     var buffer = [UInt8](repeating: 0, count: Self.receiveBufferSize)
     while true {
-      let (count, sender) = buffer.withUnsafeMutableBytes { bytes in
-        NetlinkAddress.receive {
-          recvfrom(
-            descriptor.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_TRUNC), $0, $1)
+      let (received, sender) = buffer.withUnsafeMutableBytes { bytes in
+        NetlinkAddress.receive { address, length in
+          Result { () throws(SystemCallError) -> Int in
+            try systemCall("recvfrom") {
+              recvfrom(
+                descriptor.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_TRUNC), address,
+                length)
+            }
+          }
         }
       }
-      if count < 0 {
-        let error = SystemCallError.current("recvfrom").errno
-        switch error {
-        case .resourceTemporarilyUnavailable: return
-        case .interrupted: continue
-        case .noBufferSpace:
-          state.withLock { $0.counters.overflows += 1 }
-          continuation.yield(.overflow)
-        default:
-          continuation.finish(throwing: error)
-          return
-        }
+      let count: Int
+      switch received {
+      case .success(let value):
+        count = value
+      case .failure(let error) where error.errno == .resourceTemporarilyUnavailable:
+        return
+      case .failure(let error) where error.errno == .noBufferSpace:
+        state.withLock { $0.counters.overflows += 1 }
+        continuation.yield(.overflow)
         continue
+      case .failure(let error):
+        continuation.finish(throwing: error)
+        return
       }
       guard let sender, senderPolicy.accepts(sender.portID) else {
         state.withLock { $0.counters.rejectedSenders += 1 }
