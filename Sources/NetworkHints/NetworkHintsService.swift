@@ -99,16 +99,8 @@ public final class NetworkHintsService: Service, Sendable {
       configuration: configuration, monitor: monitor, logger: logger, loop: loop,
       onSettled: { [self] in settle() })
     loop.execute { hints.start() }
-    let (ends, end) = AsyncStream<Void>.makeStream()
-    await withGracefulShutdownHandler {
-      await withTaskCancellationHandler {
-        for await _ in ends {}
-      } onCancel: {
-        end.finish()
-      }
-    } onGracefulShutdown: {
-      end.finish()
-    }
+    // Until cancelled or a graceful shutdown.
+    try? await gracefulShutdown()
     await loop.submit { hints.stop() }
     settle()
     monitor.updateHints { hints in

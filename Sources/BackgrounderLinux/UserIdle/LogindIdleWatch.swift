@@ -78,16 +78,8 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
     } catch {
       publish(unknown: "no thread to connect: \(error)")
     }
-    let (ends, end) = AsyncStream<Void>.makeStream()
-    await withGracefulShutdownHandler {
-      await withTaskCancellationHandler {
-        for await _ in ends {}
-      } onCancel: {
-        end.finish()
-      }
-    } onGracefulShutdown: {
-      end.finish()
-    }
+    // Until cancelled or a graceful shutdown.
+    try? await gracefulShutdown()
     await loop.submit {
       self.stopped = true
       self.connection?.stopServing()
