@@ -251,7 +251,12 @@ let package = Package(
     .testTarget(
       name: "PowerSourceTests", dependencies: ["Locking", "PowerSource", "TestSupport"]),
     .testTarget(name: "Nl80211Tests", dependencies: ["Nl80211"]),
-    .testTarget(name: "NetworkHintsTests", dependencies: ["DBus", "NetworkHints", "Reachability"]),
+    .testTarget(
+      name: "NetworkHintsTests",
+      dependencies: [
+        "DBus", "NetworkHints", "Reachability",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ]),
     .testTarget(
       name: "BackgrounderTests",
       dependencies: [

@@ -12,11 +12,23 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
   public var name: String?
   /// The call got no answer in time (the peer is on the bus but silent).
   public var isTimeout = false
+  /// What sd-bus said, when it failed with an errno (its negative result) rather than the
+  /// peer with an error name.
+  public var errno: Errno?
 
-  package init(description: String, name: String? = nil, isTimeout: Bool = false) {
+  package init(
+    description: String, name: String? = nil, isTimeout: Bool = false, errno: Errno? = nil
+  ) {
     self.description = description
     self.name = name
     self.isTimeout = isTimeout
+    self.errno = errno
+  }
+
+  /// `what` failed with sd-bus's negative `result`: "what: message", carrying the errno.
+  package init(_ what: String, result: Int32) {
+    let errno = Errno(rawValue: -result)
+    self.init(description: "\(what): \(errno)", errno: errno)
   }
 }
 
@@ -87,7 +99,7 @@ package final class BusConnection: @unchecked Sendable {
         case .system(let address?): address
         default: "the \(choice.name) bus"
         }
-      throw BusError(description: "connect to \(target): \(Self.text(errno: -result))")
+      throw BusError("connect to \(target)", result: result)
     }
     handle = bus
     signals = BusSignals(bus: bus, refused: refused)
@@ -194,7 +206,7 @@ package final class BusConnection: @unchecked Sendable {
     let descriptor = sd_bus_get_fd(handle)
     let events = sd_bus_get_events(handle)
     guard descriptor >= 0, events >= 0 else {
-      throw BusError(description: "bus closed: \(Self.text(errno: -min(descriptor, events)))")
+      throw BusError("bus closed", result: min(descriptor, events))
     }
     var deadline: UInt64 = 0
     guard sd_bus_get_timeout(handle, &deadline) >= 0 else {
@@ -215,7 +227,7 @@ package final class BusConnection: @unchecked Sendable {
   package func processPending() throws(BusError) {
     while true {
       let result = sd_bus_process(handle, nil)
-      if result < 0 { throw BusError(description: "bus failed: \(Self.text(errno: -result))") }
+      if result < 0 { throw BusError("bus failed", result: result) }
       if result == 0 { return }
     }
   }
@@ -260,7 +272,7 @@ package final class BusConnection: @unchecked Sendable {
     if result >= 0 { result = sd_bus_message_set_auto_start(message, 0) }
     guard result >= 0 else {
       sd_bus_message_unref(message)
-      throw BusError(description: "\(member) \(path): \(Self.text(errno: -result))")
+      throw BusError("\(member) \(path)", result: result)
     }
     defer { sd_bus_message_unref(message) }
     var error = csd_error_null()
@@ -276,9 +288,10 @@ package final class BusConnection: @unchecked Sendable {
       let unanswered = result == -ETIMEDOUT || name == noReply
       let timedOut = unanswered && csd_monotonic_microseconds() >= deadline
       throw BusError(
-        description: "\(what): \(name ?? Self.text(errno: -result))"
+        description: "\(what): \(name ?? "\(Errno(rawValue: -result))")"
           + (detail.map { " (\($0))" } ?? ""),
-        name: timedOut ? nil : (name ?? (unanswered ? noReply : nil)), isTimeout: timedOut)
+        name: timedOut ? nil : (name ?? (unanswered ? noReply : nil)), isTimeout: timedOut,
+        errno: name == nil && result < 0 ? Errno(rawValue: -result) : nil)
     }
     defer { sd_bus_message_unref(reply) }
     do {
@@ -350,11 +363,11 @@ package final class BusConnection: @unchecked Sendable {
 
   @discardableResult
   package static func check(_ result: Int32) throws(BusError) -> Int32 {
-    guard result >= 0 else { throw BusError(description: text(errno: -result)) }
+    guard result >= 0 else {
+      throw BusError(description: "\(Errno(rawValue: -result))", errno: Errno(rawValue: -result))
+    }
     return result
   }
-
-  package static func text(errno code: Int32) -> String { "\(Errno(rawValue: code))" }
 
   /// `duration` in whole microseconds (sd-bus's unit), negative as 0.
   package static func microseconds(_ duration: Duration) -> UInt64 {

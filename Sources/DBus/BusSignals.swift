@@ -145,7 +145,7 @@ public final class BusSignals {
     if result >= 0 { result = csd_append_string(message, service) }
     defer { sd_bus_message_unref(message) }
     guard result >= 0 else {
-      throw BusError(description: "GetNameOwner \(service): \(BusConnection.text(errno: -result))")
+      throw BusError("GetNameOwner \(service)", result: result)
     }
     var error = csd_error_null()
     defer { sd_bus_error_free(&error) }
@@ -155,7 +155,7 @@ public final class BusSignals {
     guard result >= 0, let reply else {
       // An error reply (NameHasNoOwner): nobody owns it; no reply: the bus is gone.
       if csd_error_name(&error) != nil { return nil }
-      throw BusError(description: "GetNameOwner \(service): \(BusConnection.text(errno: -result))")
+      throw BusError("GetNameOwner \(service)", result: result)
     }
     return try? BusConnection.readString(reply, type: "s")
   }
@@ -170,7 +170,7 @@ public final class BusSignals {
         return 0
       }, Unmanaged.passUnretained(subscription).toOpaque())
     guard result >= 0, let slot else {
-      throw BusError(description: "AddMatch \(rule): \(BusConnection.text(errno: -result))")
+      throw BusError("AddMatch \(rule)", result: result)
     }
     subscriptions.append(subscription)
     slots.append(slot)
