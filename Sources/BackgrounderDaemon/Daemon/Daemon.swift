@@ -99,47 +99,27 @@ package final class Daemon: Service {
       eventLoop: eventLoop, logger: logger)
     let monitor = sources.monitor
     let probe = sources.powerProbe
-    var runtimeConfiguration = Backgrounder.Configuration(
-      storePath: configuration.storePath, logger: logger,
-      concurrencyLimit: configuration.maxConcurrentJobs,
-      finishedRetention: Self.finishedRetention)
-    // Network, power, clock, mounts, destinations and the user's idle state (logind).
-    sources.configure(&runtimeConfiguration)
-    runtimeConfiguration.startSplay = StartSplayKey.runtimeSplay(configuration.startSplay)
-    // A stopped run gets its job's stop-timeout, then SIGKILL and up to 5 s of reaping, before
-    // the runtime gives up waiting for its worker (jobs added by a reload with a longer
-    // stop-timeout are still killed in time, only their record lacks how they ended).
-    let longestStop = configuration.jobs.compactMap(\.stopTimeout).max() ?? .zero
-    runtimeConfiguration.gracePeriod = max(
-      runtimeConfiguration.gracePeriod, max(options.killGracePeriod, longestStop) + .seconds(10))
-    runtimeConfiguration.storeOpenPath = storeLock.storeOpenPath
-    runtimeConfiguration.dispatchLoopWillIterate = options.dispatchLoopWillIterate
     // A store deleted or replaced under the daemon: its writes are refused from the first one
     // after the change, and the daemon stops (exit ≠ 0) so that systemd starts it on the file
     // the path names now.
     let (storeReplaced, replacedContinuation) = AsyncStream<StoreError>.makeStream(
       bufferingPolicy: .bufferingOldest(1))
-    runtimeConfiguration.onStoreReplaced = { replacedContinuation.yield($0) }
     let metricsPath = options.metricsFile ?? configuration.metricsFile
     // With [telemetry] and no [metrics] file the metrics are kept for the exporter only.
     let metrics =
       metricsPath != nil || configuration.telemetry != nil ? MetricsFile(path: metricsPath) : nil
-    let waitMetrics = metrics.map(WaitMetrics.init(metrics:))
     let runWaits = configuration.telemetry.map { _ in RunWaitFeed() }
-    if waitMetrics != nil || runWaits != nil {
-      runtimeConfiguration.onWaitChange = { job, predicates, time in
-        waitMetrics?.change(job: job, predicates: predicates, at: time)
-        runWaits?.change(job: job, predicates: predicates, at: time)
-      }
-    }
-    let runtime = Backgrounder(configuration: runtimeConfiguration)
+    let runtime = Backgrounder(
+      configuration: runtimeConfiguration(
+        configuration, sources: sources, storeLock: storeLock, metrics: metrics,
+        runWaits: runWaits, onStoreReplaced: { replacedContinuation.yield($0) }))
     let containment = try await RunContainment.prepare(
       storePath: configuration.storePath, logger: logger)
     let runner = CommandRunner(
       gracePeriod: options.killGracePeriod, containment: containment, logger: logger)
     let inhibitor = SleepInhibitor(logger: logger)
     let meteredBudgets = MeteredBudgetLedger(
-      runtime: runtime, clock: runtimeConfiguration.clock, zone: runtimeConfiguration.timeZone,
+      runtime: runtime, clock: runtime.configuration.clock, zone: runtime.configuration.timeZone,
       logger: logger)
     meteredBudgets.configure(configuration)
     defer { meteredBudgets.stop() }
@@ -147,7 +127,7 @@ package final class Daemon: Service {
     containment.shaping?.configure(configuration)
     var networkBytes = RunNetworkCounting(
       accounting: LinkCounterAccounting(), ledger: meteredBudgets, metrics: metrics,
-      logger: logger, clock: runtimeConfiguration.clock,
+      logger: logger, clock: runtime.configuration.clock,
       network: { [network = sources.network] in network.current })
     networkBytes.counted = runBytes.map { $0.counted }
     let onRelaxedRun: @Sendable (String) -> Void = { [logger] job in
@@ -173,7 +153,7 @@ package final class Daemon: Service {
       if let settings = configuration.telemetry, let runWaits {
         TelemetryExport(
           settings: settings, runtime: runtime, network: sources.network,
-          clock: runtimeConfiguration.clock, batchPath: telemetryBatch,
+          clock: runtime.configuration.clock, batchPath: telemetryBatch,
           metrics: metrics, waits: runWaits, logger: logger, bytes: runBytes ?? RunBytesFeed(),
           send: TelemetryExporterProcess.send(
             runner: runner, exporter: TelemetryExporterProcess.path(settings),
@@ -291,6 +271,39 @@ package final class Daemon: Service {
     reporter.writeMetrics()
     withExtendedLifetime(storeLock) {}
     logger.info("daemon stopped")
+  }
+
+  /// The runtime's configuration: the sources, the start splay, a grace period long enough
+  /// for every job's stop-timeout, the store, and where wait changes are reported.
+  private func runtimeConfiguration(
+    _ configuration: borrowing DaemonConfiguration, sources: LinuxConditionSources,
+    storeLock: StoreLock, metrics: MetricsFile?, runWaits: RunWaitFeed?,
+    onStoreReplaced: @escaping @Sendable (StoreError) -> Void
+  ) -> Backgrounder.Configuration {
+    var runtimeConfiguration = Backgrounder.Configuration(
+      storePath: configuration.storePath, logger: logger,
+      concurrencyLimit: configuration.maxConcurrentJobs,
+      finishedRetention: Self.finishedRetention)
+    // Network, power, clock, mounts, destinations and the user's idle state (logind).
+    sources.configure(&runtimeConfiguration)
+    runtimeConfiguration.startSplay = StartSplayKey.runtimeSplay(configuration.startSplay)
+    // A stopped run gets its job's stop-timeout, then SIGKILL and up to 5 s of reaping, before
+    // the runtime gives up waiting for its worker (jobs added by a reload with a longer
+    // stop-timeout are still killed in time, only their record lacks how they ended).
+    let longestStop = configuration.jobs.compactMap(\.stopTimeout).max() ?? .zero
+    runtimeConfiguration.gracePeriod = max(
+      runtimeConfiguration.gracePeriod, max(options.killGracePeriod, longestStop) + .seconds(10))
+    runtimeConfiguration.storeOpenPath = storeLock.storeOpenPath
+    runtimeConfiguration.dispatchLoopWillIterate = options.dispatchLoopWillIterate
+    runtimeConfiguration.onStoreReplaced = onStoreReplaced
+    let waitMetrics = metrics.map(WaitMetrics.init(metrics:))
+    if waitMetrics != nil || runWaits != nil {
+      runtimeConfiguration.onWaitChange = { job, predicates, time in
+        waitMetrics?.change(job: job, predicates: predicates, at: time)
+        runWaits?.change(job: job, predicates: predicates, at: time)
+      }
+    }
+    return runtimeConfiguration
   }
 
   /// Takes the store's start lock, waiting in `flock` while another daemon is starting (on a
