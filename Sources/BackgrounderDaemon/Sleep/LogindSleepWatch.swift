@@ -13,8 +13,8 @@ import SystemPackage
 /// (or the shutdown was cancelled). With it comes logind's `InhibitDelayMaxUSec`, read once
 /// when connecting (nil when it could not be read).
 package final class LogindSleepWatch: @unchecked Sendable {
-  // @unchecked: `connection` is set up on a thread of its own before the event loop sees it,
-  // then used on the event loop's thread only.
+  // @unchecked: the connection is made on a thread of its own and handed to the event loop
+  // (its `execute`), which alone touches `connection`; `inhibitDelayMax` is set before that.
   private let eventLoop: EventLoop
   private let address: String?
   private let logger: Logger
@@ -50,15 +50,17 @@ package final class LogindSleepWatch: @unchecked Sendable {
   }
 
   private func connectAndServe() {
+    let connection: BusConnection
     do throws(InhibitRefusal) {
-      try connect()
+      connection = try connect()
     } catch {
       logger.info(
         "not watching for system sleep: runs are not stopped before it",
         metadata: ["reason": "\(error)"])
       return
     }
-    eventLoop.execute { self.serve() }
+    // Handed to the loop, which alone touches it from now on.
+    eventLoop.execute { self.serve(connection) }
   }
 
   /// Stops serving the connection (on the event loop, soon).
@@ -66,10 +68,11 @@ package final class LogindSleepWatch: @unchecked Sendable {
     eventLoop.execute { self.connection?.stopServing() }
   }
 
-  private func connect() throws(InhibitRefusal) {
+  private func connect() throws(InhibitRefusal) -> BusConnection {
     let logger = self.logger
+    let connection: BusConnection
     do throws(BusError) {
-      let connection = try BusConnection(.system(address: address)) { refusal in
+      connection = try BusConnection(.system(address: address)) { refusal in
         logger.debug("ignored a forged systemd-logind signal: \(refusal)")
       }
       try connection.setMethodCallTimeout(.seconds(2))
@@ -77,19 +80,19 @@ package final class LogindSleepWatch: @unchecked Sendable {
         from: LogindInhibitCall.destination,
         match: "path='\(LogindInhibitCall.path)',interface='\(LogindInhibitCall.interface)'"
       ) { [unowned self] message in self.received(message) }
-      self.connection = connection
     } catch {
       throw InhibitRefusal(isAbsent: true, description: "logind signals: \(error)")
     }
-    inhibitDelayMax = readInhibitDelayMax()
+    inhibitDelayMax = readInhibitDelayMax(connection)
+    return connection
   }
 
   /// logind's `InhibitDelayMaxUSec` (the longest sleep waits for a delay lock), nil when it
   /// cannot be read (logged).
-  private func readInhibitDelayMax() -> Duration? {
+  private func readInhibitDelayMax(_ connection: BusConnection) -> Duration? {
     var microseconds: UInt64 = 0
     let result = sd_bus_get_property_trivial(
-      connection?.handle, LogindInhibitCall.destination, LogindInhibitCall.path,
+      connection.handle, LogindInhibitCall.destination, LogindInhibitCall.path,
       LogindInhibitCall.interface,
       "InhibitDelayMaxUSec", nil, CChar(UInt8(ascii: "t")), &microseconds)
     guard result >= 0 else {
@@ -101,9 +104,10 @@ package final class LogindSleepWatch: @unchecked Sendable {
     return .microseconds(Int64(clamping: microseconds))
   }
 
-  /// On the event loop: serves the connection.
-  private func serve() {
-    connection?.serve(on: eventLoop) { [logger] error in
+  /// On the event loop: takes the connection and serves it.
+  private func serve(_ connection: BusConnection) {
+    self.connection = connection
+    connection.serve(on: eventLoop) { [logger] error in
       logger.warning(
         "the bus connection for system sleep broke: runs are no longer stopped before it",
         metadata: ["error": "\(error)"])

@@ -21,9 +21,10 @@ import SystemPackage
 /// 2 s the conditions say why (``UserIdleConditions/unknown``) and jobs that require an idle
 /// user wait.
 public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked Sendable {
-  // @unchecked: `loop`, `connection`, `hint`, `firstSeen` and `readSlot` are set up on a
-  // thread of their own before the event loop sees them, then used on the event loop's thread
-  // only; `state` is locked.
+  // @unchecked: `loop` is set before the connecting thread starts; `hint` and `firstSeen` are
+  // set up on that thread before the event loop sees them (its `execute` hands them over);
+  // `connection`, `readSlot` and `stopped` are touched on the event loop's thread only;
+  // `state` is locked.
   package static let destination = "org.freedesktop.login1"
   package static let path = "/org/freedesktop/login1"
   package static let interface = "org.freedesktop.login1.Manager"
@@ -111,18 +112,18 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
     } catch {
       return publish(unknown: "cannot follow logind's idle hint (\(error))")
     }
-    self.connection = connection
     if connection.owner(of: Self.destination) == nil {
       publish(unknown: "logind not running")
     } else {
-      readAll(blocking: true)
+      readAll(blocking: true, on: connection)
     }
-    loop?.execute { self.serve() }
+    // Handed to the loop, which alone touches it from now on.
+    loop?.execute { self.serve(connection) }
   }
 
   /// Reads the manager's properties: `blocking` on the connecting thread, else asynchronously
   /// (the reply is processed on the event loop).
-  private func readAll(blocking: Bool) {
+  private func readAll(blocking: Bool, on connection: BusConnection?) {
     var message: OpaquePointer?
     let bus = connection?.handle
     var result = sd_bus_message_new_method_call(
@@ -187,11 +188,12 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
     publishHint()
   }
 
-  /// On the event loop: serves the connection (with sd-bus's deadline, so an unanswered
-  /// `GetAll` times out).
-  private func serve() {
+  /// On the event loop: takes the connection and serves it (with sd-bus's deadline, so an
+  /// unanswered `GetAll` times out); after ``run()`` ended it is closed instead.
+  private func serve(_ connection: BusConnection) {
     guard let loop, !stopped else { return }
-    connection?.serve(on: loop) { [unowned self] error in
+    self.connection = connection
+    connection.serve(on: loop) { [unowned self] error in
       logger.warning(
         "the bus connection for logind's idle hint broke: jobs requiring an idle user wait",
         metadata: ["error": "\(error)"])
@@ -218,7 +220,7 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
       }
       sd_bus_message_exit_container(message)
     }
-    if invalidated { return readAll(blocking: false) }
+    if invalidated { return readAll(blocking: false, on: connection) }
     let wasIdle = hint.idle
     guard hint.take(values) else { return }
     if hint.idle && !wasIdle { firstSeen = Date() }
@@ -238,7 +240,7 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
     if texts[2].isEmpty {
       publish(unknown: "logind not running")
     } else {
-      readAll(blocking: false)
+      readAll(blocking: false, on: connection)
     }
   }
 
