@@ -1,3 +1,4 @@
+import CSystemdBus
 import Reachability
 
 /// What a D-Bus hint source answers, as far as ``HintSourceLifecycle`` needs to know: its
@@ -65,8 +66,14 @@ struct HintSourceLifecycle<Snapshot: HintSourceAnswer>: Sendable, Equatable {
 
   /// The source answered with `snapshot`. Back after leaving but still starting up: the stale
   /// answer stays until it is done or the limit passes. Back but without an answer yet for a
-  /// link it had one for: that link's stale answer stays, merged into the fresh one.
-  mutating func answered(_ snapshot: Snapshot) -> Publication? {
+  /// link it had one for: that link's stale answer stays, merged into the fresh one. Starting
+  /// up while its last answer is held (it left and came back between two reads, so it was
+  /// never seen away): that answer turns stale and stays, as when it was seen away; `now` and
+  /// `wall` start the stale limit then.
+  mutating func answered(
+    _ snapshot: Snapshot, now: UInt64 = csd_monotonic_microseconds(), wall: Double = wallSeconds()
+  ) -> Publication? {
+    if snapshot.isStartingUp, state == .answered { return keepStale(now: now, wall: wall) }
     if state.isStale {
       if snapshot.isStartingUp { return nil }
       let pending = published.linkHints.filter { snapshot.linkHints[$0.key] == nil }

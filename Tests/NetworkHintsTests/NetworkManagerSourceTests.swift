@@ -80,6 +80,26 @@ import Testing
     #expect(source.answered(done)?.state == .answered)
   }
 
+  /// `systemctl restart NetworkManager` between two reads: the daemon never saw it away, and
+  /// the restarted one, still starting up, guesses the link unmetered before it applies the
+  /// connection's `metered = yes`. The last answer stays (stale, with the limit) until it is
+  /// done starting.
+  @Test func restartedUnseenAndStartingUpKeepsTheLastAnswerStale() {
+    var source = NetworkManagerSource(limits: Self.limits, wall: 100)
+    _ = source.answered(Self.metered, now: 0, wall: 100)
+    var starting = NetworkManagerSnapshot(metered: ["wlan0": .guessNo], connectivity: .full)
+    starting.isStartingUp = true
+    let kept = source.answered(starting, now: 1_000, wall: 200)
+    #expect(kept == .init(snapshot: Self.metered, state: .stale(since: 200)))
+    #expect(source.answered(starting, now: 2_000, wall: 201) == nil, "still starting up")
+    var done = Self.metered
+    done.isStartingUp = false
+    #expect(source.answered(done, now: 3_000, wall: 202)?.state == .answered)
+    // Starting up for longer than the stale limit: the kernel decides.
+    _ = source.answered(starting, now: 10_000, wall: 300)
+    #expect(source.tick(now: 130_000, wall: 300.12)?.state == .expired(since: 300.12))
+  }
+
   @Test func backWithoutAMeteredAnswerForALinkKeepsThatLinksStaleAnswer() {
     var source = NetworkManagerSource(limits: Self.limits, wall: 100)
     _ = source.answered(Self.metered)
