@@ -89,6 +89,62 @@ import Testing
     return fd
   }
 
+  /// A request the server took before it was stopped gets its answer: the daemon stops when a
+  /// request finds its store replaced, and the client that asked must read why (CI's soak saw
+  /// "connection closed before a complete line" instead). One the handler never answers is
+  /// cut off at the answer deadline, and the server still stops.
+  @Test func aRequestTakenBeforeTheStopIsAnsweredAndAHungOneIsCutOff() async throws {
+    let path = socketPath()
+    let (entered, enteredContinuation) = AsyncStream<String>.makeStream()
+    let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
+    var limits = ControlServer.Limits()
+    limits.answerDeadline = .milliseconds(300)
+    let server = ControlServer(path: path, logger: Logger(label: "test.control"), limits: limits) {
+      request in
+      guard case .trigger(let id) = request else {
+        return ControlResponse(ok: true, message: "pong")
+      }
+      enteredContinuation.yield(id)
+      if id == "held" { for await _ in release { break } }
+      if id == "hung" { for await _ in AsyncStream<Void>.makeStream().stream {} }
+      return ControlResponse(ok: false, message: "\(id): the store was replaced")
+    }
+    let running = Task { try await server.run() }
+    defer { running.cancel() }
+    let client = ControlClient(path: path, timeout: .seconds(5))
+    for _ in 0..<200 where (try? await client.send(.ping)) == nil {
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    // A client that connected and sent nothing: the stop closes it at once, which says here
+    // that the stop has run (it was accepted before the two requests below).
+    let idle = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(idle) }
+    #expect(withUnixSocketAddress(path) { connect(idle, $0, $1) } == 0)
+    let idleClosed = Task {
+      await withCheckedContinuation { (closed: CheckedContinuation<Int, Never>) in
+        DispatchQueue.global().async {
+          var byte: UInt8 = 0
+          closed.resume(returning: recv(idle, &byte, 1, 0))
+        }
+      }
+    }
+    let held = Task { try await client.send(.trigger(id: "held")) }
+    let hung = Task { try await client.send(.trigger(id: "hung")) }
+    var waiting: Set = ["held", "hung"]
+    for await id in entered {
+      waiting.remove(id)
+      if waiting.isEmpty { break }
+    }
+    running.cancel()
+    #expect(await idleClosed.value == 0, "the idle connection is closed without an answer")
+    releaseContinuation.yield()
+    let answer = try await held.value
+    #expect(answer == ControlResponse(ok: false, message: "held: the store was replaced"))
+    await #expect(throws: (any Error).self) { try await hung.value }
+    try await running.value
+    #expect(!FileManager.default.fileExists(atPath: path), "socket file removed on shutdown")
+  }
+
   @Test func noDaemonIsReportedAsSuch() async {
     let path = socketPath()
     await #expect(throws: ControlSocketError.noDaemon(path: path)) {

@@ -30,6 +30,8 @@ final class ControlConnections: @unchecked Sendable {
   /// descriptor left: the listener would otherwise stay readable and the loop spin.
   private var spareDescriptor: Int32 = -1
   private var refusals = RefusalLog()
+  /// Set by ``stop(drained:)`` until the last connection is closed.
+  private var drained: (() -> Void)?
 
   init(
     listener: Int32, loop: EventLoop, path: String, logger: Logger,
@@ -57,14 +59,31 @@ final class ControlConnections: @unchecked Sendable {
     }
   }
 
-  /// Stops accepting and closes every connection.
-  func stop() {
+  /// Stops accepting and closes every connection but those whose request is with the handler
+  /// or whose answer is being written: they get their answer first, each within the answer
+  /// deadline (a handler that has not answered by then is cut off). A request the daemon took
+  /// before it stopped is answered: "the store was replaced" reached the client that caused
+  /// the stop only sometimes, when the socket closed before the handler returned (CI's soak).
+  /// `drained` is called once no connection is left.
+  func stop(drained: @escaping () -> Void) {
     precondition(loop.isInLoop)
     if let listening { loop.deregister(listening) }
     listening = nil
-    for connection in connections.values { close(connection) }
     if spareDescriptor >= 0 { Glibc.close(spareDescriptor) }
     spareDescriptor = -1
+    for connection in connections.values {
+      switch connection.phase {
+      case .handling:
+        let id = connection.id
+        connection.deadline = loop.schedule(after: limits.answerDeadline) { [self] in
+          if let connection = connections[id] { close(connection) }
+        }
+      case .answering: continue  // under its answer deadline already
+      case .reading, .watching, .closing: close(connection)
+      }
+    }
+    self.drained = drained
+    closedOne()
   }
 
   // MARK: Accepting
@@ -336,5 +355,13 @@ final class ControlConnections: @unchecked Sendable {
     Glibc.close(connection.descriptor)
     let open = connectionsPerUser[connection.uid, default: 1] - 1
     connectionsPerUser[connection.uid] = open > 0 ? open : nil
+    closedOne()
+  }
+
+  /// Calls the stop's `drained` once the last connection is closed.
+  private func closedOne() {
+    guard connections.isEmpty, let drained else { return }
+    self.drained = nil
+    drained()
   }
 }

@@ -66,9 +66,9 @@ package final class ControlServer: Sendable {
     if let listener = boundListener.withLock({ $0 }) { close(listener) }
   }
 
-  /// Binds the socket and serves until the calling task is cancelled; closes every connection
-  /// and removes the socket file on the way out. Throws `alreadyServed` when another daemon
-  /// answers on the path.
+  /// Binds the socket and serves until the calling task is cancelled; then answers the
+  /// requests already taken (each within the answer deadline), closes every connection and
+  /// removes the socket file. Throws `alreadyServed` when another daemon answers on the path.
   package func run() async throws {
     let bound = boundListener.withLock { listener -> Int32? in
       defer { listener = nil }
@@ -101,7 +101,9 @@ package final class ControlServer: Sendable {
     } onCancel: {
       cancel.finish()
     }
-    await loop.submit { connections.stop() }
+    await withCheckedContinuation { (stopped: CheckedContinuation<Void, Never>) in
+      loop.execute { connections.stop { stopped.resume() } }
+    }
   }
 
   /// Checks and binds the socket now, so that a socket that cannot be used stops the daemon
