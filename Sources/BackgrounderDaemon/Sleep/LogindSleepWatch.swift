@@ -1,3 +1,4 @@
+import BackgrounderLinux
 import CSystemdBus
 import DBus
 import EventLoops
@@ -69,13 +70,9 @@ package final class LogindSleepWatch: @unchecked Sendable {
   }
 
   private func connect() throws(InhibitRefusal) -> BusConnection {
-    let logger = self.logger
     let connection: BusConnection
     do throws(BusError) {
-      connection = try BusConnection(.system(address: address)) { refusal in
-        logger.debug("ignored a forged systemd-logind signal: \(refusal)")
-      }
-      try connection.setMethodCallTimeout(.seconds(2))
+      connection = try LogindBus.connect(address: address, logger: logger)
       try connection.subscribe(
         from: LogindInhibitCall.destination,
         match: "path='\(LogindInhibitCall.path)',interface='\(LogindInhibitCall.interface)'"

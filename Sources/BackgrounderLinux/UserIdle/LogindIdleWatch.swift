@@ -88,13 +88,9 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
   }
 
   private func connectAndServe() {
-    let logger = self.logger
     let connection: BusConnection
     do throws(BusError) {
-      connection = try BusConnection(.system(address: address)) { refusal in
-        logger.debug("ignored a forged systemd-logind signal: \(refusal)")
-      }
-      try connection.setMethodCallTimeout(.seconds(2))
+      connection = try LogindBus.connect(address: address, logger: logger)
     } catch {
       return publish(unknown: "no system bus (\(error))")
     }

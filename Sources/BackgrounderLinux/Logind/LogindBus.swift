@@ -1,0 +1,16 @@
+import DBus
+import Logging
+
+/// The system-bus connection a watch of systemd-logind uses: logind's signals only from the
+/// name's owner (a forged one is logged at debug and ignored), and a method call that logind
+/// does not answer within 2 seconds fails instead of holding the watch.
+package enum LogindBus {
+  /// Opens the system bus (or the bus at `address`), as above.
+  package static func connect(address: String?, logger: Logger) throws(BusError) -> BusConnection {
+    let connection = try BusConnection(.system(address: address)) { refusal in
+      logger.debug("ignored a forged systemd-logind signal: \(refusal)")
+    }
+    try connection.setMethodCallTimeout(.seconds(2))
+    return connection
+  }
+}
