@@ -130,8 +130,8 @@ struct DaemonReachableTests {
   }
 
   /// A TCP listener on `port` inside the namespace `namespace` (python3), which touches `ready`
-  /// once it listens and exits (removing `ready`) when the returned pipe is closed (`ip netns exec` does not pass
-  /// a signal on to it).
+  /// once it listens and, when the returned pipe is closed (`ip netns exec` does not pass a
+  /// signal on to it), stops listening, removes `ready` and exits.
   private func startListener(in namespace: String, port: Int, ready: String) throws -> Pipe {
     let process = Process()
     let stdin = Pipe()
@@ -145,6 +145,10 @@ struct DaemonReachableTests {
       import os, socket, sys, threading
       def end():
           sys.stdin.read()
+          # close() alone leaves the socket listening while accept() blocks on it in the
+          # main thread (Linux keeps the file until that call returns): a check between the
+          # unlink and the exit found the server up and started the job again.
+          s.shutdown(socket.SHUT_RDWR)
           s.close()
           os.unlink("\(ready)")
           os._exit(0)
