@@ -86,19 +86,12 @@ package final class Daemon: Service {
     // the uevent socket.
     let eventLoop = try EventLoop(name: "bg-events")
     defer { eventLoop.stop() }
-    // Signals through a pipe on the event loop when the entry point forwards them (no
-    // libdispatch thread); else (the daemon inside a test process) Dispatch signal sources.
-    let forwardedReloads =
-      SignalWatch.isForwarded
-      ? AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1)) : nil
     // The live sources, wired as any embedding app wires them (one call); the hint sources
     // count as waiting from here on, so nothing that needs the network starts before they
     // answered, are known absent, or timed out.
     let sources = LinuxConditionSources(
       options: configuration.linuxSourceOptions(sysfsRoot: options.sysfsRoot),
       eventLoop: eventLoop, logger: logger)
-    let monitor = sources.monitor
-    let probe = sources.powerProbe
     // A store deleted or replaced under the daemon: its writes are refused from the first one
     // after the change, and the daemon stops (exit ≠ 0) so that systemd starts it on the file
     // the path names now.
@@ -113,64 +106,20 @@ package final class Daemon: Service {
       configuration: runtimeConfiguration(
         configuration, sources: sources, storeLock: storeLock, metrics: metrics,
         runWaits: runWaits, onStoreReplaced: { replacedContinuation.yield($0) }))
-    let containment = try await RunContainment.prepare(
-      storePath: configuration.storePath, logger: logger)
-    let runner = CommandRunner(
-      gracePeriod: options.killGracePeriod, containment: containment, logger: logger)
-    let inhibitor = SleepInhibitor(logger: logger)
-    let meteredBudgets = MeteredBudgetLedger(
-      runtime: runtime, clock: runtime.configuration.clock, zone: runtime.configuration.timeZone,
-      logger: logger)
-    meteredBudgets.configure(configuration)
-    defer { meteredBudgets.stop() }
-    let runBytes = configuration.telemetry.map { _ in RunBytesFeed() }
-    containment.shaping?.configure(configuration)
-    var networkBytes = RunNetworkCounting(
-      accounting: LinkCounterAccounting(), ledger: meteredBudgets, metrics: metrics,
-      logger: logger, clock: runtime.configuration.clock,
-      network: { [network = sources.network] in network.current })
-    networkBytes.counted = runBytes.map { $0.counted }
-    let onRelaxedRun: @Sendable (String) -> Void = { [logger] job in
-      logger.info("run started under relaxed conditions (relax-after)", metadata: ["job": "\(job)"])
-      metrics?.recordRelaxedRun(job: job)
-    }
-    try runtime.registerFallback { [networkBytes] _ in
-      var worker = CommandWorker(runner: runner, inhibitor: inhibitor, onRelaxedRun: onRelaxedRun)
-      worker.networkBytes = networkBytes
-      return worker
-    }
+    let workers = try await workers(
+      configuration, runtime: runtime, sources: sources, metrics: metrics)
+    defer { workers.meteredBudgets.stop() }
     let events = runtime.events()
-    // The alert watch only looks again after these events (it reads the store, so the last
-    // one is enough): they alone are buffered, and only the newest, instead of every event
-    // of a burst (thousands when 1,000 jobs are scheduled at start).
-    let alertEvents = runtime.events(
-      bufferingPolicy: .bufferingNewest(1), where: { AlertWatch.mayChangeAlerts($0.kind) })
-    let alerts = alertWatch(
-      runtime: runtime, runner: runner, metrics: metrics,
+    let (alerts, alertEvents) = alertWatch(
+      runtime: runtime, runner: workers.runner, metrics: metrics,
       desktopNotices: configuration.desktopNotices)
-    let telemetryBatch = configuration.storePath + ".telemetry.json"
-    let telemetry: TelemetryExport? =
-      if let settings = configuration.telemetry, let runWaits {
-        TelemetryExport(
-          settings: settings, runtime: runtime, network: sources.network,
-          clock: runtime.configuration.clock, batchPath: telemetryBatch,
-          metrics: metrics, waits: runWaits, logger: logger, bytes: runBytes ?? RunBytesFeed(),
-          send: TelemetryExporterProcess.send(
-            runner: runner, exporter: TelemetryExporterProcess.path(settings),
-            retryAfterFile: TelemetryExport.retryAfterPath(batchPath: telemetryBatch),
-            logger: logger))
-      } else {
-        nil
-      }
-    let telemetryEvents = telemetry.map { _ in runtime.events() }
-    telemetry?.configure(configuration)
-    do {
-      try await runtime.start()
-    } catch {
-      throw DaemonPartFailure(part: "store", reason: "\(error)")
+    let telemetry = runWaits.flatMap {
+      telemetryExport(
+        configuration, runtime: runtime, sources: sources, metrics: metrics, waits: $0,
+        workers: workers)
     }
-    await meteredBudgets.load()
-    HeapTuning.releaseStoreMemoryWhenIdle(of: runtime)
+    let telemetryEvents = telemetry.map { _ in runtime.events() }
+    try await start(runtime, budgets: workers.meteredBudgets)
     defer { HeapTuning.releaseStoreMemoryWhenIdle(of: nil) }
     // A first look before the config's jobs are applied: the failures stored by then are old,
     // any later one runs its on-failure hook.
@@ -179,96 +128,43 @@ package final class Daemon: Service {
     let jobs = JobSynchronizer(runtime: runtime, logger: logger)
     sources.destinations.watch(configuration.requiredDestinations)
     await jobs.apply(configuration)
-    let sleepWatch = SystemSleepStops.watch(
-      runtime: runtime, inhibitor: inhibitor, runner: runner, eventLoop: eventLoop,
-      logger: logger)
-    defer { sleepWatch.stopSoon() }
-    let wakeAlarms = WakeAlarms(runtime: runtime, eventLoop: eventLoop, logger: logger)
-    wakeAlarms.start()
-    wakeAlarms.configure(configuration.jobs)
-    defer { wakeAlarms.stopSoon() }
-    let restartNeeded = RestartNeeded(running: configuration)
-    // Read here: the control requests are answered on other threads.
-    let networkNamespace = DaemonView.currentNetworkNamespace()
+    let (sleepWatch, wakeAlarms) = sleepWatches(
+      runtime: runtime, workers: workers, eventLoop: eventLoop, jobs: configuration.jobs)
+    defer {
+      sleepWatch.stopSoon()
+      wakeAlarms.stopSoon()
+    }
     let reloaded = Reloaded(
       jobs: jobs, alerts: alerts, wakeAlarms: wakeAlarms, destinations: sources.destinations,
-      telemetry: telemetry, restartNeeded: restartNeeded, monitor: monitor,
-      meteredBudgets: meteredBudgets, shaping: containment.shaping)
-
-    // The daemon's view as `status` shows it: asked for, and pushed to watchers.
-    let view: @Sendable () -> DaemonView? = { [networkNamespace] in
-      var view = DaemonView(network: monitor.status, power: probe.status)
-      view.networkNamespace = networkNamespace
-      return view
-    }
-    let reporter = EventReporter(logger: logger, metrics: metrics)
-    let (listening, listened) = AsyncStream<Void>.makeStream()
-    let control = ControlServer(
-      path: configuration.controlSocketPath, logger: logger, eventLoop: eventLoop,
-      onListening: {
-        listened.yield()
-        listened.finish()
-      },
-      changes: {
-        TaskChanges.stream(of: runtime, network: monitor, power: probe, view: view)
-      },
-      handler: ControlHandler(
-        runtime: runtime, jobs: jobs,
-        reload: { await self.reload(reloaded) },
-        sourceProblems: {
-          sources.healthProblems() + alerts.problems() + restartNeeded.problems
-            + meteredBudgets.problems() + (containment.shaping?.problems() ?? [])
-        },
-        hints: { monitor.hints }, inhibitor: inhibitor, wakeAlarms: wakeAlarms,
-        view: view, meteredBudget: { meteredBudgets.daemonReport() }
-      ).handle)
-    do {
-      try control.bindNow()
-    } catch {
-      throw DaemonPartFailure(part: "control socket", reason: "\(error)")
-    }
+      telemetry: telemetry, restartNeeded: RestartNeeded(running: configuration),
+      monitor: sources.monitor, meteredBudgets: workers.meteredBudgets,
+      shaping: workers.containment.shaping)
+    let (control, listening) = try controlServer(
+      path: configuration.controlSocketPath, eventLoop: eventLoop, runtime: runtime,
+      sources: sources, workers: workers, reloaded: reloaded)
     // What the long-lived parts below need of the config: capturing `configuration` itself
     // would keep every job's definition alive as long as the daemon runs.
-    let storePath = configuration.storePath
-    let jobCount = configuration.jobs.count
-    let ready = "READY=1\nSTATUS=\(jobCount) job(s) from \(options.configPath)"
+    let (storePath, jobCount) = (configuration.storePath, configuration.jobs.count)
     // Nor may this frame keep it: a local's lifetime is not shortened across the awaits below
     // (with 1,000 jobs, 64 KB of job strings stayed resident in a release build, 540 KB of
     // definitions in a debug one).
     _ = consume configuration
-
-    let parts = parts(
-      Running(
-        sources: sources, runtime: runtime, metrics: metrics, events: events, reporter: reporter,
-        alertEvents: alertEvents, alerts: alerts, telemetry: telemetry,
-        telemetryEvents: telemetryEvents, control: control, listening: listening,
-        storeReplaced: storeReplaced, storePath: storePath, jobCount: jobCount, ready: ready,
-        reloaded: reloaded, forwardedReloads: forwardedReloads?.stream))
-    let group = ServiceGroup(
-      configuration: ServiceGroupConfiguration(
-        services: parts.map(\.configuration),
-        gracefulShutdownSignals: forwardedReloads == nil ? options.shutdownSignals : [],
-        logger: logger))
-    let signalWatch = try forwardedReloads.map { reloads in
-      try SignalWatch(eventLoop: eventLoop) {
-        [shutdownSignals = options.shutdownSignals] signal in
-        if signal == .sighup {
-          reloads.continuation.yield()
-        } else if shutdownSignals.contains(signal) {
-          Task { await group.triggerGracefulShutdown() }
-        }
-      }
-    }
-    defer { signalWatch?.stop() }
-    do {
-      try await group.run()
-    } catch {
-      notifier.notify("STATUS=failed: \(error)")
-      logger.error("daemon stopped by a failure", metadata: ["error": "\(error)"])
-      reporter.writeMetrics()
-      throw error
-    }
-    reporter.writeMetrics()
+    let reporter = EventReporter(logger: logger, metrics: metrics)
+    // Signals through a pipe on the event loop when the entry point forwards them (no
+    // libdispatch thread); else (the daemon inside a test process) Dispatch signal sources.
+    let forwardedReloads =
+      SignalWatch.isForwarded
+      ? AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1)) : nil
+    let running = Running(
+      sources: sources, runtime: runtime, metrics: metrics, events: events, reporter: reporter,
+      alertEvents: alertEvents, alerts: alerts, telemetry: telemetry,
+      telemetryEvents: telemetryEvents, control: control, listening: listening,
+      storeReplaced: storeReplaced, storePath: storePath, jobCount: jobCount,
+      ready: "READY=1\nSTATUS=\(jobCount) job(s) from \(options.configPath)",
+      reloaded: reloaded, forwardedReloads: forwardedReloads?.stream)
+    try await serve(
+      parts(running), eventLoop: eventLoop, reloads: forwardedReloads?.continuation,
+      reporter: reporter)
     withExtendedLifetime(storeLock) {}
     logger.info("daemon stopped")
   }
@@ -323,11 +219,14 @@ package final class Daemon: Service {
     return lock
   }
 
-  /// The alert watch: stale and failing jobs from the store, their hooks, metrics and notices.
+  /// The alert watch (stale and failing jobs from the store, their hooks, metrics and notices)
+  /// and the events it looks again after: those alone are buffered, and only the newest (it
+  /// reads the store, so the last one is enough), instead of every event of a burst (thousands
+  /// when 1,000 jobs are scheduled at start).
   private func alertWatch(
     runtime: Backgrounder, runner: CommandRunner, metrics: MetricsFile?, desktopNotices: Bool
-  ) -> AlertWatch {
-    AlertWatch(
+  ) -> (AlertWatch, events: AsyncStream<MonitorEvent>) {
+    let watch = AlertWatch(
       clock: runtime.configuration.clock,
       read: {
         (try await runtime.storedSuccesses(), try await runtime.storedTasks(historyLimit: 0))
@@ -338,6 +237,9 @@ package final class Daemon: Service {
       hooks: AlertHooks(runner: runner, logger: logger), metrics: metrics,
       notices: desktopNotices ? DesktopNotices(logger: logger) : nil, logger: logger,
       notify: { [notifier] in notifier.notify($0) })
+    let events = runtime.events(
+      bufferingPolicy: .bufferingNewest(1), where: { AlertWatch.mayChangeAlerts($0.kind) })
+    return (watch, events)
   }
 
   /// Waits for the graceful shutdown, then stops dispatching and cancels running jobs

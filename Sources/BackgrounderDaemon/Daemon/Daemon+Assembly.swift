@@ -1,0 +1,179 @@
+import Backgrounder
+import BackgrounderLinux
+import EventLoops
+import ServiceLifecycle
+
+/// The steps of ``Daemon/run(configuration:)`` that build one piece each.
+extension Daemon {
+  /// What carries out the runs: the containment, the command runner, the sleep inhibitor, and
+  /// the metered budgets and byte counts each run is charged to.
+  struct Workers: Sendable {
+    let containment: RunContainment
+    let runner: CommandRunner
+    let inhibitor: SleepInhibitor
+    let meteredBudgets: MeteredBudgetLedger
+    /// Each run's bytes for the exporter (with `[telemetry]` only).
+    let runBytes: RunBytesFeed?
+  }
+
+  /// Prepares the containment and the runner and registers the worker that runs the config's
+  /// commands; the metered budgets are configured, not loaded yet (``start(_:budgets:)``).
+  func workers(
+    _ configuration: borrowing DaemonConfiguration, runtime: Backgrounder,
+    sources: LinuxConditionSources, metrics: MetricsFile?
+  ) async throws -> Workers {
+    let containment = try await RunContainment.prepare(
+      storePath: configuration.storePath, logger: logger)
+    let runner = CommandRunner(
+      gracePeriod: options.killGracePeriod, containment: containment, logger: logger)
+    let inhibitor = SleepInhibitor(logger: logger)
+    let meteredBudgets = MeteredBudgetLedger(
+      runtime: runtime, clock: runtime.configuration.clock, zone: runtime.configuration.timeZone,
+      logger: logger)
+    meteredBudgets.configure(configuration)
+    let runBytes = configuration.telemetry.map { _ in RunBytesFeed() }
+    containment.shaping?.configure(configuration)
+    var networkBytes = RunNetworkCounting(
+      accounting: LinkCounterAccounting(), ledger: meteredBudgets, metrics: metrics,
+      logger: logger, clock: runtime.configuration.clock,
+      network: { [network = sources.network] in network.current })
+    networkBytes.counted = runBytes.map { $0.counted }
+    let onRelaxedRun: @Sendable (String) -> Void = { [logger] job in
+      logger.info("run started under relaxed conditions (relax-after)", metadata: ["job": "\(job)"])
+      metrics?.recordRelaxedRun(job: job)
+    }
+    try runtime.registerFallback { [networkBytes] _ in
+      var worker = CommandWorker(runner: runner, inhibitor: inhibitor, onRelaxedRun: onRelaxedRun)
+      worker.networkBytes = networkBytes
+      return worker
+    }
+    return Workers(
+      containment: containment, runner: runner, inhibitor: inhibitor,
+      meteredBudgets: meteredBudgets, runBytes: runBytes)
+  }
+
+  /// The OTLP export of `[telemetry]` (nil without it), configured.
+  func telemetryExport(
+    _ configuration: borrowing DaemonConfiguration, runtime: Backgrounder,
+    sources: LinuxConditionSources, metrics: MetricsFile?, waits: RunWaitFeed, workers: Workers
+  ) -> TelemetryExport? {
+    guard let settings = configuration.telemetry else { return nil }
+    let batchPath = configuration.storePath + ".telemetry.json"
+    let telemetry = TelemetryExport(
+      settings: settings, runtime: runtime, network: sources.network,
+      clock: runtime.configuration.clock, batchPath: batchPath,
+      metrics: metrics, waits: waits, logger: logger, bytes: workers.runBytes ?? RunBytesFeed(),
+      send: TelemetryExporterProcess.send(
+        runner: workers.runner, exporter: TelemetryExporterProcess.path(settings),
+        retryAfterFile: TelemetryExport.retryAfterPath(batchPath: batchPath),
+        logger: logger))
+    telemetry.configure(configuration)
+    return telemetry
+  }
+
+  /// Opens the store and starts dispatching; then loads the metered budgets' counts and lets
+  /// the store's memory go while the daemon idles.
+  func start(_ runtime: Backgrounder, budgets: MeteredBudgetLedger) async throws {
+    do {
+      try await runtime.start()
+    } catch {
+      throw DaemonPartFailure(part: "store", reason: "\(error)")
+    }
+    await budgets.load()
+    HeapTuning.releaseStoreMemoryWhenIdle(of: runtime)
+  }
+
+  /// logind's sleep signals (runs stopped before a suspend, inhibited while they stop) and the
+  /// wake alarms of `jobs`, both started on `eventLoop`.
+  func sleepWatches(
+    runtime: Backgrounder, workers: Workers, eventLoop: EventLoop, jobs: [JobDefinition]
+  ) -> (LogindSleepWatch, WakeAlarms) {
+    let sleepWatch = SystemSleepStops.watch(
+      runtime: runtime, inhibitor: workers.inhibitor, runner: workers.runner,
+      eventLoop: eventLoop, logger: logger)
+    let wakeAlarms = WakeAlarms(runtime: runtime, eventLoop: eventLoop, logger: logger)
+    wakeAlarms.start()
+    wakeAlarms.configure(jobs)
+    return (sleepWatch, wakeAlarms)
+  }
+
+  /// The control socket, bound (a socket that cannot be used stops the daemon before it
+  /// starts), and a stream that yields once it listens.
+  func controlServer(
+    path: String, eventLoop: EventLoop, runtime: Backgrounder, sources: LinuxConditionSources,
+    workers: Workers, reloaded: Reloaded
+  ) throws -> (ControlServer, listening: AsyncStream<Void>) {
+    let (monitor, probe) = (sources.monitor, sources.powerProbe)
+    // Read here: the control requests are answered on other threads.
+    let networkNamespace = DaemonView.currentNetworkNamespace()
+    // The daemon's view as `status` shows it: asked for, and pushed to watchers.
+    let view: @Sendable () -> DaemonView? = { [networkNamespace] in
+      var view = DaemonView(network: monitor.status, power: probe.status)
+      view.networkNamespace = networkNamespace
+      return view
+    }
+    let (alerts, restartNeeded, meteredBudgets) =
+      (reloaded.alerts, reloaded.restartNeeded, workers.meteredBudgets)
+    let shaping = workers.containment.shaping
+    let (listening, listened) = AsyncStream<Void>.makeStream()
+    let control = ControlServer(
+      path: path, logger: logger, eventLoop: eventLoop,
+      onListening: {
+        listened.yield()
+        listened.finish()
+      },
+      changes: {
+        TaskChanges.stream(of: runtime, network: monitor, power: probe, view: view)
+      },
+      handler: ControlHandler(
+        runtime: runtime, jobs: reloaded.jobs,
+        reload: { await self.reload(reloaded) },
+        sourceProblems: {
+          sources.healthProblems() + alerts.problems() + restartNeeded.problems
+            + meteredBudgets.problems() + (shaping?.problems() ?? [])
+        },
+        hints: { monitor.hints }, inhibitor: workers.inhibitor, wakeAlarms: reloaded.wakeAlarms,
+        view: view, meteredBudget: { meteredBudgets.daemonReport() }
+      ).handle)
+    do {
+      try control.bindNow()
+    } catch {
+      throw DaemonPartFailure(part: "control socket", reason: "\(error)")
+    }
+    return (control, listening)
+  }
+
+  /// Runs `parts` in one `ServiceGroup` until a shutdown signal (returns) or a failing part
+  /// (throws). With `reloads`, the entry point forwards the signals: they arrive through a pipe
+  /// on `eventLoop`, SIGHUP is yielded to `reloads`, the shutdown signals shut the group down.
+  func serve(
+    _ parts: [DaemonPart], eventLoop: EventLoop, reloads: AsyncStream<Void>.Continuation?,
+    reporter: EventReporter
+  ) async throws {
+    let group = ServiceGroup(
+      configuration: ServiceGroupConfiguration(
+        services: parts.map(\.configuration),
+        gracefulShutdownSignals: reloads == nil ? options.shutdownSignals : [],
+        logger: logger))
+    let signalWatch = try reloads.map { reloads in
+      try SignalWatch(eventLoop: eventLoop) {
+        [shutdownSignals = options.shutdownSignals] signal in
+        if signal == .sighup {
+          reloads.yield()
+        } else if shutdownSignals.contains(signal) {
+          Task { await group.triggerGracefulShutdown() }
+        }
+      }
+    }
+    defer { signalWatch?.stop() }
+    do {
+      try await group.run()
+    } catch {
+      notifier.notify("STATUS=failed: \(error)")
+      logger.error("daemon stopped by a failure", metadata: ["error": "\(error)"])
+      reporter.writeMetrics()
+      throw error
+    }
+    reporter.writeMetrics()
+  }
+}
