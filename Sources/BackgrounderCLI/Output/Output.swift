@@ -4,20 +4,24 @@ import SystemCalls
 
 /// Writes whole lines straight to stdout/stderr with write(2): nothing is buffered, so each
 /// `--watch` line reaches its reader at once. Human text is escaped for the terminal on its way
-/// out (``TerminalText``); JSON goes through ``jsonLine(_:)``, escaped by its encoder.
+/// out (``TerminalText``); JSON goes through ``jsonLine(_:)`` or ``line(bytes:)``, escaped by
+/// its encoder and then for the terminal (``JSONControls``).
 enum Output {
   /// Writes human text (one or more lines) and a newline, control characters escaped.
   static func line(_ text: String) {
     write(Array((TerminalText.escaped(text) + "\n").utf8), to: STDOUT_FILENO)
   }
 
-  /// Writes `document` as one line of JSON (``json(_:)``).
+  /// Writes `document` as one line of JSON (``json(_:)``), its controls escaped
+  /// (``JSONControls``).
   static func jsonLine(_ document: some Encodable) throws {
-    write(Array((try json(document) + "\n").utf8), to: STDOUT_FILENO)
+    line(bytes: Array((try json(document) + "\n").utf8))
   }
 
-  /// Writes `bytes`, a whole line ending in a newline, to stdout in one write(2).
-  static func line(bytes: [UInt8]) { write(bytes, to: STDOUT_FILENO) }
+  /// Writes `bytes`, a whole line ending in a newline (JSON, or text already escaped for the
+  /// terminal), to stdout in one write(2); DEL, C1 and bidirectional controls a JSON encoder
+  /// leaves raw are escaped (``JSONControls``).
+  static func line(bytes: [UInt8]) { write(JSONControls.escaped(bytes), to: STDOUT_FILENO) }
 
   static func warning(_ text: String) {
     write(Array("warning: \(TerminalText.escaped(text))\n".utf8), to: STDERR_FILENO)

@@ -41,7 +41,7 @@ enum TerminalText {
 
   /// Bidirectional embeddings, overrides, isolates and marks, and line or paragraph separators:
   /// they reorder or break what follows.
-  private static func isInvisibleControl(_ scalar: Unicode.Scalar) -> Bool {
+  static func isInvisibleControl(_ scalar: Unicode.Scalar) -> Bool {
     switch scalar.value {
     case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
     default:

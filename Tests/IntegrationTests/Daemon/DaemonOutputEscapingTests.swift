@@ -6,7 +6,8 @@ import Testing
 /// Text from the store reaches the terminal escaped: a store edited to hold terminal escapes
 /// (OSC 52 writes the clipboard, CSI clears the screen, an 8-bit C1 CSI) in a run's reason, its
 /// output and the task's last result is printed by `history` and `status` with every control
-/// character as a visible `\xNN`, never raw; `--json` keeps the text, JSON-escaped.
+/// character as a visible `\xNN`, never raw; `--json` keeps the text, JSON-escaped (C1 and
+/// bidirectional controls too).
 @Suite(.blockingIO, .timeLimit(.minutes(2)))
 struct DaemonOutputEscapingTests {
   static let hostile = "\u{1B}]52;c;aGFja2Vk\u{07}\u{1B}[2J\u{9B}31m boom\u{202E}txt"
@@ -50,6 +51,16 @@ struct DaemonOutputEscapingTests {
     let document = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
     let runs = document?["runs"] as? [[String: Any]]
     #expect(runs?.first?["reason"] as? String == Self.hostile, "\(json.stdout)")
+    // The JSON encoder escapes C0 only; the 8-bit CSI and the bidirectional override must not
+    // reach the terminal raw either.
+    let statusJSON = try await harness.cli("status", "--json", "--config", workspace.configPath)
+    for (verb, output) in [("history --json", json.stdout), ("status --json", statusJSON.stdout)] {
+      let controls = output.unicodeScalars.filter {
+        ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) || $0 == "\u{202E}"
+      }
+      #expect(controls.isEmpty, "\(verb) printed raw controls: \(controls.map(\.value))")
+      #expect(output.contains(#"\u009b31m boom\u202etxt"#), "\(verb): \(output)")
+    }
   }
 
   /// An error quoting outside text (here a store path) is escaped on stderr too.
