@@ -77,6 +77,23 @@ struct StatusJSONTests {
     #expect(lines.filter { $0.contains("lock)") }.count == 1, "\(lines)")
   }
 
+  @Test("hostile text in a cell is escaped before the columns are measured: they stay aligned")
+  func hostileCellsKeepTheColumnsAligned() throws {
+    var tasks = try Self.sampleTasks()
+    tasks[0].lastResult = .failure
+    tasks[0].lastReason = "\u{1B}]52;c;aGk=\u{07}\u{1B}[2J\u{9B}31m\tboom\u{202E}"
+    let lines = TaskStatusText.report(tasks, storePath: "/s", now: Date())
+    let header = lines[1]
+    let column = header.distance(
+      from: header.startIndex, to: try #require(header.range(of: "WAITING FOR")).lowerBound)
+    for line in lines.dropFirst(2) {
+      #expect(line.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }, "\(line)")
+      let cell = line.index(line.startIndex, offsetBy: column)
+      #expect(line[line.index(before: cell)] == " " && line[cell] != " ", "\(lines)")
+    }
+    #expect(lines[2].contains("\\x1b]52;c;aGk=\\x07\\x1b[2J\\x9b31m boom\\u{202E}"), "\(lines)")
+  }
+
   @Test("the task list is the same bytes as JSONEncoder writes")
   func taskListMatchesEncoder() throws {
     var tasks = try Self.sampleTasks()

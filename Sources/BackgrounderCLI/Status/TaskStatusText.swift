@@ -10,6 +10,8 @@ enum TaskStatusText {
   ) -> [String] {
     guard !tasks.isEmpty else { return ["Tasks: none (store \(storePath))"] }
     let header = ["ID", "KIND", "STATE", "NEXT RUN", "ATTEMPT", "LAST RESULT", "WAITING FOR"]
+    // Each cell as the terminal will show it (controls as visible escapes, a tab as a space),
+    // so that the columns are measured on what is printed.
     let rows = tasks.map { task in
       [
         task.id.rawValue, task.kind.rawValue,
@@ -18,7 +20,7 @@ enum TaskStatusText {
         "\(task.attempt)" + (task.deferrals > 0 ? " (+\(task.deferrals) deferred)" : ""),
         lastResult(task, wide: wide),
         waitingFor(task.pendingPredicates, now: now) + relaxing(task, now: now),
-      ]
+      ].map { TerminalText.escaped($0.replacingOccurrences(of: "\t", with: " ")) }
     }
     let widths = header.indices.map { column in
       ([header] + rows).map { $0[column].count }.max() ?? 0
