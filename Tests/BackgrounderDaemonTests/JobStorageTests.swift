@@ -233,6 +233,18 @@ struct JobStorageTests {
     #expect(runtime.diagnostics().storeCommits == first + 1)
     #expect(try await runtime.storedTasks(historyLimit: 0).count == 25)
 
+    // What the next apply compares without decoding anything: each stored input is, byte for
+    // byte, the input the config's job stores today.
+    let tasks = Dictionary(
+      uniqueKeysWithValues: try await runtime.storedTasks(historyLimit: 0).map {
+        ($0.id.rawValue, $0)
+      })
+    for job in try load(Array(1...25)).jobs {
+      let input = try StoredJob.input(for: job, origin: .config)
+      #expect(tasks[job.id]?.hasInput(input) == true, "\(job.id)")
+      #expect(tasks[job.id]?.hasInput(try StoredJob.input(for: job, origin: .cli)) == false)
+    }
+
     await synchronizer.apply(try load(Array(1...25)))
     #expect(runtime.diagnostics().storeCommits == first + 1, "nothing changed: nothing written")
 

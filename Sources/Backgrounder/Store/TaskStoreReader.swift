@@ -43,6 +43,12 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
   }
   /// The input as the store keeps it: `status` lists every task and never decodes it.
   var serializedInput: Data
+
+  /// Whether the stored input is `input`, compared in its serialized form (keys sorted, so
+  /// equal inputs serialize to the same bytes) without decoding the stored one.
+  public func hasInput(_ input: WorkInput) -> Bool {
+    (try? input.serialized()) == serializedInput
+  }
   /// Set by a reader that knows no process runs this store's work: a task left `running`
   /// then encodes its state as `interrupted` (its run ended with the process that ran it).
   public var interrupted = false
