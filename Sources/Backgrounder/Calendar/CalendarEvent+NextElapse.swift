@@ -342,16 +342,37 @@ private struct ElapseSearch {
     guard fields.year <= CalendarEvent.maximumYear else { return -1 }
     var normalized = fields
     _ = converter.instant(normalizing: &normalized)
-    let units: [WritableKeyPath<CivilTime, Int>] = [
-      \.year, \.month0, \.day, \.hour, \.minute, \.second,
-    ]
-    let resetValues = [0, 1, 0, 0, 0]
-    guard let moved = units.firstIndex(where: { normalized[keyPath: $0] != fields[keyPath: $0] })
+    guard
+      let moved = (0..<6).first(where: {
+        Self.unit($0, of: normalized) != Self.unit($0, of: fields)
+      })
     else { return 1 }
-    guard normalized[keyPath: units[moved]] > fields[keyPath: units[moved]] else { return -1 }
-    if moved < resetValues.count { normalized[keyPath: units[moved + 1]] = resetValues[moved] }
+    guard Self.unit(moved, of: normalized) > Self.unit(moved, of: fields) else { return -1 }
+    // The unit below the one that moved starts again: month 0, day 1, hour, minute, second 0.
+    switch moved {
+    case 0: normalized.month0 = 0
+    case 1: normalized.day = 1
+    case 2: normalized.hour = 0
+    case 3: normalized.minute = 0
+    case 4: normalized.second = 0
+    default: break
+    }
     fields = normalized
     return 0
+  }
+
+  /// Year, month, day, hour, minute or second of `time` (0…5, largest first): a switch, not an
+  /// array of key paths, whose lookups (`swift_getAtKeyPath`) were 5 % of a restart's CPU with
+  /// 10,000 calendar jobs (`perf`), two thirds of this function's.
+  private static func unit(_ index: Int, of time: CivilTime) -> Int {
+    switch index {
+    case 0: time.year
+    case 1: time.month0
+    case 2: time.day
+    case 3: time.hour
+    case 4: time.minute
+    default: time.second
+    }
   }
 
   private mutating func matchesWeekday() -> Bool {
