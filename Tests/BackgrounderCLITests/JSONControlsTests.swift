@@ -16,6 +16,21 @@ struct JSONControlsTests {
     #expect(decoded?["reason"] == hostile)
   }
 
+  @Test func theWordAtATimeSearchFindsTheFirstByteFromDEL() {
+    for length in 0..<100 {
+      for position in 0..<length {
+        for byte: UInt8 in [0x7F, 0x80, 0xC2, 0xFF] {
+          var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+          bytes[position] = byte
+          if position + 1 < length { bytes[position + 1] = 0x7E }
+          #expect(JSONControls.firstByteFromDEL(in: bytes) == position, "\(bytes)")
+        }
+      }
+      let plain = (0..<length).map { UInt8(0x20 + $0 % 0x5F) }
+      #expect(JSONControls.firstByteFromDEL(in: plain) == nil)
+    }
+  }
+
   @Test func documentsWithoutThemAreTheSameBytes() throws {
     let plain = Array(try Output.jsonData(["name": "Café ✓", "id": "dev.example.a"]))
     #expect(JSONControls.escaped(plain) == plain)

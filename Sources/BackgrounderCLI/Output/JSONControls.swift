@@ -8,7 +8,7 @@ enum JSONControls {
   /// `json` with DEL, C1 and the bidirectional controls of ``TerminalText`` as `\uXXXX`.
   static func escaped(_ json: [UInt8]) -> [UInt8] {
     // ASCII below DEL (nearly every document) stays as it is.
-    guard let first = json.firstIndex(where: { $0 >= 0x7F }) else { return json }
+    guard let first = firstByteFromDEL(in: json) else { return json }
     var result = Array(json[..<first])
     result.reserveCapacity(json.count + 12)
     for scalar in String(decoding: json[first...], as: UTF8.self).unicodeScalars {
@@ -20,5 +20,32 @@ enum JSONControls {
       }
     }
     return result
+  }
+
+  /// The index of the first byte ≥ 0x7F, if any, looked for 32 bytes at a time: each `--watch`
+  /// line passes here. Per network change (`status --watch --json`, callgrind, 1.5 kB lines)
+  /// this costs 1.3k instructions of 34.2k; a byte-by-byte search cost 9.9k.
+  static func firstByteFromDEL(in bytes: [UInt8]) -> Int? {
+    bytes.withUnsafeBytes { buffer -> Int? in
+      let count = buffer.count
+      var index = 0
+      // A byte is ≥ 0x7F when its high bit is set, or set once 1 is added to it (0x7F only;
+      // with no byte ≥ 0x80 in the word, no addition carries into the next byte). Words, not
+      // `SIMD32`: its comparison was not specialized here (20 times slower).
+      func flagged(_ offset: Int) -> UInt64 {
+        let word = buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        return word | (word &+ 0x0101_0101_0101_0101)
+      }
+      while index + 32 <= count {
+        let any = flagged(index) | flagged(index + 8) | flagged(index + 16) | flagged(index + 24)
+        if any & 0x8080_8080_8080_8080 != 0 { break }
+        index += 32
+      }
+      while index < count {
+        if buffer[index] >= 0x7F { return index }
+        index += 1
+      }
+      return nil
+    }
   }
 }
