@@ -143,17 +143,21 @@ import Testing
     ]
     let healths = [HealthReport(problems: [], daemonAnswered: false), Self.health]
     var time: Int64 = 1_763_890_000_123_456
+    var generation = 0
     // Every combination, each twice in a row: a section reused from the previous line must
     // still be right, and one that changed must be encoded afresh.
     for network in Self.networks {
       for power in Self.powers {
         for (daemon, health) in zip(daemons, healths) {
           for tasks in [nil, [] as [TaskStatus]?] {
+            generation += 1
             for _ in 0..<2 {
               time += 999_999
+              // Every other combination as `status --watch` passes it (with the generation of
+              // its sections), the rest without one.
               let line = try encoder.line(
                 observedAt: time, network: network, power: power, tasks: tasks, health: health,
-                daemon: daemon)
+                daemon: daemon, sectionsGeneration: generation % 2 == 0 ? generation : nil)
               #expect(
                 String(decoding: line, as: UTF8.self)
                   == (try expected(
@@ -163,6 +167,25 @@ import Testing
         }
       }
     }
+  }
+
+  /// The sections of one generation are the same sections (``WatchSections/generation``): their
+  /// JSON is reused without comparing them; a new generation is compared and encoded afresh.
+  @Test func theSameSectionsGenerationReusesTheSectionsWithoutComparing() throws {
+    var encoder = StatusLineEncoder()
+    let (stopped, running) = (
+      DaemonSection.Report(running: false), DaemonSection.Report(running: true, pid: 42)
+    )
+    func line(_ daemon: DaemonSection.Report, _ generation: Int) throws -> String {
+      String(
+        decoding: try encoder.line(
+          observedAt: 1_763_890_000_123_456, network: Self.networks[0], power: Self.powers[0],
+          tasks: [], health: Self.health, daemon: daemon, sectionsGeneration: generation),
+        as: UTF8.self)
+    }
+    let first = try line(stopped, 1)
+    #expect(try line(running, 1) == first, "generation 1's daemon section is reused")
+    #expect(try line(running, 2).contains(#""pid":42"#))
   }
 
   @Test func textLinesKeepTheirFormatAsLinksAndPowerChangeAndRepeat() {

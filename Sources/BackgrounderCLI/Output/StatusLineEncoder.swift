@@ -16,6 +16,7 @@ struct StatusLineEncoder {
   private var health = EncodedSection<HealthReport>()
   private var power = EncodedSection<PowerStatus>()
   private var tasks = EncodedSection<[TaskStatus]>()
+  private var meteredBudget = EncodedSection<MeteredBudgetReport>()
   private var networks = NetworkJSONCache()
 
   /// The text line's parts that change only with the links or the power, and their sources.
@@ -103,21 +104,25 @@ struct StatusLineEncoder {
   }
 
   /// The line for this status, newline included; with `daemonView`, its `network` and `power`
-  /// are the daemon's view and `viewOf` says `"daemon"` (else `"client"`).
+  /// are the daemon's view and `viewOf` says `"daemon"` (else `"client"`). The daemon, health,
+  /// metered-budget and tasks sections are encoded again only when they changed: not compared
+  /// at all when `sectionsGeneration` (``WatchSections/generation``) is the last line's, else
+  /// compared with the last line's (the daemon section alone was 3k instructions a line).
   mutating func line(
     observedAt microseconds: Int64, network: NetworkStatus, power: PowerStatus,
     tasks: [TaskStatus]?, health: HealthReport, daemon: DaemonSection.Report,
-    daemonView: DaemonView? = nil
+    daemonView: DaemonView? = nil, sectionsGeneration: Int? = nil
   ) throws -> [UInt8] {
+    let generation = sectionsGeneration
     writer.reset()
     writer.beginObject()
     writer.key("daemon")
-    writer.raw(try self.daemon.encoded(daemon))
+    writer.raw(try self.daemon.encoded(daemon, generation: generation))
     writer.key("health")
-    writer.raw(try self.health.encoded(health))
+    writer.raw(try self.health.encoded(health, generation: generation))
     if let meteredBudget = daemon.meteredBudget {
       writer.key("meteredBudget")
-      writer.raw(Array(try Output.jsonData(meteredBudget)))
+      writer.raw(try self.meteredBudget.encoded(meteredBudget, generation: generation))
     }
     writer.key("network")
     if let daemonView {
@@ -136,7 +141,11 @@ struct StatusLineEncoder {
       writer.raw(try self.power.encoded(power))
     }
     writer.key("tasks")
-    if let tasks { writer.raw(try self.tasks.encoded(tasks)) } else { writer.null() }
+    if let tasks {
+      writer.raw(try self.tasks.encoded(tasks, generation: generation))
+    } else {
+      writer.null()
+    }
     writer.key("viewOf")
     writer.string(daemonView == nil ? ViewOf.client.rawValue : ViewOf.daemon.rawValue)
     writer.endObject()
@@ -145,12 +154,16 @@ struct StatusLineEncoder {
   }
 }
 
-/// One section's JSON, re-encoded only when its value changed.
+/// One section's JSON, re-encoded only when its value changed; with a generation, the same
+/// generation as the last call means the same value, and nothing is compared.
 private struct EncodedSection<Value: Encodable & Equatable> {
   private var value: Value?
+  private var generation: Int?
   private var bytes: [UInt8] = []
 
-  mutating func encoded(_ newValue: Value) throws -> [UInt8] {
+  mutating func encoded(_ newValue: Value, generation: Int? = nil) throws -> [UInt8] {
+    if let generation, generation == self.generation, value != nil { return bytes }
+    self.generation = generation
     if value != newValue {
       bytes = Array(try Output.jsonData(newValue))
       value = newValue

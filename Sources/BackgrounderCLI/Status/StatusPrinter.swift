@@ -90,7 +90,8 @@ struct StatusPrinter {
     let current = sections.sections()
     return try encoder.line(
       observedAt: microseconds, network: network, power: power, tasks: current.tasks,
-      health: current.health, daemon: current.daemon, daemonView: daemonView)
+      health: current.health, daemon: current.daemon, daemonView: daemonView,
+      sectionsGeneration: sections.generation)
   }
 
   /// One `--watch` line for a task change: `{"observedAt": …, "taskChange": {…}}` in JSON.

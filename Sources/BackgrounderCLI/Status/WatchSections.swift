@@ -20,6 +20,9 @@ struct WatchSections {
   private let walPath: String
   private let socketIsAbstract: Bool
   private var current: StatusSections?
+  /// Changes whenever ``sections()`` hands out new sections: the same generation, the same
+  /// sections (the line encoder then reuses their JSON without comparing them).
+  private(set) var generation = 0
   /// The store as last read: its files' fingerprints before the read, when the read began, and
   /// the tasks as stored (`nil`: unreadable).
   private var store: (fingerprint: StoreFingerprint, readAt: Date, tasks: [TaskStatus]?)?
@@ -46,6 +49,7 @@ struct WatchSections {
     if let current, !daemonChanged, !tasksChanged { return current }
     let sections = printer.sections(daemon: daemon!.report, storedTasks: store!.tasks)
     current = sections
+    generation &+= 1
     return sections
   }
 
