@@ -97,6 +97,9 @@ import Testing
     let path = socketPath()
     let (entered, enteredContinuation) = AsyncStream<String>.makeStream()
     let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
+    // Ended when the test is: a handler still waiting at exit is a leak to LeakSanitizer.
+    let (hang, hangContinuation) = AsyncStream<Void>.makeStream()
+    defer { hangContinuation.finish() }
     var limits = ControlServer.Limits()
     limits.answerDeadline = .milliseconds(300)
     let server = ControlServer(path: path, logger: Logger(label: "test.control"), limits: limits) {
@@ -106,7 +109,7 @@ import Testing
       }
       enteredContinuation.yield(id)
       if id == "held" { for await _ in release { break } }
-      if id == "hung" { for await _ in AsyncStream<Void>.makeStream().stream {} }
+      if id == "hung" { for await _ in hang {} }
       return ControlResponse(ok: false, message: "\(id): the store was replaced")
     }
     let running = Task { try await server.run() }
