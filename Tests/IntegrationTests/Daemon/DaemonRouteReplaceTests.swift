@@ -7,8 +7,9 @@ import Testing
 /// 20 times (the kernel sends only `RTM_NEWROUTE` with `NLM_F_REPLACE`). Ten one-time jobs with
 /// `network = "unmetered"` and one run at a time: each records at its start the kernel's own
 /// egress (`ip route get` inside the namespace) and waits to be released, so the route moves
-/// only while a job holds the one slot or every job is held. A job may start only while the
-/// kernel's egress is lan0, and one does after each replace back to lan0.
+/// only while a job holds the one slot (the move to hot0 stops it) or every job is held. A job
+/// may start only while the kernel's egress is lan0, and one does after each replace back to
+/// lan0.
 @Suite(
   .blockingIO,
   .enabled(if: getuid() == 0, "needs root to create network namespaces"),
@@ -71,9 +72,12 @@ struct DaemonRouteReplaceTests {
       _ = FileManager.default.createFile(
         atPath: workspace.file("release-" + fields[0]), contents: nil)
     }
-    // Every job ran once, each on lan0: none started while the kernel's egress was hot0.
+    // Every start was on lan0: none while the kernel's egress was hot0. A running job is
+    // stopped when the route moves to hot0 (`on-condition-lost = "stop"`, no attempt used) and
+    // runs again on lan0: more than 10 starts when such a rerun came before a job not run yet
+    // (the order of the two is not promised; the test counted exactly 10 and failed once).
     let lines = workspace.lines(of: "side-effect")
-    #expect(lines.count == 10, "\(lines)")
+    #expect(lines.count >= 10, "\(lines)")
     #expect(lines.allSatisfy { $0.hasSuffix(" lan0 0 lan0") }, "\(lines)")
   }
 
