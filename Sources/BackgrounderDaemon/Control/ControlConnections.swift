@@ -253,7 +253,8 @@ final class ControlConnections: @unchecked Sendable {
     guard connection.output.isEmpty else { return updateInterest(connection) }
     switch connection.phase {
     case .answering(let thenWatch):
-      if thenWatch { startWatching(connection) } else { close(connection) }
+      // No new watcher once the server stops (``stop(drained:)`` sets `drained`).
+      if thenWatch && drained == nil { startWatching(connection) } else { close(connection) }
     case .closing:
       close(connection)
     case .reading, .handling, .watching:
