@@ -122,10 +122,13 @@ struct DaemonInhibitorTests {
     let harness = try DaemonHarness(workspace: workspace)
     defer { harness.cleanUp() }
     _ = try harness.startDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
-    try await daemonEventually("both locks", describe: harness.describe()) {
+    // Both locks, and both commands started (a run stopped before its shell wrote its line,
+    // on a loaded machine, left "delay" empty and the rerun's line the only one).
+    try await daemonEventually("both locks and both runs", describe: harness.describe()) {
       let list = try logind.inhibitors()
       return list.contains("\"running dev.e2e.delay\"")
         && list.contains("\"running dev.e2e.block\"")
+        && workspace.lines(of: "delay") == ["0"] && !workspace.lines(of: "block").isEmpty
         ? true : nil
     }
 
