@@ -108,7 +108,7 @@ struct ReachabilityEngine: Sendable {
         continue
       }
       if RouteLookupRequest.isLookup(message.header), takeLookupReply(message) { continue }
-      if case .route(let route, .delete) = message.payload {
+      if asksKernel, case .route(let route, .delete) = message.payload {
         deletedRouteLinks += route.interfaceIndices
       }
       if case .link(let link, .new) = message.payload, model.needsFacts(forInterface: link.name) {
@@ -251,11 +251,11 @@ struct ReachabilityEngine: Sendable {
     }
     guard needsLookup, model.isSynchronized else { return nil }
     needsLookup = false
-    let families = familiesToAsk()
-    guard !families.isEmpty else { return nil }
     if confirmations == 0 { suspectLinks.removeAll(keepingCapacity: true) }
     suspectLinks += deletedRouteLinks
     deletedRouteLinks.removeAll(keepingCapacity: true)
+    let families = familiesToAsk()
+    guard !families.isEmpty else { return nil }
     var datagram: [UInt8] = []
     for family in families {
       let sequence = (nextSequence & ~RouteLookupRequest.sequenceMarker)
