@@ -228,9 +228,11 @@ triggered=$(grep -n '"dev.example.ok"' "$spans" | tail -1 | cut -d: -f1)
 check "the triggered ok run's span: waited 0 s (network=any, known)" test \
   "$(span_field "$triggered" 's["attributes"]["backgrounder.waited_seconds"]')" = 0.0
 # The metrics of the daemon since its start, sent after the spans.
-# A run the network gate held past its wait (the network not yet known at the daemon's start,
-# on a loaded machine) started and ended as a retry without running the command: the started
-# runs are the results of every kind, not only the runs the files count.
+# Every started run counts one result however it ended: a run that ended before its command ran
+# (the network changed between the decision and the start, at the daemon's start on a loaded
+# machine) or was stopped is a retry. So the started runs are the results of every kind, not
+# only the runs the files count (it failed once, 2 started = 1 result, before the daemon counted
+# such endings).
 runs_and_results() {  # runs_and_results JOB: "RUNS STARTED = SUCCESS+FAILURE+RETRY"
   local results=0 result count
   for result in success failure retry; do

@@ -1,10 +1,32 @@
 import Backgrounder
 import Logging
+import Synchronization
 
 /// Turns runtime events into log lines and metrics.
+///
+/// Every run counted in `backgrounder_runs_total` is counted once in
+/// `backgrounder_results_total` when it ends, however it ends: a worker's result, or `retry` for
+/// a run stopped (a condition lost, shutdown) or ended before its work began (the network changed
+/// between the decision and the start, the store failed), `failure` for a run whose factory
+/// declined, `cancelled` for a run cancelled or replaced. So runs started = results + runs in
+/// flight, per job.
 struct EventReporter: Sendable {
   let logger: Logger
   let metrics: MetricsFile?
+  /// The jobs with a run started and not yet ended (a job has at most one run at a time).
+  private let inFlight = JobsInFlight()
+
+  init(logger: Logger, metrics: MetricsFile?) {
+    self.logger = logger
+    self.metrics = metrics
+  }
+
+  /// Counts `result` for the run of `job` in flight, if there is one; an event of a job with
+  /// no run in flight (a deferral at the gate, the cancel of an idle task) counts nothing.
+  private func endRun(of job: String, as result: String) {
+    guard inFlight.jobs.withLock({ $0.remove(job) }) != nil else { return }
+    metrics?.recordResult(job: job, result: result)
+  }
 
   func report(_ event: MonitorEvent) {
     let job = event.taskId?.rawValue ?? "-"
@@ -14,6 +36,7 @@ struct EventReporter: Sendable {
       logger.info(
         "run started (attempt \(attempt))",
         metadata: metadata.merging(["attempt": "\(attempt)"]) { $1 })
+      inFlight.jobs.withLock { _ = $0.insert(job) }
       metrics?.recordRunStarted(job: job)
     case .workCompleted(let attempt, let result, let runtime):
       let name: String
@@ -27,12 +50,16 @@ struct EventReporter: Sendable {
         level: name == "failure" ? .error : .info,
         "run finished: \(name) (attempt \(attempt), \(HumanText.duration(runtime)))",
         metadata: metadata.merging(["attempt": "\(attempt)"]) { $1 })
+      inFlight.jobs.withLock { _ = $0.remove(job) }
       metrics?.recordResult(job: job, result: name)
     case .attemptDeferred(let reason):
       logger.info("run deferred: \(reason.rawValue)", metadata: metadata)
       metrics?.recordDeferral(job: job, reason: reason.rawValue)
+      endRun(of: job, as: "retry")
     case .attemptFailed(let reason):
       logger.warning("attempt failed: \(reason.rawValue)", metadata: metadata)
+      // Also an attempt a kill -9 interrupted before this start (no run of this process).
+      inFlight.jobs.withLock { _ = $0.remove(job) }
       metrics?.recordResult(job: job, result: "retry")
     case .retryScheduled(let nextAttempt, let delay):
       logger.info(
@@ -43,6 +70,7 @@ struct EventReporter: Sendable {
         "run stopped: \(reason.phrase) (\(reason.rawValue), attempt \(attempt))",
         metadata: metadata.merging(["reason": "\(reason.rawValue)"]) { $1 })
       metrics?.recordStop(job: job, reason: reason.rawValue)
+      endRun(of: job, as: "retry")
     case .workPaused(let attempt, let reason):
       logger.notice(
         "run paused: \(reason.lostCondition) (\(reason.rawValue), attempt \(attempt))",
@@ -57,10 +85,13 @@ struct EventReporter: Sendable {
         "worker ignored cancellation and was abandoned (attempt \(attempt))", metadata: metadata)
     case .libraryError(let message):
       logger.error("runtime error: \(message)", metadata: metadata)
+      endRun(of: job, as: "retry")
     case .skipped(let reason):
       logger.notice("skipped: \(reason.rawValue)", metadata: metadata)
+      endRun(of: job, as: "failure")
     case .cancelled(let source):
       logger.info("cancelled (\(source.rawValue))", metadata: metadata)
+      endRun(of: job, as: source == .shutdown ? "retry" : "cancelled")
     case .scheduled, .scheduleReplaced:
       logger.info("scheduled", metadata: metadata)
     case .progress:
@@ -76,4 +107,9 @@ struct EventReporter: Sendable {
       logger.warning("cannot write metrics file", metadata: ["error": "\(error)"])
     }
   }
+}
+
+/// The jobs ``EventReporter`` saw start a run that has not ended yet.
+private final class JobsInFlight: Sendable {
+  let jobs = Mutex<Set<String>>([])
 }
