@@ -4,14 +4,18 @@ import Locking
 /// Records a runtime's events and lets a test wait for the ones it expects (no sleeping).
 public final class EventRecorder: Sendable {
   private struct Waiter {
+    var id: Int
     var predicate: @Sendable (MonitorEvent) -> Bool
     var count: Int
     var continuation: CheckedContinuation<[MonitorEvent], Never>
+    /// Ends the wait when its time is up (a bounded ``wait(count:timeout:for:)``).
+    var timer: Task<Void, Never>?
   }
 
   private struct State {
     var events: [MonitorEvent] = []
     var waiters: [Waiter] = []
+    var nextWaiter = 0
   }
 
   private final class Box: Sendable {
@@ -34,6 +38,7 @@ public final class EventRecorder: Sendable {
           state.waiters.removeAll { waiter in
             let matching = events.filter(waiter.predicate)
             guard matching.count >= waiter.count else { return false }
+            waiter.timer?.cancel()
             ready.append((waiter.continuation, matching))
             return true
           }
@@ -62,14 +67,45 @@ public final class EventRecorder: Sendable {
   public func wait(
     count: Int = 1, for predicate: @escaping @Sendable (MonitorEvent) -> Bool
   ) async -> [MonitorEvent] {
+    await wait(count: count, timeout: nil, for: predicate)
+  }
+
+  /// Waits until at least `count` recorded events match `predicate`, or until `timeout` of real
+  /// time has passed (whatever clock the runtime uses); returns all that match, fewer than
+  /// `count` when the time ran out. The bound is a safety net: a test waits on events, and one
+  /// whose events never come fails instead of hanging its whole run.
+  @discardableResult
+  public func wait(
+    count: Int = 1, timeout: Duration?, for predicate: @escaping @Sendable (MonitorEvent) -> Bool
+  ) async -> [MonitorEvent] {
     await withCheckedContinuation { continuation in
       let ready = box.state.withLock { state -> [MonitorEvent]? in
         let matching = state.events.filter(predicate)
         if matching.count >= count { return matching }
-        state.waiters.append(Waiter(predicate: predicate, count: count, continuation: continuation))
+        let id = state.nextWaiter
+        state.nextWaiter += 1
+        let timer = timeout.map { timeout in
+          Task { [box] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            Self.expire(id, in: box)
+          }
+        }
+        state.waiters.append(
+          Waiter(
+            id: id, predicate: predicate, count: count, continuation: continuation, timer: timer))
         return nil
       }
       if let ready { continuation.resume(returning: ready) }
     }
+  }
+
+  /// Ends the wait `id` with the events matching so far, if it is still waiting.
+  private static func expire(_ id: Int, in box: Box) {
+    let expired = box.state.withLock { state -> (Waiter, [MonitorEvent])? in
+      guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+      let waiter = state.waiters.remove(at: index)
+      return (waiter, state.events.filter(waiter.predicate))
+    }
+    if let (waiter, matching) = expired { waiter.continuation.resume(returning: matching) }
   }
 }

@@ -115,11 +115,24 @@ struct Harness {
     return try TaskStoreReader(path: storePath).task(id, now: clock.date)
   }
 
+  /// Waits for `count` events of `id` matching `predicate`. Bounded (2 minutes of real time,
+  /// however slow a sanitizer makes the run): an event that never comes is a failed test, not a
+  /// test run hung until CI's timeout kills it without a report (it did, when a run expired).
   @discardableResult
   func waitFor(
-    _ id: TaskId, count: Int = 1, _ predicate: @escaping @Sendable (MonitorEvent.Kind) -> Bool
+    _ id: TaskId, count: Int = 1, _ predicate: @escaping @Sendable (MonitorEvent.Kind) -> Bool,
+    sourceLocation: SourceLocation = #_sourceLocation
   ) async -> [MonitorEvent] {
-    await recorder.wait(count: count) { $0.taskId == id && predicate($0.kind) }
+    let events = await recorder.wait(count: count, timeout: .seconds(120)) {
+      $0.taskId == id && predicate($0.kind)
+    }
+    if events.count < count {
+      let seen = recorder.events { $0.taskId == id }.map(\.kind)
+      Issue.record(
+        "waited 120 s for \(count) matching event(s) of \(id), saw \(events.count); its events: \(seen)",
+        sourceLocation: sourceLocation)
+    }
+    return events
   }
 
   func events(_ id: TaskId, _ predicate: (MonitorEvent.Kind) -> Bool) -> [MonitorEvent] {

@@ -25,6 +25,23 @@ struct TestDriverTests {
     #expect(throws: TestDriverError.noSuchTask(job)) { try h.driver.setAllConstraintsMet(job) }
   }
 
+  @Test("a bounded wait for an event that never comes ends with what matched; one met ends at once")
+  func boundedWait() async throws {
+    let job = id("test.driver.bounded")
+    let h = try await Harness.start(workers: [job: RecordingWorker(.success)])
+    _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job))
+    let completed = await h.recorder.wait(count: 1, timeout: .seconds(120)) {
+      $0.taskId == job && $0.kind.isWorkCompleted
+    }
+    #expect(completed.count == 1)
+    let started = ContinuousClock.now
+    let never = await h.recorder.wait(count: 2, timeout: .milliseconds(200)) {
+      $0.taskId == job && $0.kind.isWorkCompleted
+    }
+    #expect(never.count == 1)
+    #expect(ContinuousClock.now - started >= .milliseconds(200))
+  }
+
   @Test("setPeriodDelayMet makes a periodic due; setInitialDelayMet only applies to one-time work")
   func delays() async throws {
     let job = id("test.driver.period")

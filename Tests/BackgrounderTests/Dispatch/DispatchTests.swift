@@ -54,8 +54,11 @@ struct DispatchTests {
     let worker = BlockingWorker()
     let h = try await Harness.start(workers: [job: worker])
 
+    // A budget longer than the clock step below: a run `runNow` started before the step must
+    // not expire in it (it did once under ThreadSanitizer: the run ended as a budget expiry, no
+    // `workCompleted` came, and the wait for it hung the test run).
     _ = await h.backgrounder.schedule(
-      WorkRequest.OneTime(taskId: job, initialDelay: .seconds(3600)))
+      WorkRequest.OneTime(taskId: job, initialDelay: .seconds(3600), budget: .seconds(7200)))
     let backgrounder = h.backgrounder
     let driver = h.driver
     let clock = h.clock
