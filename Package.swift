@@ -237,7 +237,10 @@ let package = Package(
     ),
     // `.cpuBound` and `.blockingIO`: test traits that run a suite on threads of its own, off
     // the cooperative pool (property and differential tests; integration tests).
-    .target(name: "TestSupport", path: "Tests/TestSupport"),
+    .target(name: "TestSupport", dependencies: ["CTestSupport"], path: "Tests/TestSupport"),
+    // Sets malloc's mmap threshold before the test process's main, so that Foundation's
+    // `Process.run()` cannot read past a directory buffer into an unmapped page (see its file).
+    .target(name: "CTestSupport", path: "Tests/CTestSupport"),
     .testTarget(name: "MemoTests", dependencies: ["Memo"]),
     .testTarget(name: "BroadcastingTests", dependencies: ["Broadcasting", "Locking"]),
     .testTarget(name: "NetlinkTests", dependencies: ["Netlink"]),
@@ -269,12 +272,15 @@ let package = Package(
       name: "QuietExecutorTests", dependencies: ["QuietExecutor", "SystemCalls", "TestSupport"]),
     .testTarget(
       name: "EventLoopsTests",
-      dependencies: ["CSystemShims", "EventLoops", "Locking", "SystemCalls", "TestSupport"]),
+      dependencies: [
+        "CSystemShims", "EventLoops", "Locking", "SystemCalls", "TestSupport",
+        "CTestSupport",
+      ]),
     .testTarget(
       name: "BackgrounderDaemonTests",
       dependencies: [
         "BackgrounderDaemon", "BackgrounderLinux", "BackgrounderTesting", "Locking",
-        "NetworkHints", "TestSupport",
+        "NetworkHints", "SystemCalls", "TestSupport", "TOML",
       ]),
     // The executable's own parts: `status` output encoding (one-shot and
     // `--watch --json` lines).
