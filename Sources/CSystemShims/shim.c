@@ -240,3 +240,43 @@ int csystem_forward_signals_to_pipe(const int *signals, int count) {
 int csystem_signal_pipe(void) {
   return signal_pipe_read;
 }
+
+/// The main program's GNU build ID, from its PT_NOTE segments as loaded (no file read).
+struct build_id_search {
+  unsigned char *buffer;
+  int capacity;
+  int length;
+};
+
+static int find_program_build_id(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  struct build_id_search *search = data;
+  for (int index = 0; index < info->dlpi_phnum; index++) {
+    const ElfW(Phdr) *header = &info->dlpi_phdr[index];
+    if (header->p_type != PT_NOTE) continue;
+    const unsigned char *note = (const unsigned char *)(info->dlpi_addr + header->p_vaddr);
+    const unsigned char *end = note + header->p_memsz;
+    while (note + sizeof(ElfW(Nhdr)) <= end) {
+      const ElfW(Nhdr) *entry = (const ElfW(Nhdr) *)note;
+      const unsigned char *name = note + sizeof(ElfW(Nhdr));
+      const unsigned char *desc = name + ((entry->n_namesz + 3) & ~3u);
+      const unsigned char *next = desc + ((entry->n_descsz + 3) & ~3u);
+      if (next > end) break;
+      if (entry->n_type == NT_GNU_BUILD_ID && entry->n_namesz == 4 &&
+          memcmp(name, "GNU", 4) == 0 && entry->n_descsz > 0 &&
+          (int)entry->n_descsz <= search->capacity) {
+        memcpy(search->buffer, desc, entry->n_descsz);
+        search->length = (int)entry->n_descsz;
+        return 1;
+      }
+      note = next;
+    }
+  }
+  return 1;  // the first object is the main program: stop there
+}
+
+int csystem_program_build_id(unsigned char *buffer, int capacity) {
+  struct build_id_search search = {buffer, capacity, 0};
+  dl_iterate_phdr(find_program_build_id, &search);
+  return search.length;
+}

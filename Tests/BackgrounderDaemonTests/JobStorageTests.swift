@@ -201,6 +201,103 @@ struct JobStorageTests {
     #expect(JobSynchronizer.policy(for: job, existing: current) == nil)
     await runtime.shutdown()
   }
+  @Test(
+    "an unchanged job stored by another build is stored again with this build's digest, its schedule kept, in one transaction"
+  )
+  func unchangedJobsGetThisBuildsDigest() async throws {
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("job-storage-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let storePath = directory.appendingPathComponent("state.sqlite").path
+    let configPath = directory.appendingPathComponent("config.toml").path
+    var text = "[store]\npath = \"\(storePath)\"\n"
+    for index in 1...5 {
+      text +=
+        "[[job]]\nid = \"dev.example.job-\(index)\"\ncommand = [\"/bin/true\"]\nevery = \"1h\"\n"
+    }
+    try text.write(toFile: configPath, atomically: true, encoding: .utf8)
+    let configuration = try ConfigurationLoader.load(path: configPath)
+    #expect(configuration.jobDigests.count == 5, "this build has a build ID")
+    var settings = Backgrounder.Configuration(
+      storePath: storePath,
+      clock: FixedClock(WallInstant(nanosecondsSince1970: 1_795_416_400 * 1_000_000_000)),
+      logger: Logger(label: "test"))
+    settings.dispatchesWork = false
+    let runtime = Backgrounder(configuration: settings)
+    try await runtime.start()
+    // As an earlier build stored them: the same definitions, job 1 with another build's digest,
+    // the others with none (stored before digests).
+    for job in configuration.jobs {
+      let digest = job.id == "dev.example.job-1" ? String(repeating: "0", count: 32) : nil
+      let request = try JobRequests.request(for: job, origin: .config, digest: digest)
+      #expect(await runtime.schedule(request) == .scheduled)
+    }
+    let before = try await runtime.storedTasks(historyLimit: 0)
+    let synchronizer = JobSynchronizer(runtime: runtime, logger: Logger(label: "test"))
+    let commits = runtime.diagnostics().storeCommits
+
+    await synchronizer.apply(configuration)
+    #expect(runtime.diagnostics().storeCommits == commits + 1)
+    let after = try await runtime.storedTasks(historyLimit: 0)
+    #expect(after.count == 5)
+    for (old, new) in zip(before, after) {
+      #expect(new.id == old.id)
+      #expect(new.nextRun == old.nextRun, "the schedule of \(old.id) was kept")
+      #expect(new.attempt == old.attempt)
+      let digest = try #require(configuration.jobDigests[new.id.rawValue])
+      #expect(new.hasInput(StoredJob.digestKey, .string(digest)), "\(new.id)")
+      #expect(!old.hasInput(StoredJob.digestKey, .string(digest)), "\(old.id)")
+    }
+
+    await synchronizer.apply(configuration)
+    #expect(runtime.diagnostics().storeCommits == commits + 1, "now known unchanged by digest")
+    await runtime.shutdown()
+  }
+
+  @Test("hasInput(key, value) answers as a decode would: key first, absent, not first, escaped")
+  func storedInputKey() async throws {
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("job-storage-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var settings = Backgrounder.Configuration(
+      storePath: directory.appendingPathComponent("state.sqlite").path,
+      clock: FixedClock(WallInstant(nanosecondsSince1970: 1_795_416_400 * 1_000_000_000)),
+      logger: Logger(label: "test"))
+    settings.dispatchesWork = false
+    let runtime = Backgrounder(configuration: settings)
+    try await runtime.start()
+    let inputs: [String: WorkInput] = [
+      "dev.example.first": ["digest": .string("abc"), "more": .int(1)],
+      "dev.example.alone": ["digest": .string("abc")],
+      "dev.example.longer": ["digest": .string("abcd"), "more": .int(1)],
+      "dev.example.second": ["a": .int(1), "digest": .string("abc")],
+      "dev.example.none": ["more": .int(1)],
+      "dev.example.escaped": ["a/b": .string("abc"), "digest": .string("x\"y")],
+    ]
+    for (id, input) in inputs {
+      let request = WorkRequest.OneTime(
+        taskId: try TaskId(id), input: input, initialDelay: .seconds(3600))
+      #expect(await runtime.schedule(request) == .scheduled)
+    }
+    let tasks = try await runtime.storedTasks(historyLimit: 0)
+    await runtime.shutdown()
+    #expect(tasks.count == inputs.count)
+    let probes: [(String, WorkValue)] = [
+      ("digest", .string("abc")), ("digest", .string("ab")), ("digest", .string("abcd")),
+      ("digest", .int(1)), ("more", .int(1)), ("a/b", .string("abc")),
+      ("digest", .string("x\"y")), ("absent", .int(1)),
+    ]
+    for task in tasks {
+      let input = try #require(inputs[task.id.rawValue])
+      for (key, value) in probes {
+        #expect(
+          task.hasInput(key, value) == (input[key] == value), "\(task.id): \(key) = \(value)")
+      }
+    }
+  }
+
   @Test("a config's new and changed jobs are stored in one transaction; unchanged ones in none")
   func applyCommitsOnce() async throws {
     let directory = FileManager.default.temporaryDirectory
@@ -233,14 +330,18 @@ struct JobStorageTests {
     #expect(runtime.diagnostics().storeCommits == first + 1)
     #expect(try await runtime.storedTasks(historyLimit: 0).count == 25)
 
-    // What the next apply compares without decoding anything: each stored input is, byte for
-    // byte, the input the config's job stores today.
+    // What the next apply compares without encoding or decoding any definition: each stored
+    // input carries the digest of its job's config table (and is, byte for byte, the input the
+    // config's job stores today).
     let tasks = Dictionary(
       uniqueKeysWithValues: try await runtime.storedTasks(historyLimit: 0).map {
         ($0.id.rawValue, $0)
       })
-    for job in try load(Array(1...25)).jobs {
-      let input = try StoredJob.input(for: job, origin: .config)
+    let configuration = try load(Array(1...25))
+    for job in configuration.jobs {
+      let digest = try #require(configuration.jobDigests[job.id])
+      #expect(tasks[job.id]?.hasInput(StoredJob.digestKey, .string(digest)) == true, "\(job.id)")
+      let input = try StoredJob.input(for: job, origin: .config, digest: digest)
       #expect(tasks[job.id]?.hasInput(input) == true, "\(job.id)")
       #expect(tasks[job.id]?.hasInput(try StoredJob.input(for: job, origin: .cli)) == false)
     }

@@ -78,6 +78,34 @@ public struct WorkInput: Hashable, Sendable, Codable, ExpressibleByDictionaryLit
     return try encoder.encode(self)
   }
 
+  /// The serialized form of the one-key input `[key: value]` (`{"values":{"key":value}}`) and
+  /// where `{"values":{"key":` ends in it; nil for a key JSON would escape. A string value that
+  /// JSON writes as it is (printable ASCII but a quote, a backslash and a slash) is written here
+  /// directly, the same bytes as ``serialized()`` (a test compares them), without an encoder: a
+  /// caller comparing a digest per stored task does it thousands of times at a start.
+  static func serialized(key: String, value: WorkValue) -> (Data, keyEnd: Int)? {
+    func plain(_ text: String) -> Bool {
+      text.utf8.allSatisfy {
+        $0 >= 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\")
+          && $0 != UInt8(ascii: "/")
+      }
+    }
+    guard !key.isEmpty, plain(key) else { return nil }
+    var bytes = Data(#"{"values":{""#.utf8)
+    bytes.append(contentsOf: key.utf8)
+    bytes.append(contentsOf: #"":"#.utf8)
+    let keyEnd = bytes.count
+    if case .string(let text) = value, plain(text) {
+      bytes.append(contentsOf: #"{"string":{"_0":""#.utf8)
+      bytes.append(contentsOf: text.utf8)
+      bytes.append(contentsOf: #""}}}}"#.utf8)
+      return (bytes, keyEnd)
+    }
+    guard let encoded = try? WorkInput([key: value]).serialized(), encoded.starts(with: bytes)
+    else { return nil }
+    return (encoded, keyEnd)
+  }
+
   /// Decodes the serialized form produced by ``serialized()``.
   static func deserialize(_ data: Data) throws -> WorkInput {
     if data.isEmpty { return WorkInput() }

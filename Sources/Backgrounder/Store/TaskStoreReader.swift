@@ -49,6 +49,27 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
   public func hasInput(_ input: WorkInput) -> Bool {
     (try? input.serialized()) == serializedInput
   }
+
+  /// Whether the stored input holds `value` at `key`. Without decoding it when `key` sorts
+  /// before the input's other keys (its serialized form then starts with it, after the
+  /// wrapper): a caller that keeps a digest of what it stored under such a key compares it for
+  /// the cost of a prefix. Otherwise (the key absent or not first, or one that JSON escapes)
+  /// the stored input is decoded.
+  public func hasInput(_ key: String, _ value: WorkValue) -> Bool {
+    if let (alone, keyEnd) = WorkInput.serialized(key: key, value: value) {
+      // `{"values":{"key":value}}`: the stored input starts with `{"values":{"key":value`,
+      // then `,` or `}`, when it holds the value with the key first.
+      let head = alone.dropLast(2)
+      if serializedInput.starts(with: head), serializedInput.count > head.count {
+        let next = serializedInput[serializedInput.startIndex + head.count]
+        if next == UInt8(ascii: ",") || next == UInt8(ascii: "}") { return true }
+      }
+      // The key first, with another value.
+      if serializedInput.starts(with: alone[..<keyEnd]) { return false }
+    }
+    return (try? WorkInput.deserialize(serializedInput))?[key] == value
+  }
+
   /// Set by a reader that knows no process runs this store's work: a task left `running`
   /// then encodes its state as `interrupted` (its run ended with the process that ran it).
   public var interrupted = false

@@ -128,6 +128,7 @@ public enum ConfigurationLoader {
         }
         seen[definition.id] = job.table.position.line
         configuration.jobs.append(definition)
+        if let digest = JobDigest.of(job.table) { configuration.jobDigests[definition.id] = digest }
         let alerts = try JobAlertsReader.read(job, jobTable: true)
         if !alerts.isEmpty { configuration.alerts[definition.id] = alerts }
       }

@@ -43,6 +43,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
   package var startSplay = StartSplayKey.defaultValue
   /// `[[job]]` entries, in file order.
   public var jobs: [JobDefinition] = []
+  /// Each job's ``JobDigest``, by job id (none when this build has no build ID).
+  package var jobDigests: [String: String] = [:]
   /// The alert settings of the `[[job]]` entries that have any (`alert-after`, `on-failure`,
   /// `on-stale`), by job id.
   package var alerts: [String: JobAlerts] = [:]

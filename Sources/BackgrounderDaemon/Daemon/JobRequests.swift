@@ -16,7 +16,7 @@ public enum JobRequests {
   /// ``JobValidation``: a definition sent over the control socket has not been checked by the
   /// config reader or the CLI.
   public static func request(
-    for job: JobDefinition, origin: JobOrigin,
+    for job: JobDefinition, origin: JobOrigin, digest: String? = nil,
     machineIdPath: String = MachineIdentity.defaultPath
   ) throws -> WorkRequest {
     if let (key, message) = JobValidation.problem(with: job) {
@@ -26,7 +26,7 @@ public enum JobRequests {
       throw InvalidJobDefinition(key: key, message: message)
     }
     let taskId = try TaskId(job.id)
-    let input = try StoredJob.input(for: job, origin: origin)
+    let input = try StoredJob.input(for: job, origin: origin, digest: digest)
     var constraints = WorkConstraints(
       networkRequired: NetworkRequirement(rawValue: job.network.rawValue) ?? .none,
       requiresCharging: job.requiresCharging,

@@ -39,29 +39,59 @@ package actor JobSynchronizer {
     // The stored definitions already read (each is decoded once).
     var decoded: [TaskId: StoredJob.Decoded] = [:]
     var batch: [(JobDefinition, ExistingWorkPolicy)] = []
+    // Unchanged active jobs stored without this build's digest of their table.
+    var undigested: [(JobDefinition, ExistingWorkPolicy)] = []
+    let digests = configuration.jobDigests
     for job in configuration.jobs {
       guard let id = try? TaskId(job.id) else { continue }
       wanted.insert(id)
-      // The stored input is byte for byte what this job would store now (same definition,
-      // format and origin): unchanged. Decoding every stored definition to compare it was most
-      // of a restart's CPU with 10,000 jobs; encoding the config's is a third of that.
-      if let existing = stored[id], existing.inhibitPolicy == job.inhibit ?? .delay,
-        let input = try? StoredJob.input(for: job, origin: .config), existing.hasInput(input)
-      {
-        unchanged.insert(id)
-        continue
+      if let existing = stored[id], existing.inhibitPolicy == job.inhibit ?? .delay {
+        // Stored from this very table by this build: unchanged, known without encoding the
+        // definition (encoding every job to compare it was most of a restart's CPU with
+        // 10,000 jobs; decoding every stored one, before that, most of the rest).
+        if let digest = digests[job.id], existing.hasInput(StoredJob.digestKey, .string(digest)) {
+          unchanged.insert(id)
+          continue
+        }
+        // The stored input is byte for byte what this job would store now.
+        if let input = try? StoredJob.input(for: job, origin: .config, digest: digests[job.id]),
+          existing.hasInput(input)
+        {
+          unchanged.insert(id)
+          continue
+        }
       }
       let previous = stored[id].flatMap { StoredJob.decode($0.input) }
       if let previous { decoded[id] = previous }
       guard let policy = Self.policy(for: job, existing: stored[id], previous: previous?.job)
-      else { continue }
+      else {
+        // The same definition, stored by another build (or before digests): an active config
+        // job is stored again with this build's digest, its schedule kept (`update`), so that
+        // the next start knows it unchanged without comparing. Once per job and build.
+        if let existing = stored[id], !existing.state.isFinished, previous?.origin == .config,
+          digests[job.id] != nil
+        {
+          rescheduled.insert(id)
+          undigested.append((job, .update))
+        }
+        continue
+      }
       rescheduled.insert(id)
       batch.append((job, policy))
     }
     // Every new or changed job in one step and one store transaction.
-    for (ok, message) in await schedule(batch, origin: .config) where !ok {
+    for (ok, message) in await schedule(batch, origin: .config, digests: digests) where !ok {
       // A job the runtime cannot take (say `fixed-random-delay` without a machine id).
       logger.error("job not scheduled", metadata: ["error": "\(message)"])
+    }
+    if !undigested.isEmpty {
+      let results = await schedule(undigested, origin: .config, digests: digests, logEach: false)
+      logger.info(
+        "unchanged jobs stored with this build's digest of their config table",
+        metadata: [
+          "jobs": "\(results.count { $0.ok })",
+          "failed": "\(results.filter { !$0.ok }.map(\.message))",
+        ])
     }
     for (id, task) in stored.sorted(by: { $0.key < $1.key })
     where !task.state.isFinished && !unchanged.contains(id) {
@@ -97,15 +127,18 @@ package actor JobSynchronizer {
 
   /// Schedules each job with its policy, all in one step of the runtime (one store
   /// transaction); returns each one's outcome in words and whether it took effect, in order.
+  /// `digests`: the config tables' ``JobDigest``s, stored with the jobs; `logEach`: a journal
+  /// line per job.
   func schedule(
-    _ jobs: [(JobDefinition, ExistingWorkPolicy)], origin: JobOrigin
+    _ jobs: [(JobDefinition, ExistingWorkPolicy)], origin: JobOrigin,
+    digests: [String: String] = [:], logEach: Bool = true
   ) async -> [(ok: Bool, message: String)] {
     var results: [(ok: Bool, message: String)?] = Array(repeating: nil, count: jobs.count)
     var requests: [(index: Int, request: WorkRequest, policy: ExistingWorkPolicy)] = []
     for (index, (job, policy)) in jobs.enumerated() {
       do {
         let request = try JobRequests.request(
-          for: job, origin: origin, machineIdPath: machineIdPath)
+          for: job, origin: origin, digest: digests[job.id], machineIdPath: machineIdPath)
         requests.append((index, request, policy))
       } catch {
         results[index] = (false, "\(job.id): \(error)")
@@ -114,8 +147,11 @@ package actor JobSynchronizer {
     let outcomes = await runtime.schedule(requests.map { ($0.request, $0.policy) })
     for ((index, _, policy), outcome) in zip(requests, outcomes) {
       let id = jobs[index].0.id
-      logger.info(
-        "job scheduled", metadata: ["job": "\(id)", "policy": "\(policy)", "outcome": "\(outcome)"])
+      if logEach {
+        logger.info(
+          "job scheduled",
+          metadata: ["job": "\(id)", "policy": "\(policy)", "outcome": "\(outcome)"])
+      }
       results[index] =
         switch outcome {
         case .scheduled: (true, "scheduled \(id)")

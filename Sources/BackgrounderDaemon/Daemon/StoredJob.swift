@@ -16,6 +16,9 @@ enum StoredJob {
   static let definitionKey = "jobDefinition"
   static let legacyDefinitionKey = "job"
   static let originKey = "origin"
+  /// The ``JobDigest`` of the config table the job was read from (config jobs only). It sorts
+  /// before the other keys, so ``JobSynchronizer`` compares it without decoding the input.
+  static let digestKey = "digest"
   /// The format written today.
   static let currentFormat = 2
 
@@ -26,15 +29,20 @@ enum StoredJob {
     var format: Int
   }
 
-  /// The input carrying `job` and its origin, in the current format.
-  static func input(for job: JobDefinition, origin: JobOrigin) throws -> WorkInput {
+  /// The input carrying `job` and its origin, in the current format, with the digest of the
+  /// config table it was read from when there is one.
+  static func input(
+    for job: JobDefinition, origin: JobOrigin, digest: String? = nil
+  ) throws -> WorkInput {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     let document = String(decoding: try encoder.encode(JobDocument(job)), as: UTF8.self)
-    return [
+    var input: WorkInput = [
       formatKey: .int(currentFormat), definitionKey: .string(document),
       originKey: .string(origin.rawValue),
     ]
+    if let digest { input[digestKey] = .string(digest) }
+    return input
   }
 
   /// The job stored in `input` in any known format, or nil when it carries none (or one this

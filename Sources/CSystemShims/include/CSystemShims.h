@@ -11,6 +11,11 @@
 /// descendants are reparented to it instead of PID 1. Returns 0, or -1 with errno set.
 int csystem_set_child_subreaper(void);
 
+/// The running program's GNU build ID (`NT_GNU_BUILD_ID`, read from its loaded note segments:
+/// no file is opened), copied into `buffer` (at most `capacity` bytes). Returns its length, 0
+/// when the program has none (linked without `--build-id`) or it does not fit.
+int csystem_program_build_id(unsigned char *buffer, int capacity);
+
 /// Moves the calling thread into the network namespace behind `fd` (`setns(fd, CLONE_NEWNET)`;
 /// glibc declares setns only under _GNU_SOURCE). Returns 0, or -1 with errno.
 int csystem_setns_net(int fd);
