@@ -144,6 +144,29 @@ import Testing
     #expect(model.status().primary == "eth0")
   }
 
+  /// The kernel oracle found it (dual-stack seed 3949917275): a link losing carrier loses its
+  /// nexthop objects, and the routes using them, without a notification; a group left without
+  /// members goes too. Plain routes stay.
+  @Test func carrierLossRemovesItsNexthopsTheirGroupsAndRoutesButNotPlainRoutes() {
+    var model = twoLinks()
+    model.apply(message(.nexthop(NexthopInfo(id: 1, family: 2, interfaceIndex: 3), .new)))
+    model.apply(
+      message(.nexthop(NexthopInfo(id: 9, family: 0, interfaceIndex: 0, group: [1]), .new)))
+    model.apply(message(.route(defaultRoute(table: 254, metric: 50, link: 0, nexthop: 1), .new)))
+    model.apply(message(.route(defaultRoute(table: 254, metric: 60, link: 0, nexthop: 9), .new)))
+    model.apply(message(.route(defaultRoute(table: 254, metric: 70, link: 3), .new)))
+    #expect(model.status().primary == "wg0")
+    var carrierless = wireguard
+    carrierless.flags = NetlinkConstant.interfaceUp
+    model.apply(message(.link(carrierless, .new)))
+    model.apply(message(.link(wireguard, .new)))
+    // The metric-70 plain route via wg0 is back with the carrier; the nexthop routes are not.
+    #expect(model.status().primary == "wg0")
+    #expect(model.status().links.first { $0.name == "wg0" }?.hasDefaultRoute == true)
+    model.apply(message(.route(defaultRoute(table: 254, metric: 70, link: 3), .delete)))
+    #expect(model.status().primary == "eth0", "the nexthop routes went with the carrier")
+  }
+
   @Test func probeDestinationsMustBeAddresses() throws {
     let destinations = try EgressProbeDestinations(addresses: ["2001:db8::1", "192.0.2.9"])
     #expect(destinations.ipv4 == [192, 0, 2, 9])

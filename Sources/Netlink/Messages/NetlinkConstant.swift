@@ -59,6 +59,8 @@ public enum NetlinkConstant {
   public static let interfaceUp: UInt32 = 0x1
   /// `IFF_LOOPBACK`.
   public static let interfaceLoopback: UInt32 = 0x8
+  /// `IFF_RUNNING`: the link is operationally up.
+  public static let interfaceRunning: UInt32 = 0x40
   /// `IFF_LOWER_UP`: the link has carrier.
   public static let interfaceLowerUp: UInt32 = 0x10000
 

@@ -122,6 +122,17 @@ struct NetworkTables: Sendable, Equatable {
     }
   }
 
+  /// What the kernel does without telling when a link that is up loses carrier (a
+  /// `NETDEV_CHANGE` leaving it neither `IFF_RUNNING` nor `IFF_LOWER_UP`: `nh_netdev_event`):
+  /// it removes the link's nexthop objects but blackholes, and the routes using them. (Plain
+  /// routes stay; they only stop counting while the carrier is gone.) The kernel oracle found
+  /// it: a default route through a nexthop object on the link was gone from the kernel's table
+  /// and not from ours.
+  mutating func linkLostCarrier(_ index: Int32) {
+    removeNexthops(
+      Set(nexthops.values.filter { $0.interfaceIndex == index && !$0.isBlackhole }.map(\.id)))
+  }
+
   /// What the kernel does without telling when an IPv4 address goes: it removes the routes
   /// preferring it as source and, when it was the link's last IPv4 address, every IPv4 route
   /// whose hops all use the link. (IPv6 routes do not depend on addresses this way.)
@@ -135,14 +146,23 @@ struct NetworkTables: Sendable, Equatable {
     }
   }
 
+  /// Removes the nexthop objects `ids`, them from their groups, a group left without members
+  /// (as `remove_nh_grp_entry` does), and every route using a removed one.
   private mutating func removeNexthops(_ ids: Set<UInt32>) {
     guard !ids.isEmpty else { return }
-    for id in ids { nexthops[id] = nil }
-    for (id, var nexthop) in nexthops where !nexthop.group.isEmpty {
-      nexthop.group.removeAll { ids.contains($0) }
-      nexthops[id] = nexthop
+    var removed = ids
+    var pending = ids
+    while !pending.isEmpty {
+      for id in pending { nexthops[id] = nil }
+      var emptied = Set<UInt32>()
+      for (id, var nexthop) in nexthops where !nexthop.group.isEmpty {
+        nexthop.group.removeAll { pending.contains($0) }
+        if nexthop.group.isEmpty { emptied.insert(id) } else { nexthops[id] = nexthop }
+      }
+      removed.formUnion(emptied)
+      pending = emptied
     }
-    routes = routes.filter { route in route.nexthopID.map { !ids.contains($0) } ?? true }
+    routes = routes.filter { route in route.nexthopID.map { !removed.contains($0) } ?? true }
   }
 
   private mutating func removeObjects(ofLink index: Int32) {

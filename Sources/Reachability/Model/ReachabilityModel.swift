@@ -8,8 +8,8 @@ import Netlink
 /// completed dump replaces that table. Only what decides the answer is kept (see
 /// ``NetworkTables``): the cost of a message does not depend on the size of the FIB. What the
 /// kernel removes without telling (routes of a link set down, of a removed IPv4 address) is
-/// removed here the same way, so no re-dump of a large FIB is needed; carrier loss keeps routes,
-/// they only stop counting. Dumps are repeated after an overrun or an interrupted dump.
+/// removed here the same way, so no re-dump of a large FIB is needed; carrier loss keeps plain
+/// routes, they only stop counting (it removes the link's nexthop objects and their routes). Dumps are repeated after an overrun or an interrupted dump.
 public struct ReachabilityModel: Sendable, Equatable {
   /// What the driver should do after a message.
   public struct Effects: Sendable, Equatable {
@@ -131,11 +131,15 @@ public struct ReachabilityModel: Sendable, Equatable {
         effects.changed = true
       }
       if case .link(let link, .delete) = message.payload { facts[link.name] = nil }
-      if case .link(let link, .new) = message.payload, tables.links[link.index]?.isUp == true,
-        !link.isUp
-      {
-        tables.linkWentDown(link.index)
-        pendingDump?.tables.linkWentDown(link.index)
+      if case .link(let link, .new) = message.payload, let known = tables.links[link.index] {
+        let carrier = NetlinkConstant.interfaceRunning | NetlinkConstant.interfaceLowerUp
+        if known.isUp, !link.isUp {
+          tables.linkWentDown(link.index)
+          pendingDump?.tables.linkWentDown(link.index)
+        } else if link.isUp, known.flags & carrier != 0, link.flags & carrier == 0 {
+          tables.linkLostCarrier(link.index)
+          pendingDump?.tables.linkLostCarrier(link.index)
+        }
       }
       if tables.apply(message.payload, flags: header.flags) { effects.changed = true }
       if let kind = message.payload.objectKind, pendingDump?.kind == kind {

@@ -43,9 +43,24 @@ struct KernelDifferentialTests {
 
   @Test(arguments: [(Mode.ipv4, 100), (.ipv6, 100), (.dualStack, 120)])
   func monitorFollowsTheKernel(mode: Mode, steps: Int) async throws {
-    let seed =
+    let first =
       ProcessInfo.processInfo.environment["BACKGROUNDER_DIFFERENTIAL_SEED"].flatMap(UInt64.init)
       ?? UInt64.random(in: 1...UInt64(UInt32.max))
+    // The sequences must exercise something: several egresses. A seed whose sequence never moves
+    // the primary link (IPv6 seed 3949917275 kept lan0 for all 100 steps) proves nothing wrong
+    // and little right: the next seed's sequence follows, up to 3 in all, every one checked.
+    var seen: [String: Int] = [:]
+    for seed in first..<(first + 3) {
+      let run = try await check(mode: mode, steps: steps, seed: seed)
+      seen.merge(run.seen, uniquingKeysWith: +)
+      if seen.count >= 2 { break }
+    }
+    #expect(seen.count >= 2, "\(seen)")
+  }
+
+  /// One seed's sequence of `steps` operations, the monitor compared with the kernel after each
+  /// (a mismatch is recorded with the operations, shrunk).
+  private func check(mode: Mode, steps: Int, seed: UInt64) async throws -> Run {
     print("KernelDifferentialTests \(mode.rawValue): seed \(seed), \(steps) operations")
     var generator = SeededGenerator(seed: seed)
     let run = try await drive(mode: mode, steps: .generated(steps, &generator), keepCapture: false)
@@ -70,10 +85,10 @@ struct KernelDifferentialTests {
         capture of the shrunk run kept for a replay fixture: \(shrunk.capturePath ?? "none")
         """)
     }
-    // The sequence must have exercised something: several egresses, mostly accepted operations.
+    // Mostly accepted and comparable operations.
     #expect(run.notComparable <= steps / 4)
     #expect(run.refused <= steps / 2)
-    #expect(run.seen.count >= 2, "\(run.seen)")
+    return run
   }
 
   /// The operations of one run: generated from a seed, or given (when shrinking).
