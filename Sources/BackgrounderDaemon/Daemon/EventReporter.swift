@@ -1,6 +1,6 @@
 import Backgrounder
+import Locking
 import Logging
-import Synchronization
 
 /// Turns runtime events into log lines and metrics.
 ///
@@ -111,5 +111,5 @@ struct EventReporter: Sendable {
 
 /// The jobs ``EventReporter`` saw start a run that has not ended yet.
 private final class JobsInFlight: Sendable {
-  let jobs = Mutex<Set<String>>([])
+  let jobs = Lock<Set<String>>([])
 }
