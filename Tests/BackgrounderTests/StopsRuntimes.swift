@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 import Testing
 
 /// The runtimes a test started, stopped when the test ends: a test is over only once its
@@ -12,7 +12,7 @@ import Testing
 final class RunningRuntimes: Sendable {
   @TaskLocal static var current: RunningRuntimes?
 
-  private let stops = Mutex<[@Sendable () async -> Void]>([])
+  private let stops = Lock<[@Sendable () async -> Void]>([])
 
   /// Runs `stop` when the test ends (after the test's other stops, newest first).
   func stopAtEnd(_ stop: @escaping @Sendable () async -> Void) {

@@ -1,7 +1,7 @@
 import BackgrounderTesting
 import Foundation
 import GRDB
-import Synchronization
+import Locking
 import Testing
 
 @testable import Backgrounder
@@ -17,7 +17,7 @@ struct ClaimAheadTests {
       var mostRunning = 0
       var invocations: [TaskId: Int] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     func worker(pause: Duration = .zero) -> ClosureWorker {
       ClosureWorker { context in

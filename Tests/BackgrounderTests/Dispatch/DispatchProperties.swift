@@ -1,5 +1,5 @@
+import Locking
 import PropertyBased
-import Synchronization
 import TestSupport
 import Testing
 
@@ -26,7 +26,7 @@ import Testing
     "no task has two runs in flight, and no periodic task runs twice in one cycle",
     arguments: [0, 2])
   func oneRunAtATime(claimAhead: Int) async {
-    let promoted = Mutex(0)
+    let promoted = Lock(0)
     await propertyCheck(count: 300, input: Self.histories) { steps in
       let simulation = Self.simulate(steps, claimAhead: claimAhead)
       promoted.withLock { $0 += simulation.promotedClaims }
@@ -65,7 +65,7 @@ import Testing
     "no run starts while a condition its network requirement needs is unknown or unmet",
     arguments: [0, 2])
   func noStartWithoutPermission(claimAhead: Int) async {
-    let starts = Mutex((all: 0, afterUnknown: 0))
+    let starts = Lock((all: 0, afterUnknown: 0))
     await propertyCheck(count: 400, input: DispatchProperties.histories) { steps in
       let simulation = DispatchProperties.simulate(steps, claimAhead: claimAhead)
       starts.withLock {

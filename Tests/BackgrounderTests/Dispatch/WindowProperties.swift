@@ -1,6 +1,6 @@
 import Foundation
+import Locking
 import PropertyBased
-import Synchronization
 import TestSupport
 import Testing
 
@@ -21,7 +21,7 @@ import Testing
 
   @Test("no run starts outside its windows")
   func windowsHoldEveryStart() async {
-    let total = Mutex(0)
+    let total = Lock(0)
     await propertyCheck(count: 200, input: Self.histories) { steps in
       var machine = DispatchStateMachine(
         settings: DispatchSettings(concurrencyLimit: 4, minimumPeriodicInterval: .seconds(60)),

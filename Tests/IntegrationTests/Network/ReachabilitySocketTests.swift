@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
+import Locking
 import Netlink
-import Synchronization
 import TestSupport
 import Testing
 
@@ -99,9 +99,9 @@ struct ReachabilitySocketTests {
     defer { sandbox.remove() }
     let socket = try RouteNetlinkSocket.open(networkNamespacePath: sandbox.path)
     let loop = NetlinkEventLoop(socket: socket)
-    let receptions = Mutex<[RouteNetlinkSocket.Reception?]>([])
-    let loopThread = Mutex<pid_t?>(nil)
-    let exit = Mutex<(ended: Bool, error: String?)>((false, nil))
+    let receptions = Lock<[RouteNetlinkSocket.Reception?]>([])
+    let loopThread = Lock<pid_t?>(nil)
+    let exit = Lock<(ended: Bool, error: String?)>((false, nil))
     try loop.start(
       handler: { reception in
         loopThread.withLock { $0 = $0 ?? Self.currentThreadID() }
