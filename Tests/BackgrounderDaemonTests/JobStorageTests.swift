@@ -112,11 +112,33 @@ struct JobStorageTests {
     #expect(Mirror(reflecting: Self.fullJob).children.count == 31)
   }
 
-  @Test("a store written in the previous format keeps every schedule and is migrated in place")
-  func migrationFromFormat1() async throws {
+  /// A directory of its own for one test.
+  static func makeDirectory() throws -> URL {
     let directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("job-storage-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+  }
+
+  /// A started runtime on `storePath` that dispatches nothing (store-editing mode), at a fixed
+  /// instant.
+  static func storeEditingRuntime(
+    storePath: String, finishedRetention: Duration? = nil
+  ) async throws -> Backgrounder {
+    var settings = Backgrounder.Configuration(
+      storePath: storePath,
+      clock: FixedClock(WallInstant(nanosecondsSince1970: 1_795_416_400 * 1_000_000_000)),
+      logger: Logger(label: "test"))
+    if let finishedRetention { settings.finishedRetention = finishedRetention }
+    settings.dispatchesWork = false
+    let runtime = Backgrounder(configuration: settings)
+    try await runtime.start()
+    return runtime
+  }
+
+  @Test("a store written in the previous format keeps every schedule and is migrated in place")
+  func migrationFromFormat1() async throws {
+    let directory = try Self.makeDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let storePath = directory.appendingPathComponent("state.sqlite").path
     let fixture = FixturePaths.root.appendingPathComponent("store")
@@ -139,13 +161,8 @@ struct JobStorageTests {
     }
 
     // Store-editing mode at the time the fixture was written: nothing is dispatched.
-    var settings = Backgrounder.Configuration(
-      storePath: storePath,
-      clock: FixedClock(WallInstant(nanosecondsSince1970: 1_795_416_400 * 1_000_000_000)),
-      logger: Logger(label: "test"), finishedRetention: .seconds(10 * 365 * 86_400))
-    settings.dispatchesWork = false
-    let runtime = Backgrounder(configuration: settings)
-    try await runtime.start()
+    let runtime = try await Self.storeEditingRuntime(
+      storePath: storePath, finishedRetention: .seconds(10 * 365 * 86_400))
     let synchronizer = JobSynchronizer(runtime: runtime, logger: Logger(label: "test"))
     await synchronizer.apply(configuration)
     let after = try await runtime.storedTasks(historyLimit: 0)
@@ -169,17 +186,10 @@ struct JobStorageTests {
   @Test(
     "a task whose stored inhibit policy is not its job's (stored before i27-inhibit) is updated")
   func inhibitPolicyFromBeforeTheMigrationIsUpdated() async throws {
-    let directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("job-storage-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let directory = try Self.makeDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
-    var settings = Backgrounder.Configuration(
-      storePath: directory.appendingPathComponent("state.sqlite").path,
-      clock: FixedClock(WallInstant(nanosecondsSince1970: 1_795_416_400 * 1_000_000_000)),
-      logger: Logger(label: "test"))
-    settings.dispatchesWork = false
-    let runtime = Backgrounder(configuration: settings)
-    try await runtime.start()
+    let runtime = try await Self.storeEditingRuntime(
+      storePath: directory.appendingPathComponent("state.sqlite").path)
     var job = JobDefinition(
       id: "dev.example.block", command: ["/bin/true"], schedule: .every(.seconds(3600), flex: nil))
     job.inhibit = .block
@@ -205,9 +215,7 @@ struct JobStorageTests {
     "an unchanged job stored by another build is stored again with this build's digest, its schedule kept, in one transaction"
   )
   func unchangedJobsGetThisBuildsDigest() async throws {
-    let directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("job-storage-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let directory = try Self.makeDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let storePath = directory.appendingPathComponent("state.sqlite").path
     let configPath = directory.appendingPathComponent("config.toml").path
@@ -219,13 +227,7 @@ struct JobStorageTests {
     try text.write(toFile: configPath, atomically: true, encoding: .utf8)
     let configuration = try ConfigurationLoader.load(path: configPath)
     #expect(configuration.jobDigests.count == 5, "this build has a build ID")
-    var settings = Backgrounder.Configuration(
-      storePath: storePath,
-      clock: FixedClock(WallInstant(nanosecondsSince1970: 1_795_416_400 * 1_000_000_000)),
-      logger: Logger(label: "test"))
-    settings.dispatchesWork = false
-    let runtime = Backgrounder(configuration: settings)
-    try await runtime.start()
+    let runtime = try await Self.storeEditingRuntime(storePath: storePath)
     // As an earlier build stored them: the same definitions, job 1 with another build's digest,
     // the others with none (stored before digests).
     for job in configuration.jobs {
@@ -257,17 +259,10 @@ struct JobStorageTests {
 
   @Test("hasInput(key, value) answers as a decode would: key first, absent, not first, escaped")
   func storedInputKey() async throws {
-    let directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("job-storage-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let directory = try Self.makeDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
-    var settings = Backgrounder.Configuration(
-      storePath: directory.appendingPathComponent("state.sqlite").path,
-      clock: FixedClock(WallInstant(nanosecondsSince1970: 1_795_416_400 * 1_000_000_000)),
-      logger: Logger(label: "test"))
-    settings.dispatchesWork = false
-    let runtime = Backgrounder(configuration: settings)
-    try await runtime.start()
+    let runtime = try await Self.storeEditingRuntime(
+      storePath: directory.appendingPathComponent("state.sqlite").path)
     let inputs: [String: WorkInput] = [
       "dev.example.first": ["digest": .string("abc"), "more": .int(1)],
       "dev.example.alone": ["digest": .string("abc")],
@@ -300,9 +295,7 @@ struct JobStorageTests {
 
   @Test("a config's new and changed jobs are stored in one transaction; unchanged ones in none")
   func applyCommitsOnce() async throws {
-    let directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("job-storage-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let directory = try Self.makeDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let storePath = directory.appendingPathComponent("state.sqlite").path
     let configPath = directory.appendingPathComponent("config.toml").path
@@ -316,13 +309,7 @@ struct JobStorageTests {
       try text.write(toFile: configPath, atomically: true, encoding: .utf8)
       return try ConfigurationLoader.load(path: configPath)
     }
-    var settings = Backgrounder.Configuration(
-      storePath: storePath,
-      clock: FixedClock(WallInstant(nanosecondsSince1970: 1_795_416_400 * 1_000_000_000)),
-      logger: Logger(label: "test"))
-    settings.dispatchesWork = false
-    let runtime = Backgrounder(configuration: settings)
-    try await runtime.start()
+    let runtime = try await Self.storeEditingRuntime(storePath: storePath)
     let synchronizer = JobSynchronizer(runtime: runtime, logger: Logger(label: "test"))
     let first = runtime.diagnostics().storeCommits
 
