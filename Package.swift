@@ -238,9 +238,17 @@ let package = Package(
     // `.cpuBound` and `.blockingIO`: test traits that run a suite on threads of its own, off
     // the cooperative pool (property and differential tests; integration tests).
     .target(name: "TestSupport", dependencies: ["CTestSupport"], path: "Tests/TestSupport"),
-    // Sets malloc's mmap threshold before the test process's main, so that Foundation's
-    // `Process.run()` cannot read past a directory buffer into an unmapped page (see its file).
-    .target(name: "CTestSupport", path: "Tests/CTestSupport"),
+    // `opendir`/`readdir`/`closedir` of the test executable, exported so that Foundation's
+    // `Process.run()` reads `/proc/self/fd` through them and cannot read past glibc's buffer
+    // (see its file).
+    .target(
+      name: "CTestSupport", path: "Tests/CTestSupport",
+      linkerSettings: [
+        .unsafeFlags([
+          "-Xlinker", "--export-dynamic-symbol=opendir", "-Xlinker",
+          "--export-dynamic-symbol=readdir", "-Xlinker", "--export-dynamic-symbol=closedir",
+        ])
+      ]),
     .testTarget(name: "MemoTests", dependencies: ["Memo"]),
     .testTarget(name: "BroadcastingTests", dependencies: ["Broadcasting", "Locking"]),
     .testTarget(name: "NetlinkTests", dependencies: ["Netlink"]),

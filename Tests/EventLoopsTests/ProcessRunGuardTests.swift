@@ -5,16 +5,34 @@ import Testing
 /// The test process's guard against Foundation's `Process.run()` over-read
 /// (Tests/CTestSupport/process_run_guard.c).
 @Suite struct ProcessRunGuardTests {
-  /// The sanitizers bring allocators of their own, which ignore `mallopt`.
-  static let plainMalloc =
+  /// A sanitizer's runtime intercepts `readdir` itself; the guard is left out there.
+  static let unsanitized =
     dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") == nil
     && dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") == nil
 
   @Test(
-    "a directory stream is a mapping of its own, so a read past its buffer stays mapped",
-    .enabled(if: plainMalloc, "a sanitizer's allocator ignores mallopt"))
-  func directoryStreamsAreMapped() {
-    #expect(ctestsupport_mmap_threshold() == 32 * 1024)
-    for _ in 0..<20 { #expect(ctestsupport_directory_stream_is_mapped() == 1) }
+    "readdir of /proc/self/fd, as libFoundation binds it, returns a whole dirent",
+    .enabled(if: unsanitized, "a sanitizer's runtime intercepts readdir"))
+  func procSelfFDEntriesAreWhole() {
+    #expect(ctestsupport_guards_process_run() == 1)
+  }
+
+  @Test("Process.run() with more than 1,400 descriptors open starts its child")
+  func manyDescriptors() throws {
+    var descriptors: [Int32] = []
+    defer { for descriptor in descriptors { close(descriptor) } }
+    for _ in 0..<1_400 {
+      let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+      guard descriptor >= 0 else { break }
+      descriptors.append(descriptor)
+    }
+    try #require(descriptors.count == 1_400, "cannot open 1,400 descriptors")
+    for _ in 0..<20 {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/bin/true")
+      try process.run()
+      process.waitUntilExit()
+      #expect(process.terminationStatus == 0)
+    }
   }
 }
