@@ -83,12 +83,6 @@ final class TaskStore: Sendable {
       var configuration = Configuration()
       configuration.busyMode = .timeout(5)
       configuration.label = "backgrounder-store"
-      // Two readers (GRDB's default is five, each a connection with the database, WAL and
-      // shared-memory files open): reads are rare and short (status, history, alerts), and a
-      // test process running dozens of runtimes at once held 830 descriptors in their readers,
-      // past the 1,350 at which Foundation's `Process.run()` reads beyond its `/proc/self/fd`
-      // buffer and crashes (swift-corelibs-foundation #5472, in Swift 6.3.1).
-      configuration.maximumReaderCount = 2
       configuration.prepareDatabase { db in
         try db.execute(sql: "PRAGMA cache_size = -\(Self.pageCacheKibibytes)")
       }
