@@ -20,15 +20,21 @@ extension DaemonHardeningTests {
       return (enumerator?.allObjects as? [String] ?? []).map { directory + "/" + $0 }
     }
 
-    /// Loops `renameat2(a, b, RENAME_EXCHANGE)` until `stop` exists.
+    /// Loops `renameat2(a, b, RENAME_EXCHANGE)` until `stop` exists, or its parent (the test
+    /// process) is gone, or 5 minutes have passed: a test process that crashed left two of them
+    /// spinning for an hour, taking a core and a half from the CI steps after it.
     static let exchanger = #"""
-      import ctypes, os, sys
+      import ctypes, os, sys, time
       libc = ctypes.CDLL(None, use_errno=True)
       a, b, stop = (p.encode() for p in sys.argv[1:4])
-      swaps = 0
+      parent, deadline = os.getppid(), time.monotonic() + 300
+      swaps = tries = 0
       while not os.path.exists(stop):
           if libc.renameat2(-100, a, -100, b, 2) == 0:
               swaps += 1
+          tries += 1
+          if tries % 1000 == 0 and (os.getppid() != parent or time.monotonic() > deadline):
+              break
       print("swaps", swaps, flush=True)
       """#
 
