@@ -17,7 +17,11 @@ import Testing
     #expect(ctestsupport_guards_process_run() == 1)
   }
 
-  @Test("Process.run() with more than 1,400 descriptors open starts its child")
+  /// Not under a sanitizer: without the guard there, Foundation's copy reads past the buffer
+  /// (AddressSanitizer reports it: CI's run of this test did, 2026-11-29).
+  @Test(
+    "Process.run() with more than 1,400 descriptors open starts its child",
+    .enabled(if: unsanitized, "the guard is left out under a sanitizer"))
   func manyDescriptors() throws {
     var descriptors: [Int32] = []
     defer { for descriptor in descriptors { close(descriptor) } }
