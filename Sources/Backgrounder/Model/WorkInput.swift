@@ -83,7 +83,7 @@ public struct WorkInput: Hashable, Sendable, Codable, ExpressibleByDictionaryLit
   /// JSON writes as it is (printable ASCII but a quote, a backslash and a slash) is written here
   /// directly, the same bytes as ``serialized()`` (a test compares them), without an encoder: a
   /// caller comparing a digest per stored task does it thousands of times at a start.
-  static func serialized(key: String, value: WorkValue) -> (Data, keyEnd: Int)? {
+  static func serialized(key: String, value: WorkValue) -> ([UInt8], keyEnd: Int)? {
     func plain(_ text: String) -> Bool {
       text.utf8.allSatisfy {
         $0 >= 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\")
@@ -91,7 +91,7 @@ public struct WorkInput: Hashable, Sendable, Codable, ExpressibleByDictionaryLit
       }
     }
     guard !key.isEmpty, plain(key) else { return nil }
-    var bytes = Data(#"{"values":{""#.utf8)
+    var bytes = Array(#"{"values":{""#.utf8)
     bytes.append(contentsOf: key.utf8)
     bytes.append(contentsOf: #"":"#.utf8)
     let keyEnd = bytes.count
@@ -103,7 +103,7 @@ public struct WorkInput: Hashable, Sendable, Codable, ExpressibleByDictionaryLit
     }
     guard let encoded = try? WorkInput([key: value]).serialized(), encoded.starts(with: bytes)
     else { return nil }
-    return (encoded, keyEnd)
+    return (Array(encoded), keyEnd)
   }
 
   /// Decodes the serialized form produced by ``serialized()``.

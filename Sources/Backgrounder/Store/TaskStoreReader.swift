@@ -60,12 +60,15 @@ public struct TaskStatus: Hashable, Sendable, Encodable {
       // `{"values":{"key":value}}`: the stored input starts with `{"values":{"key":value`,
       // then `,` or `}`, when it holds the value with the key first.
       let head = alone.dropLast(2)
-      if serializedInput.starts(with: head), serializedInput.count > head.count {
-        let next = serializedInput[serializedInput.startIndex + head.count]
-        if next == UInt8(ascii: ",") || next == UInt8(ascii: "}") { return true }
+      let answer: Bool? = serializedInput.withUnsafeBytes { stored in
+        if stored.count > head.count, stored.starts(with: head) {
+          let next = stored[head.count]
+          if next == UInt8(ascii: ",") || next == UInt8(ascii: "}") { return true }
+        }
+        // The key first, with another value.
+        return stored.starts(with: alone[..<keyEnd]) ? false : nil
       }
-      // The key first, with another value.
-      if serializedInput.starts(with: alone[..<keyEnd]) { return false }
+      if let answer { return answer }
     }
     return (try? WorkInput.deserialize(serializedInput))?[key] == value
   }

@@ -89,7 +89,15 @@ struct StableHasher {
 
   /// 32 lowercase hexadecimal digits.
   var hex: String {
-    let digits = String(state, radix: 16)
-    return String(repeating: "0", count: 32 - digits.count) + digits
+    // By hand: `String(_:radix:)` of a `UInt128` took 3 % of a 10,000-job restart.
+    var value = state
+    return String(unsafeUninitializedCapacity: 32) { buffer in
+      for index in stride(from: 31, through: 0, by: -1) {
+        let digit = UInt8(truncatingIfNeeded: value & 0xf)
+        buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+        value >>= 4
+      }
+      return 32
+    }
   }
 }

@@ -71,7 +71,9 @@ enum JobReader {
     try IdleKeys.read(job, id: id, into: &definition)
     definition.user = try job.string("user")
     definition.group = try job.string("group")
-    if let (key, message) = JobValidation.problem(with: definition) {
+    if let (key, message) = JobValidation.problem(
+      with: definition, calendarParsed: calendar?.calendars.isEmpty == false)
+    {
       throw job.error(key, message)
     }
     // The daemon reading the config runs the job: its user must exist here, and be one it may

@@ -4,7 +4,11 @@ import Backgrounder
 /// `backgrounder schedule` flags.
 public enum JobValidation {
   /// The first rule `job` breaks, as the config key it concerns and what is wrong; nil if none.
-  public static func problem(with job: JobDefinition) -> (key: String, message: String)? {
+  /// `calendarParsed`: the caller made `job`'s calendar expressions by parsing them (the config
+  /// reader, which names the element that fails), so they are not parsed again here.
+  public static func problem(with job: JobDefinition, calendarParsed: Bool = false) -> (
+    key: String, message: String
+  )? {
     do {
       _ = try TaskId(job.id)
     } catch {
@@ -24,7 +28,7 @@ public enum JobValidation {
       if delay < .zero { return ("delay", "must not be negative") }
     case .calendar(let expressions):
       if expressions.isEmpty { return ("calendar", "needs at least one calendar expression") }
-      for expression in expressions {
+      for expression in expressions where !calendarParsed {
         do {
           _ = try CalendarEvent(expression)
         } catch {
