@@ -1,3 +1,4 @@
+import Glibc
 import Locking
 
 /// A FIFO of jobs with one resident consumer and, for a pool, helper threads started on demand.
@@ -5,8 +6,12 @@ import Locking
 /// The resident consumer (the pool's resident worker, which the main thread is in the daemon)
 /// that finds the queue empty becomes the sleeper and waits in `poll` on ``wakeup``; ``enqueue(_:)`` wakes it, and only when it
 /// sleeps, so a busy queue costs no system calls and an idle one blocks its consumer. A job
-/// enqueued while the resident consumer is busy starts a helper (up to `helperLimit`); a helper
-/// runs jobs until it finds the queue empty and then ends: an idle queue keeps no helper.
+/// enqueued while the resident consumer is busy wakes a parked helper, else starts one (up to
+/// `helperLimit`); a helper runs jobs until it finds the queue empty and then ends, or, once
+/// ``parkIdleHelpers()`` was called (a long-running process), parks until a job or
+/// ``retireParkedHelpers()`` (its quiet action) wakes it: a burst of runs then starts no
+/// thread per run (issue #35: 18 helper starts per job run before), and an idle queue keeps no
+/// helper after its quiet action.
 final class ExecutorJobQueue: Sendable {
   private struct State {
     var jobs: [UnownedJob] = []
@@ -19,9 +24,15 @@ final class ExecutorJobQueue: Sendable {
     var helperLimit: Int
     /// Jobs taken so far, by the resident consumer and helpers alike.
     var taken: UInt64 = 0
-    /// The last helper to end wakes a sleeping resident consumer (which counts the work the
-    /// helpers did: ``takenCount``).
+    /// The last helper to end (or park) wakes a sleeping resident consumer (which counts the
+    /// work the helpers did: ``takenCount``).
     var wakeWhenHelpersEnd = false
+    /// Helpers park instead of ending when they find the queue empty.
+    var parkHelpers = false
+    /// Helpers parked (counted in ``helpers`` too), each waiting for one post of the semaphore.
+    var parked = 0
+    /// Helpers told to end (``retireParkedHelpers()``) that have not yet.
+    var retiring = 0
 
     mutating func popFirst() -> UnownedJob? {
       guard head < jobs.count else { return nil }
@@ -41,13 +52,23 @@ final class ExecutorJobQueue: Sendable {
 
   /// What an ``enqueue(_:)`` must do once the lock is released.
   private enum Follow {
-    case nothing, wake, startHelper
+    case nothing, wake, unpark, startHelper
+  }
+
+  /// What a helper that asked for a job does next.
+  private enum HelperStep {
+    case run(UnownedJob)
+    case park(wakeResident: Bool)
+    case end(wakeResident: Bool)
   }
 
   private let state: Lock<State>
   /// Wakes the resident consumer; a timer may share it (``ExecutorTimer``).
   let wakeup = ExecutorWakeup()
   private let startHelper: @Sendable (ExecutorJobQueue) -> Void
+  /// Where parked helpers wait: one post per helper woken (``State/parked`` counts them). A
+  /// POSIX semaphore is safe to share between threads (and ThreadSanitizer sees its order).
+  nonisolated(unsafe) private let parking: UnsafeMutablePointer<sem_t>
 
   /// A queue whose only consumer is the resident one (the main actor's).
   convenience init() {
@@ -59,6 +80,30 @@ final class ExecutorJobQueue: Sendable {
   init(helperLimit: Int, startHelper: @escaping @Sendable (ExecutorJobQueue) -> Void) {
     state = Lock(State(helperLimit: helperLimit))
     self.startHelper = startHelper
+    parking = .allocate(capacity: 1)
+    sem_init(parking, 0, 0)
+  }
+
+  deinit {
+    sem_destroy(parking)
+    parking.deallocate()
+  }
+
+  /// Makes helpers that find the queue empty park instead of ending (for a process whose
+  /// resident consumer runs a quiet action, which retires them: ``retireParkedHelpers()``).
+  func parkIdleHelpers() {
+    state.withLock { $0.parkHelpers = true }
+  }
+
+  /// Ends the helpers parked now (each after the job it may find first).
+  func retireParkedHelpers() {
+    let count = state.withLock { state in
+      let count = state.parked
+      state.parked = 0
+      state.retiring += count
+      return count
+    }
+    for _ in 0..<count { sem_post(parking) }
   }
 
   /// Starts no more than `limit` helper threads from now on (0: the resident consumer runs
@@ -75,6 +120,10 @@ final class ExecutorJobQueue: Sendable {
         state.sleeping = false
         return .wake
       }
+      if state.parked > 0 {
+        state.parked -= 1
+        return .unpark
+      }
       guard state.helpers < state.helperLimit else { return .nothing }
       state.helpers += 1
       return .startHelper
@@ -82,6 +131,7 @@ final class ExecutorJobQueue: Sendable {
     switch follow {
     case .nothing: break
     case .wake: wakeup.signal()
+    case .unpark: sem_post(parking)
     case .startHelper: startHelper(self)
     }
   }
@@ -107,19 +157,38 @@ final class ExecutorJobQueue: Sendable {
     state.withLock { $0.sleeping = false }
   }
 
-  /// The next job for a helper; nil when the queue is empty, and then the helper must end.
+  /// The next job for a helper; nil when the helper must end (the queue is empty and helpers
+  /// do not park, or it was retired). A parked helper waits here.
   func nextForHelper() -> UnownedJob? {
-    let (job, wake) = state.withLock { state -> (UnownedJob?, Bool) in
-      if let job = state.popFirst() { return (job, false) }
-      state.helpers -= 1
-      guard state.wakeWhenHelpersEnd, state.helpers == 0, state.sleeping else {
-        return (nil, false)
+    while true {
+      let step = state.withLock { state -> HelperStep in
+        if let job = state.popFirst() { return .run(job) }
+        // The last helper at work falls idle: a sleeping resident consumer learns of the work.
+        let wake = state.wakeWhenHelpersEnd && state.sleeping && state.helpers - state.parked == 1
+        if wake { state.sleeping = false }
+        if state.retiring > 0 {
+          state.retiring -= 1
+          state.helpers -= 1
+          return .end(wakeResident: wake)
+        }
+        if state.parkHelpers {
+          state.parked += 1
+          return .park(wakeResident: wake)
+        }
+        state.helpers -= 1
+        return .end(wakeResident: wake)
       }
-      state.sleeping = false
-      return (nil, true)
+      switch step {
+      case .run(let job):
+        return job
+      case .park(let wakeResident):
+        if wakeResident { wakeup.signal() }
+        while sem_wait(parking) != 0 {}  // EINTR
+      case .end(let wakeResident):
+        if wakeResident { wakeup.signal() }
+        return nil
+      }
     }
-    if wake { wakeup.signal() }
-    return job
   }
 
   /// Jobs taken so far (wraps around), by the resident consumer and helpers alike.
@@ -131,6 +200,9 @@ final class ExecutorJobQueue: Sendable {
     state.withLock { $0.wakeWhenHelpersEnd = true }
   }
 
-  /// Helper threads running now (for tests).
+  /// Helper threads running now, parked ones included (for tests).
   var helperCount: Int { state.withLock { $0.helpers } }
+
+  /// Helper threads parked now (for tests).
+  var parkedCount: Int { state.withLock { $0.parked } }
 }

@@ -9,9 +9,11 @@
   /// Idle, the pool is one thread, the resident worker (in the daemon and `status`, the main
   /// thread, which runs the main actor's jobs too: ``ExecutorMainLoop``), in `poll` on the queue's wakeup pipe
   /// with the earliest sleep's deadline as timeout (none while no sleep is pending). A job
-  /// enqueued while it is busy starts a helper thread, up to ``helperLimit``; a helper runs
-  /// jobs until the queue is empty, then ends. So a job that blocks does not hold the others
-  /// back (helpers take them), and nothing wakes while nothing happens.
+  /// enqueued while it is busy wakes a parked helper thread or starts one, up to
+  /// ``helperLimit``; a helper runs jobs until the queue is empty, then ends, or, with a quiet
+  /// action, parks until the next job or the quiet action, which ends the parked helpers. So a
+  /// job that blocks does not hold the others back (helpers take them), a steady stream of work
+  /// starts no threads, and nothing wakes while nothing happens.
   final class ExecutorPool: TaskExecutor, SchedulingExecutor, Sendable {
     /// The jobs to run (internal for tests).
     let queue: ExecutorJobQueue
@@ -57,6 +59,7 @@
     func setQuietAction(_ action: QuietAction) {
       quietAction.withLock { $0 = action }
       queue.wakeResidentWhenHelpersEnd()
+      queue.parkIdleHelpers()
     }
 
     /// The resident worker: runs jobs while there are any (the main actor's first, if it runs
@@ -101,6 +104,7 @@
           timer.stopWaiting()
           queue.stopSleeping()
           main?.queue.stopSleeping()
+          queue.retireParkedHelpers()
           action?.run()
           continue
         case .waitAtMost(let nanoseconds)?:

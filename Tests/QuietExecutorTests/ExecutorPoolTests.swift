@@ -50,6 +50,46 @@
       #expect(await waitUntil { pool.queue.helperCount == 0 })
     }
 
+    /// A long-running process's pool (``ExecutorJobQueue/parkIdleHelpers()``): a helper that
+    /// finds the queue empty parks, and the next job enqueued while no other thread is free
+    /// wakes it instead of starting a thread. Without a resident worker every job goes to a
+    /// helper: one runs the blocking job, the few others all 20 jobs. Without parking each of
+    /// the 20 started a helper of its own (a new thread id each). Retiring ends the parked ones.
+    @Test("parked helpers: jobs one after another while the others are busy reuse one thread")
+    func parkedHelperIsReused() async throws {
+      let pool = ExecutorPool(residentThread: false)
+      pool.queue.parkIdleHelpers()
+      let released = Lock(false)
+      let blocked = Task(executorPreference: pool) { @Sendable in
+        for _ in 0..<10_000 where !released.withLock({ $0 }) { usleep(1000) }
+      }
+      try await Task.sleep(for: .milliseconds(20))
+      var threads = Set<String>()
+      for _ in 0..<20 {
+        threads.insert(await Task(executorPreference: pool) { @Sendable in Self.threadId() }.value)
+      }
+      released.withLock { $0 = true }
+      await blocked.value
+      // A job enqueued just before the helper that ran the previous one parks starts another,
+      // up to the limit: never more threads than that.
+      #expect(
+        threads.count < min(ExecutorPool.helperLimit, 20), "20 jobs ran on \(threads.count) threads"
+      )
+      #expect(await waitUntil { pool.queue.parkedCount == pool.queue.helperCount })
+      #expect(pool.queue.helperCount >= 1)
+      pool.queue.retireParkedHelpers()
+      #expect(await waitUntil { pool.queue.helperCount == 0 })
+    }
+
+    /// The kernel's id of the calling thread (`/proc/thread-self` links to `PID/task/TID`):
+    /// unlike a `pthread_t`, a new thread does not get the id of one that ended just before.
+    static func threadId() -> String {
+      var buffer = [CChar](repeating: 0, count: 64)
+      let count = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+      return count > 0
+        ? String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+    }
+
     /// A pool limited to no helper (a one-shot `status`) runs every job on its resident
     /// worker, one after the other: a job enqueued while another runs waits for it instead of
     /// starting a helper thread (with helpers, it ran during the first job's 20 ms).
