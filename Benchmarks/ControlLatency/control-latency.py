@@ -6,7 +6,7 @@ Usage: swift build -c release --product backgrounder &&
 Reports p50/p99/max of (a) the trigger verb's own run time and (b) trigger → the job's command
 having written its line. Everything lives in a temporary directory; the daemon is stopped after.
 """
-import os, subprocess, sys, time
+import os, shutil, subprocess, sys, time
 
 import tick_job
 
@@ -38,3 +38,4 @@ try:
               f"p99 {pick(values, .99):.1f} max {max(values):.1f}")
 finally:
     daemon.terminate(); daemon.wait(timeout=15)
+    shutil.rmtree(work, ignore_errors=True)
