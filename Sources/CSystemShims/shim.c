@@ -28,6 +28,12 @@
 
 int csystem_set_child_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
 
+int csystem_is_child_subreaper(void) {
+  int flag = 0;
+  if (prctl(PR_GET_CHILD_SUBREAPER, (unsigned long)&flag, 0, 0, 0) != 0) return -1;
+  return flag != 0;
+}
+
 int csystem_setns_net(int fd) { return setns(fd, CLONE_NEWNET); }
 
 int csystem_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }

@@ -1,6 +1,7 @@
 #if compiler(>=6.3)  // the custom-executor SPI is new in Swift 6.3
   import Glibc
   import Locking
+  import SystemCalls
   @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
 
   /// The global executor: one resident worker thread, helpers started while jobs wait for it, and
@@ -60,6 +61,7 @@
       quietAction.withLock { $0 = action }
       queue.wakeResidentWhenHelpersEnd()
       queue.parkIdleHelpers()
+      SystemThread.parkFinishedThreads()
     }
 
     /// The resident worker: runs jobs while there are any (the main actor's first, if it runs
@@ -105,6 +107,7 @@
           queue.stopSleeping()
           main?.queue.stopSleeping()
           queue.retireParkedHelpers()
+          SystemThread.retireParkedThreads()
           action?.run()
           continue
         case .waitAtMost(let nanoseconds)?:

@@ -1,4 +1,5 @@
 import CSystemShims
+import Locking
 import SystemPackage
 
 #if canImport(Glibc)
@@ -17,13 +18,119 @@ public enum SystemThread {
     }
   }
 
-  /// Starts `body` on a new detached thread named `name` (at most 15 bytes are shown). Created
-  /// detached, so no moment exists in which it could end unjoined (a process exiting then shows
-  /// ThreadSanitizer a leaked thread).
-  public static func detach(name: String, _ body: @escaping @Sendable () -> Void)
-    throws(SystemCallError)
-  {
-    _ = try start(name: name, detached: true, body)
+  /// Starts `body` on a detached thread named `name` (at most 15 bytes are shown): a parked one
+  /// (``parkFinishedThreads()``) when there is one, else a new one. Created detached, so no
+  /// moment exists in which it could end unjoined (a process exiting then shows ThreadSanitizer
+  /// a leaked thread). With `parksAfter` false, the thread ends after `body` even while threads
+  /// park.
+  public static func detach(
+    name: String, parksAfter: Bool = true, _ body: @escaping @Sendable () -> Void
+  ) throws(SystemCallError) {
+    let work = Body(name: name, run: body)
+    if parking.handOff(work, parksAfter: parksAfter) { return }
+    _ = try start(name: name, detached: true) {
+      var next: Body? = work
+      var parks = parksAfter
+      let slot = ParkedThreads.Slot()
+      while let body = next {
+        body.run()
+        guard parks, let following = parking.park(slot) else { return }
+        next = following.body
+        parks = following.parksAfter
+        _ = csystem_set_thread_name(following.body.name)
+      }
+    }
+  }
+
+  /// Makes threads of ``detach(name:parksAfter:_:)`` whose body returned wait for the next body
+  /// instead of ending (at most `limit` at once), until ``retireParkedThreads()``: for a
+  /// long-running process, whose short blocking steps (a store write, a wait for a stopped
+  /// process) then start no thread each (issue #35). The executor's quiet action retires them,
+  /// so an idle process keeps none.
+  public static func parkFinishedThreads(limit: Int = 8) {
+    parking.enable(limit: limit)
+  }
+
+  /// Ends the threads parked now.
+  public static func retireParkedThreads() {
+    parking.retireAll()
+  }
+
+  /// Threads parked now (for tests).
+  public static var parkedThreadCount: Int { parking.count }
+
+  private static let parking = ParkedThreads()
+
+  /// Where finished threads wait for their next body: each on a semaphore of its own, handed a
+  /// body (or nothing: it ends) under the lock before the post.
+  private final class ParkedThreads: Sendable {
+    /// One parked thread's semaphore and what it is handed.
+    final class Slot: @unchecked Sendable {
+      // Guarded by `ParkedThreads.state`'s lock: written before the post, read after the wait.
+      var handed: (body: Body, parksAfter: Bool)?
+      let semaphore: UnsafeMutablePointer<sem_t>
+
+      init() {
+        semaphore = .allocate(capacity: 1)
+        sem_init(semaphore, 0, 0)
+      }
+
+      deinit {
+        sem_destroy(semaphore)
+        semaphore.deallocate()
+      }
+    }
+
+    private struct State {
+      var limit = 0
+      var idle: [Slot] = []
+    }
+
+    private let state = Lock(State())
+
+    var count: Int { state.withLock { $0.idle.count } }
+
+    func enable(limit: Int) {
+      state.withLock { $0.limit = max(0, limit) }
+    }
+
+    /// Hands `body` to a parked thread; false when none is parked.
+    func handOff(_ body: Body, parksAfter: Bool) -> Bool {
+      guard
+        let slot = state.withLock({ state -> Slot? in
+          guard let slot = state.idle.popLast() else { return nil }
+          slot.handed = (body, parksAfter)
+          return slot
+        })
+      else { return false }
+      sem_post(slot.semaphore)
+      return true
+    }
+
+    /// Parks the calling thread on its `slot` until it is handed a body; nil (the thread ends)
+    /// when parking is off, the limit is reached, or the thread was retired.
+    func park(_ slot: Slot) -> (body: Body, parksAfter: Bool)? {
+      guard
+        state.withLock({ state in
+          guard state.idle.count < state.limit else { return false }
+          state.idle.append(slot)
+          return true
+        })
+      else { return nil }
+      while sem_wait(slot.semaphore) != 0 {}  // EINTR
+      return state.withLock { _ in
+        defer { slot.handed = nil }
+        return slot.handed
+      }
+    }
+
+    func retireAll() {
+      let slots = state.withLock { state in
+        defer { state.idle = [] }
+        return state.idle
+      }
+      for slot in slots { sem_post(slot.semaphore) }
+    }
   }
 
   /// Runs `body` on a new thread named `name` and waits for it to finish: for short work that

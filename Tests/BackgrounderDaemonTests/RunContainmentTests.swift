@@ -76,6 +76,20 @@ struct RunContainmentTests {
     #expect(!processExists(child), "the child in its own process group (\(child)) survived")
   }
 
+  @Test func orphanIsAChildOfTheMainThread() async throws {
+    // What `ProcessSweep`'s check without a scan of /proc relies on: the kernel hands an orphan
+    // to its subreaper's main thread, whichever thread started its parent.
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let orphan = try await scratch.detachedSleeper(pidFile: "orphan")
+    #expect(orphan.parent == getpid(), "adopted by this process")
+    let children = try #require(Subreaper.mainThreadChildren())
+    #expect(children.contains(orphan.pid), "\(orphan.pid) is not in \(children)")
+    kill(orphan.pid, SIGKILL)
+    #expect(await eventually { Subreaper.reap(orphan) ? true : nil } == true)
+    #expect(Subreaper.mainThreadChildren()?.contains(orphan.pid) == false)
+  }
+
   @Test func setsidEscapeIsKilledThroughTheRunCgroup() async throws {
     guard let hierarchy = try CgroupMount.make() else { return }
     defer { hierarchy.remove() }

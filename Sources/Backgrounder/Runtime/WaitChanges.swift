@@ -24,7 +24,7 @@ struct WaitChanges: Sendable {
         for task in seen.keys.sorted() { changes.append(Change(task: task, predicates: [])) }
         seen = [:]
         continue
-      case .appendRun: continue
+      case .appendRun, .recordNetworkBytes: continue
       }
       guard (seen[id] ?? []) != predicates else { continue }
       seen[id] = predicates.isEmpty ? nil : predicates

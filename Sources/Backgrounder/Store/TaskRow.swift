@@ -205,4 +205,6 @@ enum StoreOp: Sendable, Equatable {
   case delete(TaskId)
   case deleteAll
   case appendRun(RunRow)
+  /// A run's counted network bytes (``MeteredUsageStore``), committed with the runs' changes.
+  case recordNetworkBytes(RunNetworkRecord)
 }

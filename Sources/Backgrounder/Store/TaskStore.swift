@@ -228,6 +228,8 @@ final class TaskStore: Sendable {
               SELECT id FROM run WHERE taskId = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)
             """
         ).execute(arguments: [run.taskId.rawValue, historyLimit])
+      case .recordNetworkBytes(let record):
+        try MeteredUsageStore.insert(db, record)
       }
     }
   }

@@ -14,6 +14,11 @@ final class LiveRuns: Sendable {
     _ = scopes.withLock { $0.removeValue(forKey: runID) }
   }
 
+  /// The pids of the runs' leaders that started.
+  func leaders() -> Set<pid_t> {
+    scopes.withLock { Set($0.values.compactMap { $0.leader?.pid }) }
+  }
+
   /// The ids of the runs of `jobIDs` going now.
   func runIDs(of jobIDs: Set<String>) -> [String] {
     scopes.withLock { $0.values.filter { jobIDs.contains($0.jobID) }.map(\.runID) }

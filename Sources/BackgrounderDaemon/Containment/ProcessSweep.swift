@@ -14,11 +14,15 @@ final class ProcessSweep: Sendable {
   private let cgroup: String?
   /// Cgroup members seen so far, so that they can be reaped once they left the cgroup.
   private let seen = Lock<[pid_t: ProcStat]>([:])
+  /// The runs going now: their leaders are the children of the daemon that are not orphans
+  /// (``sessionIsGone(_:)``). Nil: every check reads every process's stat.
+  private let live: LiveRuns?
 
-  init(scope: RunScope) {
+  init(scope: RunScope, live: LiveRuns? = nil) {
     group = scope.leader?.processGroup
     leaderStartTime = scope.leader?.startTime ?? 0
     cgroup = scope.cgroup
+    self.live = live
   }
 
   /// The run's process group, unless its id now belongs to a new group.
@@ -33,6 +37,7 @@ final class ProcessSweep: Sendable {
     var empty = true
     if let group = ownGroup {
       Subreaper.reapGroup(group)
+      if sessionIsGone(group) { return isCgroupEmpty() }
       // One scan of /proc for both questions (each reads every process's stat).
       var processes = ProcStat.all()
       var reaped: Set<pid_t> = []
@@ -42,6 +47,32 @@ final class ProcessSweep: Sendable {
       processes.removeAll { reaped.contains($0.pid) }
       if Self.hasLiveMember(group, among: processes) { empty = false }
     }
+    return isCgroupEmpty() && empty
+  }
+
+  /// Whether the kernel shows that nothing is left of session `group`, with no scan of
+  /// `/proc`: its leader was reaped, its process group is empty (`kill(-group, 0)`: ESRCH) and
+  /// the daemon adopted no orphan — every child of its main thread leads a run going now.
+  ///
+  /// Why that suffices: every member of the session descends from its leader. The daemon is a
+  /// child subreaper, so once the leader is gone, each descendant still there has an ancestor
+  /// (or is itself) an orphan adopted by the daemon's main thread (``Subreaper/mainThreadChildren()``).
+  /// A run leader's descendants are in its own session or in one they made, never in this one
+  /// (a session id is not reused while it has a member). False (the caller scans `/proc`)
+  /// whenever that cannot be shown: the daemon is not a subreaper, the list cannot be read, a
+  /// child is not a known leader (an orphan, or a run starting right now).
+  private func sessionIsGone(_ group: pid_t) -> Bool {
+    guard let live, kill(-group, 0) != 0, errno == ESRCH, Subreaper.isEnabled,
+      let children = Subreaper.mainThreadChildren()
+    else { return false }
+    if children.isEmpty { return true }
+    let leaders = live.leaders()
+    return children.allSatisfy { $0 != group && leaders.contains($0) }
+  }
+
+  /// Whether the run's cgroup (when it has one) is empty; reaps the members that left it.
+  private func isCgroupEmpty() -> Bool {
+    var empty = true
     if let cgroup {
       let members = RunCgroups.processes(in: cgroup)
       if !members.isEmpty { empty = false }

@@ -53,7 +53,11 @@ package struct RunContainment: Sendable {
   }
 
   /// Prepares a run of job `jobID`: its cgroup (with the weights and memory limit of
-  /// `priority`) and its record.
+  /// `priority`). Its record is written once it started (``started(_:pid:)``), when it has a
+  /// process group to name: a record without one let a later daemon end nothing but the
+  /// cgroup, which the next daemon ends whether recorded or not (``LeftoverRuns``). A daemon
+  /// killed between the spawn and the record leaves the wrapper stopped before its exec (the
+  /// command never ran), ended through the cgroup when the run has one.
   func begin(jobID: String, priority: RunPriority = .background) -> RunScope {
     let runID = UUID().uuidString.lowercased()
     var cgroup: String?
@@ -70,7 +74,6 @@ package struct RunContainment: Sendable {
       }
     }
     let scope = RunScope(runID: runID, jobID: jobID, cgroup: cgroup, leader: nil)
-    record(scope)
     live.update(scope)
     return scope
   }
@@ -88,7 +91,7 @@ package struct RunContainment: Sendable {
   /// when the calling task was cancelled.
   @discardableResult
   func end(_ scope: RunScope, signal: Int32 = SIGTERM, grace: Duration) async -> Int32? {
-    let sweep = ProcessSweep(scope: scope)
+    let sweep = ProcessSweep(scope: scope, live: live)
     let sent = await Task.detached { () -> Int32? in
       var sent: Int32?
       if !sweep.isEmpty() {

@@ -1,5 +1,6 @@
 import Foundation
 import SystemCalls
+import SystemPackage
 
 /// What identifies the processes of a live run, kept in a private file while it runs so that a
 /// daemon restarted after `kill -9` can end what is left of it.
@@ -33,20 +34,23 @@ struct RunRegistry: Sendable {
     directory = try store.subdirectory(name + ".runs")
   }
 
+  /// Writes the record of run `runID`, once per run (a new file: `O_EXCL`). It is written in
+  /// place, not to a temporary file renamed over it: nothing is synced (a record is for a
+  /// daemon killed, not for a machine that lost power, after which no run is left), and a
+  /// record cut short by a kill between its open and its one `write` is unreadable, which
+  /// ``all()`` removes, as it removes a temporary file left by an older daemon.
   func save(_ record: RunRecord, runID: String) throws {
     let data = try JSONEncoder().encode(record)
     let name = runID + ".json"
-    let temporary = name + ".tmp"
-    let descriptor = try directory.openFile(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC)
+    let descriptor = try directory.openFile(name, flags: O_WRONLY | O_CREAT | O_EXCL)
     let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     let writeFailure = SystemCallError.current("write")  // read before close changes it
     close(descriptor)
-    guard written == data.count,
-      renameat(directory.descriptor, temporary, directory.descriptor, name) == 0
-    else {
-      let failure = written < 0 ? writeFailure : SystemCallError.current("renameat")
-      unlinkat(directory.descriptor, temporary, 0)
-      throw SystemCallError(failure.operation, path: directory.display(name), errno: failure.errno)
+    guard written == data.count else {
+      unlinkat(directory.descriptor, name, 0)
+      throw SystemCallError(
+        writeFailure.operation, path: directory.display(name),
+        errno: written < 0 ? writeFailure.errno : Errno(rawValue: ENOSPC))
     }
   }
 

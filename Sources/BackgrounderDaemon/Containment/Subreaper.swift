@@ -15,6 +15,41 @@ enum Subreaper {
     csystem_set_child_subreaper() == 0
   }
 
+  /// Whether this process is a child subreaper (``enable()`` succeeded).
+  static var isEnabled: Bool {
+    csystem_is_child_subreaper() == 1
+  }
+
+  /// The children of the daemon's main thread (`/proc/self/task/<pid>/children`), nil when
+  /// they cannot be read (a kernel without `CONFIG_PROC_CHILDREN`, a list longer than 64 KiB).
+  ///
+  /// The kernel hands an orphan to the first live thread of its subreaper (`find_new_reaper`),
+  /// which is the main thread while the daemon runs; the other threads' lists hold only
+  /// processes that thread started itself. So every orphan of a run is in this list.
+  static func mainThreadChildren() -> [pid_t]? {
+    let limit = 65_536
+    guard let bytes = try? readSmallFile("/proc/self/task/\(getpid())/children", limit: limit),
+      bytes.count < limit
+    else { return nil }
+    var children: [pid_t] = []
+    var value: pid_t = 0
+    var digits = 0
+    for byte in bytes {
+      if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 9 {
+        value = value * 10 + pid_t(byte - UInt8(ascii: "0"))
+        digits += 1
+      } else if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") {
+        if digits > 0 { children.append(value) }
+        value = 0
+        digits = 0
+      } else {
+        return nil
+      }
+    }
+    if digits > 0 { children.append(value) }
+    return children
+  }
+
   /// Reaps exited children of ours in process group `group`, never its leader (`pid == group`:
   /// once the original leader is reaped, that pid may lead a new run owned by swift-subprocess).
   static func reapGroup(_ group: pid_t) {

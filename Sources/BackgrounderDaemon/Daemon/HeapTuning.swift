@@ -19,9 +19,10 @@ package enum HeapTuning {
   /// What the process does once it falls idle (the executor's quiet action, a second after the
   /// last work): ``releaseIdleMemory()`` on a short-lived thread of its own (`bg-idle-release`),
   /// since giving back the store's page cache waits for a commit in progress, which the
-  /// executor's thread must not.
+  /// executor's thread must not. The thread ends after it, not parked: the quiet action has just
+  /// retired the parked ones (``SystemThread/retireParkedThreads()``).
   package static func releaseIdleMemorySoon() {
-    try? SystemThread.detach(name: "bg-idle-release") { releaseIdleMemory() }
+    try? SystemThread.detach(name: "bg-idle-release", parksAfter: false) { releaseIdleMemory() }
   }
 
   /// Gives back the store's page cache (while a runtime is set by

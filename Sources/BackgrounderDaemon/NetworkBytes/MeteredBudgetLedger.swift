@@ -82,10 +82,11 @@ final class MeteredBudgetLedger: Sendable {
     if changed { publish() }
   }
 
-  /// A run of `id` ended with `record`'s bytes: stored, counted, handed over.
-  func finished(_ record: RunNetworkRecord) async {
+  /// A run of `id` ended with `record`'s bytes: stored (committed with the run's outcome),
+  /// counted, handed over.
+  func finished(_ record: RunNetworkRecord) {
     do {
-      try await runtime.recordNetworkBytes(record)
+      try runtime.recordNetworkBytes(record)
     } catch {
       logger.error("could not store the network bytes of \(record.taskId): \(error)")
     }

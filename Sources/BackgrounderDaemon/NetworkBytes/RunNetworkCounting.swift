@@ -42,7 +42,7 @@ struct RunNetworkCounting: Sendable {
     let record = RunNetworkRecord(
       taskId: taskId, attempt: attempt, startedAt: startedAt, at: clock.now, bytes: bytes)
     counted?(taskId, bytes)
-    await ledger.finished(record)
+    ledger.finished(record)
     metrics?.recordNetworkBytes(
       job: taskId.rawValue, sent: bytes.sent, received: bytes.received,
       meteredSent: bytes.meteredSent, meteredReceived: bytes.meteredReceived)

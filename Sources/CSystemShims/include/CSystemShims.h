@@ -11,6 +11,10 @@
 /// descendants are reparented to it instead of PID 1. Returns 0, or -1 with errno set.
 int csystem_set_child_subreaper(void);
 
+/// 1 when the calling process is a child subreaper (`prctl(PR_GET_CHILD_SUBREAPER)`), 0 when it
+/// is not, -1 with errno.
+int csystem_is_child_subreaper(void);
+
 /// The running program's GNU build ID (`NT_GNU_BUILD_ID`, read from its loaded note segments:
 /// no file is opened), copied into `buffer` (at most `capacity` bytes). Returns its length, 0
 /// when the program has none (linked without `--build-id`) or it does not fit.

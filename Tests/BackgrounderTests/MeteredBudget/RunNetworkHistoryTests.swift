@@ -77,4 +77,41 @@ struct RunNetworkHistoryTests {
     let json = String(decoding: try JSONEncoder().encode(runs[3]), as: UTF8.self)
     #expect(!json.contains("1000"), "\(json)")
   }
+
+  /// A run's bytes go through the store's writer (``StoreOp/recordNetworkBytes(_:)``), so they
+  /// share the transaction of the run's outcome: one commit (one fsync) for both, where a write
+  /// of their own made two per run.
+  @Test("a run's bytes are committed with its outcome, in one transaction")
+  func bytesShareTheOutcomesCommit() async throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("store.sqlite").path
+    let taskId = id("dev.example.bytes")
+    let store = try TaskStore.open(path: path, durability: .full, historyLimit: 5)
+    defer { try? store.close() }
+    let writer = StoreWriter(store: store, events: EventHub())
+    let row = TaskRow(
+      request: .periodic(WorkRequest.Periodic(taskId: taskId, interval: .seconds(3600))),
+      input: Data(), now: t0)
+    writer.enqueue([.upsert(row)], events: [])
+    await writer.flush()
+    let before = writer.statistics.commits
+    let bytes = RunNetworkBytes(
+      sent: 512, received: 64, meteredSent: 0, meteredReceived: 0, accounting: .link)
+    writer.enqueue(
+      [
+        .recordNetworkBytes(
+          RunNetworkRecord(
+            taskId: taskId, attempt: 0, startedAt: t0.advanced(by: .seconds(1)),
+            at: t0.advanced(by: .seconds(2)), bytes: bytes)),
+        .appendRun(
+          RunRow(
+            taskId: taskId, attempt: 0, startedAt: t0, endedAt: t0.advanced(by: .seconds(3)),
+            outcome: "success", reason: nil)),
+      ], events: [])
+    await writer.flush()
+    #expect(writer.statistics.commits - before == 1)
+    let runs = try #require(try TaskStoreReader(path: path).task(taskId)?.recentRuns)
+    #expect(runs.map(\.network) == [bytes])
+  }
 }
