@@ -152,17 +152,56 @@ struct RunContainmentTests {
       cgroups: nil, storePath: scratch.path("state.sqlite"), logger: logger)
     let runner = CommandRunner(
       gracePeriod: .milliseconds(300), containment: containment, logger: logger)
+    let runs = scratch.path("state.sqlite.runs")
     let marker = scratch.path("seen")
+    let copy = scratch.path("live-copy")
     let outcome = await runner.run(
-      argv: ["/bin/sh", "-c", "ls -ln \(scratch.path("state.sqlite.runs")) > \(marker)"],
+      argv: ["/bin/sh", "-c", "ls -ln \(runs) > \(marker); cat \(runs)/live > \(copy); echo $$"],
       environment: [:], workingDirectory: nil, jobID: "a.b")
     #expect(outcome.termination == .exited(0))
     let listing = try String(contentsOfFile: marker, encoding: .utf8)
-    #expect(listing.contains("-rw------- "), "one 0600 record while it ran: \(listing)")
+    #expect(listing.contains("-rw------- "), "the file of records is 0600: \(listing)")
     var info = stat()
-    #expect(stat(scratch.path("state.sqlite.runs"), &info) == 0 && info.st_mode & 0o777 == 0o700)
-    #expect(
-      try FileManager.default.contentsOfDirectory(atPath: scratch.path("state.sqlite.runs")) == [])
+    #expect(stat(runs, &info) == 0 && info.st_mode & 0o777 == 0o700)
+    // While it ran, its record named its process group (the shell's pid, printed).
+    let pid = pid_t(outcome.outputTail.trimmingCharacters(in: .whitespacesAndNewlines))
+    let live = String(decoding: try Data(contentsOf: URL(fileURLWithPath: copy)), as: UTF8.self)
+    #expect(pid != nil && live.contains("\"processGroup\":\(pid ?? 0)"), "\(live)")
+    #expect(live.contains("\"jobID\":\"a.b\""))
+    // After it, no record is left: one file, every slot cleared.
+    #expect(try FileManager.default.contentsOfDirectory(atPath: runs) == ["live"])
+    #expect(try RunRegistry(storePath: scratch.path("state.sqlite")).all().isEmpty)
+  }
+
+  /// Slots are reused: records of runs one after another take the same slot, the file does
+  /// not grow, and a slot that does not decode (a record cut short) is cleared.
+  @Test func recordSlotsAreReusedAndGarbageIsCleared() throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let registry = try RunRegistry(storePath: scratch.path("state.sqlite"))
+    let record = RunRecord(
+      jobID: "a.b", bootID: ProcStat.bootID(), cgroup: nil, processGroup: 42,
+      leaderStartTime: 7)
+    for index in 0..<10 {
+      try registry.save(record, runID: "run-\(index)")
+      registry.remove(runID: "run-\(index)")
+    }
+    try registry.save(record, runID: "one")
+    try registry.save(record, runID: "two")
+    let file = scratch.path("state.sqlite.runs/live")
+    var info = stat()
+    #expect(stat(file, &info) == 0 && info.st_size == off_t(2 * RunRegistry.slotBytes))
+    // A third slot holding garbage, as a write cut short would leave.
+    let handle = try #require(FileHandle(forWritingAtPath: file))
+    try handle.seek(toOffset: UInt64(2 * RunRegistry.slotBytes))
+    try handle.write(contentsOf: Data("three\n{\"jobID\":".utf8))
+    try handle.close()
+    let reader = try RunRegistry(storePath: scratch.path("state.sqlite"))
+    #expect(Set(reader.all().map(\.runID)) == ["one", "two"])
+    #expect(reader.all().allSatisfy { $0.record == record })
+    reader.remove(runID: "one")
+    reader.remove(runID: "two")
+    #expect(try RunRegistry(storePath: scratch.path("state.sqlite")).all().isEmpty)
   }
 }
 

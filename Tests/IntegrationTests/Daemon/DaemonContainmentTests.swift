@@ -55,8 +55,9 @@ struct DaemonContainmentTests {
     // The next attempt's own record goes when its run is recorded, a moment after "checked".
     let runsPath = workspace.storePath + ".runs"
     _ = try await daemonEventually(
-      "no run record to be left", describe: "\(directoryEntries(runsPath))\n\(harness.describe())"
-    ) { directoryEntries(runsPath) == [] ? true : nil }
+      "no run record to be left",
+      describe: "\(directoryEntries(runsPath)), \(recordsInUse(runsPath))\n\(harness.describe())"
+    ) { directoryEntries(runsPath) == ["live"] && recordsInUse(runsPath) == 0 ? true : nil }
   }
 
   @Test(
@@ -230,4 +231,11 @@ struct TestCgroup {
 /// The names in `directory`, or none when it cannot be read.
 private func directoryEntries(_ directory: String) -> [String] {
   (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+}
+
+/// The run records in the daemon's file of records (`live`: 4 KiB slots, a cleared one starts
+/// with a zero byte).
+private func recordsInUse(_ directory: String) -> Int {
+  guard let data = FileManager.default.contents(atPath: directory + "/live") else { return -1 }
+  return stride(from: 0, to: data.count, by: 4096).filter { data[$0] != 0 }.count
 }
