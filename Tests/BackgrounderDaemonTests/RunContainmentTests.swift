@@ -175,6 +175,16 @@ struct RunContainmentTests {
 
   /// Slots are reused: records of runs one after another take the same slot, the file does
   /// not grow, and a slot that does not decode (a record cut short) is cleared.
+  @Test func runIDsAreVersion4UUIDs() {
+    let ids = (0..<100).map { _ in RunContainment.newRunID() }
+    #expect(Set(ids).count == 100)
+    for id in ids {
+      let parsed = UUID(uuidString: id)
+      #expect(parsed?.uuidString.lowercased() == id, "\(id)")
+      #expect(Array(id)[14] == "4" && "89ab".contains(Array(id)[19]), "\(id)")
+    }
+  }
+
   @Test func recordSlotsAreReusedAndGarbageIsCleared() throws {
     let scratch = try Scratch()
     defer { scratch.remove() }

@@ -59,7 +59,7 @@ package struct RunContainment: Sendable {
   /// killed between the spawn and the record leaves the wrapper stopped before its exec (the
   /// command never ran), ended through the cgroup when the run has one.
   func begin(jobID: String, priority: RunPriority = .background) -> RunScope {
-    let runID = UUID().uuidString.lowercased()
+    let runID = Self.newRunID()
     var cgroup: String?
     if let cgroups {
       do {
@@ -123,6 +123,26 @@ package struct RunContainment: Sendable {
     if let cgroup = scope.cgroup, RunCgroups.freeze(cgroup, paused) { return "cgroup.freeze" }
     ProcessSweep(scope: scope).signal(paused ? SIGSTOP : SIGCONT)
     return paused ? "SIGSTOP" : "SIGCONT"
+  }
+
+  /// A random (version 4) UUID, lowercase: from `getrandom` (Swift's system generator), where
+  /// Foundation's `UUID()` opens, reads and closes `/dev/urandom` each time.
+  static func newRunID() -> String {
+    var generator = SystemRandomNumberGenerator()
+    var bytes = (generator.next() as UInt64, generator.next() as UInt64)
+    let hex = Array("0123456789abcdef".utf8)
+    var text: [UInt8] = []
+    text.reserveCapacity(36)
+    withUnsafeMutableBytes(of: &bytes) { raw in
+      raw[6] = (raw[6] & 0x0f) | 0x40
+      raw[8] = (raw[8] & 0x3f) | 0x80
+      for (index, byte) in raw.enumerated() {
+        if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+        text.append(hex[Int(byte >> 4)])
+        text.append(hex[Int(byte & 0x0f)])
+      }
+    }
+    return String(decoding: text, as: UTF8.self)
   }
 
   private func record(_ scope: RunScope) {

@@ -87,6 +87,14 @@ struct ReachabilityEngine: Sendable {
   /// The current conclusion (the kernel's egress where known).
   var status: NetworkStatus { model.status(kernelEgress: kernelEgress) }
 
+  /// ``status``, through the cache that publishing keeps: what only links, addresses, facts
+  /// and hints change is not computed again, and a status from the same inputs as one of the
+  /// last two is handed out again. A daemon asks for it at each run's start and end (issue #35:
+  /// computed afresh, 1.2 % of the daemon's CPU per run).
+  mutating func cachedStatus() -> NetworkStatus {
+    model.status(kernelEgress: kernelEgress, cache: &statusCache)
+  }
+
   /// Records facts a capture carries for `name`, used when that link next appears.
   mutating func recordFacts(_ facts: LinkFacts, forInterface name: String) {
     guard case .recorded(var known) = factsSource else { return }

@@ -42,7 +42,7 @@ public final class ReachabilityMonitor: Service, Sendable {
   }
 
   /// The latest status (``NetworkStatus/unknown``-like until the first dump completed).
-  public var status: NetworkStatus { state.withLock { $0.engine.status } }
+  public var status: NetworkStatus { state.withLock { $0.engine.cachedStatus() } }
 
   /// A new independent stream: its first element is the current status (delivered once the
   /// initial dump completed), then one element per change. Ends when ``run()`` returns.
