@@ -9,7 +9,7 @@ import SystemPackage
 /// The one way to start a thread of our own: a named, detached POSIX thread, for the
 /// ``EventLoop`` and the few sources measured to be better on a thread of their own.
 public enum SystemThread {
-  private final class Body: Sendable {
+  final class Body: Sendable {
     let name: String
     let run: @Sendable () -> Void
     init(name: String, run: @escaping @Sendable () -> Void) {
@@ -25,6 +25,15 @@ public enum SystemThread {
   /// park.
   public static func detach(
     name: String, parksAfter: Bool = true, _ body: @escaping @Sendable () -> Void
+  ) throws(SystemCallError) {
+    try detach(name: name, parksAfter: parksAfter, in: parking, body)
+  }
+
+  /// ``detach(name:parksAfter:_:)`` with the parked threads of `parking` (a pool of its own in
+  /// tests, which other suites' threads do not take from).
+  static func detach(
+    name: String, parksAfter: Bool, in parking: ParkedThreads,
+    _ body: @escaping @Sendable () -> Void
   ) throws(SystemCallError) {
     let work = Body(name: name, run: body)
     if parking.handOff(work, parksAfter: parksAfter) { return }
@@ -59,11 +68,11 @@ public enum SystemThread {
   /// Threads parked now (for tests).
   public static var parkedThreadCount: Int { parking.count }
 
-  private static let parking = ParkedThreads()
+  static let parking = ParkedThreads()
 
   /// Where finished threads wait for their next body: each on a semaphore of its own, handed a
   /// body (or nothing: it ends) under the lock before the post.
-  private final class ParkedThreads: Sendable {
+  final class ParkedThreads: Sendable {
     /// One parked thread's semaphore and what it is handed.
     final class Slot: @unchecked Sendable {
       // Guarded by `ParkedThreads.state`'s lock: written before the post, read after the wait.

@@ -1,57 +1,96 @@
 import Glibc
 import Locking
-import SystemCalls
 import TestSupport
 import Testing
 
+@testable import SystemCalls
+
 /// ``SystemThread``'s parked threads: once parking is on (a long-running process whose
 /// executor has a quiet action), a thread whose body returned runs the next body instead of a
-/// new thread starting; retiring ends the parked ones. The pool is the process's: other suites'
-/// threads may take a parked thread meanwhile, so the counts below are bounds, not exact.
-@Suite("System threads park", .serialized)
+/// new thread starting; retiring ends the parked ones. Each test has a pool of its own, which
+/// other suites' threads do not take from.
+@Suite("System threads park")
 struct SystemThreadParkingTests {
-  /// Twenty blocking calls one after another, each after the previous thread parked: without
-  /// parking each ran on a thread of its own (twenty thread ids); with it, a parked thread
-  /// takes the next, named for it.
-  @Test("blocking calls one after another reuse a parked thread, named for each call")
+  /// Runs `body` on a thread of `parking` and returns its result.
+  static func run<Result: Sendable>(
+    _ name: String, parksAfter: Bool = true, in parking: SystemThread.ParkedThreads,
+    _ body: @escaping @Sendable () -> Result
+  ) async throws -> Result {
+    try await withCheckedThrowingContinuation { continuation in
+      do {
+        try SystemThread.detach(name: name, parksAfter: parksAfter, in: parking) {
+          continuation.resume(returning: body())
+        }
+      } catch {
+        continuation.resume(throwing: error)
+      }
+    }
+  }
+
+  /// Twenty bodies one after another, each after the previous thread parked: without parking
+  /// each ran on a thread of its own (twenty thread ids); with it, the one parked thread takes
+  /// each, named for it.
+  @Test("bodies one after another reuse the parked thread, named for each")
   func parkedThreadRunsTheNextBody() async throws {
-    SystemThread.parkFinishedThreads()
+    let parking = SystemThread.ParkedThreads()
+    parking.enable(limit: 8)
     var threads = Set<String>()
     for index in 0..<20 {
       let name = "bg-park-\(index)"
-      let (thread, shownName) = try await SystemThread.runBlocking(name: name) {
+      let (thread, shownName) = try await Self.run(name, in: parking) {
         (Self.threadId(), Self.threadName())
       }
       #expect(shownName == name)
       threads.insert(thread)
-      #expect(await waitUntil { SystemThread.parkedThreadCount > 0 })
+      #expect(await waitUntil { parking.count == 1 })
     }
-    #expect(threads.count <= 5, "20 calls ran on \(threads.count) threads")
-    SystemThread.retireParkedThreads()
+    #expect(threads.count == 1, "20 bodies ran on \(threads.count) threads")
+    parking.retireAll()
+    #expect(await waitUntil { access(threads.first ?? "", F_OK) != 0 })
+  }
+
+  /// Without parking turned on (a one-shot command), a thread ends after its body.
+  @Test("threads end after their body unless parking is on")
+  func threadsEndWithoutParking() async throws {
+    let parking = SystemThread.ParkedThreads()
+    let thread = try await Self.run("bg-no-park", in: parking) { Self.threadId() }
+    #expect(await waitUntil { access(thread, F_OK) != 0 }, "\(thread) is still there")
+    #expect(parking.count == 0)
   }
 
   /// A thread started with `parksAfter: false` ends after its body, even while threads park
   /// (the executor's helpers, which park themselves, and the quiet action's own thread).
   @Test("a thread that does not park after its body ends")
   func threadThatDoesNotParkEnds() async throws {
-    SystemThread.parkFinishedThreads()
-    let thread = Lock<String?>(nil)
-    try SystemThread.detach(name: "bg-no-park", parksAfter: false) {
-      thread.withLock { $0 = Self.threadId() }
+    let parking = SystemThread.ParkedThreads()
+    parking.enable(limit: 8)
+    let thread = try await Self.run("bg-no-park", parksAfter: false, in: parking) {
+      Self.threadId()
     }
-    #expect(await waitUntil { thread.withLock { $0 } != nil })
-    let path = try #require(thread.withLock { $0 })
-    #expect(await waitUntil { access(path, F_OK) != 0 }, "\(path) is still there")
+    #expect(await waitUntil { access(thread, F_OK) != 0 }, "\(thread) is still there")
+    #expect(parking.count == 0)
   }
 
-  /// Retiring ends the threads parked now: their `/proc/self/task` entries go.
-  @Test("retiring ends the parked threads")
-  func retiredThreadsEnd() async throws {
-    SystemThread.parkFinishedThreads()
-    let thread = try await SystemThread.runBlocking(name: "bg-retire") { Self.threadId() }
-    #expect(await waitUntil { SystemThread.parkedThreadCount > 0 })
-    SystemThread.retireParkedThreads()
-    #expect(await waitUntil { access(thread, F_OK) != 0 }, "\(thread) is still there")
+  /// No more threads park than the limit: the others end.
+  @Test("at most the limit parks")
+  func atMostTheLimitParks() async throws {
+    let parking = SystemThread.ParkedThreads()
+    parking.enable(limit: 2)
+    let release = Lock(false)
+    let started = Lock(0)
+    for index in 0..<4 {
+      try SystemThread.detach(name: "bg-limit-\(index)", parksAfter: true, in: parking) {
+        started.withLock { $0 += 1 }
+        while !release.withLock({ $0 }) { usleep(1000) }
+      }
+    }
+    #expect(await waitUntil { started.withLock { $0 } == 4 })
+    release.withLock { $0 = true }
+    #expect(await waitUntil { parking.count == 2 })
+    try await Task.sleep(for: .milliseconds(20))
+    #expect(parking.count == 2)
+    parking.retireAll()
+    #expect(parking.count == 0)
   }
 
   /// `/proc/PID/task/TID` of the calling thread (where `/proc/thread-self` links): it exists

@@ -205,6 +205,7 @@ extension DispatchStateMachine {
       }
       effects.ops[index] = .appendRun(run)
     }
+    if let bytes = detail.networkBytes { effects.ops.append(.recordNetworkBytes(bytes)) }
     rearm(id)
     promoteClaims(now: now, &effects)
     return effects

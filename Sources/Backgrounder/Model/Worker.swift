@@ -68,6 +68,13 @@ public struct WorkContext: Sendable {
   /// SIGKILL after 30 s`) with this run's record, for `history`. The last call counts.
   public func recordStop(_ text: String) { handle.recordStop(text) }
 
+  /// Keeps the bytes this run sent and received (``Backgrounder/networkBytes(after:)`` reads
+  /// them back; `history` shows them with the run) in the transaction that records the run's
+  /// outcome: no write of their own. The last call counts.
+  public func recordNetworkBytes(_ record: RunNetworkRecord) {
+    handle.recordNetworkBytes(record)
+  }
+
   /// Makes this run pausable (``ConditionLossPolicy/pause(max:)``): `handler` gets
   /// ``PauseChange/pause(_:)`` when a condition the run needs is lost — freeze the work there
   /// (the daemon freezes the run's cgroup or sends SIGSTOP to its processes) — and

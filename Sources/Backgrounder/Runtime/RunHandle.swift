@@ -37,6 +37,10 @@ final class RunHandle: Sendable {
   /// How the worker ended after it was stopped, in words.
   func recordStop(_ text: String) { recorded.withLock { $0.stop = text } }
 
+  func recordNetworkBytes(_ record: RunNetworkRecord) {
+    recorded.withLock { $0.networkBytes = record }
+  }
+
   var stopReason: StopReason? { state.withLock { $0.stopReason } }
 
   /// Stops the run: thaws it when paused (a frozen process handles no stop signal), resolves

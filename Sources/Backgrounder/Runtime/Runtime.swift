@@ -390,8 +390,15 @@ final class Runtime: Sendable {
   private func finish(
     _ token: RunToken, _ ending: RunEnding, abandoned: Bool, detail: RunDetail = RunDetail()
   ) -> [(RunTicket, RunHandle)] {
+    // The slot the run frees is claimed in the same step: the run's outcome and the next claim
+    // share one transaction (one fsync), where the dispatch loop's own step committed the claim
+    // after it (issue #35: two commits per run). The loop still runs after `wake`, for the
+    // next wake-up.
     let ended = step { machine, now in
-      ((), machine.runEnded(token, ending: ending, abandoned: abandoned, now: now, detail: detail))
+      var effects = machine.runEnded(
+        token, ending: ending, abandoned: abandoned, now: now, detail: detail)
+      effects.append(machine.dispatch(now: now).0)
+      return ((), effects)
     }
     core.withLock { _ = $0.handles.removeValue(forKey: token) }
     wake.fire()

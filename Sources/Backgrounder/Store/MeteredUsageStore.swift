@@ -119,16 +119,6 @@ enum MeteredUsageStore {
 }
 
 extension Backgrounder {
-  /// Stores a run's counted bytes (kept 400 days: longer than any budget window): enqueued to
-  /// the store's writer and committed with the runs' changes of the same moment (one
-  /// transaction and one fsync for all of them, not one more per run). A failed commit is
-  /// reported as the runs' changes are (a library error event, the store's health). Returns
-  /// once enqueued.
-  public func recordNetworkBytes(_ record: RunNetworkRecord) throws {
-    guard let runtime else { throw LifecycleError.notStarted }
-    runtime.writer.enqueue([.recordNetworkBytes(record)], events: [])
-  }
-
   /// The stored runs' bytes counted after `start`, oldest first.
   public func networkBytes(after start: WallInstant) async throws -> [RunNetworkRecord] {
     guard let runtime else { throw LifecycleError.notStarted }

@@ -7,6 +7,9 @@ struct RunDetail: Sendable, Equatable {
   var outputTail: String?
   /// How the worker ended when it was stopped (``WorkContext/recordStop(_:)``).
   var stop: String?
+  /// The bytes the run sent and received (``WorkContext/recordNetworkBytes(_:)``), stored in
+  /// the same transaction as the run's outcome.
+  var networkBytes: RunNetworkRecord?
 
   /// The longest output tail kept, in UTF-8 bytes.
   static let outputTailLimit = 4096

@@ -122,7 +122,8 @@ package struct CommandWorker: Worker {
     let outcome =
       if let networkBytes {
         await networkBytes.counting(
-          taskId: context.taskId, attempt: context.attempt, under: conditions, run)
+          taskId: context.taskId, attempt: context.attempt, under: conditions,
+          store: context.recordNetworkBytes, run)
       } else {
         await run()
       }

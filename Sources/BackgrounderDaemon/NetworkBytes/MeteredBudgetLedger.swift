@@ -82,14 +82,9 @@ final class MeteredBudgetLedger: Sendable {
     if changed { publish() }
   }
 
-  /// A run of `id` ended with `record`'s bytes: stored (committed with the run's outcome),
-  /// counted, handed over.
+  /// A run of `id` ended with `record`'s bytes (which the run's worker stores with its outcome:
+  /// ``WorkContext/recordNetworkBytes(_:)``): counted, handed over.
   func finished(_ record: RunNetworkRecord) {
-    do {
-      try runtime.recordNetworkBytes(record)
-    } catch {
-      logger.error("could not store the network bytes of \(record.taskId): \(error)")
-    }
     state.withLock { state in
       state.live[record.taskId] = nil
       if record.bytes.meteredBytes > 0 {

@@ -19,10 +19,11 @@ struct RunNetworkCounting: Sendable {
   /// outbox's ``RunBytesFeed``).
   var counted: (@Sendable (TaskId, RunNetworkBytes) -> Void)? = nil
 
-  /// Runs `body` (the command), counting its bytes from `conditions` on.
+  /// Runs `body` (the command), counting its bytes from `conditions` on; hands the count to
+  /// `store` (the run's ``WorkContext/recordNetworkBytes(_:)``: stored with its outcome).
   func counting<Result: Sendable>(
     taskId: TaskId, attempt: Int, under conditions: NetworkConditions,
-    _ body: () async -> Result
+    store: (RunNetworkRecord) -> Void, _ body: () async -> Result
   ) async -> Result {
     let startedAt = clock.now
     let session = accounting.begin(under: conditions)
@@ -42,6 +43,7 @@ struct RunNetworkCounting: Sendable {
     let record = RunNetworkRecord(
       taskId: taskId, attempt: attempt, startedAt: startedAt, at: clock.now, bytes: bytes)
     counted?(taskId, bytes)
+    store(record)
     ledger.finished(record)
     metrics?.recordNetworkBytes(
       job: taskId.rawValue, sent: bytes.sent, received: bytes.received,

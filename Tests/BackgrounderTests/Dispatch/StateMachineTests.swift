@@ -74,6 +74,39 @@ import Testing
     #expect(nextWake == later.advanced(by: .seconds(3600)))
   }
 
+  @Test("a run's network bytes are an op of the step that records its outcome")
+  func networkBytesGoWithTheOutcome() {
+    var row = row(.periodic(.init(taskId: job, interval: .seconds(3600))), at: now)
+    row.nextRun = now
+    var machine = machine()
+    _ = machine.load([row], now: now)
+    let (first, _) = machine.dispatch(now: now)
+    let token = first.tickets[0].token
+    let record = RunNetworkRecord(
+      taskId: job, attempt: 0, startedAt: now, at: now.advanced(by: .seconds(1)),
+      bytes: RunNetworkBytes(
+        sent: 10, received: 20, meteredSent: 0, meteredReceived: 0, accounting: .link))
+    var detail = RunDetail()
+    detail.networkBytes = record
+    let effects = machine.runEnded(
+      token, ending: .finished(.success), abandoned: false, now: now.advanced(by: .seconds(1)),
+      detail: detail)
+    let appended = effects.ops.firstIndex {
+      if case .appendRun = $0 { true } else { false }
+    }
+    let bytes = effects.ops.firstIndex(of: .recordNetworkBytes(record))
+    #expect(appended != nil && bytes != nil, "\(effects.ops)")
+    // Without a count, no op.
+    let (second, _) = machine.dispatch(now: now.advanced(by: .seconds(7200)))
+    let plain = machine.runEnded(
+      second.tickets[0].token, ending: .finished(.success), abandoned: false,
+      now: now.advanced(by: .seconds(7201)))
+    #expect(
+      !plain.ops.contains {
+        if case .recordNetworkBytes = $0 { true } else { false }
+      })
+  }
+
   @Test("the claim persists the advanced next run before any worker is invoked")
   func claimAdvancesNextRun() {
     var machine = machine()
