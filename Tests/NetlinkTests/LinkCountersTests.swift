@@ -6,7 +6,21 @@ import Testing
 @Suite struct LinkCountersTests {
   @Test("bytes sent over loopback show in its counters")
   func loopbackCountsWhatIsSent() throws {
-    let before = try LinkCounters.read(interface: "lo")
+    try Self.loopbackCountsWhatIsSent(read: LinkCounters.read(interface:))
+  }
+
+  /// The same over one kept socket (``LinkCounters/Reader``), read three times, one read
+  /// failing between: the socket made again after the failure reads as well.
+  @Test("a reader's kept socket counts what is sent, also after a failed read")
+  func readerCountsWhatIsSent() throws {
+    let reader = LinkCounters.Reader()
+    try Self.loopbackCountsWhatIsSent(read: reader.read(interface:))
+    #expect(throws: LibnlError.self) { try reader.read(interface: "budgnone0") }
+    try Self.loopbackCountsWhatIsSent(read: reader.read(interface:))
+  }
+
+  static func loopbackCountsWhatIsSent(read: (String) throws -> LinkCounters) throws {
+    let before = try read("lo")
     let payload = [UInt8](repeating: 0x42, count: 10_000)
     let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
     try #require(descriptor >= 0)
@@ -25,7 +39,7 @@ import Testing
       }
     }
     try #require(sent == payload.count)
-    let after = try LinkCounters.read(interface: "lo")
+    let after = try read("lo")
     // Other traffic on lo may add to it; the datagram (and its IP/UDP headers) must be there.
     #expect(after.sentBytes - before.sentBytes >= UInt64(payload.count))
     #expect(after.receivedBytes - before.receivedBytes >= UInt64(payload.count))

@@ -32,7 +32,9 @@ protocol RunByteSession: Sendable {
 /// read between runs.
 struct LinkCounterAccounting: RunByteAccounting {
   /// Reads an interface's counters; nil when it cannot (gone, not permitted).
-  var readCounters: @Sendable (String) -> LinkCounters? = { try? LinkCounters.read(interface: $0) }
+  var readCounters: @Sendable (String) -> LinkCounters? = { [reader = LinkCounters.Reader()] in
+    try? reader.read(interface: $0)
+  }
 
   var kind: ByteAccounting { .link }
 

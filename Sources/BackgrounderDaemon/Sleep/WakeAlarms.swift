@@ -22,6 +22,9 @@ final class WakeAlarms: @unchecked Sendable {
   private var registration: EventLoop.Registration?
   private var armedFor: Date?
   private var refused = false
+  /// Whether a job sets `wake-system`: without one, the runtime's events are not delivered
+  /// here at all (each was a hop to the event loop, every run: issue #35).
+  private let anyWakeJob = Lock(false)
   /// What `status` shows: see ``availability``.
   private let shown = Lock<(availability: String, reason: String?)>(("unused", nil))
 
@@ -37,7 +40,9 @@ final class WakeAlarms: @unchecked Sendable {
 
   /// Follows the runtime's events until it shuts down.
   func start() {
-    let events = runtime.events(bufferingPolicy: .bufferingNewest(1))
+    let events = runtime.events(bufferingPolicy: .bufferingNewest(1)) { [weak self] _ in
+      self?.anyWakeJob.withLock { $0 } ?? false
+    }
     Task {
       for await _ in events { eventLoop.execute { self.update() } }
     }
@@ -46,6 +51,7 @@ final class WakeAlarms: @unchecked Sendable {
   /// The jobs of `configuration` that set `wake-system` (after it was applied).
   func configure(_ jobs: [JobDefinition]) {
     let wakeJobs = Set(jobs.filter(\.wakeSystem).map(\.id))
+    anyWakeJob.withLock { $0 = !wakeJobs.isEmpty }
     eventLoop.execute {
       self.wakeJobs = wakeJobs
       self.shown.withLock { shown in

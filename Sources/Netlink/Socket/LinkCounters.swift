@@ -1,11 +1,13 @@
 import CNetlink
 import Glibc
+import Locking
 import SystemCalls
 import SystemPackage
 
 /// A link's byte counters (`IFLA_STATS64` of `RTM_NEWLINK`, what `ip -s link` prints), read
-/// on demand: one `RTM_GETLINK` request for one interface over a short-lived, unsubscribed
-/// libnl socket. Nothing is read unless asked (an idle daemon makes no system calls).
+/// on demand: one `RTM_GETLINK` request for one interface over an unsubscribed libnl socket
+/// (a short-lived one, or ``Reader``'s, kept). Nothing is read unless asked (an idle daemon
+/// makes no system calls).
 public struct LinkCounters: Hashable, Sendable {
   /// Bytes received on the link since it was created.
   public var receivedBytes: UInt64
@@ -20,11 +22,66 @@ public struct LinkCounters: Hashable, Sendable {
 
   /// Reads the counters of the interface named `interface` in the current network namespace.
   public static func read(interface: String) throws -> LinkCounters {
+    let socket = try connect()
+    defer { nl_socket_free(socket) }
+    return try read(interface: interface, on: socket)
+  }
+
+  /// Reads counters over one socket, kept between reads (a daemon reads at each run's start
+  /// and end: the socket's creation, bind and options were 8 of the 10 system calls of a
+  /// read, issue #35). The socket belongs to the network namespace of the thread that made
+  /// it, at the first read; it is closed after a failed read and made again at the next. An
+  /// unsubscribed socket receives nothing it did not ask for: idle, it costs no system call.
+  public final class Reader: Sendable {
+    /// The libnl socket (its pointer), nil until the first read or after a failure.
+    private let socket = Lock<UInt?>(nil)
+
+    public init() {}
+
+    deinit {
+      socket.withLock { socket in
+        if let socket, let pointer = OpaquePointer(bitPattern: socket) {
+          nl_socket_free(pointer)
+        }
+      }
+    }
+
+    /// The counters of the interface named `interface`; reads are serialized.
+    public func read(interface: String) throws -> LinkCounters {
+      try socket.withLock { held in
+        let socket: OpaquePointer
+        if let held, let pointer = OpaquePointer(bitPattern: held) {
+          socket = pointer
+        } else {
+          socket = try LinkCounters.connect()
+          held = UInt(bitPattern: socket)
+        }
+        do {
+          return try LinkCounters.read(interface: interface, on: socket)
+        } catch {
+          nl_socket_free(socket)
+          held = nil
+          throw error
+        }
+      }
+    }
+  }
+
+  /// A libnl socket connected to `NETLINK_ROUTE`.
+  private static func connect() throws -> OpaquePointer {
     guard let socket = nl_socket_alloc() else {
       throw SystemCallError("nl_socket_alloc", errno: .noMemory)
     }
-    defer { nl_socket_free(socket) }
-    try check(nl_connect(socket, NETLINK_ROUTE), "nl_connect NETLINK_ROUTE")
+    do {
+      try check(nl_connect(socket, NETLINK_ROUTE), "nl_connect NETLINK_ROUTE")
+    } catch {
+      nl_socket_free(socket)
+      throw error
+    }
+    return socket
+  }
+
+  private static func read(interface: String, on socket: OpaquePointer) throws -> LinkCounters {
     var link: OpaquePointer?
     try check(
       rtnl_link_get_kernel(socket, 0, interface, &link), "rtnl_link_get_kernel \(interface)")
