@@ -109,6 +109,7 @@ public struct WorkInput: Hashable, Sendable, Codable, ExpressibleByDictionaryLit
   /// Decodes the serialized form produced by ``serialized()``.
   static func deserialize(_ data: Data) throws -> WorkInput {
     if data.isEmpty { return WorkInput() }
+    if let input = WorkInputJSON.decode(data) { return input }
     return try JSONDecoder().decode(WorkInput.self, from: data)
   }
 }
