@@ -49,22 +49,16 @@ struct SystemThreadParkingTests {
     #expect(await waitUntil { access(threads.first ?? "", F_OK) != 0 })
   }
 
-  /// Without parking turned on (a one-shot command), a thread ends after its body.
-  @Test("threads end after their body unless parking is on")
-  func threadsEndWithoutParking() async throws {
+  /// A thread ends after its body without parking turned on (a one-shot command), and with it
+  /// when started with `parksAfter: false` (the executor's helpers, which park themselves, and
+  /// the quiet action's own thread).
+  @Test(
+    "a thread ends after its body unless parking is on and it parks after",
+    arguments: [(parkingOn: false, parksAfter: true), (parkingOn: true, parksAfter: false)])
+  func threadEnds(parkingOn: Bool, parksAfter: Bool) async throws {
     let parking = SystemThread.ParkedThreads()
-    let thread = try await Self.run("bg-no-park", in: parking) { Self.threadId() }
-    #expect(await waitUntil { access(thread, F_OK) != 0 }, "\(thread) is still there")
-    #expect(parking.count == 0)
-  }
-
-  /// A thread started with `parksAfter: false` ends after its body, even while threads park
-  /// (the executor's helpers, which park themselves, and the quiet action's own thread).
-  @Test("a thread that does not park after its body ends")
-  func threadThatDoesNotParkEnds() async throws {
-    let parking = SystemThread.ParkedThreads()
-    parking.enable(limit: 8)
-    let thread = try await Self.run("bg-no-park", parksAfter: false, in: parking) {
+    if parkingOn { parking.enable(limit: 8) }
+    let thread = try await Self.run("bg-no-park", parksAfter: parksAfter, in: parking) {
       Self.threadId()
     }
     #expect(await waitUntil { access(thread, F_OK) != 0 }, "\(thread) is still there")
