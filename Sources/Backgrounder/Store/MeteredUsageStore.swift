@@ -119,6 +119,16 @@ enum MeteredUsageStore {
 }
 
 extension Backgrounder {
+  /// Stores a run's counted bytes (kept 400 days: longer than any budget window), through the
+  /// store's writer (committed with the runs' changes of the same moment); returns once
+  /// committed. A worker keeps its own run's bytes with its outcome instead, in one
+  /// transaction: ``WorkContext/recordNetworkBytes(_:)``.
+  public func recordNetworkBytes(_ record: RunNetworkRecord) async throws {
+    guard let runtime else { throw LifecycleError.notStarted }
+    try await runtime.writer.waitCommitted(
+      runtime.writer.enqueue([.recordNetworkBytes(record)], events: []))
+  }
+
   /// The stored runs' bytes counted after `start`, oldest first.
   public func networkBytes(after start: WallInstant) async throws -> [RunNetworkRecord] {
     guard let runtime else { throw LifecycleError.notStarted }

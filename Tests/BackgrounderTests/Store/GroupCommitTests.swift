@@ -41,6 +41,43 @@ struct GroupCommitTests {
     #expect(stored.recentRuns.map(\.outcome) == ["success"])
   }
 
+  /// A worker's ``WorkContext/recordNetworkBytes(_:)`` is stored with its outcome: once the
+  /// completion is delivered (after its commit), the bytes are in the file, with the run; and
+  /// ``Backgrounder/recordNetworkBytes(_:)`` returns once its record is committed.
+  @Test("a run's bytes are committed with its outcome; recordNetworkBytes returns committed")
+  func networkBytesCommitWithTheOutcome() async throws {
+    let job = id("test.group.bytes")
+    let bytes = RunNetworkBytes(
+      sent: 300, received: 40, meteredSent: 0, meteredReceived: 0, accounting: .link)
+    let clock = ManualClock()
+    let worker = BytesWorker(bytes: bytes, at: clock.date)
+    let h = try await Harness.start(workers: [job: worker], clock: clock)
+    #expect(await h.backgrounder.schedule(WorkRequest.OneTime(taskId: job)) == .scheduled)
+    await h.waitFor(job) { $0.isWorkCompleted }
+    let stored = try #require(try TaskStoreReader(path: h.storePath).task(job))
+    #expect(stored.recentRuns.map(\.network) == [bytes])
+    let later = RunNetworkRecord(
+      taskId: job, attempt: 1, startedAt: WallInstant(h.clock.date), at: WallInstant(h.clock.date),
+      bytes: bytes)
+    try await h.backgrounder.recordNetworkBytes(later)
+    let all = try await h.backgrounder.networkBytes(
+      after: WallInstant(h.clock.date.addingTimeInterval(-3600)))
+    #expect(all.count == 2 && all.contains(later), "\(all)")
+  }
+
+  struct BytesWorker: Worker {
+    let bytes: RunNetworkBytes
+    /// The test clock's time (the run's start and end: it does not move).
+    let at: Date
+    func execute(_ context: WorkContext) async -> WorkResult {
+      context.recordNetworkBytes(
+        RunNetworkRecord(
+          taskId: context.taskId, attempt: context.attempt, startedAt: WallInstant(at),
+          at: WallInstant(at), bytes: bytes))
+      return .success
+    }
+  }
+
   @Test("the claims of all due tasks are one transaction, durable before any worker runs")
   func dueClaimsShareOneTransaction() async throws {
     let jobs = (0..<8).map { id("test.group.claim.n\($0)") }
