@@ -125,11 +125,10 @@ package struct RunContainment: Sendable {
     return paused ? "SIGSTOP" : "SIGCONT"
   }
 
-  /// A random (version 4) UUID, lowercase: from `getrandom` (Swift's system generator), where
+  /// A random (version 4) UUID, lowercase: from `getrandom` (Swift's default generator), where
   /// Foundation's `UUID()` opens, reads and closes `/dev/urandom` each time.
   static func newRunID() -> String {
-    var generator = SystemRandomNumberGenerator()
-    var bytes = (generator.next() as UInt64, generator.next() as UInt64)
+    var bytes = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max))
     let hex = Array("0123456789abcdef".utf8)
     var text: [UInt8] = []
     text.reserveCapacity(36)

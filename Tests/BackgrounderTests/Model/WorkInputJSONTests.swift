@@ -6,7 +6,7 @@ import Testing
 /// ``WorkInputJSON`` reads what ``WorkInput/serialized()`` writes exactly as `JSONDecoder`
 /// does, and declines (nil: the caller falls back to the decoder) whatever it cannot read.
 @Suite struct WorkInputJSONTests {
-  static func randomText(_ generator: inout some RandomNumberGenerator) -> String {
+  static func randomText(_ generator: inout SplitMix64) -> String {
     let pieces: [String] = [
       "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "日本",
       "😀", "\u{2028}", "{", "}", ":", ",", "[", "_0",
@@ -15,7 +15,7 @@ import Testing
     return (0..<count).map { _ in pieces.randomElement(using: &generator)! }.joined()
   }
 
-  static func randomValue(_ generator: inout some RandomNumberGenerator) -> WorkValue {
+  static func randomValue(_ generator: inout SplitMix64) -> WorkValue {
     switch Int.random(in: 0..<5, using: &generator) {
     case 0: .string(randomText(&generator))
     case 1: .int(Int.random(in: .min ... .max, using: &generator))
@@ -35,7 +35,9 @@ import Testing
 
   @Test("random inputs: the same values as JSONDecoder")
   func sameAsTheDecoder() throws {
-    var generator = SystemRandomNumberGenerator()
+    // Seeded (the test kit's SplitMix64): a failing case can be reproduced. (Passing the system
+    // generator, an empty struct, `inout` through a generic crashed ThreadSanitizer.)
+    var generator = SplitMix64(seed: 35)
     for _ in 0..<2_000 {
       var values: [String: WorkValue] = [:]
       for _ in 0..<Int.random(in: 0...6, using: &generator) {
