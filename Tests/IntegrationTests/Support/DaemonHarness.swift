@@ -406,6 +406,13 @@ final class DaemonHarness: Sendable {
     return (["last status steps:\n" + steps] + logs).joined(separator: "\n")
   }
 
+  /// The daemons' log lines that contain `text` (all of them, not a tail), for failure messages.
+  func logLines(containing text: String) -> String {
+    daemons.withLock { $0 }.flatMap { daemon in
+      daemon.output.split(separator: "\n").filter { $0.contains(text) }
+    }.joined(separator: "\n")
+  }
+
   /// Kills every daemon and adopted job process group.
   func cleanUp() {
     for daemon in daemons.withLock({ $0 }) { daemon.terminate() }
