@@ -37,17 +37,33 @@ public enum SystemThread {
   ) throws(SystemCallError) {
     let work = Body(name: name, run: body)
     if parking.handOff(work, parksAfter: parksAfter) { return }
+    let handoff = Handoff(next: (work, parksAfter))
     _ = try start(name: name, detached: true) {
-      var next: Body? = work
-      var parks = parksAfter
       let slot = ParkedThreads.Slot()
-      while let body = next {
-        body.run()
+      while let parks = handoff.runNext() {
         guard parks, let following = parking.park(slot) else { return }
-        next = following.body
-        parks = following.parksAfter
         _ = csystem_set_thread_name(following.body.name)
+        handoff.next = following
       }
+    }
+  }
+
+  /// A thread's next body: taken out before it runs, so that a parked thread holds nothing its
+  /// last body captured.
+  private final class Handoff: @unchecked Sendable {
+    // Used by its thread only, after the start.
+    var next: (body: Body, parksAfter: Bool)?
+
+    init(next: (body: Body, parksAfter: Bool)) {
+      self.next = next
+    }
+
+    /// Runs the next body, if any (released once it returned); whether its thread parks after.
+    func runNext() -> Bool? {
+      guard let (body, parksAfter) = next else { return nil }
+      next = nil
+      body.run()
+      return parksAfter
     }
   }
 

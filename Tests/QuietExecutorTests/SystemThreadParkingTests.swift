@@ -49,6 +49,27 @@ struct SystemThreadParkingTests {
     #expect(await waitUntil { access(threads.first ?? "", F_OK) != 0 })
   }
 
+  /// A parked thread holds nothing its last body captured: what only that body kept is
+  /// released once it returned, not when the thread is handed the next or retired.
+  @Test("a parked thread holds nothing its last body captured")
+  func parkedThreadReleasesItsBody() async throws {
+    final class Canary: Sendable {}
+    final class Watch: @unchecked Sendable {
+      weak var canary: Canary?
+    }
+    let parking = SystemThread.ParkedThreads()
+    parking.enable(limit: 8)
+    let watch = Watch()
+    do {
+      let canary = Canary()
+      watch.canary = canary
+      _ = try await Self.run("bg-canary", in: parking) { ObjectIdentifier(canary) }
+    }
+    #expect(await waitUntil { parking.count == 1 })
+    #expect(watch.canary == nil, "the parked thread keeps its last body's captures")
+    parking.retireAll()
+  }
+
   /// A thread ends after its body without parking turned on (a one-shot command), and with it
   /// when started with `parksAfter: false` (the executor's helpers, which park themselves, and
   /// the quiet action's own thread).
