@@ -81,9 +81,6 @@ public enum SystemThread {
     parking.retireAll()
   }
 
-  /// Threads parked now (for tests).
-  public static var parkedThreadCount: Int { parking.count }
-
   static let parking = ParkedThreads()
 
   /// Where finished threads wait for their next body: each on a semaphore of its own, handed a
