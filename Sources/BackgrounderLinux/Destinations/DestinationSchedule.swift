@@ -14,16 +14,18 @@ struct NetworkKey: Hashable, Sendable {
 /// When to check which `requires-reachable` destination, as a value-type state machine (the
 /// driver, ``DestinationMonitor``, does the connects and the timer):
 ///
-/// - after each network change (``networkChanged(to:now:)``) every destination is checked,
-///   and what was last known on that network (the cache, per ``NetworkKey``) answers until
-///   the check does;
+/// - after each network change (``networkChanged(to:now:)``) every destination is checked, and
+///   nothing is known of it until the check answers: an answer from an earlier visit to the same
+///   network is not kept (a server that answered an hour ago may be gone; a job started on that
+///   answer was stopped a moment later, when the check found the port closed);
 /// - while a destination is unreachable it is checked again with backoff (``Settings``: 5 s,
 ///   doubling, at most 5 min);
 /// - a reachable destination is not checked again until the network changes: nothing runs on a
 ///   timer then.
 ///
 /// Unknown is not permission: a destination not checked yet on this network is absent from
-/// ``conditions`` (not reachable).
+/// ``conditions`` (not reachable), and a running job is not stopped for it (the dispatcher stops
+/// a run for a known failure only).
 struct DestinationSchedule: Sendable {
   /// The backoff while a destination is unreachable.
   struct Settings: Sendable {
@@ -45,8 +47,8 @@ struct DestinationSchedule: Sendable {
   private(set) var destinations: Set<String> = []
   /// The current network; `nil` until the network source answered.
   private(set) var network: NetworkKey?
-  /// What was last known per network and destination.
-  private(set) var cache: [NetworkKey: [String: DestinationState]] = [:]
+  /// What the checks on the current network found, by destination (emptied on each change).
+  private(set) var states: [String: DestinationState] = [:]
   /// Checks under way on the current network.
   private(set) var inFlight: Set<String> = []
   /// The last backoff of each unreachable destination and when it is checked again.
@@ -60,9 +62,9 @@ struct DestinationSchedule: Sendable {
     self.settings = settings
   }
 
-  /// The conditions on the current network (cached or checked).
+  /// The conditions on the current network (what its checks found).
   var conditions: DestinationConditions {
-    guard let network, let states = cache[network] else { return .unconfigured }
+    guard network != nil else { return .unconfigured }
     return DestinationConditions(states: states.filter { destinations.contains($0.key) })
   }
 
@@ -82,6 +84,7 @@ struct DestinationSchedule: Sendable {
     guard key != network else { return decide(probing: [], now: now) }
     network = key
     generation += 1
+    states = [:]
     inFlight = []
     backoff = [:]
     due = [:]
@@ -93,11 +96,11 @@ struct DestinationSchedule: Sendable {
     _ destination: String, _ state: DestinationState, generation: UInt64,
     now: ContinuousClock.Instant
   ) -> Decision {
-    guard generation == self.generation, let network, destinations.contains(destination) else {
+    guard generation == self.generation, network != nil, destinations.contains(destination) else {
       return decide(probing: [], now: now)
     }
     inFlight.remove(destination)
-    cache[network, default: [:]][destination] = state
+    states[destination] = state
     if state == .reachable {
       backoff[destination] = nil
       due[destination] = nil
@@ -122,9 +125,7 @@ struct DestinationSchedule: Sendable {
     var decision = Decision()
     // With no primary link nothing is connected: each destination has no route, known at once.
     if let network, network.primaryLink == nil {
-      for destination in probing {
-        cache[network, default: [:]][destination] = .unreachable(.noRoute)
-      }
+      for destination in probing { states[destination] = .unreachable(.noRoute) }
     } else {
       let fresh = probing.subtracting(inFlight)
       inFlight.formUnion(fresh)
