@@ -81,19 +81,22 @@ public func openRegularFile(_ path: String, flags: Int32 = O_RDONLY) throws(Regu
 /// small file of the config): opened by ``openRegularFile(_:flags:)``, so that a FIFO planted
 /// where such a file belongs is refused, never waited on; read until end of file or `limit`,
 /// each `read` through ``systemCall(_:path:_:)``. Throws the open's or a read's error (a
-/// missing file: `ENOENT`).
+/// missing file: `ENOENT`). A file that reports its size (a `/proc` attribute reports 0) is
+/// read into a buffer of that size and one byte more, not of `limit` bytes: a large limit
+/// costs a small file nothing.
 public func readSmallFile(_ path: String, limit: Int) throws(RegularFileError) -> [UInt8] {
-  let descriptor = try openRegularFile(path).descriptor
+  let (descriptor, status) = try openRegularFile(path)
   defer { close(descriptor) }
   guard limit > 0 else { return [] }
-  var bytes = [UInt8](repeating: 0, count: limit)
+  let size = Int(status.st_size)
+  var bytes = [UInt8](repeating: 0, count: size > 0 && size < limit ? size + 1 : limit)
   var count = 0
-  while count < limit {
+  while count < bytes.count {
     let read: Int
     do {
       read = try systemCall("read", path: path) {
         bytes.withUnsafeMutableBytes { buffer in
-          Glibc.read(descriptor, buffer.baseAddress! + count, limit - count)
+          Glibc.read(descriptor, buffer.baseAddress! + count, buffer.count - count)
         }
       }
     } catch {
@@ -101,7 +104,11 @@ public func readSmallFile(_ path: String, limit: Int) throws(RegularFileError) -
     }
     if read == 0 { break }
     count += read
+    // The file grew after `fstat`: read on, up to `limit`.
+    if count == bytes.count, count < limit {
+      bytes.append(contentsOf: repeatElement(0, count: min(count, limit - count)))
+    }
   }
-  bytes.removeLast(limit - count)
+  bytes.removeLast(bytes.count - count)
   return bytes
 }

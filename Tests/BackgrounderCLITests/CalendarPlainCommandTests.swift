@@ -3,27 +3,10 @@ import Testing
 
 @testable import BackgrounderCLI
 
-/// ``CalendarCommand/plainCommand(_:)`` reads the plain `calendar` lines exactly as the argument
+/// ``CalendarCommand/plainRequest(_:)`` reads the plain `calendar` lines exactly as the argument
 /// parser reads them (it is what makes 10,000 expressions linear), and leaves every other line
 /// to it.
 @Suite struct CalendarPlainCommandTests {
-  /// The parsed values that `calendar` uses, comparable.
-  private struct Values: Equatable {
-    var expressions: [String]
-    var iterations: Int
-    var baseTime: String?
-    var config: String?
-    var json: Bool
-
-    init(_ command: CalendarCommand) {
-      expressions = command.expressions
-      iterations = command.iterations
-      baseTime = command.baseTime
-      config = command.config
-      json = command.json
-    }
-  }
-
   @Test(
     "plain lines give what CalendarCommand's parser gives",
     arguments: [
@@ -36,15 +19,15 @@ import Testing
       ["", "daily"],
     ])
   func plainLinesMatchTheParser(arguments: [String]) throws {
-    let plain = try #require(CalendarCommand.plainCommand(arguments[...]))
+    let plain = try #require(CalendarCommand.plainRequest(arguments[...]))
     let parsed = try #require(try CalendarCommand.parseAsRoot(arguments) as? CalendarCommand)
-    #expect(Values(plain) == Values(parsed))
+    #expect(plain == parsed.request)
   }
 
   @Test("many expressions are read in order")
   func manyExpressions() throws {
     let expressions = (0..<10_000).map { "*-*-* \($0 % 24):\($0 % 60)" }
-    let plain = try #require(CalendarCommand.plainCommand(expressions[...]))
+    let plain = try #require(CalendarCommand.plainRequest(expressions[...]))
     #expect(plain.expressions == expressions)
   }
 
@@ -67,6 +50,6 @@ import Testing
       ["--generate-completion-script", "bash"],
     ])
   func otherLinesAreNotReadHere(arguments: [String]) {
-    #expect(CalendarCommand.plainCommand(arguments[...]) == nil)
+    #expect(CalendarCommand.plainRequest(arguments[...]) == nil)
   }
 }

@@ -19,6 +19,20 @@ import Testing
     #expect(try readSmallFile(directory + "/file", limit: 16_384) == bytes)
     #expect(try readSmallFile(directory + "/file", limit: 100) == Array(bytes.prefix(100)))
     #expect(try readSmallFile(directory + "/file", limit: 0) == [])
+    // Exactly the limit, and an empty file.
+    #expect(try readSmallFile(directory + "/file", limit: 10_000) == bytes)
+    try Data().write(to: URL(fileURLWithPath: directory + "/empty"))
+    #expect(try readSmallFile(directory + "/empty", limit: 100) == [])
+  }
+
+  @Test("a /proc file, whose size reads as 0, is read whole")
+  func procFile() throws {
+    var status = stat()
+    #expect(stat("/proc/self/status", &status) == 0 && status.st_size == 0)
+    let text = String(
+      decoding: try readSmallFile("/proc/self/status", limit: 1 << 20), as: UTF8.self)
+    #expect(text.hasPrefix("Name:"))
+    #expect(text.contains("\nVmRSS:") && text.hasSuffix("\n"))
   }
 
   @Test func aMissingFileThrowsItsErrno() throws {

@@ -31,8 +31,8 @@ public struct CalendarTimeZone: Hashable, Sendable, CustomStringConvertible {
       return
     }
     guard !identifier.hasPrefix("/"), !identifier.split(separator: "/").contains(".."),
-      let data = FileManager.default.contents(atPath: directory + identifier),
-      let zone = Self(identifier: identifier, tzif: [UInt8](data))
+      let bytes = CalendarTimeZones.tzif(at: directory + identifier),
+      let zone = Self(identifier: identifier, tzif: bytes)
     else { return nil }
     self = zone
   }

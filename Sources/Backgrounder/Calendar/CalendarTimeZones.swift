@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// Time zones for calendar events, from the system's tz database.
 public enum CalendarTimeZones {
@@ -15,30 +16,22 @@ public enum CalendarTimeZones {
           || (byte >= 0x61 && byte <= 0x7A) || "-_+/".utf8.contains(byte)
       })
     else { return false }
-    let path = databaseDirectory + name
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
-      !isDirectory.boolValue, let handle = FileHandle(forReadingAtPath: path)
-    else { return false }
-    defer { try? handle.close() }
-    guard let magic = try? handle.read(upToCount: 4), magic == Data("TZif".utf8) else {
-      return false
-    }
-    return true
+    // A regular file (not a directory of the database) that starts as a TZif file does.
+    return (try? readSmallFile(databaseDirectory + name, limit: 4)) == Array("TZif".utf8)
   }
 
   /// The machine's local zone as glibc reads it: `TZ` (a tz database name with or without a
   /// leading `:`, an absolute path to a TZif file, or empty for UTC) when set and readable,
-  /// else `/etc/localtime`, else UTC.
-  public static func local(
-    environment: [String: String] = ProcessInfo.processInfo.environment
-  ) -> CalendarTimeZone {
-    if var name = environment["TZ"] {
+  /// else `/etc/localtime`, else UTC. `environment`: the variables to read `TZ` from (nil: the
+  /// process's, by `getenv`, without copying the whole environment).
+  public static func local(environment: [String: String]? = nil) -> CalendarTimeZone {
+    let variable = environment.map { $0["TZ"] } ?? getenv("TZ").map { String(cString: $0) }
+    if var name = variable {
       if name.hasPrefix(":") { name.removeFirst() }
       if name.isEmpty { return .utc }
       if name.hasPrefix("/") {
-        if let data = FileManager.default.contents(atPath: name),
-          let zone = CalendarTimeZone(identifier: zoneName(ofPath: name), tzif: [UInt8](data))
+        if let bytes = tzif(at: name),
+          let zone = CalendarTimeZone(identifier: zoneName(ofPath: name), tzif: bytes)
         {
           return zone
         }
@@ -47,15 +40,25 @@ public enum CalendarTimeZones {
       }
     }
     let path = "/etc/localtime"
-    guard let data = FileManager.default.contents(atPath: path),
-      let zone = CalendarTimeZone(identifier: zoneName(ofPath: path), tzif: [UInt8](data))
+    guard let bytes = tzif(at: path),
+      let zone = CalendarTimeZone(identifier: zoneName(ofPath: path), tzif: bytes)
     else { return .utc }
     return zone
   }
 
+  /// The bytes of the TZif file at `path` (at most 1 MiB; the tz database's largest is 4 KB),
+  /// or nil when it cannot be read.
+  static func tzif(at path: String) -> [UInt8]? {
+    try? readSmallFile(path, limit: 1 << 20)
+  }
+
   /// `Europe/Berlin` for a path into the tz database (through symlinks), else the path.
+  /// `realpath(3)`, not `URL.resolvingSymlinksInPath()`: that one made a one-shot `calendar`
+  /// instantiate generic types it does not otherwise use (3 % of its CPU).
   private static func zoneName(ofPath path: String) -> String {
-    let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    guard let real = realpath(path, nil) else { return path }
+    defer { free(real) }
+    let resolved = String(cString: real)
     guard let range = resolved.range(of: "/zoneinfo/") else { return path }
     return String(resolved[range.upperBound...])
   }

@@ -36,14 +36,59 @@ struct CalendarCommand: ParsableCommand {
   @Flag(help: "Print JSON: [{\"expression\", \"normalized\", \"next\": [ISO 8601 …]}].")
   var json = false
 
+  func validate() throws {
+    guard iterations >= 1 else { throw ValidationError("--iterations must be at least 1") }
+  }
+
+  func run() throws {
+    try request.run()
+  }
+
+  /// What the parsed arguments ask for.
+  var request: CalendarRequest {
+    CalendarRequest(
+      expressions: expressions, iterations: iterations, baseTime: baseTime, config: config,
+      json: json)
+  }
+
+  /// One expression's block in `systemd-analyze calendar`'s layout, line for line: the
+  /// original form when it differs, the normalized form, then per elapse its local time (zone
+  /// abbreviation), the time in UTC unless the local zone is UTC, and how far from now it is
+  /// (from the real now, as systemd's "From now", also with --base-time).
+  static func humanBlock(
+    _ expression: String, _ event: CalendarEvent, _ elapses: [WallInstant],
+    localZone: CalendarTimeZone, now: WallInstant
+  ) -> [String] {
+    var lines: [String] = []
+    if expression != event.normalized { lines.append("  Original form: \(expression)") }
+    lines.append("Normalized form: \(event.normalized)")
+    if elapses.isEmpty { lines.append("    Next elapse: never") }
+    for (index, elapse) in elapses.enumerated() {
+      let label = index == 0 ? "    Next elapse" : "       Iter. #\(index + 1)"
+      lines.append("\(label): \(CalendarTimeFormat.human(elapse, in: localZone))")
+      if !localZone.isUTC {
+        lines.append("       (in UTC): \(CalendarTimeFormat.human(elapse, in: nil))")
+      }
+      let microseconds = (elapse.nanosecondsSince1970 - now.nanosecondsSince1970) / 1000
+      lines.append("       From now: \(SystemdRelativeTime.text(microseconds: microseconds))")
+    }
+    return lines
+  }
+}
+
+/// What `calendar` was asked for, as plain values: run from the parsed command or, for a plain
+/// line, without the argument parser's property wrappers (``CalendarCommand/plainRequest(_:)``).
+struct CalendarRequest: Equatable {
+  var expressions: [String]
+  var iterations = 1
+  var baseTime: String?
+  var config: String?
+  var json = false
+
   private struct Entry: Encodable {
     var expression: String
     var normalized: String
     var next: [String]
-  }
-
-  func validate() throws {
-    guard iterations >= 1 else { throw ValidationError("--iterations must be at least 1") }
   }
 
   func run() throws {
@@ -73,7 +118,7 @@ struct CalendarCommand: ParsableCommand {
               next: elapses.map { CalendarTimeFormat.iso8601($0, in: zone) }))
         } else {
           Output.line(
-            Self.humanBlock(
+            CalendarCommand.humanBlock(
               expression, event, elapses, localZone: localZone, now: WallInstant(Date())
             ).joined(separator: "\n"))
         }
@@ -84,30 +129,6 @@ struct CalendarCommand: ParsableCommand {
     }
     if json { try Output.jsonLine(entries) }
     if failed { throw ExitCode(1) }
-  }
-
-  /// One expression's block in `systemd-analyze calendar`'s layout, line for line: the
-  /// original form when it differs, the normalized form, then per elapse its local time (zone
-  /// abbreviation), the time in UTC unless the local zone is UTC, and how far from now it is
-  /// (from the real now, as systemd's "From now", also with --base-time).
-  static func humanBlock(
-    _ expression: String, _ event: CalendarEvent, _ elapses: [WallInstant],
-    localZone: CalendarTimeZone, now: WallInstant
-  ) -> [String] {
-    var lines: [String] = []
-    if expression != event.normalized { lines.append("  Original form: \(expression)") }
-    lines.append("Normalized form: \(event.normalized)")
-    if elapses.isEmpty { lines.append("    Next elapse: never") }
-    for (index, elapse) in elapses.enumerated() {
-      let label = index == 0 ? "    Next elapse" : "       Iter. #\(index + 1)"
-      lines.append("\(label): \(CalendarTimeFormat.human(elapse, in: localZone))")
-      if !localZone.isUTC {
-        lines.append("       (in UTC): \(CalendarTimeFormat.human(elapse, in: nil))")
-      }
-      let microseconds = (elapse.nanosecondsSince1970 - now.nanosecondsSince1970) / 1000
-      lines.append("       From now: \(SystemdRelativeTime.text(microseconds: microseconds))")
-    }
-    return lines
   }
 }
 
@@ -153,7 +174,7 @@ extension CalendarCommand {
   /// tree parses them, for its messages). Linear in the count: the argument parser removes each
   /// used argument by a search from the first, taken in a hash set's order, so its time grows
   /// with the square of the count (10,000 expressions: seconds).
-  static func plainCommand(_ arguments: ArraySlice<String>) -> CalendarCommand? {
+  static func plainRequest(_ arguments: ArraySlice<String>) -> CalendarRequest? {
     var expressions: [String] = []
     var json = false
     var iterations: Int?
@@ -186,13 +207,9 @@ extension CalendarCommand {
       }
     }
     guard !expressions.isEmpty else { return nil }
-    // Every property is set: a property wrapper made by `init()` holds only its definition.
-    var command = CalendarCommand()
-    command.expressions = expressions
-    command.json = json
-    command.iterations = iterations ?? 1
-    command.baseTime = baseTime
-    command.config = config
-    return command
+    // No `CalendarCommand()`: its property wrappers' definitions cost more than this parse.
+    return CalendarRequest(
+      expressions: expressions, iterations: iterations ?? 1, baseTime: baseTime, config: config,
+      json: json)
   }
 }

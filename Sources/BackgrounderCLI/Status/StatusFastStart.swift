@@ -20,9 +20,9 @@ enum StatusFastStart {
     return (try? StatusCommand.parseAsRoot(Array(statusArguments))) as? StatusCommand
   }
 
-  /// `arguments` as ``StatusCommand`` would parse them, when each is a flag or an option
-  /// followed by its value, none given twice and no value looking like an option; else nil.
-  static func plainCommand(_ arguments: ArraySlice<String>) -> StatusCommand? {
+  /// The values of a plain `status` line (``plainLine(_:)``), before a ``StatusCommand`` is made
+  /// of them (its property wrappers cost more than reading the line).
+  struct PlainLine: Equatable {
     var json = false
     var wide = false
     var watch = false
@@ -30,41 +30,53 @@ enum StatusFastStart {
     var replay: String?
     var config: String?
     var store: String?
+  }
+
+  /// `arguments` as ``StatusCommand`` would parse them, when each is a flag or an option
+  /// followed by its value, none given twice and no value looking like an option; else nil.
+  static func plainCommand(_ arguments: ArraySlice<String>) -> StatusCommand? {
+    guard let line = plainLine(arguments) else { return nil }
+    // Every property is set: a property wrapper made by `init()` holds only its definition.
+    var command = StatusCommand()
+    command.json = line.json
+    command.wide = line.wide
+    command.watch = line.watch
+    command.sysfsRoot = line.sysfsRoot ?? StatusCommand.defaultSysfsRoot
+    command.replay = line.replay
+    var configOption = ConfigOption()
+    configOption.config = line.config
+    command.config = configOption
+    command.store = line.store
+    return command
+  }
+
+  /// The values of `arguments` when they are a plain `status` line (``plainCommand(_:)``).
+  static func plainLine(_ arguments: ArraySlice<String>) -> PlainLine? {
+    var line = PlainLine()
     var index = arguments.startIndex
     while index < arguments.endIndex {
       let argument = arguments[index]
       index += 1
       switch argument {
-      case "--json" where !json: json = true
-      case "--watch" where !watch: watch = true
-      case "--wide" where !wide: wide = true
+      case "--json" where !line.json: line.json = true
+      case "--watch" where !line.watch: line.watch = true
+      case "--wide" where !line.wide: line.wide = true
       case "--sysfs-root", "--replay", "--config", "--store":
         guard index < arguments.endIndex else { return nil }
         let value = arguments[index]
         index += 1
         guard !value.isEmpty, !value.hasPrefix("-") else { return nil }
         switch argument {
-        case "--sysfs-root" where sysfsRoot == nil: sysfsRoot = value
-        case "--replay" where replay == nil: replay = value
-        case "--config" where config == nil: config = value
-        case "--store" where store == nil: store = value
+        case "--sysfs-root" where line.sysfsRoot == nil: line.sysfsRoot = value
+        case "--replay" where line.replay == nil: line.replay = value
+        case "--config" where line.config == nil: line.config = value
+        case "--store" where line.store == nil: line.store = value
         default: return nil
         }
       default: return nil
       }
     }
-    // Every property is set: a property wrapper made by `init()` holds only its definition.
-    var command = StatusCommand()
-    command.json = json
-    command.wide = wide
-    command.watch = watch
-    command.sysfsRoot = sysfsRoot ?? StatusCommand.defaultSysfsRoot
-    command.replay = replay
-    var configOption = ConfigOption()
-    configOption.config = config
-    command.config = configOption
-    command.store = store
-    return command
+    return line
   }
 
   /// Runs `command`; an error ends the process as `BackgrounderCommand.main()` would end it.
