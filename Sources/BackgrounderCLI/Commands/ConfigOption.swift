@@ -14,7 +14,12 @@ struct ConfigOption: ParsableArguments {
   var config: String?
 
   /// The path to read: `--config` or the default location.
-  var path: String { config ?? DefaultLocations.current().configPath }
+  var path: String { Self.path(config) }
+
+  /// The path to read for `--config` `config` (nil: not given): it, or the default location.
+  static func path(_ config: String?) -> String {
+    config ?? DefaultLocations.current().configPath
+  }
 
   /// The configuration when one applies: the `--config` file (which must load), else the default
   /// file if it exists, else nil (read-only verbs then use the default locations). Without
@@ -26,8 +31,13 @@ struct ConfigOption: ParsableArguments {
 
   /// The parsed configuration, or a failure naming file, line and key.
   func load(decodingJobs: Bool = true) throws -> DaemonConfiguration {
+    try Self.load(config, decodingJobs: decodingJobs)
+  }
+
+  /// ``load(decodingJobs:)`` for `--config` `config` (nil: not given).
+  static func load(_ config: String?, decodingJobs: Bool = true) throws -> DaemonConfiguration {
     do {
-      return try ConfigurationLoader.load(path: path, decodingJobs: decodingJobs)
+      return try ConfigurationLoader.load(path: path(config), decodingJobs: decodingJobs)
     } catch {
       throw OperatorError(error.description)
     }

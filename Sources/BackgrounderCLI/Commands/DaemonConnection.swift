@@ -18,6 +18,20 @@ enum DaemonConnection {
     }
   }
 
+  /// Sends `request` to the daemon of `configuration` on the calling thread (a synchronous
+  /// command's: no task, no thread started). Returns nil when no daemon is running.
+  static func sendBlocking(
+    _ request: ControlRequest, _ configuration: DaemonConfiguration
+  ) throws -> ControlResponse? {
+    do {
+      return try ControlClient(path: configuration.controlSocketPath).sendBlocking(request)
+    } catch .noDaemon {
+      return nil
+    } catch {
+      throw OperatorError("\(error)")
+    }
+  }
+
   /// Sends `request` to the daemon of `configuration` and prints its answer; with no daemon
   /// running, runs `offline` (an edit of the store) instead. A daemon that holds the store
   /// without answering yet, or starts before the edit begins, goes first (see ``StoreLock``):

@@ -2,7 +2,9 @@ import ArgumentParser
 import BackgrounderDaemon
 
 /// `backgrounder trigger ID`: run a job now.
-struct TriggerCommand: AsyncParsableCommand {
+/// Synchronous: one request on the main thread, so that the verb starts no thread (issue #35:
+/// `trigger` → the job's side effect).
+struct TriggerCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "trigger",
     abstract: "Run a job now, bypassing its constraints and backoff.",
@@ -17,9 +19,17 @@ struct TriggerCommand: AsyncParsableCommand {
   @OptionGroup var job: JobIdArgument
   @OptionGroup var config: ConfigOption
 
-  func run() async throws {
-    let configuration = try config.load()
-    guard let response = try await DaemonConnection.send(.trigger(id: job.id), configuration) else {
+  func run() throws {
+    try Self.run(PlainControlLine(id: job.id, config: config.config))
+  }
+
+  /// Runs the command `line` reads (also for a plain line, without the argument parser:
+  /// ``PlainControlLine``).
+  static func run(_ line: PlainControlLine) throws {
+    // Only the control socket is needed: the jobs are the daemon's to read.
+    let configuration = try ConfigOption.load(line.config, decodingJobs: false)
+    guard let response = try DaemonConnection.sendBlocking(.trigger(id: line.id), configuration)
+    else {
       throw OperatorError(
         "no daemon is running (\(configuration.controlSocketPath)); start it with "
           + "`backgrounder run`, which runs due jobs itself")

@@ -9,9 +9,9 @@ import QuietExecutor
 /// no system calls at all (libdispatch's global queues run a 1 s monitor timer once used). The
 /// other verbs, which end within seconds, keep Swift's standard Dispatch-based executors, and so
 /// does every verb when built with a compiler older than Swift 6.3 (the custom-executor SPI is
-/// new in 6.3). A synchronous command (`calendar`, `unit`) and a help, version or usage
-/// message need no concurrency at all: they are parsed and run on the main thread, and no
-/// Dispatch worker starts. The command ends the process with `exit`. The threads of every
+/// new in 6.3). A synchronous command (`calendar`, `unit`, `trigger`, `expire`) and a help,
+/// version or usage message need no concurrency at all: they are parsed and run on the main
+/// thread, and no Dispatch worker starts. The command ends the process with `exit`. The threads of every
 /// verb share one malloc arena.
 @main
 enum ExecutorEntryPoint {
@@ -24,8 +24,7 @@ enum ExecutorEntryPoint {
   /// checks the list against the types. Arrays, not sets: a `Set<String>` is a generic type
   /// the runtime instantiates on first use, by that same search.
   static let asyncVerbs = [
-    "status", "run", "schedule", "cancel", "trigger", "expire", "doctor", "capture", "history",
-    "logs",
+    "status", "run", "schedule", "cancel", "doctor", "capture", "history", "logs",
   ]
 
   /// Whether `arguments` (the process's, program name first) are a `status` that prints once
@@ -41,21 +40,38 @@ enum ExecutorEntryPoint {
   /// only when the command is asynchronous (it is then parsed again in a task).
   static func runSynchronously() {
     let arguments = Array(CommandLine.arguments.dropFirst())
-    if arguments.first == "calendar",
-      let request = CalendarCommand.plainRequest(arguments.dropFirst())
-    {
-      do {
-        try request.run()
-      } catch {
-        BackgrounderCommand.exit(reporting: error)
+    // Plain lines of the commands run most from scripts, without the argument parser.
+    switch arguments.first {
+    case "calendar":
+      if let request = CalendarCommand.plainRequest(arguments.dropFirst()) {
+        runAndExit { try request.run() }
       }
-      exit(0)
+    case "trigger":
+      if let line = PlainControlLine.parse(arguments.dropFirst()) {
+        runAndExit { try TriggerCommand.run(line) }
+      }
+    case "expire":
+      if let line = PlainControlLine.parse(arguments.dropFirst()) {
+        runAndExit { try ExpireCommand.run(line) }
+      }
+    default:
+      break
     }
     let command = BackgrounderCommand.parseOrExit(arguments)
     guard !(command is AsyncParsableCommand) else { return }
     var synchronous = command
     do {
       try synchronous.run()
+    } catch {
+      BackgrounderCommand.exit(reporting: error)
+    }
+    exit(0)
+  }
+
+  /// Runs `body`, then ends the process as the argument parser's `main()` would.
+  private static func runAndExit(_ body: () throws -> Void) -> Never {
+    do {
+      try body()
     } catch {
       BackgrounderCommand.exit(reporting: error)
     }
