@@ -16,7 +16,10 @@ import SystemCalls
 /// The lock is asked for off the dispatcher, on a task of its own, bounded by ``timeout``, so
 /// neither the dispatch loop nor the run's start waits for logind. A refusal is logged once
 /// (and `doctor` reports it), never fatal: the run goes on without a lock. logind absent (no
-/// system bus, or nobody owning `org.freedesktop.login1`) is noted once the same way.
+/// system bus, or nobody owning `org.freedesktop.login1`) is noted once the same way, and for
+/// ``absentRetry`` after that no run asks (each ask is a bus connection attempt on a thread):
+/// logind does not come and go on a running system, and a machine without it (a container, a
+/// minimal edge image) then pays nothing per run for it.
 package final class SleepInhibitor: Sendable {
   /// What the last request found.
   package enum Availability: Sendable, Equatable {
@@ -34,15 +37,26 @@ package final class SleepInhibitor: Sendable {
   let address: String?
   /// The longest a request may take.
   let timeout: Duration
+  /// How long runs go without asking once logind was found absent.
+  let absentRetry: Duration
   let logger: Logger
-  private let state = Lock<(availability: Availability, logged: Set<String>)>((.unknown, []))
+  /// The time, for ``absentRetry``.
+  private let now: @Sendable () -> ContinuousClock.Instant
+  private let state = Lock<
+    (availability: Availability, logged: Set<String>, absentUntil: ContinuousClock.Instant?)
+  >((.unknown, [], nil))
   /// The runs asking for or holding a lock now, by a number of their own.
   private let runs = Lock<(next: Int, modes: [Int: InhibitorLock])>((0, [:]))
 
-  package init(address: String? = nil, timeout: Duration = .seconds(2), logger: Logger) {
+  package init(
+    address: String? = nil, timeout: Duration = .seconds(2), absentRetry: Duration = .seconds(60),
+    logger: Logger, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+  ) {
     self.address = address
     self.timeout = timeout
+    self.absentRetry = absentRetry
     self.logger = logger
+    self.now = now
   }
 
   /// What the last request found.
@@ -72,6 +86,12 @@ package final class SleepInhibitor: Sendable {
       _ = self?.runs.withLock { $0.modes.removeValue(forKey: number) }
     }
     runs.withLock { $0.modes[number] = lock }
+    let time = now()
+    if state.withLock({ state in state.absentUntil.map { time < $0 } ?? false }) {
+      // logind was absent a moment ago: no lock to ask for.
+      lock.acquired([])
+      return lock
+    }
     let (address, timeout) = (self.address, self.timeout)
     // The Inhibit calls block (up to `timeout` each): on a thread of their own, never on one
     // of the concurrency pool's.
@@ -99,7 +119,10 @@ package final class SleepInhibitor: Sendable {
           try LogindInhibitCall.inhibit(
             what: what, who: "backgrounder", why: "running \(jobID)", mode: mode.rawValue,
             address: address, timeout: timeout))
-        self.state.withLock { $0.availability = .available }
+        self.state.withLock { state in
+          state.availability = .available
+          state.absentUntil = nil
+        }
       } catch {
         self.noteRefusal(error)
         // logind absent: the other lock cannot be had either.
@@ -113,9 +136,11 @@ package final class SleepInhibitor: Sendable {
   static let inhibited = ["sleep", "shutdown"]
 
   private func noteRefusal(_ refusal: InhibitRefusal) {
+    let time = now()
     let first = state.withLock { state in
       state.availability =
         refusal.isAbsent ? .absent(refusal.description) : .refused(refusal.description)
+      state.absentUntil = refusal.isAbsent ? time + absentRetry : nil
       return state.logged.insert(refusal.description).inserted
     }
     guard first else { return }
@@ -136,7 +161,8 @@ package final class SleepInhibitor: Sendable {
 package final class InhibitorLock: Sendable {
   package let jobID: String
   package let mode: InhibitPolicy
-  private let state = Lock<(descriptors: [Int32], released: Bool)>(([], false))
+  private let state = Lock<(descriptors: [Int32], released: Bool, answered: Bool)>(
+    ([], false, false))
   private let onRelease: @Sendable () -> Void
 
   init(jobID: String, mode: InhibitPolicy, onRelease: @escaping @Sendable () -> Void) {
@@ -148,9 +174,13 @@ package final class InhibitorLock: Sendable {
   /// Whether a lock is held now.
   package var isHeld: Bool { state.withLock { !$0.descriptors.isEmpty } }
 
+  /// Whether logind's answer is in (or no request was made): nothing more will arrive.
+  package var isAnswered: Bool { state.withLock { $0.answered } }
+
   /// logind's answers: the locks' descriptors (none when it gave none).
   func acquired(_ descriptors: [Int32]) {
     let stale = state.withLock { state -> [Int32] in
+      state.answered = true
       guard !state.released else { return descriptors }
       state.descriptors = descriptors
       return []
