@@ -24,7 +24,6 @@ let package = Package(
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-    .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     // Property-based tests only (BackgrounderTests, ReachabilityTests).
     .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
     // `swift package generate-documentation --target Backgrounder` (Backgrounder.docc).
@@ -211,7 +210,6 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        .product(name: "Subprocess", package: "swift-subprocess"),
         .product(name: "SystemPackage", package: "swift-system"),
         .product(name: "UnixSignals", package: "swift-service-lifecycle"),
       ]

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -285,4 +286,239 @@ int csystem_program_build_id(unsigned char *buffer, int capacity) {
   struct build_id_search search = {buffer, capacity, 0};
   dl_iterate_phdr(find_program_build_id, &search);
   return search.length;
+}
+
+// MARK: - A run's process, started held at a gate
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+// The child shares the daemon's memory (CLONE_VM: no page tables copied, no copy-on-write
+// faults in the daemon while the child waits at its gate) and runs on a stack of its own, but
+// it also shares the thread-local storage of the thread that cloned it, which goes on running:
+// the child must not touch `errno` or anything else of the C library's. So it makes raw system
+// calls, which return -errno and set nothing. Where no raw call is written (another
+// architecture), the child is a plain fork instead.
+// The child's code is not instrumented by a sanitizer build: its runtime keeps per-thread state
+// in the thread-local storage the child shares with a running thread of the daemon's.
+#if defined(__has_attribute) && __has_attribute(disable_sanitizer_instrumentation)
+#define CHILD_CODE __attribute__((disable_sanitizer_instrumentation, noinline))
+#else
+#define CHILD_CODE __attribute__((no_sanitize("address", "thread"), noinline))
+#endif
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define CSYSTEM_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define CSYSTEM_SANITIZED 1
+#endif
+
+// A sanitizer build forks instead (`CSYSTEM_SHARED_SPAWN` 0): ThreadSanitizer intercepts
+// `clone` and runs its own code in the child, which then shared the runtime's locks with the
+// daemon (a child spun for ever on one in CI's ThreadSanitizer step).
+#if defined(CSYSTEM_SANITIZED)
+#define CSYSTEM_SHARED_SPAWN 0
+static long raw_syscall(long n, long a, long b, long c, long d) {
+  long result = syscall(n, a, b, c, d);
+  return result < 0 ? -errno : result;
+}
+#elif defined(__x86_64__)
+#define CSYSTEM_SHARED_SPAWN 1
+CHILD_CODE static long raw_syscall(long n, long a, long b, long c, long d) {
+  long result;
+  register long r10 __asm__("r10") = d;
+  __asm__ volatile("syscall"
+                   : "=a"(result)
+                   : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
+                   : "rcx", "r11", "memory");
+  return result;
+}
+#elif defined(__aarch64__)
+#define CSYSTEM_SHARED_SPAWN 1
+CHILD_CODE static long raw_syscall(long n, long a, long b, long c, long d) {
+  register long x8 __asm__("x8") = n;
+  register long x0 __asm__("x0") = a;
+  register long x1 __asm__("x1") = b;
+  register long x2 __asm__("x2") = c;
+  register long x3 __asm__("x3") = d;
+  __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+  return x0;
+}
+#else
+#define CSYSTEM_SHARED_SPAWN 0
+CHILD_CODE static long raw_syscall(long n, long a, long b, long c, long d) {
+  long result = syscall(n, a, b, c, d);
+  return result < 0 ? -errno : result;
+}
+#endif
+
+/// The kernel's `struct sigaction` (not glibc's).
+struct csystem_kernel_sigaction {
+  void *handler;
+  unsigned long flags;
+  void *restorer;
+  unsigned long mask;
+};
+
+struct csystem_spawn_child {
+  const char *path;
+  char *const *argv;
+  char *const *envp;
+  const char *cwd;
+  int out_fd, err_fd, gate_fd, error_fd;
+};
+
+/// Writes the error `-result` to `fd` and ends the child without running anything.
+CHILD_CODE static void child_fail(int fd, long result) {
+  int error = (int)-result;
+  while (raw_syscall(SYS_write, fd, (long)&error, sizeof error, 0) == -EINTR) {
+  }
+  raw_syscall(SYS_exit_group, 127, 0, 0, 0);
+  __builtin_unreachable();
+}
+
+/// Closes every descriptor from `low` to `high`: `close_range`, or one `close` each (before
+/// Linux 5.9).
+CHILD_CODE static void child_close_range(int low, int high) {
+  if (low > high) return;
+  if (raw_syscall(SYS_close_range, low, high, 0, 0) == 0) return;
+  for (long fd = low; fd <= high && fd < 65536; fd++) raw_syscall(SYS_close, fd, 0, 0, 0);
+}
+
+/// Makes `from` descriptor `to` (without close-on-exec).
+CHILD_CODE static long child_move(int from, int to) {
+  if (from == to) return raw_syscall(SYS_fcntl, to, F_SETFD, 0, 0);
+  return raw_syscall(SYS_dup3, from, to, 0, 0);
+}
+
+CHILD_CODE static int child_start(void *argument) {
+  const struct csystem_spawn_child *child = argument;
+  long result;
+  // Every signal back to its default (the daemon ignores SIGPIPE, for one; this child has its
+  // own table: no CLONE_SIGHAND); the mask stays full until the exec.
+  // Field by field: an initializer may become a call to memset, which a sanitizer intercepts.
+  struct csystem_kernel_sigaction action;
+  action.handler = SIG_DFL;
+  action.flags = 0;
+  action.restorer = NULL;
+  action.mask = 0;
+  for (long signal = 1; signal <= 64; signal++) {
+    if (signal == SIGKILL || signal == SIGSTOP) continue;
+    raw_syscall(SYS_rt_sigaction, signal, (long)&action, 0, 8);
+  }
+  if ((result = raw_syscall(SYS_setsid, 0, 0, 0, 0)) < 0) child_fail(child->error_fd, result);
+  long null_fd = raw_syscall(SYS_openat, AT_FDCWD, (long)"/dev/null", O_RDONLY | O_CLOEXEC, 0);
+  if (null_fd < 0) child_fail(child->error_fd, null_fd);
+  // Out of the way of 0–2 first, so that no move below overwrites a descriptor still needed.
+  long gate = raw_syscall(SYS_fcntl, child->gate_fd, F_DUPFD_CLOEXEC, 3, 0);
+  if (gate < 0) child_fail(child->error_fd, gate);
+  long error = raw_syscall(SYS_fcntl, child->error_fd, F_DUPFD_CLOEXEC, 3, 0);
+  if (error < 0) child_fail(child->error_fd, error);
+  if ((result = child_move((int)null_fd, 0)) < 0 || (result = child_move(child->out_fd, 1)) < 0 ||
+      (result = child_move(child->err_fd, 2)) < 0) {
+    child_fail((int)error, result);
+  }
+  // Nothing else of the daemon's is kept: above all no other run's gate, which would keep that
+  // run from seeing the daemon's end.
+  int low = gate < error ? (int)gate : (int)error, high = gate < error ? (int)error : (int)gate;
+  child_close_range(3, low - 1);
+  child_close_range(low + 1, high - 1);
+  child_close_range(high + 1, 0x7fffffff);
+  if (child->cwd != NULL && (result = raw_syscall(SYS_chdir, (long)child->cwd, 0, 0, 0)) < 0) {
+    child_fail((int)error, result);
+  }
+  // Held until the daemon recorded the run, set its priority and moved it into its cgroups. A
+  // gate closed without a byte is a daemon that ended first: nothing runs.
+  char byte = 0;
+  while ((result = raw_syscall(SYS_read, gate, (long)&byte, 1, 0)) == -EINTR) {
+  }
+  if (result != 1) raw_syscall(SYS_exit_group, 127, 0, 0, 0);
+  raw_syscall(SYS_close, gate, 0, 0, 0);
+  unsigned long none = 0;
+  raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, 8);
+  result = raw_syscall(SYS_execve, (long)child->path, (long)child->argv, (long)child->envp, 0);
+  child_fail((int)error, result);
+  return 127;
+}
+
+/// The child's stack (it shares the daemon's memory, so it needs one of its own).
+static const size_t child_stack_size = 64 * 1024;
+
+pid_t csystem_spawn_gated(
+    const char *path, char *const argv[], char *const envp[], const char *cwd, int *out_fd,
+    int *err_fd, int *pidfd, int *gate_fd, int *error_fd, void **stack) {
+  // [0] read, [1] write: the gate, the start error, stdout, stderr.
+  int pipes[4][2];
+  for (int index = 0; index < 4; index++) {
+    if (pipe2(pipes[index], O_CLOEXEC) != 0) {
+      int saved = errno;
+      for (int made = 0; made < index; made++) {
+        close(pipes[made][0]);
+        close(pipes[made][1]);
+      }
+      errno = saved;
+      return -1;
+    }
+  }
+  int *gate = pipes[0], *error = pipes[1], *out = pipes[2], *err = pipes[3];
+  void *memory = mmap(
+      NULL, child_stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1,
+      0);
+  if (memory == MAP_FAILED) {
+    int saved = errno;
+    for (int index = 0; index < 4; index++) {
+      close(pipes[index][0]);
+      close(pipes[index][1]);
+    }
+    errno = saved;
+    return -1;
+  }
+  // Lives on the child's stack: the caller's frame may be gone before the child reads it.
+  struct csystem_spawn_child *child =
+      (struct csystem_spawn_child *)((char *)memory + child_stack_size) - 1;
+  *child = (struct csystem_spawn_child){
+      path, argv, envp, cwd, out[1], err[1], gate[0], error[1]};
+  void *top = (void *)((uintptr_t)child & ~(uintptr_t)15);
+  // No signal handler of the daemon's may run in the child before it reset them.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  int descriptor = -1;
+  int flags = CLONE_PIDFD | SIGCHLD | (CSYSTEM_SHARED_SPAWN ? CLONE_VM : 0);
+  pid_t pid = clone(child_start, top, flags, child, &descriptor);
+  int saved = errno;
+  pthread_sigmask(SIG_SETMASK, &previous, NULL);
+  close(gate[0]);
+  close(error[1]);
+  close(out[1]);
+  close(err[1]);
+  if (pid < 0) {
+    close(gate[1]);
+    close(error[0]);
+    close(out[0]);
+    close(err[0]);
+    munmap(memory, child_stack_size);
+    errno = saved;
+    return -1;
+  }
+  fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+  fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK);
+  *pidfd = descriptor;
+  *gate_fd = gate[1];
+  *error_fd = error[0];
+  *out_fd = out[0];
+  *err_fd = err[0];
+  *stack = memory;
+  return pid;
+}
+
+void csystem_spawn_release_stack(void *stack) {
+  if (stack != NULL) munmap(stack, child_stack_size);
 }

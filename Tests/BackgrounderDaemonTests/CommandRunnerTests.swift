@@ -1,8 +1,10 @@
-import BackgrounderDaemon
 import Foundation
+import Locking
 import Logging
 import TestSupport
 import Testing
+
+@testable import BackgrounderDaemon
 
 @Suite struct CommandRunnerTests {
   private let runner = CommandRunner(
@@ -75,5 +77,39 @@ import Testing
     task.cancel()
     let outcome = await task.value
     #expect(outcome.termination == .signaled(SIGKILL))
+  }
+
+  /// The run's process leads a session and a group of its own, recorded as such even though
+  /// it is recorded before its `setsid` may have run: a pause stops the job and nothing else.
+  /// (Read from `/proc` at that moment, the group was this test process's own: the pause
+  /// stopped the test.)
+  @Test(.timeLimit(.minutes(1)))
+  func aPauseStopsTheRunsGroupOnly() async throws {
+    let pidFile = FileManager.default.temporaryDirectory
+      .appendingPathComponent("paused-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: pidFile) }
+    let pause = Lock<(@Sendable (Bool) -> Void)?>(nil)
+    let task = Task {
+      await runner.run(
+        argv: ["/bin/sh", "-c", "echo $$ > \(pidFile); while :; do sleep 0.05; done"],
+        environment: [:], workingDirectory: nil, jobID: "a.b",
+        pausable: { setPaused in pause.withLock { $0 = setPaused } })
+    }
+    let shell = try #require(
+      await eventually {
+        (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
+          pid_t($0.trimmingCharacters(in: .newlines))
+        }
+      })
+    #expect(ProcStat.read(pid: shell)?.session == shell, "a session of its own")
+    let setPaused = try #require(pause.withLock { $0 })
+    setPaused(true)
+    let stopped = await eventually { ProcStat.read(pid: shell)?.state == "T" ? true : nil }
+    #expect(stopped == true)
+    #expect(ProcStat.read(pid: getpid())?.state != "T")
+    setPaused(false)
+    task.cancel()
+    let outcome = await task.value
+    #expect(outcome.termination == .signaled(SIGTERM))
   }
 }

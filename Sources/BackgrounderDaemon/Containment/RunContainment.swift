@@ -56,8 +56,8 @@ package struct RunContainment: Sendable {
   /// `priority`). Its record is written once it started (``started(_:pid:)``), when it has a
   /// process group to name: a record without one let a later daemon end nothing but the
   /// cgroup, which the next daemon ends whether recorded or not (``LeftoverRuns``). A daemon
-  /// killed between the spawn and the record leaves the wrapper stopped before its exec (the
-  /// command never ran), ended through the cgroup when the run has one.
+  /// killed between the spawn and the record leaves the process held before its exec: its gate
+  /// closes with the daemon, and it ends without running the command (``RunProcess``).
   func begin(jobID: String, priority: RunPriority = .background) -> RunScope {
     let runID = Self.newRunID()
     var cgroup: String?
@@ -78,9 +78,15 @@ package struct RunContainment: Sendable {
     return scope
   }
 
-  /// Records the started leader of `scope`.
+  /// Records the started leader of `scope`: process `pid`, held before its exec
+  /// (``RunProcess``). It leads a session and a process group of its own (its first step is
+  /// `setsid`), which `/proc` may not show yet: both are its pid. Read from `/proc` instead, the
+  /// daemon's own group was recorded for a run held before its `setsid`, and a pause sent
+  /// SIGSTOP to it.
   func started(_ scope: inout RunScope, pid: pid_t) {
     scope.leader = ProcStat.read(pid: pid)
+    scope.leader?.processGroup = pid
+    scope.leader?.session = pid
     record(scope)
     live.update(scope)
   }

@@ -3,93 +3,46 @@ import Foundation
 import Logging
 import SystemCalls
 
-/// Puts a run at its ``RunPriority`` before the job executes, so that no instant of the job
-/// runs at the daemon's priority.
+/// Puts a run at its ``RunPriority`` and in its cgroups before the job executes, so that no
+/// instant of the job runs at the daemon's priority or outside its cgroup.
 ///
-/// swift-subprocess offers no pre-exec hook on Linux, and setting the priority on the child
-/// after spawning leaves a window in which the job already runs at full priority. So the run's
-/// wrapper shell (``RunScope/launchArguments(for:)``) joins the run cgroup, whose weights and
-/// memory limit were written before the spawn, then stops itself (`kill -STOP $$`); the daemon
-/// waits for that stop, sets the nice value (`setpriority`) and the I/O class (`ioprio_set`) of
-/// the stopped shell, and continues it (`SIGCONT`); the shell then `exec`s the job, which
-/// inherits both.
+/// The run's process is started held before its exec (``RunProcess``): the daemon moves it into
+/// the run cgroup (whose weights and memory limit were written before the spawn), runs
+/// `whileHeld` on it (its `net_prio` cgroup, ``RunShaping``), sets its nice value
+/// (`setpriority`) and I/O class (`ioprio_set`), then lets it exec; the command inherits all of
+/// it. (Before, a wrapper shell joined the cgroup, stopped itself and was continued once a
+/// thread saw it stop: two execs and a thread hand-off per run.)
 enum RunPriorityControl {
   /// The I/O priority level of the best-effort class (the kernel's default, 0 highest … 7).
   static let bestEffortLevel: Int32 = 4
 
-  /// Waits until the wrapper shell `pid` stopped itself, sets `priority` on it and continues
-  /// it. Returns early when the shell ended instead (it could not join its cgroup). A priority
+  /// Prepares the held process `pid` (``RunProcess``): into `cgroup` (the run cgroup's
+  /// directory) when it has one, `whileHeld`, then `priority`. Returns false when it could not
+  /// be moved into its cgroup: it is then killed (SIGKILL) and must not be released. A priority
   /// the daemon may not set (a negative nice without `CAP_SYS_NICE`) is logged; the run goes on
   /// at the priority it has.
-  ///
-  /// The wait is a `waitid(WSTOPPED | WEXITED | WNOWAIT)` on the shell's pidfd (`descriptor`;
-  /// its pid where the kernel gave none) on a short-lived thread: the kernel says when the stop
-  /// happened, nothing polls, and nothing is reaped (swift-subprocess reaps the run). A shell
-  /// traced by `strace -f` or a debugger is reported stopped too, once its tracer lets the group
-  /// stop complete.
-  ///
-  /// A wrapper that runs as the job's `user` cannot join the root-owned run cgroup itself: with
-  /// `joining` (that cgroup's directory) the daemon moves the stopped shell into it before
-  /// continuing it, and ends it (SIGKILL) when it cannot, as the shell ends when it cannot join.
-  /// `whileStopped` runs on the stopped shell before it continues (the run's `net_prio` cgroup
-  /// joined, ``RunShaping``).
-  static func release(
-    _ pid: pid_t, descriptor: Int32, at priority: RunPriority, jobID: String, logger: Logger,
-    joining cgroup: String? = nil, whileStopped: (@Sendable (pid_t) -> Void)? = nil
-  ) async {
-    do {
-      let stopped = try await SystemThread.runBlocking(name: "bg-run-stop") {
-        try waitUntilStopped(pid: pid, descriptor: descriptor)
+  static func prepare(
+    _ pid: pid_t, at priority: RunPriority, jobID: String, logger: Logger,
+    joining cgroup: String?, whileHeld: (@Sendable (pid_t) -> Void)? = nil
+  ) -> Bool {
+    if let cgroup {
+      do {
+        try RunCgroups.write("\(pid)", to: cgroup + "/cgroup.procs")
+      } catch {
+        logger.error(
+          "cannot move the run into its cgroup; it is ended",
+          metadata: ["job": "\(jobID)", "cgroup": "\(cgroup)", "error": "\(error)"])
+        kill(pid, SIGKILL)
+        return false
       }
-      guard stopped else {
-        // Ended (or already reaped): nothing to continue, and its pid may be another's soon.
-        logger.warning(
-          "the run's wrapper ended before it stopped to have its priority set",
-          metadata: ["job": "\(jobID)", "pid": "\(pid)"])
-        return
-      }
-      if let cgroup {
-        do {
-          try RunCgroups.write("\(pid)", to: cgroup + "/cgroup.procs")
-        } catch {
-          logger.error(
-            "cannot move the run into its cgroup; it is ended",
-            metadata: ["job": "\(jobID)", "cgroup": "\(cgroup)", "error": "\(error)"])
-          kill(pid, SIGKILL)
-          return
-        }
-      }
-      whileStopped?(pid)
-      for failure in apply(priority, to: pid) {
-        logger.warning(
-          "cannot set the run's priority; it runs at the daemon's",
-          metadata: ["job": "\(jobID)", "error": "\(failure)"])
-      }
-    } catch {
-      // No thread to wait on: the shell may be stopped; it must go on, without its priority.
+    }
+    whileHeld?(pid)
+    for failure in apply(priority, to: pid) {
       logger.warning(
-        "cannot wait for the run's wrapper to stop; it runs without its priority",
-        metadata: ["job": "\(jobID)", "error": "\(error)"])
+        "cannot set the run's priority; it runs at the daemon's",
+        metadata: ["job": "\(jobID)", "error": "\(failure)"])
     }
-    kill(pid, SIGCONT)
-  }
-
-  /// Blocks until process `pid` (pidfd `descriptor`, or -1) stopped or ended, without reaping
-  /// it; true when it stopped, false when it ended or is no longer this process's child
-  /// (`ECHILD`: swift-subprocess reaped it).
-  static func waitUntilStopped(pid: pid_t, descriptor: Int32) throws(SystemCallError) -> Bool {
-    var info = siginfo_t()
-    // P_PIDFD (3; Linux 5.4): the pidfd names this process even if its pid were reused.
-    let (type, id) =
-      descriptor >= 0 ? (idtype_t(rawValue: 3), id_t(descriptor)) : (P_PID, id_t(pid))
-    do {
-      _ = try systemCall("waitid(\(pid))") {
-        waitid(type, id, &info, WSTOPPED | WEXITED | WNOWAIT)
-      }
-    } catch  where error.errno == .noChildProcess {
-      return false
-    }
-    return info.si_code == CLD_STOPPED
+    return true
   }
 
   /// Sets the nice value and the I/O class of process `pid`, each on its own; returns what

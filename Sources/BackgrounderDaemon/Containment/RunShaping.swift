@@ -255,7 +255,7 @@ package final class RunShaping: Sendable {
     }
   }
 
-  /// Moves process `pid` (the run's stopped wrapper, before it execs the job) into the run's
+  /// Moves process `pid` (the run's process, held before it execs the job) into the run's
   /// `net_prio` cgroup; its children and their sockets inherit it.
   func join(_ pid: pid_t, _ run: ShapedRun) throws {
     try RunCgroups.write("\(pid)", to: run.cgroup + "/cgroup.procs")

@@ -5,7 +5,7 @@ import SystemCalls
 /// The daemon as child subreaper: descendants of a run whose parent died are reparented to the
 /// daemon instead of PID 1, so it can end and reap them.
 ///
-/// swift-subprocess reaps the run leaders it spawned (through their pidfd), so the daemon never
+/// ``RunProcess`` reaps the run leaders it spawned (through their pidfd), so the daemon never
 /// waits for "any child": it reaps only pids it can attribute to a finished run — members of
 /// the run's process group other than the leader, and members it saw in the run's cgroup, each
 /// checked against its start time before `waitid(P_PID)`.
@@ -51,7 +51,7 @@ enum Subreaper {
   }
 
   /// Reaps exited children of ours in process group `group`, never its leader (`pid == group`:
-  /// once the original leader is reaped, that pid may lead a new run owned by swift-subprocess).
+  /// once the original leader is reaped, that pid may lead a new run's ``RunProcess``).
   static func reapGroup(_ group: pid_t) {
     while true {
       let pid = (try? systemCall("waitid") { csystem_peek_exited_in_group(group) }) ?? -1

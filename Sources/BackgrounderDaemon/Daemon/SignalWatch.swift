@@ -8,8 +8,9 @@ import UnixSignals
 /// libdispatch signal sources (whose manager thread then stays for the life of the process).
 /// The `run` entry point calls ``forwardDaemonSignals()`` first: a handler writes each signal's
 /// number to a pipe whose read end the loop watches (the self-pipe trick; a `signalfd` would
-/// need the signals blocked in every thread, and swift-subprocess's monitor thread unblocks
-/// all of them while it waits). A daemon started in a process that did not (a test) keeps the
+/// need the signals blocked in every thread, including threads of libraries that unblock
+/// them). A run's process resets every handler to its default before it execs
+/// (``RunProcess``). A daemon started in a process that did not (a test) keeps the
 /// Dispatch signal sources (``isForwarded``).
 final class SignalWatch: Sendable {
   /// The signals the daemon handles.

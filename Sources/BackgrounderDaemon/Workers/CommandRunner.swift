@@ -1,13 +1,7 @@
+import EventLoops
 import Foundation
 import Locking
 import Logging
-import Subprocess
-
-#if canImport(System)
-  import System
-#else
-  import SystemPackage
-#endif
 
 /// How a command run ended.
 package struct CommandOutcome: Sendable, Equatable {
@@ -57,12 +51,17 @@ package struct CommandRunner: Sendable {
   package var logBurst = 200
   package var logLinesPerSecond = 50
 
+  /// The loop that watches runs' output and ends; nil: the process's shared one.
+  package var eventLoop: EventLoop?
+
   package init(
-    gracePeriod: Duration = .seconds(10), containment: RunContainment? = nil, logger: Logger
+    gracePeriod: Duration = .seconds(10), containment: RunContainment? = nil,
+    eventLoop: EventLoop? = nil, logger: Logger
   ) {
     self.gracePeriod = gracePeriod
     self.logger = logger
     self.containment = containment ?? RunContainment(logger: logger)
+    self.eventLoop = eventLoop
   }
 
   /// Runs `argv` with exactly `environment` at `priority`, returning once the process and
@@ -118,8 +117,8 @@ package struct CommandRunner: Sendable {
       outcome.bandwidthUnapplied = true
       return outcome
     }
-    // Joins the stopped wrapper to the run's net_prio cgroup before it execs the job; with
-    // `bandwidth-required`, a wrapper that cannot join is killed before the job executes.
+    // Joins the held process to the run's net_prio cgroup before it execs the job; with
+    // `bandwidth-required`, one that cannot join is killed before the job executes.
     let unapplied = Lock(false)
     var joinShaping: (@Sendable (pid_t) -> Void)?
     if let shaping, let shaped {
@@ -140,22 +139,7 @@ package struct CommandRunner: Sendable {
         }
       }
     }
-    var launch = scope.launchArguments(
-      for: [resolved] + argv.dropFirst(), passesPWD: environment["PWD"] != nil,
-      joinsCgroup: switched == nil)
-    if let switched { launch = switched.switchArguments + launch }
-    var keys: [Environment.Key: String] = [:]
-    for (name, value) in environment {
-      if let key = Environment.Key(rawValue: name) { keys[key] = value }
-    }
-    var options = PlatformOptions()
-    options.createSession = true
-    options.teardownSequence = [
-      .send(
-        signal: Signal(rawValue: stopSignal), toProcessGroup: true,
-        allowedDurationToNextStep: stopTimeout),
-      .send(signal: .kill, toProcessGroup: true, allowedDurationToNextStep: .seconds(1)),
-    ]
+    let launch = (switched?.switchArguments ?? []) + [resolved] + argv.dropFirst()
     let clock = ContinuousClock()
     let origin = clock.now
     // When the run was stopped (the calling task cancelled), for its record.
@@ -166,56 +150,69 @@ package struct CommandRunner: Sendable {
       logger: logger, metadata: metadata,
       limiter: LogRateLimiter(burst: logBurst, linesPerSecond: logLinesPerSecond),
       now: { clock.now - origin })
-    let lineLength = maxLoggedLineLength
     var outcome: CommandOutcome
     do {
-      let result = try await withTaskCancellationHandler {
-        try await Subprocess.run(
-          .path(FilePath(launch[0])),
-          arguments: Arguments(Array(launch.dropFirst())),
-          environment: .custom(keys),
-          workingDirectory: workingDirectory.map { FilePath($0) },
-          platformOptions: options,
-          input: .none,
-          output: .sequence,
-          error: .sequence
-        ) { execution in
-          containment.started(&scope, pid: execution.processIdentifier.value)
-          await RunPriorityControl.release(
-            execution.processIdentifier.value,
-            descriptor: execution.processIdentifier.processDescriptor, at: priority, jobID: jobID,
-            logger: logger, joining: switched == nil ? nil : scope.cgroup,
-            whileStopped: joinShaping)
-          metadata["pid"] = "\(execution.processIdentifier.value)"
-          if let pausable {
-            let running = scope
-            let logMetadata = metadata
-            pausable { paused in
-              let how = containment.setPaused(running, paused)
-              logger.info(
-                paused ? "run frozen (\(how))" : "run thawed (\(how))", metadata: logMetadata)
+      let loop = try eventLoop ?? EventLoop.shared()
+      let process = try RunProcess.spawn(
+        RunProcess.Command(
+          path: launch[0], arguments: [argv[0]] + launch.dropFirst(),
+          environment: environment, workingDirectory: workingDirectory))
+      // Held before its exec: recorded, moved into its cgroups and put at its priority first.
+      containment.started(&scope, pid: process.pid)
+      if RunPriorityControl.prepare(
+        process.pid, at: priority, jobID: jobID, logger: logger, joining: scope.cgroup,
+        whileHeld: joinShaping)
+      {
+        process.release()
+      } else {
+        process.abandon()
+      }
+      metadata["pid"] = "\(process.pid)"
+      if let pausable {
+        let running = scope
+        let logMetadata = metadata
+        pausable { paused in
+          let how = containment.setPaused(running, paused)
+          logger.info(
+            paused ? "run frozen (\(how))" : "run thawed (\(how))", metadata: logMetadata)
+        }
+      }
+      output.started(pid: process.pid)
+      let lineLength = maxLoggedLineLength
+      let splitters = Lock(
+        (
+          stdout: OutputLineSplitter(maxLineLength: lineLength),
+          stderr: OutputLineSplitter(maxLineLength: lineLength)
+        ))
+      let termination = await withTaskCancellationHandler {
+        await process.wait(on: loop) { stream, chunk in
+          // On the loop's thread, one chunk at a time.
+          switch stream {
+          case .standardOutput:
+            for line in splitters.withLock({ $0.stdout.append(chunk) }) {
+              output.add(line, from: .stdout)
             }
-          }
-          output.started(pid: execution.processIdentifier.value)
-          await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-              await Self.drain(execution.standardOutput, .stdout, output, lineLength)
-            }
-            group.addTask {
-              await Self.drain(execution.standardError, .stderr, output, lineLength)
+          case .standardError:
+            for line in splitters.withLock({ $0.stderr.append(chunk) }) {
+              output.add(line, from: .stderr)
             }
           }
         }
       } onCancel: {
         stopAt.withLock { if $0 == nil { $0 = clock.now } }
+        process.stop(signal: stopSignal, killAfter: stopTimeout, on: loop)
       }
-      let termination: CommandOutcome.Termination =
-        switch result.terminationStatus {
+      let (lastOut, lastErr) = splitters.withLock { ($0.stdout.finish(), $0.stderr.finish()) }
+      if let lastOut { output.add(lastOut, from: .stdout) }
+      if let lastErr { output.add(lastErr, from: .stderr) }
+      let ended: CommandOutcome.Termination =
+        switch termination {
         case .exited(let code): .exited(code)
         case .signaled(let signal): .signaled(signal)
+        case .failedToStart(let errno): .failedToStart("\(program): \(errno)")
         }
       outcome = CommandOutcome(
-        termination: termination, outputTail: output.tail, errorTail: output.errorTail)
+        termination: ended, outputTail: output.tail, errorTail: output.errorTail)
     } catch {
       logger.error(
         "command could not be started", metadata: metadata.merging(["error": "\(error)"]) { $1 })
@@ -236,23 +233,5 @@ package struct CommandRunner: Sendable {
         killed: swept == SIGKILL || outcome.termination == .signaled(SIGKILL))
     }
     return outcome
-  }
-
-  /// Reads `stream` to its end (or until the process exited and the pipe was abandoned to a
-  /// descendant), whatever the line length.
-  private static func drain(
-    _ stream: SubprocessOutputSequence, _ name: RunOutput.Stream, _ output: RunOutput,
-    _ maxLineLength: Int
-  ) async {
-    var splitter = OutputLineSplitter(maxLineLength: maxLineLength)
-    do {
-      for try await buffer in stream {
-        let lines = buffer.withUnsafeBytes { splitter.append($0) }
-        for line in lines { output.add(line, from: name) }
-      }
-    } catch {
-      // The process exited while a descendant still held the pipe: the read was cancelled.
-    }
-    if let last = splitter.finish() { output.add(last, from: name) }
   }
 }

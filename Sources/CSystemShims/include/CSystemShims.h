@@ -75,6 +75,30 @@ int csystem_use_single_malloc_arena(void);
 /// alone. Returns the number of bytes of address space advised.
 unsigned long csystem_release_file_pages(void);
 
+/// Starts `path` with `argv` and `envp` (each NULL-terminated) as a new process, held before
+/// its `execve` until the caller writes one byte to `*gate_fd`: time to record it, set its
+/// priority and move it into its cgroups (no instant of the command runs before). The child
+/// gets a session of its own (`setsid`), stdin `/dev/null`, stdout and stderr pipes whose read
+/// ends are `*out_fd` and `*err_fd` (non-blocking), every signal at its default and none
+/// blocked, no other descriptor of the caller's, and `cwd` (NULL: the caller's). A gate closed
+/// without a byte (the caller ended) ends it with status 127 before anything ran. When a step
+/// or the exec fails, its errno is written to `*error_fd` (end of file there once the exec
+/// succeeded) and it ends with status 127.
+///
+/// Made by `clone(CLONE_VM | CLONE_PIDFD)` on x86-64 and arm64: the child shares the caller's
+/// memory until its exec (no page tables copied, no copy-on-write faults while it waits) on a
+/// stack of its own (`*stack`), making raw system calls only. So `path`, `argv`, `envp`, `cwd`
+/// and `*stack` must stay valid until the child exec'd or ended: free them, the stack with
+/// ``csystem_spawn_release_stack``, once it was reaped. Elsewhere a plain fork. Returns the pid
+/// with `*pidfd`, `*gate_fd`, `*error_fd`, `*out_fd` and `*err_fd` (close-on-exec; the caller
+/// closes them), or -1 with errno.
+pid_t csystem_spawn_gated(
+    const char *path, char *const argv[], char *const envp[], const char *cwd, int *out_fd,
+    int *err_fd, int *pidfd, int *gate_fd, int *error_fd, void **stack);
+
+/// Frees the stack of a child of ``csystem_spawn_gated`` once it was reaped.
+void csystem_spawn_release_stack(void *stack);
+
 /// Names the calling thread (`pthread_setname_np`; at most 15 bytes are kept). Returns 0 or an
 /// error number.
 int csystem_set_thread_name(const char *name);
