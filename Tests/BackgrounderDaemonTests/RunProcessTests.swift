@@ -1,0 +1,90 @@
+import EventLoops
+import Foundation
+import Locking
+import SystemPackage
+import Testing
+
+@testable import BackgrounderDaemon
+
+/// ``RunProcess``: a run's process held before its exec until released; a gate closed without
+/// a byte (the daemon gone) runs nothing; what it gets is exactly what it was given.
+@Suite struct RunProcessTests {
+  private func marker() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString)").path
+  }
+
+  private func command(_ script: String, environment: [String: String] = [:])
+    -> RunProcess.Command
+  {
+    RunProcess.Command(
+      path: "/bin/sh", arguments: ["sh", "-c", script], environment: environment,
+      workingDirectory: nil)
+  }
+
+  /// Runs `process` to its end, collecting its stdout.
+  private func finish(_ process: RunProcess) async throws -> (RunProcess.Termination, String) {
+    let output = Lock<[UInt8]>([])
+    let end = await process.wait(on: try EventLoop.shared()) { stream, chunk in
+      if stream == .standardOutput { output.withLock { $0 += chunk } }
+    }
+    return (end, String(decoding: output.withLock { $0 }, as: UTF8.self))
+  }
+
+  @Test("held until released, then runs its command once")
+  func heldUntilReleased() async throws {
+    let path = marker()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let process = try RunProcess.spawn(command("echo ran >> \(path)"))
+    // Held: it has not run (it waits on its gate, before the exec).
+    try await Task.sleep(for: .milliseconds(50))
+    #expect(!FileManager.default.fileExists(atPath: path))
+    process.release()
+    let (end, _) = try await finish(process)
+    #expect(end == .exited(0))
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == "ran\n")
+  }
+
+  @Test("a gate closed without a byte (the daemon gone) runs nothing")
+  func abandonedRunsNothing() async throws {
+    let path = marker()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let process = try RunProcess.spawn(command("touch \(path)"))
+    process.abandon()
+    let (end, _) = try await finish(process)
+    #expect(end == .exited(127))
+    #expect(!FileManager.default.fileExists(atPath: path))
+  }
+
+  @Test("exactly the environment given, a session of its own, no descriptor of the daemon's")
+  func whatItGets() async throws {
+    // A descriptor of this process's that the child must not inherit (not close-on-exec).
+    let leaked = open("/dev/null", O_RDONLY)
+    defer { close(leaked) }
+    let process = try RunProcess.spawn(
+      command(
+        "echo \"$A|$(env | wc -l)|$(ps -o sid= -p $$ | tr -d ' ')|$$\"; ls /proc/$$/fd",
+        environment: ["A": "one two", "PATH": "/usr/bin:/bin"]))
+    process.release()
+    let (end, output) = try await finish(process)
+    #expect(end == .exited(0))
+    let lines = output.split(separator: "\n").map(String.init)
+    let fields = try #require(lines.first).split(separator: "|").map(String.init)
+    #expect(fields.count == 4)
+    #expect(fields[0] == "one two")
+    // A, PATH, and the PWD and SHLVL sh adds itself.
+    #expect(Int(fields[1]) ?? 0 <= 4, "\(lines)")
+    #expect(fields[2] == fields[3], "its own session: \(fields)")
+    #expect(Set(lines.dropFirst()) == ["0", "1", "2"], "only stdio: \(lines)")
+  }
+
+  @Test("an exec that fails is reported with its errno")
+  func execFailure() async throws {
+    let process = try RunProcess.spawn(
+      RunProcess.Command(
+        path: "/nonexistent/program", arguments: ["program"], environment: [:],
+        workingDirectory: nil))
+    process.release()
+    let (end, _) = try await finish(process)
+    #expect(end == .failedToStart(.noSuchFileOrDirectory))
+  }
+}
