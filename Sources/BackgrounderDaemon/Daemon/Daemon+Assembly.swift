@@ -21,12 +21,14 @@ extension Daemon {
   /// commands; the metered budgets are configured, not loaded yet (``start(_:budgets:)``).
   func workers(
     _ configuration: borrowing DaemonConfiguration, runtime: Backgrounder,
-    sources: LinuxConditionSources, metrics: MetricsFile?
+    sources: LinuxConditionSources, metrics: MetricsFile?, eventLoop: EventLoop
   ) async throws -> Workers {
     let containment = try await RunContainment.prepare(
       storePath: configuration.storePath, logger: logger)
+    // Each run's output and end are watched on the daemon's loop.
     let runner = CommandRunner(
-      gracePeriod: options.killGracePeriod, containment: containment, logger: logger)
+      gracePeriod: options.killGracePeriod, containment: containment, eventLoop: eventLoop,
+      logger: logger)
     let inhibitor = SleepInhibitor(logger: logger)
     let meteredBudgets = MeteredBudgetLedger(
       runtime: runtime, clock: runtime.configuration.clock, zone: runtime.configuration.timeZone,

@@ -107,7 +107,7 @@ package final class Daemon: Service {
         configuration, sources: sources, storeLock: storeLock, metrics: metrics,
         runWaits: runWaits, onStoreReplaced: { replacedContinuation.yield($0) }))
     let workers = try await workers(
-      configuration, runtime: runtime, sources: sources, metrics: metrics)
+      configuration, runtime: runtime, sources: sources, metrics: metrics, eventLoop: eventLoop)
     defer { workers.meteredBudgets.stop() }
     let events = runtime.events()
     let (alerts, alertEvents) = alertWatch(
