@@ -191,10 +191,7 @@ extension CalendarCommand {
       switch argument {
       case "--json" where !json: json = true
       case "--iterations", "--base-time", "--config":
-        guard index < arguments.endIndex else { return nil }
-        let value = arguments[index]
-        index += 1
-        guard !value.hasPrefix("-") else { return nil }
+        guard let value = arguments.optionValue(at: &index) else { return nil }
         switch argument {
         case "--iterations" where iterations == nil:
           guard let count = Int(value), count >= 1 else { return nil }

@@ -32,6 +32,19 @@ enum DaemonConnection {
     }
   }
 
+  /// Sends `request` on the calling thread to the daemon of the config `config` names (nil: the
+  /// default; only its control socket is read, not its jobs) and prints its answer; with no
+  /// daemon running, fails with `noDaemon(socketPath)`.
+  static func requestBlocking(
+    _ request: ControlRequest, config: String?, noDaemon: (String) -> String
+  ) throws {
+    let configuration = try ConfigOption.load(config, decodingJobs: false)
+    guard let response = try sendBlocking(request, configuration) else {
+      throw OperatorError(noDaemon(configuration.controlSocketPath))
+    }
+    try report(response)
+  }
+
   /// Sends `request` to the daemon of `configuration` and prints its answer; with no daemon
   /// running, runs `offline` (an edit of the store) instead. A daemon that holds the store
   /// without answering yet, or starts before the edit begins, goes first (see ``StoreLock``):

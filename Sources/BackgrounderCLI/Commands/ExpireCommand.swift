@@ -25,12 +25,8 @@ struct ExpireCommand: ParsableCommand {
   /// Runs the command `line` reads (also for a plain line, without the argument parser:
   /// ``PlainControlLine``).
   static func run(_ line: PlainControlLine) throws {
-    // Only the control socket is needed: the jobs are the daemon's to read.
-    let configuration = try ConfigOption.load(line.config, decodingJobs: false)
-    guard let response = try DaemonConnection.sendBlocking(.expire(id: line.id), configuration)
-    else {
-      throw OperatorError("no daemon is running (\(configuration.controlSocketPath))")
+    try DaemonConnection.requestBlocking(.expire(id: line.id), config: line.config) {
+      "no daemon is running (\($0))"
     }
-    try DaemonConnection.report(response)
   }
 }

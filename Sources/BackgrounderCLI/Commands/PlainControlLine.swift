@@ -16,10 +16,9 @@ struct PlainControlLine: Equatable {
       let argument = arguments[index]
       index += 1
       if argument == "--config" {
-        guard config == nil, index < arguments.endIndex else { return nil }
-        let value = arguments[index]
-        index += 1
-        guard !value.isEmpty, !value.hasPrefix("-") else { return nil }
+        guard config == nil, let value = arguments.optionValue(at: &index), !value.isEmpty else {
+          return nil
+        }
         config = value
       } else if id == nil, !argument.isEmpty, !argument.hasPrefix("-") {
         id = argument

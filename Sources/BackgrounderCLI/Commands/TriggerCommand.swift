@@ -26,14 +26,8 @@ struct TriggerCommand: ParsableCommand {
   /// Runs the command `line` reads (also for a plain line, without the argument parser:
   /// ``PlainControlLine``).
   static func run(_ line: PlainControlLine) throws {
-    // Only the control socket is needed: the jobs are the daemon's to read.
-    let configuration = try ConfigOption.load(line.config, decodingJobs: false)
-    guard let response = try DaemonConnection.sendBlocking(.trigger(id: line.id), configuration)
-    else {
-      throw OperatorError(
-        "no daemon is running (\(configuration.controlSocketPath)); start it with "
-          + "`backgrounder run`, which runs due jobs itself")
+    try DaemonConnection.requestBlocking(.trigger(id: line.id), config: line.config) {
+      "no daemon is running (\($0)); start it with `backgrounder run`, which runs due jobs itself"
     }
-    try DaemonConnection.report(response)
   }
 }

@@ -62,10 +62,7 @@ enum StatusFastStart {
       case "--watch" where !line.watch: line.watch = true
       case "--wide" where !line.wide: line.wide = true
       case "--sysfs-root", "--replay", "--config", "--store":
-        guard index < arguments.endIndex else { return nil }
-        let value = arguments[index]
-        index += 1
-        guard !value.isEmpty, !value.hasPrefix("-") else { return nil }
+        guard let value = arguments.optionValue(at: &index), !value.isEmpty else { return nil }
         switch argument {
         case "--sysfs-root" where line.sysfsRoot == nil: line.sysfsRoot = value
         case "--replay" where line.replay == nil: line.replay = value
