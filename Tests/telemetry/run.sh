@@ -170,7 +170,19 @@ stop_receiver() {
   wait "$receiver_pid" 2>/dev/null || true
   receiver_pid=
 }
-trigger() { "$binary" trigger --config "$work/config.toml" "$1" >/dev/null; }
+# A run whose command wrote its line may still be ending (not yet reaped and recorded): the
+# daemon then answers "already running" and starts nothing. Asked again until it starts one (a
+# CI run under load waited 60 s for a run that was never started).
+trigger() {
+  local answer
+  for _ in $(seq 1 100); do
+    answer=$("$binary" trigger --config "$work/config.toml" "$1")
+    [[ $answer == *"is already running"* ]] || return 0
+    sleep 0.1
+  done
+  echo "trigger $1: still running after 10 s" >&2
+  return 1
+}
 span_field() {  # span_field LINE EXPRESSION: a Python expression over the span `s`
   sed -n "${1}p" "$spans" | python3 -c "import json, sys; s = json.load(sys.stdin); print($2)"
 }
