@@ -87,4 +87,31 @@ import Testing
     let (end, _) = try await finish(process)
     #expect(end == .failedToStart(.noSuchFileOrDirectory))
   }
+
+  /// A job that writes without pause does not keep the loop: another run on the same loop
+  /// still ends (with a drain to `EAGAIN` and a reader slower than `yes`, the loop never came
+  /// back from its pipe).
+  @Test(.timeLimit(.minutes(1)))
+  func aChattyRunDoesNotHoldTheLoop() async throws {
+    let loop = try EventLoop(name: "test-run-loop")
+    defer { loop.stop() }
+    let chatty = try RunProcess.spawn(
+      RunProcess.Command(
+        path: "/usr/bin/yes", arguments: ["yes", String(repeating: "y", count: 1000)],
+        environment: [:], workingDirectory: nil))
+    chatty.release()
+    // Each chunk takes a while to handle (a busy machine, a slow log): the writer stays ahead
+    // and the pipe never runs dry.
+    let chattyEnd = Task {
+      await chatty.wait(on: loop) { _, _ in usleep(2000) }
+    }
+    // Let the loop start reading it.
+    try await Task.sleep(for: .milliseconds(100))
+    let quick = try RunProcess.spawn(command("exit 7"))
+    quick.release()
+    let end = await quick.wait(on: loop) { _, _ in }
+    #expect(end == .exited(7))
+    chatty.stop(signal: SIGTERM, killAfter: .seconds(5), on: loop)
+    #expect(await chattyEnd.value == .signaled(SIGTERM))
+  }
 }

@@ -203,21 +203,30 @@ final class RunProcess: Sendable {
     }
   }
 
-  /// Reads what `descriptor` holds now (to `EAGAIN`); false at end of file or on an error.
+  /// How many reads of 64 KiB one wake-up of the loop makes from one pipe: a job that writes
+  /// without pause (`yes`) must not keep the loop, which the control socket and every other run
+  /// share, from everything else. The loop is level-triggered: what is left wakes it again.
+  static let readsPerWakeUp = 16
+
+  /// Reads what `descriptor` holds now, to `EAGAIN` or at most `reads` reads; false at end of
+  /// file or on an error.
   private static func drain(
     _ descriptor: Int32, _ stream: Stream,
-    _ output: @Sendable (Stream, UnsafeRawBufferPointer) -> Void
+    _ output: @Sendable (Stream, UnsafeRawBufferPointer) -> Void, reads: Int = readsPerWakeUp
   ) -> Bool {
     withUnsafeTemporaryAllocation(byteCount: 65_536, alignment: 1) { buffer in
-      while true {
+      var left = reads
+      while left > 0 {
         let count = read(descriptor, buffer.baseAddress, buffer.count)
         if count > 0 {
           output(stream, UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+          left -= 1
           continue
         }
         if count < 0 && errno == EINTR { continue }
         return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
       }
+      return true
     }
   }
 
