@@ -54,19 +54,20 @@ enum MeteredUsageStore {
   }
 
   static func insert(_ db: Database, _ record: RunNetworkRecord) throws {
-    try db.execute(
+    // Cached statements: one insert per run, each compiled once per connection.
+    try db.cachedStatement(
       sql: """
         INSERT INTO run_network_bytes (taskId, attempt, startedAt, at, sent, received,
           meteredSent, meteredReceived, accounting) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """,
+        """
+    ).execute(
       arguments: [
         record.taskId.rawValue, record.attempt, record.startedAt.nanosecondsSince1970,
         record.at.nanosecondsSince1970, record.bytes.sent, record.bytes.received,
         record.bytes.meteredSent, record.bytes.meteredReceived, record.bytes.accounting.rawValue,
       ])
     let horizon = record.at.advanced(by: .zero - retention)
-    try db.execute(
-      sql: "DELETE FROM run_network_bytes WHERE at < ?",
+    try db.cachedStatement(sql: "DELETE FROM run_network_bytes WHERE at < ?").execute(
       arguments: [horizon.nanosecondsSince1970])
   }
 

@@ -1,6 +1,7 @@
 import CSystemShims
 import Foundation
 import Locking
+import SystemCalls
 
 /// The processes left of one run: the members of its session (its process group and any group
 /// a member made with `setpgid`) and of its cgroup. Signals them, waits for them to be gone,
@@ -62,12 +63,23 @@ final class ProcessSweep: Sendable {
   /// whenever that cannot be shown: the daemon is not a subreaper, the list cannot be read, a
   /// child is not a known leader (an orphan, or a run starting right now).
   private func sessionIsGone(_ group: pid_t) -> Bool {
-    guard let live, kill(-group, 0) != 0, errno == ESRCH, Subreaper.isEnabled,
+    guard let live, Self.groupIsGone(group), Subreaper.isEnabled,
       let children = Subreaper.mainThreadChildren()
     else { return false }
     if children.isEmpty { return true }
     let leaders = live.leaders()
     return children.allSatisfy { $0 != group && leaders.contains($0) }
+  }
+
+  /// Whether no process is left in process group `group` (`kill(-group, 0)` fails with
+  /// `ESRCH`).
+  private static func groupIsGone(_ group: pid_t) -> Bool {
+    do {
+      _ = try systemCall("kill") { kill(-group, 0) }
+      return false
+    } catch {
+      return error.errno == .noSuchProcess
+    }
   }
 
   /// Whether the run's cgroup (when it has one) is empty; reaps the members that left it.

@@ -19,19 +19,41 @@ final class MeteredBudgetLedger: Sendable {
     var wake: Task<Void, Never>?
     /// The shared budget's alert level last logged: 0, 80 or 100 (percent).
     var alertLevel = 0
+
+    /// Whether a budget counts the bytes of `id`: the shared one, or its own.
+    func counts(_ id: TaskId) -> Bool {
+      daemonBudget != nil || jobBudgets[id] != nil
+    }
   }
 
   /// The health problem of a shared budget 80 % or more used.
   static let problemKind = HealthProblem.Kind(rawValue: "meteredBudget")
 
-  private let runtime: Backgrounder
+  /// Where the standings go (the runtime's ``Backgrounder/meteredBudgetsChanged(_:)``).
+  private let standingsChanged: @Sendable (MeteredBudgetStandings) -> Void
+  /// The stored runs' bytes since an instant (the runtime's store).
+  private let storedBytes: @Sendable (WallInstant) async throws -> [RunNetworkRecord]
   private let clock: any WallClock
   private let zone: CalendarTimeZone
   private let logger: Logger
   private let state = Lock(State())
 
-  init(runtime: Backgrounder, clock: any WallClock, zone: CalendarTimeZone, logger: Logger) {
-    self.runtime = runtime
+  convenience init(
+    runtime: Backgrounder, clock: any WallClock, zone: CalendarTimeZone, logger: Logger
+  ) {
+    self.init(
+      clock: clock, zone: zone, logger: logger,
+      standingsChanged: { runtime.meteredBudgetsChanged($0) },
+      storedBytes: { try await runtime.networkBytes(after: $0) })
+  }
+
+  init(
+    clock: any WallClock, zone: CalendarTimeZone, logger: Logger,
+    standingsChanged: @escaping @Sendable (MeteredBudgetStandings) -> Void,
+    storedBytes: @escaping @Sendable (WallInstant) async throws -> [RunNetworkRecord]
+  ) {
+    self.standingsChanged = standingsChanged
+    self.storedBytes = storedBytes
     self.clock = clock
     self.zone = zone
     self.logger = logger
@@ -54,7 +76,7 @@ final class MeteredBudgetLedger: Sendable {
   func load() async {
     let horizon = clock.now.advanced(by: .seconds(-MeteredBudget.longestTrailingSeconds))
     do {
-      let stored = try await runtime.networkBytes(after: horizon)
+      let stored = try await storedBytes(horizon)
       state.withLock { state in
         for record in stored where record.bytes.meteredBytes > 0 {
           state.records[record.taskId, default: []].append(
@@ -77,7 +99,7 @@ final class MeteredBudgetLedger: Sendable {
   func running(_ id: TaskId, meteredBytes: Int64) {
     let changed = state.withLock { state in
       defer { state.live[id] = meteredBytes }
-      return state.live[id] != meteredBytes
+      return state.live[id] != meteredBytes && state.counts(id)
     }
     if changed { publish() }
   }
@@ -85,14 +107,30 @@ final class MeteredBudgetLedger: Sendable {
   /// A run of `id` ended with `record`'s bytes (which the run's worker stores with its outcome:
   /// ``WorkContext/recordNetworkBytes(_:)``): counted, handed over.
   func finished(_ record: RunNetworkRecord) {
-    state.withLock { state in
+    let counts = state.withLock { state in
       state.live[record.taskId] = nil
       if record.bytes.meteredBytes > 0 {
+        // What no budget can count any more goes (what ``load()`` would not read), a day's
+        // worth at a time: the records are in time order.
+        let horizon = record.at.advanced(by: .seconds(-MeteredBudget.longestTrailingSeconds))
+        if let first = state.records[record.taskId]?.first,
+          first.at < horizon.advanced(by: .seconds(-86_400))
+        {
+          state.records[record.taskId]?.removeAll { $0.at < horizon }
+        }
         state.records[record.taskId, default: []].append(
           MeteredUsageRecord(at: record.at, bytes: record.bytes.meteredBytes))
       }
+      return state.counts(record.taskId)
     }
-    publish()
+    // No budget counts this job's bytes: the standings are what they were (issue #35: a
+    // run's end published them, a step of the runtime, for nothing).
+    if counts { publish() }
+  }
+
+  /// How many ended runs' metered byte counts are held for `id` (for tests).
+  func heldRecords(of id: TaskId) -> Int {
+    state.withLock { $0.records[id]?.count ?? 0 }
   }
 
   /// The standings now, the live runs' bytes counted as of now.
@@ -154,7 +192,7 @@ final class MeteredBudgetLedger: Sendable {
       }
       return (standings, alert)
     }
-    runtime.meteredBudgetsChanged(standings)
+    standingsChanged(standings)
     if let alert { logger.warning("\(Self.summary(alert))") }
     let spent = ([standings.daemon].compactMap { $0 } + Array(standings.tasks.values))
       .filter(\.isSpent)

@@ -42,7 +42,7 @@ final class RunProcess: Sendable {
   }
 
   let pid: pid_t
-  /// The pidfd; -1 on a kernel that gave none (then a thread waits for the end).
+  /// The pidfd (`CLONE_PIDFD`: Linux 5.2; reaped through it with `waitid(P_PIDFD)`: 5.4).
   private let pidfd: Int32
   /// The read ends of the command's stdout and stderr (non-blocking), and the read end of the
   /// pipe a failed exec writes its errno to.
@@ -179,22 +179,22 @@ final class RunProcess: Sendable {
         state.withLock { $0.registrations.append(registration) }
       }
     }
-    if pidfd >= 0,
-      let registration = try? loop.register(
-        pidfd, interest: .readable,
-        { [self] _ in
-          ended(loop, output)
-        })
+    if let registration = try? loop.register(
+      pidfd, interest: .readable,
+      { [self] _ in
+        ended(loop, output)
+      })
     {
       state.withLock { $0.registrations.append(registration) }
       return
     }
-    // No pidfd (or it could not be watched): a thread waits for the end without reaping.
+    // The pidfd could not be watched (epoll_ctl failed): a thread waits for the end without
+    // reaping.
     let pid = self.pid
     do throws(SystemCallError) {
       try SystemThread.detach(name: "bg-run-wait") { [self] in
         var info = siginfo_t()
-        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+        _ = try? systemCall("waitid") { waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) }
         loop.execute { [self] in ended(loop, output) }
       }
     } catch {
@@ -215,16 +215,19 @@ final class RunProcess: Sendable {
     _ output: @Sendable (Stream, UnsafeRawBufferPointer) -> Void, reads: Int = readsPerWakeUp
   ) -> Bool {
     withUnsafeTemporaryAllocation(byteCount: 65_536, alignment: 1) { buffer in
-      var left = reads
-      while left > 0 {
-        let count = read(descriptor, buffer.baseAddress, buffer.count)
-        if count > 0 {
-          output(stream, UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-          left -= 1
-          continue
+      for _ in 0..<reads {
+        let count: Int?
+        do {
+          count = try nonBlockingSystemCall("read") {
+            read(descriptor, buffer.baseAddress, buffer.count)
+          }
+        } catch {
+          return false
         }
-        if count < 0 && errno == EINTR { continue }
-        return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+        // Nothing more now (`EAGAIN`): the pipe stays watched.
+        guard let count else { return true }
+        if count == 0 { return false }
+        output(stream, UnsafeRawBufferPointer(rebasing: buffer[..<count]))
       }
       return true
     }
@@ -246,12 +249,11 @@ final class RunProcess: Sendable {
   ) {
     guard state.withLock({ $0.termination == nil }) else { return }
     var info = siginfo_t()
-    // P_PIDFD (3; Linux 5.4), else by pid: this process's own child, reaped by no one else.
-    let (type, id) = pidfd >= 0 ? (idtype_t(rawValue: 3), id_t(pidfd)) : (P_PID, id_t(pid))
-    var result: Int32
-    repeat {
-      result = waitid(type, id, &info, WEXITED | WNOHANG)
-    } while result < 0 && errno == EINTR
+    // P_PIDFD (3; Linux 5.4): this process's own child, reaped by no one else.
+    let result =
+      (try? systemCall("waitid") {
+        waitid(idtype_t(rawValue: 3), id_t(pidfd), &info, WEXITED | WNOHANG)
+      }) ?? -1
     // Not ended after all (a spurious wake-up): the pidfd stays registered.
     if result == 0 && info._sifields._sigchld.si_pid == 0 { return }
     var termination: Termination =
@@ -283,7 +285,7 @@ final class RunProcess: Sendable {
     for registration in registrations { loop.deregister(registration) }
     if let timer { loop.cancel(timer) }
     abandon()
-    for descriptor in [standardOutput, standardError, startError, pidfd] where descriptor >= 0 {
+    for descriptor in [standardOutput, standardError, startError, pidfd] {
       close(descriptor)
     }
     // Reaped: the child exec'd (a new address space) or ended; nothing reads this any more.

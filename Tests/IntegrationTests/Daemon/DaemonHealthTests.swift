@@ -32,7 +32,9 @@ struct DaemonHealthTests {
       try db.execute(
         sql: """
           CREATE TRIGGER refuse BEFORE INSERT ON task
-          BEGIN SELECT RAISE(ABORT, 'injected write failure'); END
+          BEGIN SELECT RAISE(ABORT, 'injected write failure'); END;
+          CREATE TRIGGER refuseUpdate BEFORE UPDATE ON task
+          BEGIN SELECT RAISE(ABORT, 'injected write failure'); END;
           """)
     }
     try saboteur.close()
