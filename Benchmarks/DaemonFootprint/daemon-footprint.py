@@ -12,7 +12,9 @@ Usage (root: the daemon runs in a network namespace this script creates and dele
    their voluntary context switches (/proc/PID/task/*/status), and its threads: idle; after a
    control request (`schedule` of a delayed job); after a network change (a veth pair in its
    namespace comes up and gets an address); after a job run (`trigger`).
-3. VmRSS with JOBS and with MANY jobs (a fresh daemon), and the growth per job.
+3. VmRSS with JOBS and with MANY jobs (a fresh daemon, 2 s after it serves), and the growth per
+   job; then with MANY jobs idle: each ran once, and 12 s after the last run (the daemon gives
+   back what a burst used a second after its last work, at most every ten seconds).
 4. Wall time of `status --json` with MANY jobs, daemon running and stopped: median, minimum
    and maximum of STATUS_RUNS runs, measured by `hyperfine -N` when installed.
 5. The .deb's size and Installed-Size, when --deb is given.
@@ -191,6 +193,14 @@ try:
     per_job = (rss_many - rss_few) * 1024 / (args.many_jobs - args.jobs)
     print(f"VmRSS: {rss_few / 1024:.1f} MiB with {args.jobs} jobs, "
           f"{rss_many / 1024:.1f} MiB with {args.many_jobs} jobs ({per_job:.0f} bytes/job)")
+    # Idle: every job ran, and the daemon gave back what the burst used (a second after the
+    # last work, at most every ten seconds: HeapTuning.releaseIdleMemory).
+    deadline = time.monotonic() + 300
+    while runs(many) < args.many_jobs and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(12)
+    print(f"VmRSS idle with {args.many_jobs} jobs (each ran once, 12 s after the last run): "
+          f"{rss_kib(daemon.pid) / 1024:.1f} MiB")
     running = status_ms(many)
     stop(daemon)
     stopped = status_ms(many)
