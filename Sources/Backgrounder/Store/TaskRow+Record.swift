@@ -176,26 +176,18 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     pauseReason = try reader.optional(.pauseReason, StopReason.self)
   }
 
-  /// Writes this row: an `UPDATE` of the row in place, or an `INSERT` when there is none, with
-  /// cached statements (prepared once per connection), its values bound straight through
-  /// SQLite's C API: GRDB's `StatementArguments` boxed, validated and copied each value, which
-  /// was most of the upsert's time (`perf`: 12 % of all samples of the dispatch benchmark).
+  /// Writes this row with one cached statement (prepared once per connection), an upsert that
+  /// updates an existing row in place, its values bound straight through SQLite's C API: GRDB's
+  /// `StatementArguments` boxed, validated and copied each value, which was most of the
+  /// upsert's time (`perf`: 12 % of all samples of the dispatch benchmark).
   ///
   /// Not `INSERT OR REPLACE`: that deletes the row and inserts it again, so each write also
   /// rewrote the primary key's index and the `state` index. Measured on a store of 1,000 jobs
-  /// (a run's end: this row, its run and its network bytes in one transaction), 13.7 WAL
-  /// frames per commit with the replace, 10.4 with the update (issue #35).
+  /// (a run's end: this row, its run and its network bytes in one transaction), 13.1–13.7 WAL
+  /// frames per commit with the replace, 10.4–10.5 with the upsert (issue #35).
   func upsert(_ db: Database) throws {
-    let update = try db.cachedStatement(sql: Self.updateSQL)
-    try update.run(in: db) { bind in
-      for (index, column) in Self.updatedColumns.enumerated() {
-        bind(Int32(index + 1), databaseValue(column))
-      }
-      bind(Int32(Self.updatedColumns.count + 1), databaseValue(.id))
-    }
-    guard db.changesCount == 0 else { return }
-    let insert = try db.cachedStatement(sql: Self.insertSQL)
-    try insert.run(in: db) { bind in
+    let statement = try db.cachedStatement(sql: Self.upsertSQL)
+    try statement.run(in: db) { bind in
       for (index, column) in Columns.allCases.enumerated() {
         bind(Int32(index + 1), databaseValue(column))
       }
@@ -220,17 +212,13 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     }
   }
 
-  private static let insertSQL =
-    "INSERT INTO task ("
-    + Columns.allCases.map(\.rawValue).joined(separator: ", ") + ") VALUES ("
-    + Array(repeating: "?", count: Columns.allCases.count).joined(separator: ", ") + ")"
-
-  /// Every column but the key, which the update's last parameter names.
-  private static let updatedColumns = Columns.allCases.filter { $0 != .id }
-
-  private static let updateSQL =
-    "UPDATE task SET " + updatedColumns.map { "\($0.rawValue) = ?" }.joined(separator: ", ")
-    + " WHERE id = ?"
+  private static let upsertSQL: String = {
+    let names = Columns.allCases.map(\.rawValue)
+    let values = Array(repeating: "?", count: names.count).joined(separator: ", ")
+    let updates = names.filter { $0 != Columns.id.rawValue }.map { "\($0) = excluded.\($0)" }
+    return "INSERT INTO task (\(names.joined(separator: ", "))) VALUES (\(values)) "
+      + "ON CONFLICT(id) DO UPDATE SET \(updates.joined(separator: ", "))"
+  }()
 
   /// Encodes every column by name.
   func encode(to container: inout PersistenceContainer) {
