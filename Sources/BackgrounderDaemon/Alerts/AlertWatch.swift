@@ -87,6 +87,12 @@ final class AlertWatch: Sendable {
   /// The stale jobs, as health problems.
   func problems() -> [HealthProblem] { state.withLock { $0.problems } }
 
+  /// Whether a look reads the store: some job has alerts (or notices), or metrics are
+  /// published. While not, the events that may change alerts need not reach the watch: its
+  /// subscription drops them where they are emitted, so a run's end wakes no task of it
+  /// (issue #35). ``configure(_:)`` looks again when that changes.
+  var isWatching: Bool { metrics != nil || state.withLock { !$0.alerts.isEmpty } }
+
   /// Looks at the store whenever `events` says a run ended or a job changed, and at the
   /// staleness deadlines, until `events` ends; runs the hooks meanwhile (see ``HookSchedule``).
   /// At its end the hooks are stopped (``stopHooks()``) and waited for.

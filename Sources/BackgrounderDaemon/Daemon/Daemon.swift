@@ -238,7 +238,8 @@ package final class Daemon: Service {
       notices: desktopNotices ? DesktopNotices(logger: logger) : nil, logger: logger,
       notify: { [notifier] in notifier.notify($0) })
     let events = runtime.events(
-      bufferingPolicy: .bufferingNewest(1), where: { AlertWatch.mayChangeAlerts($0.kind) })
+      bufferingPolicy: .bufferingNewest(1),
+      where: { [watch] in watch.isWatching && AlertWatch.mayChangeAlerts($0.kind) })
     return (watch, events)
   }
 

@@ -23,6 +23,25 @@ struct AlertWatchTests {
 
   private static let day: Duration = .seconds(86_400)
 
+  @Test("with no alerts and no metrics the watch is not watching: its events are dropped")
+  func watchesOnlyWithAlertsOrMetrics() {
+    let logger = Logger(label: "test.alerts")
+    let watch = AlertWatch(
+      clock: ManualClock(), read: { throw CancellationError() },
+      hooks: AlertHooks(runner: CommandRunner(logger: logger), logger: logger), metrics: nil,
+      logger: logger)
+    #expect(!watch.isWatching)
+    var configuration = DaemonConfiguration(sourcePath: "/nonexistent")
+    configuration.jobs = [
+      JobDefinition(id: "dev.example.alerts", command: ["/bin/true"], schedule: .once(delay: .zero))
+    ]
+    watch.configure(configuration)
+    #expect(!watch.isWatching)
+    configuration.alerts["dev.example.alerts"] = JobAlerts(alertAfter: Self.day)
+    watch.configure(configuration)
+    #expect(watch.isWatching)
+  }
+
   @Test("a job failing past alert-after is stale once per episode, its hooks run once each")
   func staleOncePerEpisode() async throws {
     let directory = FileManager.default.temporaryDirectory
