@@ -66,6 +66,14 @@ import Testing
       }
       #expect(results.count == 1, "\(job): \(results)")
     }
+    // The last success, at the successful run's end (the event's time); only the success.
+    let success = try event("ok", .workCompleted(attempt: 0, result: .success, runtime: .zero))
+    #expect(
+      value(text, "backgrounder_job_last_success_timestamp_seconds{job=\"dev.example.ok\"}")
+        .flatMap(Double.init) == success.time.timeIntervalSince1970)
+    #expect(
+      value(text, "backgrounder_job_last_success_timestamp_seconds{job=\"dev.example.changed\"}")
+        == nil)
   }
 
   @Test func anAttemptInterruptedBeforeThisStartIsStillARetry() throws {

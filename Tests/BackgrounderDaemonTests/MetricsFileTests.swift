@@ -30,6 +30,39 @@ import Testing
     #expect(text.contains("backgrounder_battery_percent 42.5"))
     #expect(text.contains("# TYPE backgrounder_runs_total counter"))
   }
+
+  /// A burst of changes is one write, with the burst's last values; a change after it, one more.
+  @Test func aBurstOfChangesIsOneWrite() async throws {
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("metrics-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(
+      atPath: directory, withIntermediateDirectories: false,
+      attributes: [.posixPermissions: 0o755])
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let path = directory + "/backgrounder.prom"
+    let metrics = MetricsFile(path: path, writeDelay: .milliseconds(100))
+    for _ in 0..<50 {
+      metrics.recordRunStarted(job: "dev.example.a")
+      metrics.writeSoon { Issue.record("\($0)") }
+    }
+    try await Self.waitFor(path, containing: "backgrounder_runs_total{job=\"dev.example.a\"} 50")
+    #expect(metrics.writeCount == 1)
+    metrics.recordRunStarted(job: "dev.example.a")
+    metrics.writeSoon { Issue.record("\($0)") }
+    try await Self.waitFor(path, containing: "backgrounder_runs_total{job=\"dev.example.a\"} 51")
+    #expect(metrics.writeCount == 2)
+  }
+
+  private static func waitFor(_ path: String, containing text: String) async throws {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while (try? String(contentsOfFile: path, encoding: .utf8))?.contains(text) != true {
+      guard ContinuousClock.now < deadline else {
+        Issue.record("\(path) never held \(text)")
+        return
+      }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+  }
 }
 
 @Suite struct MetricsFileSymlinkTests {

@@ -87,11 +87,12 @@ final class AlertWatch: Sendable {
   /// The stale jobs, as health problems.
   func problems() -> [HealthProblem] { state.withLock { $0.problems } }
 
-  /// Whether a look reads the store: some job has alerts (or notices), or metrics are
-  /// published. While not, the events that may change alerts need not reach the watch: its
-  /// subscription drops them where they are emitted, so a run's end wakes no task of it
-  /// (issue #35). ``configure(_:)`` looks again when that changes.
-  var isWatching: Bool { metrics != nil || state.withLock { !$0.alerts.isEmpty } }
+  /// Whether the events that may change alerts need to reach the watch: some job has alerts
+  /// (or notices). While not, its subscription drops them where they are emitted, so a run's
+  /// end wakes no task of it and reads no store (issue #35); ``configure(_:)`` looks again
+  /// when that changes. The metrics need no look after the first: ``EventReporter`` keeps the
+  /// last successes current.
+  var isWatching: Bool { state.withLock { !$0.alerts.isEmpty } }
 
   /// Looks at the store whenever `events` says a run ended or a job changed, and at the
   /// staleness deadlines, until `events` ends; runs the hooks meanwhile (see ``HookSchedule``).
@@ -293,9 +294,7 @@ final class AlertWatch: Sendable {
         metrics.setStale(job: success.id.rawValue, stale: staleIds.contains(success.id))
       }
     }
-    do {
-      try metrics.write()
-    } catch {
+    metrics.writeSoon { [logger] error in
       logger.warning("cannot write metrics file", metadata: ["error": "\(error)"])
     }
   }

@@ -325,7 +325,7 @@ package final class Daemon: Service {
       group.addTask {
         for await status in monitor.statusUpdates() {
           metrics.setNetwork(reachable: status.isReachable, metered: status.isDataMetered)
-          try? metrics.write()
+          metrics.writeSoon { _ in }
         }
       }
       group.addTask {
@@ -333,7 +333,7 @@ package final class Daemon: Service {
           metrics.setPower(
             externalPower: status.externalPower, charging: status.charging,
             batteryPercent: status.batteryPercent)
-          try? metrics.write()
+          metrics.writeSoon { _ in }
         }
       }
     }

@@ -52,6 +52,11 @@ struct EventReporter: Sendable {
         metadata: metadata.merging(["attempt": "\(attempt)"]) { $1 })
       inFlight.jobs.withLock { _ = $0.remove(job) }
       metrics?.recordResult(job: job, result: name)
+      // What the alert watch reads from the store at start, kept current without reading it
+      // again after every run.
+      if name == "success", let id = event.taskId {
+        metrics?.setLastSuccess(job: id.rawValue, at: event.time)
+      }
     case .attemptDeferred(let reason):
       logger.info("run deferred: \(reason.rawValue)", metadata: metadata)
       metrics?.recordDeferral(job: job, reason: reason.rawValue)
@@ -97,7 +102,9 @@ struct EventReporter: Sendable {
     case .progress:
       return
     }
-    writeMetrics()
+    metrics?.writeSoon { [logger] error in
+      logger.warning("cannot write metrics file", metadata: ["error": "\(error)"])
+    }
   }
 
   func writeMetrics() {

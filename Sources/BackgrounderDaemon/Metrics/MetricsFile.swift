@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Prometheus
 import SystemCalls
 import SystemPackage
@@ -12,9 +13,39 @@ package final class MetricsFile: Sendable {
   /// The textfile path; nil when the metrics are kept for `[telemetry]` only (no `[metrics]
   /// file`): ``write()`` then writes nothing.
   package let path: String?
+  /// How long ``writeSoon(onError:)`` lets changes gather before it rewrites the file.
+  package let writeDelay: Duration
+  /// A write of ``writeSoon(onError:)`` is scheduled and has not started.
+  private let writeScheduled = Lock(false)
+  /// How many times the file was written (for tests).
+  private let writes = Lock(0)
 
-  package init(path: String?) {
+  package init(path: String?, writeDelay: Duration = .seconds(1)) {
     self.path = path
+    self.writeDelay = writeDelay
+  }
+
+  /// How many times ``write()`` wrote the file.
+  package var writeCount: Int { writes.withLock { $0 } }
+
+  /// Rewrites the file once ``writeDelay`` has passed, with every change made until then: a
+  /// burst of changes (each run changes several values: its start, its result, the last
+  /// success) is one write, not one each. Each write is of every job's values, so with 1,000
+  /// jobs a write per change tripled the daemon's CPU per run (issue #35). A change during the
+  /// write schedules the next one. Node_exporter reads the file when scraped, seconds apart.
+  package func writeSoon(onError: @escaping @Sendable (any Error) -> Void) {
+    guard path != nil else { return }
+    let schedule = writeScheduled.withLock { scheduled in
+      defer { scheduled = true }
+      return !scheduled
+    }
+    guard schedule else { return }
+    let delay = writeDelay
+    Task { [self] in
+      if delay > .zero { try? await Task.sleep(for: delay) }
+      writeScheduled.withLock { $0 = false }
+      do { try write() } catch { onError(error) }
+    }
   }
 
   /// The current values in Prometheus text format (what ``write()`` writes).
@@ -163,6 +194,7 @@ package final class MetricsFile: Sendable {
       guard renameat(directory.descriptor, temporary, directory.descriptor, name) == 0 else {
         throw SystemCallError.current("rename \(temporaryPath) to", path: path)
       }
+      writes.withLock { $0 += 1 }
     } catch {
       unlinkat(directory.descriptor, temporary, 0)
       throw error

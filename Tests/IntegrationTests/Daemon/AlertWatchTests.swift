@@ -23,7 +23,7 @@ struct AlertWatchTests {
 
   private static let day: Duration = .seconds(86_400)
 
-  @Test("with no alerts and no metrics the watch is not watching: its events are dropped")
+  @Test("with no job alerts the watch is not watching: its events are dropped")
   func watchesOnlyWithAlertsOrMetrics() {
     let logger = Logger(label: "test.alerts")
     let watch = AlertWatch(

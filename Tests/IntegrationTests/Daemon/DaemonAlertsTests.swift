@@ -59,8 +59,12 @@ struct DaemonAlertsTests {
     }
     let status = try await harness.status()
     #expect(status.raw.contains("\"kind\":\"jobStale\""), "\(status.raw)")
-    let text = try String(contentsOfFile: metrics, encoding: .utf8)
-    #expect(text.contains("backgrounder_job_stale{job=\"\(id)\"} 1"), "\(text)")
+    // The textfile is rewritten within a second of a change.
+    _ = try await daemonEventually("the stale gauge in the textfile", describe: harness.describe())
+    {
+      let text = (try? String(contentsOfFile: metrics, encoding: .utf8)) ?? ""
+      return text.contains("backgrounder_job_stale{job=\"\(id)\"} 1") ? true : nil
+    }
 
     // The [daemon] on-failure hook ran for the failure of the first run, right at start.
     try await daemonEventually("the on-failure hook", describe: harness.describe()) {

@@ -126,10 +126,12 @@ struct DaemonPauseTests {
     // The journal (the daemon's log) and the metrics count the pause.
     #expect(daemon.output.contains("run paused: metered network"), "\(harness.describe())")
     #expect(daemon.output.contains("run resumed after"), "\(harness.describe())")
-    let prometheus = (try? String(contentsOfFile: metrics, encoding: .utf8)) ?? ""
-    #expect(
-      prometheus.contains("backgrounder_pauses_total{job=\"\(id)\",reason=\"networkMetered\"} 1"),
-      "\(prometheus)")
+    // The textfile is rewritten within a second of a change.
+    _ = try await daemonEventually("the pause in the textfile", describe: harness.describe()) {
+      let prometheus = (try? String(contentsOfFile: metrics, encoding: .utf8)) ?? ""
+      return prometheus.contains(
+        "backgrounder_pauses_total{job=\"\(id)\",reason=\"networkMetered\"} 1") ? true : nil
+    }
   }
 
   /// Whether process `pid` is stopped (`T`) or in a frozen cgroup.
