@@ -4,12 +4,7 @@ import Testing
 
 @Suite struct MetricsFileTests {
   @Test func writesPrometheusTextFormat() throws {
-    // A directory of our own: a directory others may write (such as /tmp itself) is refused.
-    let directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("metrics-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(
-      atPath: directory, withIntermediateDirectories: false,
-      attributes: [.posixPermissions: 0o755])
+    let directory = try Self.ownDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let path = directory + "/backgrounder.prom"
     let metrics = MetricsFile(path: path)
@@ -33,11 +28,7 @@ import Testing
 
   /// A burst of changes is one write, with the burst's last values; a change after it, one more.
   @Test func aBurstOfChangesIsOneWrite() async throws {
-    let directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("metrics-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(
-      atPath: directory, withIntermediateDirectories: false,
-      attributes: [.posixPermissions: 0o755])
+    let directory = try Self.ownDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let path = directory + "/backgrounder.prom"
     let metrics = MetricsFile(path: path, writeDelay: .milliseconds(100))
@@ -51,6 +42,16 @@ import Testing
     metrics.writeSoon { Issue.record("\($0)") }
     try await Self.waitFor(path, containing: "backgrounder_runs_total{job=\"dev.example.a\"} 51")
     #expect(metrics.writeCount == 2)
+  }
+
+  /// A directory of our own: a directory others may write (such as /tmp itself) is refused.
+  private static func ownDirectory() throws -> String {
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("metrics-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(
+      atPath: directory, withIntermediateDirectories: false,
+      attributes: [.posixPermissions: 0o755])
+    return directory
   }
 
   private static func waitFor(_ path: String, containing text: String) async throws {
