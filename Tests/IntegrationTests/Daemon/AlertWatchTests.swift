@@ -24,7 +24,7 @@ struct AlertWatchTests {
   private static let day: Duration = .seconds(86_400)
 
   @Test("with no job alerts the watch is not watching: its events are dropped")
-  func watchesOnlyWithAlertsOrMetrics() {
+  func watchesOnlyWithJobAlerts() {
     let logger = Logger(label: "test.alerts")
     let watch = AlertWatch(
       clock: ManualClock(), read: { throw CancellationError() },
