@@ -2,7 +2,7 @@
 """The daemon's CPU per job run, beside the floor: a fork+exec of the same command (issue #35).
 
 Usage: python3 Benchmarks/RunCost/run-cost.py [--binary B] [--baseline OLD_B] [--jobs 1000]
-                                              [--rounds 3] [--metrics]
+                                              [--rounds 3] [--metrics] [--alerts]
 Each round, for each binary: a fresh store and a config of JOBS jobs (`every = "1d"`, command
 `/bin/true`: each is due at once), the daemon started, and its CPU (user + system, every thread,
 /proc/PID/stat) read once every job has a run in the store (read with Python's sqlite3,
@@ -10,7 +10,8 @@ read-only, so the reading costs the daemon nothing). That CPU less the CPU of a 
 same jobs not due (`calendar` an hour away), over JOBS, is the CPU per run. The floor, in the
 same round: JOBS `posix_spawn` + `waitpid` of `/bin/true` from this process, its own CPU only
 (as the daemon's excludes its children's). With --metrics the config also has a `[metrics]
-file` (the Prometheus textfile, which every run changes).
+file` (the Prometheus textfile, which every run changes); with --alerts a `[daemon] on-failure`
+hook (never run: every job succeeds), so that the alert watch watches every job.
 """
 import argparse, os, resource, shutil, sqlite3, statistics, subprocess, tempfile, time
 
@@ -20,6 +21,7 @@ parser.add_argument("--baseline", help="an older binary, measured in the same ro
 parser.add_argument("--jobs", type=int, default=1000)
 parser.add_argument("--rounds", type=int, default=3)
 parser.add_argument("--metrics", action="store_true", help="with a [metrics] file")
+parser.add_argument("--alerts", action="store_true", help="with a [daemon] on-failure hook")
 args = parser.parse_args()
 elapse = time.strftime("%H:%M", time.gmtime(time.time() + 3600))
 
@@ -28,6 +30,8 @@ def write_config(directory, due):
     with open(f"{directory}/config.toml", "w") as f:
         f.write(f'[store]\npath = "{directory}/state.sqlite"\n'
                 f'[control]\nsocket = "{directory}/control.sock"\n')
+        if args.alerts:
+            f.write('[daemon]\non-failure = ["/bin/true"]\n')
         if args.metrics:
             f.write(f'[metrics]\nfile = "{directory}/backgrounder.prom"\n')
         for index in range(args.jobs):
@@ -97,7 +101,8 @@ for _ in range(args.rounds):
         ran = daemon_cpu(binary, True)
         idle = daemon_cpu(binary, False)
         results.setdefault(label, []).append((ran - idle) / args.jobs * 1e3)
-print(f"{args.jobs} runs of /bin/true{', [metrics] file' if args.metrics else ''}, {args.rounds} rounds: "
+print(f"{args.jobs} runs of /bin/true{', [metrics] file' if args.metrics else ''}"
+      f"{', on-failure hook' if args.alerts else ''}, {args.rounds} rounds: "
       "CPU ms per run, median (min–max)")
 base = statistics.median(results["floor: posix_spawn + waitpid"])
 for label, values in results.items():

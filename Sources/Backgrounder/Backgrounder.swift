@@ -505,12 +505,17 @@ public final class Backgrounder: Sendable {
   /// Every task in the store — active and recently finished — with its input, read through
   /// the runtime's own connection pool after all accepted changes are committed (on a thread
   /// of its own: see `TaskStore.read`).
-  public func storedTasks(historyLimit: Int = 5) async throws -> [TaskStatus] {
+  /// Only the tasks of `ids` (those stored) when given; without their inputs (empty) when
+  /// `includingInput` is false.
+  public func storedTasks(
+    historyLimit: Int = 5, includingInput: Bool = true, of ids: Set<TaskId>? = nil
+  ) async throws -> [TaskStatus] {
     guard let runtime else { throw LifecycleError.notStarted }
     await runtime.writer.flush()
     let now = configuration.clock.now.date
     return try await runtime.store.read { db in
-      try TaskStatusQuery.all(db, now: now, historyLimit: historyLimit)
+      try TaskStatusQuery.all(
+        db, now: now, historyLimit: historyLimit, includingInput: includingInput, of: ids)
     }
   }
 

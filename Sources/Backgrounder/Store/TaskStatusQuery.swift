@@ -12,9 +12,10 @@ import GRDBSQLite
 enum TaskStatusQuery {
   /// Every task in `db`, sorted by id, with up to `historyLimit` recent runs each, newest first;
   /// each task's input only when `includingInput` (else empty).
-  static func all(_ db: Database, now: Date, historyLimit: Int, includingInput: Bool = true)
-    throws -> [TaskStatus]
-  {
+  static func all(
+    _ db: Database, now: Date, historyLimit: Int, includingInput: Bool = true,
+    of ids: Set<TaskId>? = nil
+  ) throws -> [TaskStatus] {
     // In rowid order, sorted below: `ORDER BY id` walks the id index and seeks every row from
     // it, three times the work of the plain walk.
     // A store not migrated yet (its daemon is older) has no windows or inhibit policy.
@@ -24,6 +25,9 @@ enum TaskStatusQuery {
     let hasPause = columnNames.contains("pausedAt")
     let hasRelax = columnNames.contains("waitingSince")
     let zone = CalendarTimeZones.local()
+    let filter =
+      ids.map { "WHERE id IN (\(Array(repeating: "?", count: $0.count).joined(separator: ", ")))" }
+      ?? ""
     let tasks = try db.makeStatement(
       sql: """
         SELECT id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason,
@@ -31,8 +35,9 @@ enum TaskStatusQuery {
           \(hasWindows ? "windows" : "''"), \(hasInhibit ? "inhibit" : "'delay'"),
           \(hasPause ? "pausedAt, pauseReason" : "NULL, NULL"),
           \(hasRelax ? "waitingSince, relaxation" : "NULL, NULL")
-        FROM task
+        FROM task \(filter)
         """)
+    if let ids { try tasks.setArguments(StatementArguments(ids.map(\.rawValue))) }
     var statuses: [TaskStatus] = []
     var columns = ColumnCursor(tasks.sqliteStatement)
     defer { sqlite3_reset(tasks.sqliteStatement) }

@@ -50,15 +50,21 @@ public struct TaskSuccess: Hashable, Sendable {
         """)
   }
 
-  /// Every task in `db` with its creation and last success, sorted by id.
-  static func all(_ db: Database) throws -> [TaskSuccess] {
+  /// Every task in `db` (of `ids` only, when given) with its creation and last success, sorted
+  /// by id.
+  static func all(_ db: Database, of ids: Set<TaskId>? = nil) throws -> [TaskSuccess] {
+    let only = ids.map(Array.init) ?? []
+    let filter =
+      ids == nil
+      ? ""
+      : "WHERE task.id IN (\(Array(repeating: "?", count: only.count).joined(separator: ", ")))"
     let rows = try Row.fetchAll(
       db,
       sql: """
         SELECT task.id, task.scheduledAt, task_success.lastSuccessAt, task.state
         FROM task LEFT JOIN task_success ON task_success.taskId = task.id
-        ORDER BY task.id
-        """)
+        \(filter) ORDER BY task.id
+        """, arguments: StatementArguments(only.map(\.rawValue)))
     return try rows.map { row in
       let rawId: String = row[0]
       let rawState: String = row[3]
@@ -76,10 +82,11 @@ public struct TaskSuccess: Hashable, Sendable {
 extension Backgrounder {
   /// Every stored task with its creation time and last success (see ``TaskSuccess``), read
   /// through the runtime's own connection pool after all accepted changes are committed.
-  public func storedSuccesses() async throws -> [TaskSuccess] {
+  /// Only those of `ids` (the ones stored) when given.
+  public func storedSuccesses(of ids: Set<TaskId>? = nil) async throws -> [TaskSuccess] {
     guard let runtime else { throw LifecycleError.notStarted }
     await runtime.writer.flush()
-    return try await runtime.store.read { db in try TaskSuccess.all(db) }
+    return try await runtime.store.read { db in try TaskSuccess.all(db, of: ids) }
   }
 }
 

@@ -10,8 +10,15 @@ import Logging
 /// metrics, the systemd `STATUS=` line and the hooks to run — bounded by a ``HookSchedule``
 /// (one running and one waiting hook per job, a few jobs' hooks at once, stopped at shutdown).
 final class AlertWatch: Sendable {
-  /// What one look reads: every stored task's creation and last success, and its status.
-  typealias Read = @Sendable () async throws -> (successes: [TaskSuccess], tasks: [TaskStatus])
+  /// What one look reads: each stored task's creation and last success, and its status; of
+  /// every task (nil), or of the given ones only (those of them still stored).
+  typealias Read =
+    @Sendable (_ only: Set<TaskId>?) async throws -> (
+      successes: [TaskSuccess], tasks: [TaskStatus]
+    )
+
+  /// A look reads every task, not only the changed ones, when more than this many changed.
+  static let partialReadLimit = 64
 
   /// Where the stale episodes already reported are kept, so that a restart does not report
   /// them again (the store's `stale_episode` table).
@@ -29,6 +36,15 @@ final class AlertWatch: Sendable {
     var sleeper: Task<Void, Never>?
     /// Whether the tracker took the recorded episodes yet (at the first look).
     var resumed = false
+    /// What the last looks read, by task: the next look reads again only the tasks an event
+    /// named since (``noteChange(_:)``), not the whole store after every run (issue #35: with
+    /// 1,000 jobs with alerts that read tripled the daemon's CPU per run).
+    var known: (successes: [TaskId: TaskSuccess], tasks: [TaskId: TaskStatus])?
+    /// The tasks named by events since the last look.
+    var changed: Set<TaskId> = []
+    /// The next look reads every task (at the first look, after a reload, after an event that
+    /// names no task, after a failed read).
+    var readAll = true
   }
 
   private let clock: any WallClock
@@ -80,8 +96,18 @@ final class AlertWatch: Sendable {
         .merged(withDefaults: configuration.alertDefaults)
       if !settings.isEmpty || notices != nil { alerts[id] = settings }
     }
-    state.withLock { $0.alerts = alerts }
+    state.withLock { state in
+      state.alerts = alerts
+      state.readAll = true
+    }
     wake.yield()
+  }
+
+  /// An event that may change alerts named task `id` (nil: none): the next look reads it again.
+  func noteChange(_ id: TaskId?) {
+    state.withLock { state in
+      if let id { state.changed.insert(id) } else { state.readAll = true }
+    }
   }
 
   /// The stale jobs, as health problems.
@@ -101,7 +127,10 @@ final class AlertWatch: Sendable {
     defer { state.withLock { $0.sleeper?.cancel() } }
     await withDiscardingTaskGroup { group in
       group.addTask {
-        for await event in events where Self.mayChangeAlerts(event.kind) { self.wake.yield() }
+        for await event in events where Self.mayChangeAlerts(event.kind) {
+          self.noteChange(event.taskId)
+          self.wake.yield()
+        }
         self.wake.finish()
         self.notices?.finish()
       }
@@ -185,16 +214,17 @@ final class AlertWatch: Sendable {
     }
     // Nothing to watch and no metrics to publish: the store is not read.
     if idle { return }
-    let read: (successes: [TaskSuccess], tasks: [TaskStatus])
+    let read: (successes: [TaskSuccess], tasks: [TaskId: TaskStatus])
     do {
-      read = try await self.read()
+      read = try await readChanges()
     } catch {
+      state.withLock { $0.readAll = true }
       logger.warning("cannot read the store for staleness alerts", metadata: ["error": "\(error)"])
       return
     }
     let recorded = await recordedEpisodes()
     let now = clock.now.date
-    let tasks = Dictionary(read.tasks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    let tasks = read.tasks
     let (update, alerts, changed, going) = state.withLock { state in
       if let recorded { state.tracker = AlertTracker(episodes: recorded) }
       let jobs = read.successes.compactMap { success -> AlertTracker.Job? in
@@ -236,6 +266,52 @@ final class AlertWatch: Sendable {
       }
     }
     report(update, alerts: alerts, successes: read.successes, tasks: tasks, changed: changed)
+  }
+
+  /// What the store holds now, by task: what the last looks read, with the tasks named by
+  /// events since read again (or every task, when ``State/readAll`` or more than
+  /// ``partialReadLimit`` changed). A timer's look reads nothing: the store did not change.
+  private func readChanges() async throws -> (
+    successes: [TaskSuccess], tasks: [TaskId: TaskStatus]
+  ) {
+    // The kept reads are moved out (and put back below): changed in place, not copied.
+    var (only, taken, watched) = state.withLock { state in
+      defer {
+        state.changed = []
+        state.readAll = false
+      }
+      let partial =
+        !state.readAll && state.changed.count <= Self.partialReadLimit && state.known != nil
+      let taken = partial ? state.known : nil
+      if partial { state.known = nil }
+      return (partial ? state.changed : nil, taken, Set(state.alerts.keys))
+    }
+    if let only, var known = taken {
+      taken = nil
+      if !only.isEmpty {
+        let fresh = try await read(only)
+        for id in only {
+          known.successes[id] = nil
+          known.tasks[id] = nil
+        }
+        for success in fresh.successes where watched.contains(success.id) {
+          known.successes[success.id] = success
+        }
+        for task in fresh.tasks where watched.contains(task.id) { known.tasks[task.id] = task }
+      }
+      state.withLock { $0.known = known }
+      return (Array(known.successes.values), known.tasks)
+    }
+    // Every task: this look hands on all the successes (the metrics' last success of every
+    // job); only the watched jobs' are kept (the tracker and the hooks look at no other).
+    let fresh = try await read(nil)
+    var known = (successes: [TaskId: TaskSuccess](), tasks: [TaskId: TaskStatus]())
+    for success in fresh.successes where watched.contains(success.id) {
+      known.successes[success.id] = success
+    }
+    for task in fresh.tasks where watched.contains(task.id) { known.tasks[task.id] = task }
+    state.withLock { $0.known = known }
+    return (fresh.successes, known.tasks)
   }
 
   /// At the first look only: the episodes recorded before (nil afterwards, or with no store).

@@ -228,8 +228,11 @@ package final class Daemon: Service {
   ) -> (AlertWatch, events: AsyncStream<MonitorEvent>) {
     let watch = AlertWatch(
       clock: runtime.configuration.clock,
-      read: {
-        (try await runtime.storedSuccesses(), try await runtime.storedTasks(historyLimit: 0))
+      read: { only in
+        (
+          try await runtime.storedSuccesses(of: only),
+          try await runtime.storedTasks(historyLimit: 0, includingInput: false, of: only)
+        )
       },
       episodes: AlertWatch.EpisodeStore(
         load: { try await runtime.storedStaleEpisodes() },
@@ -239,7 +242,12 @@ package final class Daemon: Service {
       notify: { [notifier] in notifier.notify($0) })
     let events = runtime.events(
       bufferingPolicy: .bufferingNewest(1),
-      where: { [watch] in watch.isWatching && AlertWatch.mayChangeAlerts($0.kind) })
+      where: { [watch] event in
+        guard watch.isWatching, AlertWatch.mayChangeAlerts(event.kind) else { return false }
+        // Noted here, as emitted: the stream keeps only the newest event.
+        watch.noteChange(event.taskId)
+        return true
+      })
     return (watch, events)
   }
 

@@ -18,6 +18,39 @@ struct TaskSuccessTests {
         outcome: outcome, reason: nil))
   }
 
+  @Test("the successes and statuses of some tasks only: those of the ids given that are stored")
+  func readOfSomeTasks() throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let queue = try DatabaseQueue(path: directory.appendingPathComponent("store.sqlite").path)
+    try Schema.migrator.migrate(queue)
+    let ids = ["dev.example.a", "dev.example.b", "dev.example.c"].map(id)
+    try queue.write { db in
+      let rows = ids.map {
+        TaskRow(
+          request: .periodic(WorkRequest.Periodic(taskId: $0, interval: .seconds(3600))),
+          input: Data(), now: t0)
+      }
+      try TaskStore.apply(rows.map(StoreOp.upsert), in: db, historyLimit: 5)
+    }
+    let only: Set<TaskId> = [ids[0], ids[2], id("dev.example.gone")]
+    let now = t0.date
+    let read = try queue.read { db in
+      (
+        successes: try TaskSuccess.all(db).map(\.id),
+        someSuccesses: try TaskSuccess.all(db, of: only).map(\.id),
+        noSuccesses: try TaskSuccess.all(db, of: []).map(\.id),
+        statuses: try TaskStatusQuery.all(db, now: now, historyLimit: 0).map(\.id),
+        someStatuses: try TaskStatusQuery.all(db, now: now, historyLimit: 0, of: only).map(\.id)
+      )
+    }
+    #expect(read.successes == ids)
+    #expect(read.someSuccesses == [ids[0], ids[2]])
+    #expect(read.noSuccesses.isEmpty)
+    #expect(read.statuses == ids)
+    #expect(read.someStatuses == [ids[0], ids[2]])
+  }
+
   @Test("a store from before the migration gets the last success its runs still show")
   func backfilledFromRuns() throws {
     let directory = temporaryDirectory()

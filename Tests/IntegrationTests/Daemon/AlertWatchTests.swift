@@ -27,7 +27,7 @@ struct AlertWatchTests {
   func watchesOnlyWithJobAlerts() {
     let logger = Logger(label: "test.alerts")
     let watch = AlertWatch(
-      clock: ManualClock(), read: { throw CancellationError() },
+      clock: ManualClock(), read: { _ in throw CancellationError() },
       hooks: AlertHooks(runner: CommandRunner(logger: logger), logger: logger), metrics: nil,
       logger: logger)
     #expect(!watch.isWatching)
@@ -40,6 +40,45 @@ struct AlertWatchTests {
     configuration.alerts["dev.example.alerts"] = JobAlerts(alertAfter: Self.day)
     watch.configure(configuration)
     #expect(watch.isWatching)
+  }
+
+  @Test("a look reads every task first, then only those events named; a timer's look, none")
+  func looksReadOnlyWhatChanged() async throws {
+    let logger = Logger(label: "test.alerts")
+    let reads = Lock<[Set<TaskId>?]>([])
+    let clock = ManualClock()
+    let ids = try (0..<3).map { try TaskId("dev.example.alerts-\($0)") }
+    let watch = AlertWatch(
+      clock: clock,
+      read: { only in
+        reads.withLock { $0.append(only) }
+        let successes = ids.filter { only?.contains($0) ?? true }.map {
+          TaskSuccess(id: $0, createdAt: clock.now.date, lastSuccessAt: nil, state: .pending)
+        }
+        return (successes, [])
+      },
+      hooks: nil, metrics: nil, logger: logger)
+    var configuration = DaemonConfiguration(sourcePath: "/nonexistent")
+    configuration.jobs = ids.map {
+      JobDefinition(id: $0.rawValue, command: ["/bin/true"], schedule: .once(delay: .zero))
+    }
+    for id in ids { configuration.alerts[id.rawValue] = JobAlerts(alertAfter: Self.day) }
+    watch.configure(configuration)
+    await watch.look()
+    watch.noteChange(ids[1])
+    await watch.look()
+    await watch.look()  // nothing changed: as when the staleness timer fires
+    watch.noteChange(nil)
+    await watch.look()
+    watch.configure(configuration)
+    watch.noteChange(ids[0])
+    await watch.look()
+    let expected: [Set<TaskId>?] = [nil, [ids[1]], nil, nil]
+    #expect(reads.withLock { $0 } == expected)
+    // What the partial look kept: every job, not only the one read again.
+    clock.advance(by: Self.day * 2)
+    await watch.look()
+    #expect(watch.problems().compactMap(\.taskId) == ids)
   }
 
   @Test("a job failing past alert-after is stale once per episode, its hooks run once each")
@@ -63,8 +102,11 @@ struct AlertWatchTests {
     let logger = Logger(label: "test.alerts")
     let watch = AlertWatch(
       clock: clock,
-      read: {
-        (try await runtime.storedSuccesses(), try await runtime.storedTasks(historyLimit: 0))
+      read: { only in
+        (
+          try await runtime.storedSuccesses(of: only),
+          try await runtime.storedTasks(historyLimit: 0, of: only)
+        )
       },
       hooks: AlertHooks(runner: CommandRunner(logger: logger), logger: logger), metrics: nil,
       logger: logger)
@@ -158,8 +200,11 @@ struct AlertWatchTests {
     let logger = Logger(label: "test.alerts")
     let watch = AlertWatch(
       clock: clock,
-      read: {
-        (try await runtime.storedSuccesses(), try await runtime.storedTasks(historyLimit: 0))
+      read: { only in
+        (
+          try await runtime.storedSuccesses(of: only),
+          try await runtime.storedTasks(historyLimit: 0, of: only)
+        )
       },
       hooks: AlertHooks(runner: CommandRunner(logger: logger), logger: logger), metrics: nil,
       logger: logger)
