@@ -214,7 +214,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
 
   private static let upsertSQL: String = {
     let names = Columns.allCases.map(\.rawValue)
-    let values = Array(repeating: "?", count: names.count).joined(separator: ", ")
+    let values = databaseQuestionMarks(count: names.count)
     let updates = names.filter { $0 != Columns.id.rawValue }.map { "\($0) = excluded.\($0)" }
     return "INSERT INTO task (\(names.joined(separator: ", "))) VALUES (\(values)) "
       + "ON CONFLICT(id) DO UPDATE SET \(updates.joined(separator: ", "))"

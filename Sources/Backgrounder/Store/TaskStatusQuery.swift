@@ -25,9 +25,7 @@ enum TaskStatusQuery {
     let hasPause = columnNames.contains("pausedAt")
     let hasRelax = columnNames.contains("waitingSince")
     let zone = CalendarTimeZones.local()
-    let filter =
-      ids.map { "WHERE id IN (\(Array(repeating: "?", count: $0.count).joined(separator: ", ")))" }
-      ?? ""
+    let filter = ids.map { "WHERE id IN (\(databaseQuestionMarks(count: $0.count)))" } ?? ""
     let tasks = try db.makeStatement(
       sql: """
         SELECT id, kind, state, nextRun, attempt, deferrals, lastResult, lastReason,

@@ -54,10 +54,7 @@ public struct TaskSuccess: Hashable, Sendable {
   /// by id.
   static func all(_ db: Database, of ids: Set<TaskId>? = nil) throws -> [TaskSuccess] {
     let only = ids.map(Array.init) ?? []
-    let filter =
-      ids == nil
-      ? ""
-      : "WHERE task.id IN (\(Array(repeating: "?", count: only.count).joined(separator: ", ")))"
+    let filter = ids == nil ? "" : "WHERE task.id IN (\(databaseQuestionMarks(count: only.count)))"
     let rows = try Row.fetchAll(
       db,
       sql: """
