@@ -6,9 +6,31 @@ import Testing
 
 @testable import BackgrounderDaemon
 
-@Suite struct CommandRunnerTests {
+/// On threads of its own (`.blockingIO`): on the cooperative pool, in a whole `swift test` on 2
+/// cores, a run's task started 7 s late and a 20 ms sleep ended 6 s late (CI: a pause test saw
+/// its time limit run out).
+@Suite(.blockingIO, .timeLimit(.minutes(2))) struct CommandRunnerTests {
   private let runner = CommandRunner(
     gracePeriod: .milliseconds(300), logger: Logger(label: "test.command-runner"))
+
+  /// Runs `argv` as a child task, which keeps the suite's threads (a `Task {}` would run on the
+  /// cooperative pool), while `body` runs; then cancels the run and returns how it ended.
+  private func run(
+    _ argv: [String],
+    pausable: (@Sendable (_ setPaused: @escaping @Sendable (Bool) -> Void) -> Void)? = nil,
+    whileRunning body: () async throws -> Void
+  ) async throws -> CommandOutcome {
+    try await withThrowingTaskGroup(of: CommandOutcome.self) { group in
+      group.addTask {
+        await runner.run(
+          argv: argv, environment: [:], workingDirectory: nil, jobID: "a.b", pausable: pausable)
+      }
+      defer { group.cancelAll() }
+      try await body()
+      group.cancelAll()
+      return try #require(try await group.next())
+    }
+  }
 
   @Test func reportsExitStatusAndOutputTail() async {
     let outcome = await runner.run(
@@ -50,32 +72,25 @@ import Testing
       .appendingPathComponent("grandchild-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: pidFile) }
     // The shell starts a grandchild in its process group and waits for it.
-    let task = Task {
-      await runner.run(
-        argv: ["/bin/sh", "-c", "sleep 1000 & echo $! > \(pidFile); wait"],
-        environment: [:], workingDirectory: nil, jobID: "a.b")
+    var grandchild: pid_t = 0
+    let outcome = try await run(["/bin/sh", "-c", "sleep 1000 & echo $! > \(pidFile); wait"]) {
+      grandchild = try #require(
+        await eventually {
+          (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
+            pid_t($0.trimmingCharacters(in: .newlines))
+          }
+        })
     }
-    let grandchild = try #require(
-      await eventually {
-        (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
-          pid_t($0.trimmingCharacters(in: .newlines))
-        }
-      })
-    task.cancel()
-    let outcome = await task.value
     #expect(outcome.termination == .signaled(SIGTERM))
     #expect(!isAlive(grandchild), "the grandchild (\(grandchild)) outlived the cancelled run")
   }
 
   @Test func processIgnoringSigtermIsKilledAfterTheGracePeriod() async throws {
-    let task = Task {
-      await runner.run(
-        argv: ["/bin/sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done"],
-        environment: [:], workingDirectory: nil, jobID: "a.b")
+    let outcome = try await run(
+      ["/bin/sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done"]
+    ) {
+      try await Task.sleep(for: .milliseconds(200))
     }
-    try await Task.sleep(for: .milliseconds(200))
-    task.cancel()
-    let outcome = await task.value
     #expect(outcome.termination == .signaled(SIGKILL))
   }
 
@@ -83,33 +98,29 @@ import Testing
   /// it is recorded before its `setsid` may have run: a pause stops the job and nothing else.
   /// (Read from `/proc` at that moment, the group was this test process's own: the pause
   /// stopped the test.)
-  @Test(.timeLimit(.minutes(1)))
-  func aPauseStopsTheRunsGroupOnly() async throws {
+  @Test func aPauseStopsTheRunsGroupOnly() async throws {
     let pidFile = FileManager.default.temporaryDirectory
       .appendingPathComponent("paused-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: pidFile) }
     let pause = Lock<(@Sendable (Bool) -> Void)?>(nil)
-    let task = Task {
-      await runner.run(
-        argv: ["/bin/sh", "-c", "echo $$ > \(pidFile); while :; do sleep 0.05; done"],
-        environment: [:], workingDirectory: nil, jobID: "a.b",
-        pausable: { setPaused in pause.withLock { $0 = setPaused } })
-    }
-    let shell = try #require(
-      await eventually {
-        (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
-          pid_t($0.trimmingCharacters(in: .newlines))
-        }
+    let outcome = try await run(
+      ["/bin/sh", "-c", "echo $$ > \(pidFile); while :; do sleep 0.05; done"],
+      pausable: { setPaused in pause.withLock { $0 = setPaused } },
+      whileRunning: {
+        let shell = try #require(
+          await eventually {
+            (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
+              pid_t($0.trimmingCharacters(in: .newlines))
+            }
+          })
+        #expect(ProcStat.read(pid: shell)?.session == shell, "a session of its own")
+        let setPaused = try #require(pause.withLock { $0 })
+        setPaused(true)
+        let stopped = await eventually { ProcStat.read(pid: shell)?.state == "T" ? true : nil }
+        #expect(stopped == true)
+        #expect(ProcStat.read(pid: getpid())?.state != "T")
+        setPaused(false)
       })
-    #expect(ProcStat.read(pid: shell)?.session == shell, "a session of its own")
-    let setPaused = try #require(pause.withLock { $0 })
-    setPaused(true)
-    let stopped = await eventually { ProcStat.read(pid: shell)?.state == "T" ? true : nil }
-    #expect(stopped == true)
-    #expect(ProcStat.read(pid: getpid())?.state != "T")
-    setPaused(false)
-    task.cancel()
-    let outcome = await task.value
     #expect(outcome.termination == .signaled(SIGTERM))
   }
 }
