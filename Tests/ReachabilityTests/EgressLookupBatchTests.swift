@@ -135,6 +135,57 @@ import Testing
       "asked again at most twice")
   }
 
+  /// `remove_nexthop` sends `RTM_DELNEXTHOP` before it removes the routes using the nexthop
+  /// object, and those go without a notification: an answer through the deleted object's link
+  /// (a member's, for a group) is asked for again, as for a deleted route. So is one through the
+  /// link of a deleted route that used a nexthop object (the route names no link itself).
+  @Test func anAnswerThroughADeletedNexthopsLinkIsAskedForAgain() throws {
+    var engine = try FixtureReplay.synchronizedLiveEngine()
+    let primary = try #require(engine.model.status().primaryLink)
+    let other = try #require(engine.model.status().links.first { $0.index != primary.index })
+    func settle(answering index: Int) -> Int {
+      var asked = 0
+      while let request = engine.nextRequest() {
+        asked += 1
+        _ = engine.ingest(datagram: replies(to: request, interfaceIndex: Int32(index)))
+      }
+      return asked
+    }
+    /// After `deletion`, the first answer still names `other` (stale), the second does not.
+    func deletionIsConfirmed(_ deletion: [UInt8]) throws {
+      _ = engine.ingest(datagram: deletion)
+      let firstRequest = engine.nextRequest()
+      let first = try #require(firstRequest)
+      _ = engine.ingest(datagram: replies(to: first, interfaceIndex: Int32(other.index)))
+      let confirmation = engine.nextRequest()
+      let second = try #require(confirmation, "an answer through the deleted object's link")
+      _ = engine.ingest(datagram: replies(to: second, interfaceIndex: Int32(primary.index)))
+      let settled = engine.nextRequest()
+      #expect(settled == nil)
+      #expect(engine.status.primary == primary.name)
+    }
+    #expect(settle(answering: primary.index) == 1)
+    let link = Int32(other.index)
+
+    // A nexthop object on the other link, a default route through it, then the object deleted.
+    _ = engine.ingest(datagram: nexthop(id: 7, interfaceIndex: link))
+    _ = engine.ingest(datagram: defaultRoute(interfaceIndex: 0, metric: 5, nexthopID: 7))
+    #expect(settle(answering: other.index) == 1, "an added route: its answer stands")
+    try deletionIsConfirmed(nexthop(id: 7, interfaceIndex: link, deleted: true))
+
+    // A group of one member on the other link: the group deleted.
+    _ = engine.ingest(datagram: nexthop(id: 7, interfaceIndex: link))
+    _ = engine.ingest(datagram: nexthop(id: 9, group: [7]))
+    _ = engine.ingest(datagram: defaultRoute(interfaceIndex: 0, metric: 5, nexthopID: 9))
+    _ = settle(answering: other.index)
+    try deletionIsConfirmed(nexthop(id: 9, group: [7], deleted: true))
+
+    // A route through the nexthop object deleted, the object kept.
+    _ = engine.ingest(datagram: defaultRoute(interfaceIndex: 0, metric: 5, nexthopID: 7))
+    _ = settle(answering: other.index)
+    try deletionIsConfirmed(defaultRoute(interfaceIndex: 0, metric: 5, nexthopID: 7, deleted: true))
+  }
+
   /// What is still queued after an overrun is older than any new dump and has gaps, so the
   /// re-dump waits until the socket was read empty (the soak's netlink flood showed phantom
   /// links when a stale `RTM_NEWLINK` entered a dump requested too early).
@@ -175,18 +226,41 @@ import Testing
     }
   }
 
-  /// `RTM_NEWROUTE` notification: IPv4 default route via 192.0.2.254 in the main table.
+  /// `RTM_NEWROUTE` notification: IPv4 default route via 192.0.2.254 in the main table, or
+  /// through nexthop object `nexthopID` (`RTA_NH_ID`, no gateway or link of its own).
   private func defaultRoute(
-    interfaceIndex: Int32, metric: UInt32, sequence: UInt32 = 1, portID: UInt32 = 0,
-    deleted: Bool = false
+    interfaceIndex: Int32, metric: UInt32, nexthopID: UInt32? = nil, sequence: UInt32 = 1,
+    portID: UInt32 = 0, deleted: Bool = false
   ) -> [UInt8] {
-    route(
+    var through: [(UInt16, [UInt8])] = [(5, [192, 0, 2, 254]), (4, bytes(interfaceIndex))]
+    if let nexthopID { through = [(30, bytes(nexthopID))] }
+    return route(
       type: deleted ? Self.routeNew + 1 : Self.routeNew, family: 2, sequence: sequence,
       portID: portID, destinationLength: 0,
-      attributes: [
-        (15, bytes(UInt32(254))), (6, bytes(metric)), (5, [192, 0, 2, 254]),
-        (4, bytes(interfaceIndex)),
-      ])
+      attributes: [(15, bytes(UInt32(254))), (6, bytes(metric))] + through)
+  }
+
+  /// `RTM_NEWNEXTHOP` / `RTM_DELNEXTHOP`: an IPv4 nexthop object on `interfaceIndex`
+  /// (`NHA_OIF`), or a group of `group` (`NHA_GROUP`, family `AF_UNSPEC`).
+  private func nexthop(
+    id: UInt32, interfaceIndex: Int32 = 0, group: [UInt32] = [], deleted: Bool = false
+  ) -> [UInt8] {
+    // struct nhmsg: family, scope, protocol, reserved, flags.
+    var body: [UInt8] = [group.isEmpty ? 2 : 0, 0, 3, 0] + bytes(UInt32(0))
+    var attributes: [(UInt16, [UInt8])] = [(1, bytes(id))]
+    if group.isEmpty {
+      attributes.append((5, bytes(interfaceIndex)))
+    } else {
+      // struct nexthop_grp: id, weight, high, reserved.
+      attributes.append((2, group.flatMap { bytes($0) + [0, 0, 0, 0] }))
+    }
+    for (kind, payload) in attributes {
+      body += bytes(UInt16(4 + payload.count)) + bytes(kind) + payload
+    }
+    let header = NetlinkHeader(
+      length: UInt32(NetlinkHeader.size + body.count), type: deleted ? 105 : 104, flags: 0,
+      sequence: 1, portID: 0)
+    return header.encoded + body
   }
 
   private func route(

@@ -103,6 +103,11 @@ struct NetworkTables: Sendable, Equatable {
     guard let id = route.nexthopID, let nexthop = nexthops[id] else {
       return route.interfaceIndices
     }
+    return interfaces(of: nexthop)
+  }
+
+  /// The output interfaces of `nexthop`: its own, or its group members' (as known here).
+  func interfaces(of nexthop: NexthopInfo) -> [Int32] {
     if nexthop.group.isEmpty { return nexthop.interfaceIndex > 0 ? [nexthop.interfaceIndex] : [] }
     return nexthop.group.compactMap { nexthops[$0]?.interfaceIndex }.filter { $0 > 0 }
   }

@@ -57,16 +57,23 @@ struct ReachabilityEngine: Sendable {
   var localPort: UInt32?
   /// The last lookup in flight was answered (see ``takeAnsweredLookups()``).
   private var answeredLookups = false
-  /// The kernel notifies some changes before a lookup can see them: IPv4's `fib_table_delete`
-  /// sends `RTM_DELROUTE` before it unlinks the route, and a lookup takes no lock, so an answer
-  /// to a lookup asked at once may still name the deleted route, and no later notification
-  /// comes to correct it (the benchmark's add/delete pairs kept a deleted route's link primary
-  /// about once in 1,200 changes). An answer through the link of a route deleted since the last
-  /// lookups is asked for again, up to twice; then it stands (the link may have another route).
+  /// The kernel notifies some changes before a lookup can see them, and a lookup takes no lock,
+  /// so an answer to a lookup asked at once may still name what was deleted, and no later
+  /// notification comes to correct it:
+  /// - IPv4's `fib_table_delete` sends `RTM_DELROUTE` before it unlinks the route (the
+  ///   benchmark's add/delete pairs kept a deleted route's link primary about once in 1,200
+  ///   changes);
+  /// - `remove_nexthop` sends `RTM_DELNEXTHOP` before it removes the routes that use the nexthop
+  ///   object, and those go without a notification of their own.
+  ///
+  /// (A policy rule is unlinked before its `RTM_DELRULE`.) An answer through the link of a route
+  /// or nexthop object deleted since the last lookups is asked for again, up to twice; then it
+  /// stands (the link may have another route).
   static let confirmationLimit = 2
-  /// Links of the routes deleted since the last lookups were sent.
+  /// Links of the routes and nexthop objects deleted since the last lookups were sent.
   private var deletedRouteLinks: [Int32] = []
-  /// Links of the routes deleted before the lookups in flight (and their confirmations).
+  /// Links of the routes and nexthop objects deleted before the lookups in flight (and their
+  /// confirmations).
   private var suspectLinks: [Int32] = []
   /// Lookups asked again since the last change (``confirmationLimit`` at most).
   private var confirmations = 0
@@ -116,8 +123,13 @@ struct ReachabilityEngine: Sendable {
         continue
       }
       if RouteLookupRequest.isLookup(message.header), takeLookupReply(message) { continue }
-      if asksKernel, case .route(let route, .delete) = message.payload {
-        deletedRouteLinks += route.interfaceIndices
+      if asksKernel {
+        switch message.payload {
+        case .route(let route, .delete): deletedRouteLinks += model.tables.interfaces(of: route)
+        case .nexthop(let nexthop, .delete):
+          deletedRouteLinks += model.tables.interfaces(of: nexthop)
+        default: break
+        }
       }
       if case .link(let link, .new) = message.payload, model.needsFacts(forInterface: link.name) {
         let facts = lookUpFacts(forInterface: link.name, warnings: &result.warnings)
