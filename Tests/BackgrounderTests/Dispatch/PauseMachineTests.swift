@@ -135,4 +135,40 @@ import Testing
         == .runsOut(runsOut))
     #expect(machine.budgetState(token, budget: .seconds(600), now: runsOut) == .expired)
   }
+
+  @Test("a metered budget spent mid-run pauses a pausing run; bytes freed by the window thaw it")
+  func aBudgetSpentMidRunPauses() throws {
+    var machine = DispatchStateMachine(
+      settings: DispatchSettings(concurrencyLimit: 2, minimumPeriodicInterval: .seconds(60)),
+      registered: [job], network: .metered, power: .externalPower, seed: 7)
+    let budget = MeteredBudget(bytes: 200_000_000, window: .trailing(seconds: 86_400))
+    func standings(used: Int64) -> MeteredBudgetStandings {
+      MeteredBudgetStandings(tasks: [
+        job: budget.standing(
+          of: [MeteredUsageRecord(at: now.advanced(by: .seconds(-3600)), bytes: used)], at: now,
+          zone: .utc)
+      ])
+    }
+    _ = machine.meteredBudgetsChanged(standings(used: 10_000_000), now: now)
+    var constraints = WorkConstraints(networkRequired: .unmetered, meteredBudget: budget)
+    constraints.onConditionLost = .pause(max: .seconds(3600))
+    let request = WorkRequest.oneTime(.init(taskId: job, constraints: constraints))
+    _ = machine.schedule(
+      TaskRow(request: request, input: Data(), now: now), policy: .replace, now: now)
+    let (started, _) = machine.dispatch(now: now)
+    let token = try #require(started.tickets.first?.token, "under budget a metered link does")
+
+    let spent = machine.meteredBudgetsChanged(
+      standings(used: 212_000_000), now: now.advanced(by: .seconds(30)))
+    #expect(spent.stops.isEmpty)
+    #expect(spent.pauses.map(\.0) == [token])
+    #expect(spent.pauses.map(\.1) == [.networkMetered])
+    #expect(outcomes(spent) == ["paused"])
+
+    let freed = machine.meteredBudgetsChanged(
+      standings(used: 150_000_000), now: now.advanced(by: .seconds(60)))
+    #expect(freed.resumes == [token])
+    #expect(outcomes(freed) == ["resumed"])
+    #expect(machine.entries[job]?.row.attempt == 0)
+  }
 }
