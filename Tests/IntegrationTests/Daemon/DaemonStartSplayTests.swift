@@ -1,0 +1,91 @@
+import Backgrounder
+import Foundation
+import TestSupport
+import Testing
+
+/// `[daemon] start-splay` against the real daemon and python-dbusmock's logind on a private bus:
+/// one-time jobs that become due while the system sleeps (`PrepareForSleep(true)`) do not all
+/// start at the resume (`PrepareForSleep(false)`): each starts no earlier than its own offset
+/// after it, the offset fixed by the machine id and the job id (as `fixed-random-delay`).
+@Suite(
+  .blockingIO,
+  .enabled(if: LogindMock.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),
+  .timeLimit(.minutes(2)))
+struct DaemonStartSplayTests {
+  @Test("the runs that came due during a sleep start spread over start-splay after the resume")
+  func catchUpAfterResumeIsSpread() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let splay = Duration.seconds(6)
+    let ids = (1...5).map { "dev.e2e.splay-\($0)" }
+    // Each run appends the wall-clock time it started at (seconds since 1970).
+    let jobs = ids.map { id in
+      daemonShellJob(
+        id: id, script: "echo \"\(id) $(date +%s.%N)\" >> \(workspace.file("started"))",
+        schedule: "once = true\ndelay = \"3s\"")
+    }
+    try workspace.writeRawConfig(
+      """
+      [store]
+      path = "\(workspace.storePath)"
+      [control]
+      socket = "\(workspace.socketPath)"
+      [daemon]
+      start-splay = "6s"
+
+      \(jobs.joined(separator: "\n"))
+      """)
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    _ = try harness.startDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+    for id in ids {
+      _ = try await harness.waitForTask(id, "scheduled") { $0.nextRun != nil }
+    }
+    let due = try #require(try await harness.status().task(ids[0])?.nextRunDate)
+
+    // Asleep before the runs come due, awake after.
+    try logind.emit("PrepareForSleep", true)
+    try await daemonEventually("the delay lock to go", describe: harness.describe()) {
+      try logind.inhibitors().contains("sleep") ? nil : true
+    }
+    while Date() < due.addingTimeInterval(0.5) { try await Task.sleep(for: .milliseconds(100)) }
+    #expect(workspace.lines(of: "started").isEmpty, "nothing starts while the system sleeps")
+    let resumed = Date()
+    try logind.emit("PrepareForSleep", false)
+
+    let lines = try await daemonEventually("every run to start", describe: harness.describe()) {
+      workspace.lines(of: "started").count == ids.count ? workspace.lines(of: "started") : nil
+    }
+    let started = Dictionary(
+      uniqueKeysWithValues: lines.compactMap { line -> (String, Double)? in
+        let fields = line.split(separator: " ")
+        guard fields.count == 2, let at = Double(fields[1]) else { return nil }
+        return (String(fields[0]), at)
+      })
+    let machineId =
+      (try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8))?
+      .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    var offsets: [Double] = []
+    for id in ids {
+      let offset = RandomDelay.fixed(machineId: machineId, jobId: id, maximum: splay)
+      let seconds = Double(offset.components.seconds) + Double(offset.components.attoseconds) / 1e18
+      offsets.append(seconds)
+      let at = try #require(started[id], "\(lines)")
+      // No earlier than its offset after the resume (the daemon heard of it after `resumed`).
+      #expect(
+        at >= resumed.timeIntervalSince1970 + seconds - 0.05,
+        "\(id) started \(at - resumed.timeIntervalSince1970) s after the resume, its offset is \(seconds) s"
+      )
+    }
+    // Five offsets in [0, 6 s]: the runs did not start together.
+    let spread = try #require(offsets.max()) - (try #require(offsets.min()))
+    #expect(spread > 0.5, "offsets \(offsets)")
+    let starts = started.values
+    #expect(
+      try #require(starts.max()) - (try #require(starts.min())) >= spread - 0.1, "\(lines)")
+  }
+}
