@@ -64,6 +64,9 @@ struct DaemonUserIdleTests {
     }
     harness.adoptJobGroup(pausingGroup)
     #expect(try String(contentsOfFile: runs, encoding: .utf8) == "0\n")
+    try await daemonEventually("the pausing run's sleep lock", describe: harness.describe()) {
+      try logind.inhibitors().contains("\"running \(pausing)\"") ? true : nil
+    }
 
     // The user comes back: the run is stopped (its stop signal), as a retry, no attempt used.
     try logind.setIdle(false, sinceMonotonic: LogindMock.monotonicMicroseconds())
@@ -90,10 +93,17 @@ struct DaemonUserIdleTests {
     let json = try await harness.cli("status", "--json", "--config", workspace.configPath)
     #expect(json.stdout.contains("\"pauseReason\":\"userReturned\""), "\(json.stdout)")
     #expect(daemonProcessGroupAlive(pausingGroup))
+    // While paused the run holds no sleep lock; thawed, it takes one again.
+    try await daemonEventually("the paused run's lock to go", describe: harness.describe()) {
+      try logind.inhibitors().contains("\"running \(pausing)\"") ? nil : true
+    }
 
     // Idle again: after 1 s the paused run is thawed and the stopped one runs again.
     try logind.setIdle(true, sinceMonotonic: LogindMock.monotonicMicroseconds())
     _ = try await harness.waitForTask(pausing, "thawed") { $0.state == "running" }
+    try await daemonEventually("the thawed run's lock", describe: harness.describe()) {
+      try logind.inhibitors().contains("\"running \(pausing)\"") ? true : nil
+    }
     try await daemonEventually("the stopped job's second run", describe: harness.describe()) {
       workspace.lines(of: "runs") == ["0", "0"] ? true : nil
     }
