@@ -65,7 +65,7 @@ struct DaemonMeteredBudgetTests {
               metered-budget = "1MB/1d"
               backoff = { policy = "linear", initial = "10s", max-attempts = 10 }
               """))
-    _ = try harness.startDaemon()
+    let daemon = try harness.startDaemon()
 
     let waiting = try await harness.waitForTask(
       id, "waiting for the metered budget", timeout: .seconds(60)
@@ -135,6 +135,25 @@ struct DaemonMeteredBudgetTests {
     #expect(shared["spent"] as? Bool == false)
     #expect(shared["freesAt"] is String)
     #expect(human.stdout.contains("Metered budget (all jobs): "), "\(human.stdout)")
+
+    // Across a restart the counted bytes are read back from the store: the job still waits
+    // for its spent budget, with the same numbers, and the daemon's budget stands as before.
+    daemon.signal(SIGTERM)
+    #expect(await daemon.waitForExit(timeout: testEventTimeout) != nil, "\(harness.describe())")
+    _ = try harness.startDaemon()
+    let after = try await harness.waitForTask(id, "still waiting after the restart") { task in
+      task.pendingPredicates.contains { $0.kind == "meteredBudget" }
+    }
+    let waitAfter = try #require(after.pendingPredicates.first { $0.kind == "meteredBudget" })
+    #expect(waitAfter.used == used, "\(after)")
+    let restartedJSON = try await harness.cli(
+      "status", "--json", "--config", workspace.configPath)
+    let restarted = try #require(
+      try JSONSerialization.jsonObject(with: Data(restartedJSON.stdout.utf8)) as? [String: Any])
+    let sharedAfter = try #require(
+      restarted["meteredBudget"] as? [String: Any], "\(restartedJSON.stdout)")
+    #expect(sharedAfter["used"] as? Int64 == total, "\(restartedJSON.stdout)")
+    #expect(workspace.lines(of: "runs").count == 2, "no run after the restart")
   }
 
   private struct Counted: CustomStringConvertible {
