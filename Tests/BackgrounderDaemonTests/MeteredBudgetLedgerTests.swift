@@ -21,12 +21,12 @@ import Testing
     var last: MeteredBudgetStandings? { list.withLock { $0.last } }
   }
 
-  private func ledger(_ config: String, clock: ManualClock) throws -> (
-    MeteredBudgetLedger, Published
-  ) {
+  private func ledger(
+    _ config: String, clock: ManualClock, logger: Logger = Logger(label: "test")
+  ) throws -> (MeteredBudgetLedger, Published) {
     let published = Published()
     let ledger = MeteredBudgetLedger(
-      clock: clock, zone: .utc, logger: Logger(label: "test"),
+      clock: clock, zone: .utc, logger: logger,
       standingsChanged: { standings in published.list.withLock { $0.append(standings) } },
       storedBytes: { _ in [] })
     ledger.configure(
@@ -88,5 +88,36 @@ import Testing
     clock.advance(by: .seconds(MeteredBudget.longestTrailingSeconds + 2 * 86_400))
     ledger.finished(try record(id.rawValue, at: clock.now, metered: 1_000))
     #expect(ledger.heldRecords(of: id) == 1)
+  }
+
+  /// The daemon's budget is a health problem from 80 % used on, and the journal warns once as
+  /// it crosses 80 % and once as it crosses 100 %.
+  @Test func theSharedBudgetWarnsAt80And100Percent() throws {
+    let clock = ManualClock()
+    let (logger, logged) = LogCapture.make()
+    let (ledger, _) = try ledger(
+      "[network]\nmetered-budget = \"1MB/1d\"\n" + Self.jobs, clock: clock, logger: logger)
+    func warnings() -> [String] {
+      logged.withLock { $0.filter { $0.hasPrefix("metered budget 1 MB/1d") } }
+    }
+    ledger.finished(try record("dev.example.free", at: clock.now, metered: 700_000))
+    #expect(ledger.problems().isEmpty, "70 %")
+    #expect(warnings().isEmpty)
+
+    ledger.finished(try record("dev.example.free", at: clock.now, metered: 150_000))
+    let problem = try #require(ledger.problems().first, "85 %")
+    #expect(problem.kind == MeteredBudgetLedger.problemKind)
+    #expect(problem.message == "metered budget 1 MB/1d: 850 KB used (85 %), 150 KB left")
+    #expect(warnings() == [problem.message])
+    ledger.finished(try record("dev.example.free", at: clock.now, metered: 50_000))
+    #expect(warnings().count == 1, "once per level crossed")
+
+    ledger.finished(try record("dev.example.free", at: clock.now, metered: 200_000))
+    #expect(
+      ledger.problems().first?.message
+        == "metered budget 1 MB/1d: 1.1 MB used (110 %), 0 B left; jobs needing the network "
+        + "wait for an unmetered link")
+    #expect(warnings().count == 2)
+    #expect(warnings().last == ledger.problems().first?.message)
   }
 }
