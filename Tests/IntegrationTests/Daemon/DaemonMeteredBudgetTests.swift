@@ -48,6 +48,8 @@ struct DaemonMeteredBudgetTests {
       + "s.sendall(b\"x\" * \(Self.payload)); s.shutdown(socket.SHUT_WR); s.recv(16); s.close()"
     try workspace.writeConfig(
       jobs: """
+        [metrics]
+        file = "\(workspace.file("metrics.prom"))"
         [network]
         metered = ["veth0"]
         metered-budget = "10MB/30d"
@@ -121,6 +123,22 @@ struct DaemonMeteredBudgetTests {
     #expect(
       humanHistory.stdout.components(separatedBy: "other traffic on the link counts too").count
         == 3, "\(humanHistory.stdout)")
+
+    // The metrics textfile counts the same bytes, all metered.
+    let sent = counted.reduce(Int64(0)) { $0 + $1.sent }
+    let receivedBytes = counted.reduce(Int64(0)) { $0 + $1.received }
+    let expected = [
+      "backgrounder_job_network_bytes_total{job=\"\(id)\",direction=\"sent\",metered=\"true\"} \(sent)",
+      "backgrounder_job_network_bytes_total{job=\"\(id)\",direction=\"received\",metered=\"true\"} "
+        + "\(receivedBytes)",
+    ]
+    let exported = await eventually {
+      let text =
+        (try? String(contentsOfFile: workspace.file("metrics.prom"), encoding: .utf8)) ?? ""
+      return expected.allSatisfy(text.contains) ? text : nil
+    }
+    #expect(exported != nil, "\(expected)")
+    #expect(exported?.contains("metered=\"false\"") == false, "\(exported ?? "")")
 
     // `status` shows the daemon's metered budget, not spent: what all jobs used, what is left.
     let statusJSON = try await harness.cli("status", "--json", "--config", workspace.configPath)
