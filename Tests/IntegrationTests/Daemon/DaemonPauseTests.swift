@@ -134,6 +134,169 @@ struct DaemonPauseTests {
     }
   }
 
+  /// The stream crosses the link that turns metered: the job reads a file over TCP from a
+  /// server in another namespace, through `veth0`, 4 KiB at a time. A reload that lists `veth0`
+  /// as metered freezes the run mid-stream (the server's sends wait on the full window), a reload
+  /// back thaws it, and the same process ends with an intact copy in its first attempt.
+  @Test("a stream over the veth that turns metered and back is paused and ends intact")
+  func aStreamOverTheLinkThatTurnsMetered() async throws {
+    let client = try NamespaceSandbox.create(prefix: "paus")
+    defer { client.remove() }
+    let server = try NamespaceSandbox.create(prefix: "paus")
+    defer { server.remove() }
+    try server.ip("link", "del", "veth0")
+    try client.ip("link", "set", "veth1", "netns", server.name)
+    try server.ip("addr", "add", "10.237.0.2/24", "dev", "veth1")
+    try server.ip("link", "set", "veth1", "up")
+    try client.ip("addr", "add", "10.237.0.1/24", "dev", "veth0")
+    try client.ip("link", "set", "veth0", "up")
+    try client.ip("route", "add", "default", "via", "10.237.0.2", "dev", "veth0")
+
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let id = "dev.e2e.pause-stream"
+    let source = workspace.file("source")
+    let copy = workspace.file("copy")
+    let log = workspace.file("log")
+    let last = workspace.file("last-chunk")
+    let chunks = 128
+    var bytes = [UInt8](repeating: 0, count: chunks * 4096)
+    for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }
+    try Data(bytes).write(to: URL(fileURLWithPath: source))
+    let sender = try Self.startSender(
+      in: server.name, port: 4470, file: source, ready: workspace.file("ready"))
+    defer { try? sender.fileHandleForWriting.close() }
+    try await daemonEventually("the sender") {
+      FileManager.default.fileExists(atPath: workspace.file("ready")) ? true : nil
+    }
+    // 4 KiB read every 50 ms, each logged as "PID CHUNK"; the last read waits for `last-chunk`.
+    let receive = """
+      import os, socket, time
+      s = socket.create_connection(("10.237.0.2", 4470))
+      s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+      out = open("\(copy)", "wb")
+      i = 0
+      while True:
+          if i == \(chunks - 1):
+              while not os.path.exists("\(last)"): time.sleep(0.02)
+          b = b""
+          while len(b) < 4096:
+              part = s.recv(4096 - len(b))
+              if not part: break
+              b += part
+          if not b: break
+          out.write(b); out.flush()
+          with open("\(log)", "a") as f: f.write("%d %d\\n" % (os.getpid(), i))
+          i += 1
+          time.sleep(0.05)
+      """
+    let receiver = workspace.file("receive.py")
+    try receive.write(toFile: receiver, atomically: true, encoding: .utf8)
+    let job = daemonShellJob(
+      id: id, script: "exec /usr/bin/python3 \(receiver)", schedule: "once = true",
+      extra: """
+        network = "unmetered"
+        on-condition-lost = "pause"
+        pause-max = "10m"
+        budget = "10m"
+        backoff = { initial = "1h" }
+        """)
+    func writeConfig(metered: String) throws {
+      try workspace.writeRawConfig(
+        """
+        [store]
+        path = "\(workspace.storePath)"
+        [control]
+        socket = "\(workspace.socketPath)"
+        [network]
+        metered = ["\(metered)"]
+        networkmanager = false
+        modemmanager = false
+
+        \(job)
+        """)
+    }
+    try writeConfig(metered: "nothing*")
+    let harness = try DaemonHarness(workspace: workspace, namespace: client.name)
+    defer { harness.cleanUp() }
+    let daemon = try harness.startDaemon()
+    func lines() -> [(pid: String, chunk: Int)] {
+      workspace.lines(of: "log").compactMap { line in
+        let fields = line.split(separator: " ")
+        guard fields.count == 2, let chunk = Int(fields[1]) else { return nil }
+        return (String(fields[0]), chunk)
+      }
+    }
+    let pid = try await daemonEventually("the stream", describe: harness.describe()) {
+      lines().count >= 3 ? lines()[0].pid : nil
+    }
+    if let group = Int32(pid) { harness.adoptJobGroup(group) }
+
+    // veth0, the link the stream crosses, turns metered: the run is paused mid-stream.
+    try writeConfig(metered: "veth0")
+    daemon.signal(SIGHUP)
+    let paused = try await harness.waitForTask(id, "paused by the metered link") {
+      $0.state == "paused"
+    }
+    #expect(paused.attempt == 0)
+    let frozen = await eventually { Self.isFrozen(pid) ? true : nil }
+    #expect(frozen == true, "the job's process is not frozen")
+    let before = lines().count
+    _ = try await harness.cli("status", "--config", workspace.configPath)
+    #expect(lines().count == before, "the stream went on while paused")
+    #expect(before < chunks, "the copy ended before the pause")
+
+    // Unmetered again: thawed, the same process reads on to the end.
+    try writeConfig(metered: "nothing*")
+    daemon.signal(SIGHUP)
+    _ = try await harness.waitForTask(id, "thawed") { $0.state == "running" }
+    try Data().write(to: URL(fileURLWithPath: last))
+    _ = try await harness.waitForTask(id, "finished") { $0.lastResult == "success" }
+    #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == Data(bytes), "the copy differs")
+    #expect(Set(lines().map(\.pid)) == [pid], "one process")
+    #expect(lines().map(\.chunk) == Array(0..<chunks))
+    let history = try await harness.cli("history", id, "--json", "--config", workspace.configPath)
+    let runs = try JSONDecoder().decode(DaemonHistory.self, from: Data(history.stdout.utf8)).runs
+    #expect(runs.map(\.outcome) == ["success", "resumed", "paused"], "\(history.stdout)")
+    #expect(runs.allSatisfy { $0.attempt == 0 }, "\(history.stdout)")
+  }
+
+  /// A TCP server in `namespace` that sends `file` to each connection, then closes it; it ends
+  /// when the returned pipe is closed.
+  private static func startSender(in namespace: String, port: Int, file: String, ready: String)
+    throws -> Pipe
+  {
+    let process = Process()
+    let stdin = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+    process.arguments = [
+      "netns", "exec", namespace, "/usr/bin/python3", "-c",
+      """
+      import os, socket, sys, threading
+      def end():
+          sys.stdin.read()
+          os._exit(0)
+      threading.Thread(target=end, daemon=True).start()
+      s = socket.socket()
+      s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+      s.bind(("0.0.0.0", \(port)))
+      s.listen(4)
+      open("\(ready)", "w").close()
+      data = open("\(file)", "rb").read()
+      while True:
+          c, _ = s.accept()
+          c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)
+          c.sendall(data)
+          c.close()
+      """,
+    ]
+    try process.run()
+    return stdin
+  }
+
   /// Whether process `pid` is stopped (`T`) or in a frozen cgroup.
   private static func isFrozen(_ pid: String) -> Bool {
     if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
