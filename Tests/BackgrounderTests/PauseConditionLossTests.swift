@@ -122,4 +122,34 @@ struct PauseConditionLossTests {
     await h.waitFor(job) { $0 == .workStopped(attempt: 0, reason: .networkMetered) }
     #expect(worker.stopReasons == [.networkMetered])
   }
+
+  /// The harness's clock starts at 22:13:20 UTC: the run starts in its window 22:00–23:00.
+  @Test("a window end pauses the run of a pausing task; the next opening thaws the same run")
+  func windowEndPausesUntilTheNextOpening() async throws {
+    let job = id("test.pause.window")
+    let worker = PausableWorker()
+    let h = try await Harness.start(workers: [job: worker])
+    var constraints = WorkConstraints(windows: [try TimeWindow("22:00-23:00")], windowEnd: .stop)
+    constraints.onConditionLost = .pause(max: .seconds(2 * 86_400))
+    _ = await h.backgrounder.schedule(
+      WorkRequest.OneTime(taskId: job, constraints: constraints, budget: .seconds(7200)))
+    await worker.inner.waitUntilInvoked()
+
+    let closes = h.at(2800)
+    await h.clock.waitForSleepers(until: closes)
+    h.clock.advance(to: WallInstant(closes))
+    await h.waitFor(job) { $0 == .workPaused(attempt: 0, reason: .windowClosed) }
+    await worker.waitUntilTold(1)
+    #expect(worker.told == [.pause(.windowClosed)])
+
+    let opens = h.at(2800 + 23 * 3600)
+    await h.clock.waitForSleepers(until: opens)
+    h.clock.advance(to: WallInstant(opens))
+    await h.waitFor(job) { $0 == .workResumed(attempt: 0, paused: .seconds(23 * 3600)) }
+    await worker.waitUntilTold(2)
+    #expect(worker.told == [.pause(.windowClosed), .resume])
+    worker.inner.release()
+    await h.waitFor(job) { $0.isWorkCompleted }
+    #expect(worker.inner.invocations == 1)
+  }
 }

@@ -3,7 +3,8 @@ public enum WindowEnd: String, Hashable, Sendable, Codable, CaseIterable {
   /// It runs on to its end.
   case `continue`
   /// It is stopped (``StopReason/windowClosed``) and retried at the next opening, no attempt
-  /// used.
+  /// used; a task that pauses (``ConditionLossPolicy/pause(max:)``) is paused instead, and
+  /// thawed at the next opening unless its `max` runs out first.
   case stop
 }
 

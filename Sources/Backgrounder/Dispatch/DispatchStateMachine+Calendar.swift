@@ -127,12 +127,32 @@ extension DispatchStateMachine {
   }
 
   /// Stops the runs whose window closed: each is a retry at the next opening, no attempt used
-  /// (the path of a lost condition, reason ``StopReason/windowClosed``).
+  /// (the path of a lost condition, reason ``StopReason/windowClosed``). The run of a task that
+  /// pauses (``ConditionLossPolicy/pause(max:)``) is frozen instead, and thawed once one of its
+  /// windows is open again (and its other conditions hold), unless its `max` runs out first.
   mutating func stopRunsPastTheirWindow(now: WallInstant, _ effects: inout Effects) {
     for (token, closes) in windowStops where closes <= now {
       windowStops[token] = nil
       guard let id = liveRuns[token], entries[id]?.phase.token == token else { continue }
-      effects.stops.append((token, .windowClosed))
+      conditionLost(token, of: id, reason: .windowClosed, now: now, &effects)
     }
+  }
+
+  /// Whether a run is paused because its window closed (each dispatch may thaw it).
+  var hasRunsPausedForTheirWindow: Bool {
+    runPauses.values.contains { $0.reason == .windowClosed }
+  }
+
+  /// When a window next opens, after `now`, of the runs paused because theirs closed: a wake to
+  /// thaw them (one whose window is open already waits for its other conditions, which wake the
+  /// machine themselves).
+  func nextOpeningForPausedRuns(after now: WallInstant) -> WallInstant? {
+    runPauses.compactMap { token, pause -> WallInstant? in
+      guard pause.reason == .windowClosed, let id = liveRuns[token], let entry = entries[id]
+      else { return nil }
+      let opening = entry.row.constraints.windows.nextOpening(
+        atOrAfter: now, in: settings.timeZone)
+      return opening > now ? opening : nil
+    }.min()
   }
 }

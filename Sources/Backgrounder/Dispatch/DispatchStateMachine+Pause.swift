@@ -41,7 +41,11 @@ extension DispatchStateMachine {
       return
     }
     var pause = runPauses[token] ?? RunPause()
-    guard !pause.isPaused else { return }
+    guard !pause.isPaused else {
+      // Paused already: a window that closes meanwhile must open again before the thaw.
+      if reason == .windowClosed { runPauses[token]?.reason = reason }
+      return
+    }
     pause.reason = reason
     pause.since = now
     pause.until = now.advanced(by: pauseMax)
@@ -67,9 +71,11 @@ extension DispatchStateMachine {
     for token in runPauses.keys.sorted(by: { $0.value < $1.value }) {
       guard var pause = runPauses[token], let since = pause.since, !pause.stopping,
         let id = liveRuns[token], let entry = entries[id],
-        case .running(token, let startedAt, _) = entry.phase,
+        case .running(token, let startedAt, let exempt) = entry.phase,
         networkNeed(of: entry).isSatisfied(by: network),
-        unmetWhileRunning(entry.constraints).isEmpty
+        unmetWhileRunning(entry.constraints).isEmpty,
+        pause.reason != .windowClosed
+          || entry.row.constraints.windows.allowStart(at: now, in: settings.timeZone)
       else { continue }
       let paused = since.duration(to: now)
       pause.total += paused
@@ -91,6 +97,8 @@ extension DispatchStateMachine {
       effects.resumes.append(token)
       effects.events.append(
         event(id, .workResumed(attempt: entry.row.attempt, paused: paused), now))
+      // Thawed in a window that closes later: stopped (or paused) again then.
+      if !exempt { armWindowStop(token, entry.row.constraints, now: now) }
     }
   }
 

@@ -256,6 +256,7 @@ struct DispatchStateMachine: Sendable {
     judgeIdle(now: now, &effects)
     stopRunsPastTheirWindow(now: now, &effects)
     stopRunsPausedTooLong(now: now, &effects)
+    if hasRunsPausedForTheirWindow { resumePausedRuns(now: now, &effects) }
     guard !dispatchHeld else { return (effects, nil) }
     relaxWaitedOut(now: now, &effects)
     promoteClaims(now: now, &effects)
@@ -308,7 +309,7 @@ struct DispatchStateMachine: Sendable {
     while let key = wakeQueue.min, !isCurrent(key) { wakeQueue.removeMin() }
     let windowStop = [
       windowStops.values.min(), nextPauseExpiry, relaxDeadlines.values.min(),
-      nextIdleThreshold(after: now),
+      nextIdleThreshold(after: now), nextOpeningForPausedRuns(after: now),
     ]
     .compactMap { $0 }.min()
     guard let soonest = wakeQueue.min?.time else { return windowStop }

@@ -171,4 +171,67 @@ import Testing
     #expect(outcomes(freed) == ["resumed"])
     #expect(machine.entries[job]?.row.attempt == 0)
   }
+
+  /// A machine running one run of `job` in the window 22:00–23:00 UTC (`now` is 22:13:20),
+  /// `window-end = "stop"`, pausing for at most `max`.
+  private func runningInAWindow(max: Duration) throws -> (DispatchStateMachine, RunToken) {
+    var machine = machine()
+    var constraints = WorkConstraints(
+      networkRequired: .unmetered, windows: [try TimeWindow("22:00-23:00")], windowEnd: .stop)
+    constraints.onConditionLost = .pause(max: max)
+    let request = WorkRequest.oneTime(.init(taskId: job, constraints: constraints))
+    _ = machine.schedule(
+      TaskRow(request: request, input: Data(), now: now), policy: .replace, now: now)
+    let (effects, _) = machine.dispatch(now: now)
+    return (machine, try #require(effects.tickets.first?.token))
+  }
+
+  private var closes: WallInstant { now.advanced(by: .seconds(2800)) }  // 23:00
+  private var opensAgain: WallInstant { closes.advanced(by: .seconds(23 * 3600)) }  // 22:00
+
+  @Test("a window that closes pauses a pausing run; the next opening thaws it, its end pauses it")
+  func aWindowEndPausesTheRunUntilTheNextOpening() throws {
+    var (machine, token) = try runningInAWindow(max: .seconds(2 * 86_400))
+    let (closed, wake) = machine.dispatch(now: closes)
+    #expect(closed.stops.isEmpty)
+    #expect(closed.pauses.map(\.0) == [token])
+    #expect(closed.pauses.map(\.1) == [.windowClosed])
+    #expect(wake == opensAgain, "woken to thaw it when the window opens")
+    // Conditions coming and going outside the window thaw nothing.
+    _ = machine.networkChanged(.metered, now: closes.advanced(by: .seconds(60)))
+    let back = machine.networkChanged(.unmetered, now: closes.advanced(by: .seconds(120)))
+    #expect(back.resumes.isEmpty)
+
+    let (opened, nextWake) = machine.dispatch(now: opensAgain)
+    #expect(opened.resumes == [token])
+    #expect(outcomes(opened) == ["resumed"])
+    #expect(nextWake == opensAgain.advanced(by: .seconds(3600)), "its window's end, armed again")
+    let (closedAgain, _) = machine.dispatch(now: opensAgain.advanced(by: .seconds(3600)))
+    #expect(closedAgain.pauses.map(\.0) == [token])
+    #expect(machine.entries[job]?.row.attempt == 0)
+  }
+
+  @Test("a window that closes during a pause for the network must open again before the thaw")
+  func aWindowClosingDuringAPauseHoldsTheThaw() throws {
+    var (machine, token) = try runningInAWindow(max: .seconds(2 * 86_400))
+    let lost = machine.networkChanged(.metered, now: now.advanced(by: .seconds(60)))
+    #expect(lost.pauses.map(\.1) == [.networkMetered])
+    let (closed, _) = machine.dispatch(now: closes)
+    #expect(closed.stops.isEmpty && closed.pauses.isEmpty)
+    let back = machine.networkChanged(.unmetered, now: closes.advanced(by: .seconds(60)))
+    #expect(back.resumes.isEmpty, "not thawed outside its window")
+    let (opened, _) = machine.dispatch(now: opensAgain)
+    #expect(opened.resumes == [token])
+  }
+
+  @Test("paused for its window longer than its pause-max, the run is stopped as a retry")
+  func aWindowPauseRunsOutAtPauseMax() throws {
+    var (machine, token) = try runningInAWindow(max: .seconds(3600))
+    let (closed, wake) = machine.dispatch(now: closes)
+    #expect(closed.pauses.map(\.0) == [token])
+    #expect(wake == closes.advanced(by: .seconds(3600)), "its pause-max comes before the opening")
+    let (expired, _) = machine.dispatch(now: closes.advanced(by: .seconds(3600)))
+    #expect(expired.stops.map(\.0) == [token])
+    #expect(expired.stops.map(\.1) == [.windowClosed])
+  }
 }
