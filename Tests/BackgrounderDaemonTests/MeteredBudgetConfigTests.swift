@@ -1,6 +1,7 @@
 import Backgrounder
-import BackgrounderDaemon
 import Testing
+
+@testable import BackgrounderDaemon
 
 /// `metered-budget` of a job, `metered-budget` and `reset` of `[network]`: values and errors
 /// that name the key.
@@ -78,5 +79,28 @@ import Testing
     } throws: { error in
       "\(error)".contains("network.\(key)") && "\(error)".contains(message)
     }
+  }
+
+  /// `doctor` says how budgets count bytes (the link's counters, not per run) when one is set.
+  @Test func doctorSaysHowBudgetsCountBytes() throws {
+    let doctor = Doctor(configPath: "/nonexistent.toml", unitPaths: [])
+    let job = """
+      [[job]]
+      id = "dev.example.sync"
+      command = ["/bin/true"]
+      every = "1h"
+      network = "unmetered"
+      """
+    #expect(doctor.checkByteAccounting(try parse(job)) == nil, "no budget, nothing to say")
+    let own = try #require(
+      doctor.checkByteAccounting(try parse(job + "\nmetered-budget = \"1MB/1d\"")))
+    #expect(own.severity == .note)
+    #expect(
+      own.message.hasPrefix(
+        "the metered budget of dev.example.sync counts bytes from the primary link's counters"))
+    #expect(own.message.hasSuffix("per-run (cgroup) counting is not built"))
+    let shared = try #require(
+      doctor.checkByteAccounting(try parse("[network]\nmetered-budget = \"2GB/30d\"\n" + job)))
+    #expect(shared.message.hasPrefix("the daemon's metered budget (every job's runs) counts"))
   }
 }

@@ -65,6 +65,7 @@ package struct Doctor: Sendable {
     findings += checkOverrides(configuration)
     if let inhibitor = checkInhibitor(configuration.jobs) { findings.append(inhibitor) }
     if let idle = checkUserIdle(configuration.jobs) { findings.append(idle) }
+    if let accounting = checkByteAccounting(configuration) { findings.append(accounting) }
     if configuration.desktopNotices { findings.append(checkDesktopNotices()) }
     findings += checkWakeAlarms(configuration.jobs)
     findings.append(checkStore(configuration.storePath))
