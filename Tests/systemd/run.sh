@@ -314,6 +314,72 @@ else
   fail "alice's user manager did not start after loginctl enable-linger"
 fi
 
+# --- requires-idle against the real systemd-logind ---------------------------------------------
+# A graphical (wayland) session of alice's, opened through PAM by a transient unit: logind's
+# Manager.IdleHint is false while it is active. The system daemon, given one job with
+# `requires-idle = "2s"`, holds it; the session's SetIdleHint(true) (root may set it) makes
+# logind idle and the job runs 2 s later. (With no session at all logind says idle since boot.)
+idle_flag=/run/backgrounder-test-idle
+inside systemctl stop backgrounder.service 2>/dev/null || true
+inside systemctl reset-failed backgrounder.service 2>/dev/null || true
+inside tee /etc/backgrounder/config.toml >/dev/null <<TOML
+[[job]]
+id = "dev.test.idle"
+command = ["/bin/sh", "-c", "echo ran > $idle_flag"]
+once = true
+requires-idle = "2s"
+TOML
+inside systemd-run --quiet --unit=backgrounder-test-session --uid=alice -p PAMName=login \
+  -p Environment=XDG_SESSION_TYPE=wayland /bin/sleep infinity || true
+idle_session() {  # the id of alice's wayland session
+  local id
+  for id in $(inside loginctl list-sessions --no-legend 2>/dev/null | awk '{print $1}'); do
+    [[ $(inside loginctl show-session "$id" -p Type --value 2>/dev/null) == wayland ]] \
+      && { echo "$id"; return 0; }
+  done
+  return 1
+}
+manager_idle() {
+  inside busctl get-property org.freedesktop.login1 /org/freedesktop/login1 \
+    org.freedesktop.login1.Manager IdleHint 2>/dev/null
+}
+if eventually 30 idle_session >/dev/null && [[ $(manager_idle) == "b false" ]]; then
+  session=$(idle_session)
+  session_path=$(inside busctl call org.freedesktop.login1 /org/freedesktop/login1 \
+    org.freedesktop.login1.Manager GetSession s "$session" | awk '{print $2}' | tr -d '"')
+  inside systemctl start backgrounder.service || true
+  idle_waiting() {
+    inside backgrounder status --json 2>/dev/null | grep -q '"kind" *: *"userIdle"'
+  }
+  if eventually 30 idle_waiting; then
+    sleep 3
+    if inside test -e "$idle_flag"; then
+      fail "requires-idle: the job ran while alice's session was active"
+    else
+      pass "requires-idle: held while logind says the user is active (session $session, wayland)"
+    fi
+    inside busctl call org.freedesktop.login1 "$session_path" org.freedesktop.login1.Session \
+      SetIdleHint b true
+    hinted_at=$(date +%s%N)
+    ran() { inside test -e "$idle_flag"; }
+    if [[ $(manager_idle) == "b true" ]] && eventually 30 ran; then
+      after_ms=$((($(date +%s%N) - hinted_at) / 1000000))
+      ((after_ms >= 2000)) \
+        && pass "requires-idle: ran ${after_ms} ms after the session went idle (requires 2 s)" \
+        || fail "requires-idle: ran only ${after_ms} ms after the session went idle, not 2 s"
+    else
+      fail "requires-idle: did not run once logind said idle ($(manager_idle)); the daemon said:
+$(journal -u backgrounder.service | grep -iE 'idle|logind' | tail -n 10)"
+    fi
+  else
+    fail "requires-idle: the job is not waiting for the idle user: $(inside backgrounder status 2>&1 | tail -n 5)"
+  fi
+  inside systemctl stop backgrounder.service
+else
+  fail "requires-idle: no wayland session for alice, or logind idle with it ($(manager_idle)): $(inside loginctl list-sessions --no-legend 2>&1)"
+fi
+inside systemctl stop backgrounder-test-session.service 2>/dev/null || true
+
 echo "== systemd integration test: $((SECONDS - started)) s"
 if ((failures)); then
   echo "== daemon journal:"
