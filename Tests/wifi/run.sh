@@ -10,7 +10,10 @@
 # radios, with cgroup2 mounted and its cpu, io and memory controllers given to a subtree
 # (`$BACKGROUNDER_CGROUP`), run cgroups are checked under the real kernel: `cpu.weight` and
 # `io.weight` 20 by default and as a job sets them, and a run allocating past `memory-max` is
-# killed and recorded with that reason (Tests/wifi/guest/cgroup.toml). Then a real kernel
+# killed and recorded with that reason, and a job with `on-condition-lost = "pause"` whose
+# `requires-mount` goes away is frozen through its run cgroup's `cgroup.freeze` (`frozen 1`, its
+# loop stands still) and thawed when the mount is back, ending in its first attempt
+# (Tests/wifi/guest/cgroup.toml). Then a real kernel
 # power-supply driver: test_power.ko, built out of tree for the guest's kernel from Debian's
 # linux-source-6.1 and linux-headers (test-power.sh, cached beside the kernel), is loaded and
 # driven through its module parameters in a seeded random sequence (the seed is printed;
