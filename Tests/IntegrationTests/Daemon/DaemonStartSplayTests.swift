@@ -26,8 +26,15 @@ struct DaemonStartSplayTests {
     let jobs = ids.map { id in
       daemonShellJob(
         id: id, script: "echo \"\(id) $(date +%s.%N)\" >> \(workspace.file("started"))",
-        schedule: "once = true\ndelay = \"3s\"")
+        schedule: "once = true\ndelay = \"6s\"")
     }
+    // Runs until released, holding a delay lock: its lock going after PrepareForSleep(true)
+    // shows the daemon took the sleep in (a signal sent before its watch subscribed is lost).
+    let holder = "dev.e2e.splay-holder"
+    let holding = daemonShellJob(
+      id: holder,
+      script: "while [ ! -e \(workspace.file("release")) ]; do sleep 0.05; done",
+      schedule: "once = true")
     try workspace.writeRawConfig(
       """
       [store]
@@ -38,6 +45,7 @@ struct DaemonStartSplayTests {
       start-splay = "6s"
 
       \(jobs.joined(separator: "\n"))
+      \(holding)
       """)
     let harness = try DaemonHarness(workspace: workspace)
     defer { harness.cleanUp() }
@@ -46,17 +54,22 @@ struct DaemonStartSplayTests {
       _ = try await harness.waitForTask(id, "scheduled") { $0.nextRun != nil }
     }
     let due = try #require(try await harness.status().task(ids[0])?.nextRunDate)
+    try await daemonEventually("the holder's lock", describe: harness.describe()) {
+      try logind.inhibitors().contains("\"running \(holder)\"") ? true : nil
+    }
 
     // Asleep before the runs come due, awake after.
     try logind.emit("PrepareForSleep", true)
-    try await daemonEventually("the delay lock to go", describe: harness.describe()) {
-      try logind.inhibitors().contains("sleep") ? nil : true
+    try await daemonEventually("the holder's lock to go", describe: harness.describe()) {
+      try logind.inhibitors().contains("\"running \(holder)\"") ? nil : true
     }
+    #expect(Date() < due, "the sleep came after the runs were due: \(harness.describe())")
     while Date() < due.addingTimeInterval(0.5) { try await Task.sleep(for: .milliseconds(100)) }
     #expect(workspace.lines(of: "started").isEmpty, "nothing starts while the system sleeps")
     let resumed = Date()
     try logind.emit("PrepareForSleep", false)
 
+    try Data().write(to: URL(fileURLWithPath: workspace.file("release")))
     let lines = try await daemonEventually("every run to start", describe: harness.describe()) {
       workspace.lines(of: "started").count == ids.count ? workspace.lines(of: "started") : nil
     }
