@@ -315,7 +315,9 @@ struct CgroupMount {
   func remove() {
     rmdir(root + "/runs")
     rmdir(root)
-    umount(mountPoint)
+    // Detached: a descriptor still open on the hierarchy (a runtime's cgroup directory) makes
+    // a plain umount fail with EBUSY, and the mount outlived the test run (one a full run).
+    umount2(mountPoint, Int32(MNT_DETACH))
     rmdir(mountPoint)
   }
 }

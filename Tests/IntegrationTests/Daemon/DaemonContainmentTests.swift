@@ -223,7 +223,9 @@ struct TestCgroup {
     for run in runs where !run.contains(".") { rmdir(root + "/runs/" + run) }
     rmdir(root + "/runs")
     rmdir(root)
-    umount(mountPoint)
+    // Detached: a descriptor still open on the hierarchy (a runtime's cgroup directory) makes
+    // a plain umount fail with EBUSY, and the mount outlived the test run (one a full run).
+    umount2(mountPoint, Int32(MNT_DETACH))
     rmdir(mountPoint)
   }
 }
