@@ -186,6 +186,50 @@ import Testing
     try deletionIsConfirmed(defaultRoute(interfaceIndex: 0, metric: 5, nexthopID: 7, deleted: true))
   }
 
+  /// A deleted nexthop object's routes go under the routing lock after its `RTM_DELNEXTHOP`, and
+  /// a lookup takes no lock: the lookups after a deletion go out behind an `RTM_GETLINK` of the
+  /// loopback link, which the kernel answers only once the lock is free. Its reply changes
+  /// nothing; lookups after other changes go out alone.
+  @Test func lookupsAfterADeletionGoBehindABarrier() throws {
+    var engine = try FixtureReplay.synchronizedLiveEngine()
+    let primary = try #require(engine.model.status().primaryLink)
+    let other = try #require(engine.model.status().links.first { $0.index != primary.index })
+    func types(_ datagram: [UInt8]) -> [UInt16] {
+      NetlinkFraming.frames(in: datagram).compactMap { try? $0.get() }.map {
+        UInt16($0[$0.startIndex + 4]) | UInt16($0[$0.startIndex + 5]) << 8
+      }
+    }
+    let firstRequest = engine.nextRequest()
+    let first = try #require(firstRequest)
+    #expect(!types(first).contains(18), "no barrier without a deletion")
+    _ = engine.ingest(datagram: replies(to: first, interfaceIndex: Int32(primary.index)))
+    _ = engine.ingest(datagram: nexthop(id: 7, interfaceIndex: Int32(other.index)))
+    let addedRequest = engine.nextRequest()
+    let added = try #require(addedRequest)
+    #expect(!types(added).contains(18))
+    _ = engine.ingest(datagram: replies(to: added, interfaceIndex: Int32(primary.index)))
+
+    _ = engine.ingest(datagram: nexthop(id: 7, interfaceIndex: Int32(other.index), deleted: true))
+    let afterDeletionRequest = engine.nextRequest()
+    let afterDeletion = try #require(afterDeletionRequest)
+    #expect(types(afterDeletion).first == 18, "RTM_GETLINK first: \(types(afterDeletion))")
+    #expect(types(afterDeletion).dropFirst().allSatisfy { $0 == 26 })
+    let barrier = Array(try #require(NetlinkFraming.frames(in: afterDeletion).first).get())
+    func u32(at offset: Int) -> UInt32 {
+      (0..<4).reduce(UInt32(0)) { $0 | UInt32(barrier[offset + $1]) << (8 * UInt32($1)) }
+    }
+    #expect(u32(at: 20) == 1, "the loopback link")
+    // The kernel's answer to it: the loopback link as it is, with the barrier's sequence.
+    let sequence = u32(at: 8)
+    let before = engine.model.status()
+    _ = engine.ingest(datagram: loopbackLink(sequence: sequence))
+    #expect(engine.model.status() == before)
+    _ = engine.ingest(datagram: replies(to: afterDeletion, interfaceIndex: Int32(primary.index)))
+    let settled = engine.nextRequest()
+    #expect(settled == nil)
+    #expect(engine.status.primary == primary.name)
+  }
+
   /// What is still queued after an overrun is older than any new dump and has gaps, so the
   /// re-dump waits until the socket was read empty (the soak's netlink flood showed phantom
   /// links when a stale `RTM_NEWLINK` entered a dump requested too early).
@@ -238,6 +282,20 @@ import Testing
       type: deleted ? Self.routeNew + 1 : Self.routeNew, family: 2, sequence: sequence,
       portID: portID, destinationLength: 0,
       attributes: [(15, bytes(UInt32(254))), (6, bytes(metric))] + through)
+  }
+
+  /// `RTM_NEWLINK` of the loopback link (index 1, up), as the kernel answers `RTM_GETLINK`.
+  private func loopbackLink(sequence: UInt32) -> [UInt8] {
+    // struct ifinfomsg: family, pad, type ARPHRD_LOOPBACK (772), index 1, flags UP|LOOPBACK|
+    // RUNNING|LOWER_UP, change.
+    var body: [UInt8] = [0, 0] + bytes(UInt16(772)) + bytes(Int32(1))
+    body += bytes(UInt32(0x1_0049)) + bytes(UInt32(0))
+    body += bytes(UInt16(7)) + bytes(UInt16(3)) + Array("lo".utf8) + [0, 0]  // IFLA_IFNAME
+    body += bytes(UInt16(5)) + bytes(UInt16(16)) + [6, 0, 0, 0]  // IFLA_OPERSTATE: up
+    let header = NetlinkHeader(
+      length: UInt32(NetlinkHeader.size + body.count), type: 16, flags: 0, sequence: sequence,
+      portID: 0)
+    return header.encoded + body
   }
 
   /// `RTM_NEWNEXTHOP` / `RTM_DELNEXTHOP`: an IPv4 nexthop object on `interfaceIndex`

@@ -34,6 +34,25 @@ public enum RouteLookupRequest {
     return bytes
   }
 
+  /// A request the kernel answers only under the routing lock (RTNL): `RTM_GETLINK` of the
+  /// loopback link (index 1 in every namespace). Sent ahead of lookups in the same datagram, it
+  /// holds them until a change the kernel has notified but not finished (a deleted nexthop
+  /// object's routes are removed after its `RTM_DELNEXTHOP`, under the lock) is done, as the
+  /// kernel handles a datagram's messages in order. `sequence` gets ``sequenceMarker`` added.
+  public static func barrier(sequence: UInt32) -> [UInt8] {
+    let header = NetlinkHeader(
+      length: UInt32(NetlinkHeader.size + 16), type: 18,  // RTM_GETLINK
+      flags: NetlinkConstant.flagRequest, sequence: sequence | sequenceMarker, portID: 0)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(Int(header.length))
+    header.append(to: &bytes)
+    // struct ifinfomsg: family, pad, type, index 1 (lo), flags, change.
+    bytes.append(contentsOf: [0, 0, 0, 0])
+    bytes.appendHostOrder(Int32(1))
+    bytes.append(contentsOf: repeatElement(0, count: 8))
+    return bytes
+  }
+
   /// Whether `header` belongs to a lookup (a request, its reply or its error), judged by the
   /// sequence marker; dump replies (`NLM_F_MULTI`) never do.
   public static func isLookup(_ header: NetlinkHeader) -> Bool {

@@ -66,10 +66,17 @@ struct ReachabilityEngine: Sendable {
   /// - `remove_nexthop` sends `RTM_DELNEXTHOP` before it removes the routes that use the nexthop
   ///   object, and those go without a notification of their own.
   ///
-  /// (A policy rule is unlinked before its `RTM_DELRULE`.) An answer through the link of a route
-  /// or nexthop object deleted since the last lookups is asked for again, up to twice; then it
-  /// stands (the link may have another route).
+  /// (A policy rule is unlinked before its `RTM_DELRULE`.) Both finish under the routing lock
+  /// (RTNL), which a lookup does not take: so lookups after a deletion go out behind a
+  /// ``RouteLookupRequest/barrier(sequence:)``, which the kernel answers only once the lock is
+  /// free, and they see the change done (a loop of 3,000 nexthop deletions against the kernel
+  /// kept the deleted object's link primary 2 times without either measure, once with the
+  /// confirmations alone). An answer through the link of a route or nexthop object deleted since
+  /// the last lookups is still asked for again, up to twice; then it stands (the link may have
+  /// another route).
   static let confirmationLimit = 2
+  /// The sequence number of the barrier in flight, whose reply is not a change.
+  private var barrierInFlight: UInt32?
   /// Links of the routes and nexthop objects deleted since the last lookups were sent.
   private var deletedRouteLinks: [Int32] = []
   /// Links of the routes and nexthop objects deleted before the lookups in flight (and their
@@ -122,7 +129,15 @@ struct ReachabilityEngine: Sendable {
         result.warnings.append("skipped \(error)")
         continue
       }
-      if RouteLookupRequest.isLookup(message.header), takeLookupReply(message) { continue }
+      if RouteLookupRequest.isLookup(message.header) {
+        if let barrier = barrierInFlight, message.header.sequence == barrier,
+          localPort.map({ message.header.portID == $0 }) ?? true
+        {
+          barrierInFlight = nil  // the loopback link as it is, or an error: nothing changed
+          continue
+        }
+        if takeLookupReply(message) { continue }
+      }
       if asksKernel {
         switch message.payload {
         case .route(let route, .delete): deletedRouteLinks += model.tables.interfaces(of: route)
@@ -242,6 +257,7 @@ struct ReachabilityEngine: Sendable {
     awaitingDrain = true
     requestDumps(ObjectKind.allCases)
     lookupsInFlight = [:]
+    barrierInFlight = nil
     answeredLookups = false
     needsLookup = asksKernel
   }
@@ -277,6 +293,12 @@ struct ReachabilityEngine: Sendable {
     let families = familiesToAsk()
     guard !families.isEmpty else { return nil }
     var datagram: [UInt8] = []
+    if !suspectLinks.isEmpty {
+      let sequence = (nextSequence & ~RouteLookupRequest.sequenceMarker)
+      nextSequence &+= 1
+      datagram += RouteLookupRequest.barrier(sequence: sequence)
+      barrierInFlight = sequence | RouteLookupRequest.sequenceMarker
+    }
     for family in families {
       let sequence = (nextSequence & ~RouteLookupRequest.sequenceMarker)
       nextSequence &+= 1
