@@ -214,20 +214,10 @@ struct DaemonMeteredBudgetTests {
   private func startReceiver(in namespace: String, port: Int, log: String, ready: String) throws
     -> Pipe
   {
-    let process = Process()
-    let stdin = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-    process.arguments = [
-      "netns", "exec", namespace, "/usr/bin/python3", "-c",
+    try startPythonInNamespace(
+      namespace,
       """
-      import os, socket, sys, threading
-      def end():
-          sys.stdin.read()
-          os._exit(0)
-      threading.Thread(target=end, daemon=True).start()
+      import socket
       s = socket.socket()
       s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
       s.bind(("0.0.0.0", \(port)))
@@ -245,9 +235,6 @@ struct DaemonMeteredBudgetTests {
               f.write("%d\\n" % n)
           c.sendall(b"k")
           c.close()
-      """,
-    ]
-    try process.run()
-    return stdin
+      """)
   }
 }

@@ -69,13 +69,7 @@ struct DaemonPauseTests {
     let harness = try DaemonHarness(workspace: workspace, namespace: sandbox.name)
     defer { harness.cleanUp() }
     let daemon = try harness.startDaemon()
-    func lines() -> [(pid: String, chunk: Int)] {
-      workspace.lines(of: "log").compactMap { line in
-        let fields = line.split(separator: " ")
-        guard fields.count == 2, let chunk = Int(fields[1]) else { return nil }
-        return (String(fields[0]), chunk)
-      }
-    }
+    func lines() -> [(pid: String, chunk: Int)] { Self.chunks(logged: workspace.lines(of: "log")) }
 
     let pid = try await daemonEventually("the copy streaming", describe: harness.describe()) {
       lines().count >= 3 ? lines()[0].pid : nil
@@ -220,13 +214,7 @@ struct DaemonPauseTests {
     let harness = try DaemonHarness(workspace: workspace, namespace: client.name)
     defer { harness.cleanUp() }
     let daemon = try harness.startDaemon()
-    func lines() -> [(pid: String, chunk: Int)] {
-      workspace.lines(of: "log").compactMap { line in
-        let fields = line.split(separator: " ")
-        guard fields.count == 2, let chunk = Int(fields[1]) else { return nil }
-        return (String(fields[0]), chunk)
-      }
-    }
+    func lines() -> [(pid: String, chunk: Int)] { Self.chunks(logged: workspace.lines(of: "log")) }
     let pid = try await daemonEventually("the stream", describe: harness.describe()) {
       lines().count >= 3 ? lines()[0].pid : nil
     }
@@ -266,20 +254,10 @@ struct DaemonPauseTests {
   private static func startSender(in namespace: String, port: Int, file: String, ready: String)
     throws -> Pipe
   {
-    let process = Process()
-    let stdin = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-    process.arguments = [
-      "netns", "exec", namespace, "/usr/bin/python3", "-c",
+    try startPythonInNamespace(
+      namespace,
       """
-      import os, socket, sys, threading
-      def end():
-          sys.stdin.read()
-          os._exit(0)
-      threading.Thread(target=end, daemon=True).start()
+      import socket
       s = socket.socket()
       s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
       s.bind(("0.0.0.0", \(port)))
@@ -291,10 +269,16 @@ struct DaemonPauseTests {
           c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)
           c.sendall(data)
           c.close()
-      """,
-    ]
-    try process.run()
-    return stdin
+      """)
+  }
+
+  /// The "PID CHUNK" lines a streaming job logged, parsed.
+  private static func chunks(logged lines: [String]) -> [(pid: String, chunk: Int)] {
+    lines.compactMap { line in
+      let fields = line.split(separator: " ")
+      guard fields.count == 2, let chunk = Int(fields[1]) else { return nil }
+      return (String(fields[0]), chunk)
+    }
   }
 
   /// Whether process `pid` is stopped (`T`) or in a frozen cgroup.
