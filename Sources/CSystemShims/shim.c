@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -521,4 +522,167 @@ pid_t csystem_spawn_gated(
 
 void csystem_spawn_release_stack(void *stack) {
   if (stack != NULL) munmap(stack, child_stack_size);
+}
+
+// MARK: - A run's bytes, counted in the kernel (cgroup_skb)
+
+#include <linux/bpf.h>
+
+static long bpf_call(int command, union bpf_attr *attributes) {
+  return syscall(SYS_bpf, command, attributes, sizeof *attributes);
+}
+
+int csystem_run_bytes_map_create(void) {
+  union bpf_attr attributes;
+  memset(&attributes, 0, sizeof attributes);
+  attributes.map_type = BPF_MAP_TYPE_HASH;
+  attributes.key_size = sizeof(uint32_t);
+  attributes.value_size = sizeof(uint64_t);
+  // Interfaces × 2 directions a run's packets cross; on a full map the program's insert fails
+  // and that packet goes uncounted (256 interfaces at once: not a run on a laptop).
+  attributes.max_entries = 256;
+  attributes.map_flags = 0;
+  return (int)bpf_call(BPF_MAP_CREATE, &attributes);
+}
+
+#define INSN(c, d, s, o, i) \
+  ((struct bpf_insn){.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)})
+#define MOV64_REG(d, s) INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define MOV64_IMM(d, i) INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define ADD64_IMM(d, i) INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
+#define OR32_IMM(d, i) INSN(BPF_ALU | BPF_OR | BPF_K, d, 0, 0, i)
+#define LDX_W(d, s, o) INSN(BPF_LDX | BPF_MEM | BPF_W, d, s, o, 0)
+#define STX_W(d, s, o) INSN(BPF_STX | BPF_MEM | BPF_W, d, s, o, 0)
+#define STX_DW(d, s, o) INSN(BPF_STX | BPF_MEM | BPF_DW, d, s, o, 0)
+#define ATOMIC_ADD_DW(d, s, o) INSN(BPF_STX | BPF_ATOMIC | BPF_DW, d, s, o, BPF_ADD)
+// A 64-bit load takes two instructions: the map's descriptor, then the upper half (0).
+#define EMIT_LD_MAP_FD(d, fd)                                                       \
+  do {                                                                             \
+    program[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd); \
+    program[n++] = INSN(0, 0, 0, 0, 0);                                            \
+  } while (0)
+#define CALL(helper) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, helper)
+#define JEQ_IMM(d, i, o) INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
+#define JA(o) INSN(BPF_JMP | BPF_JA, 0, 0, o, 0)
+#define EXIT() INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+
+int csystem_run_bytes_program_load(int map_fd, int ingress) {
+  struct bpf_insn program[40];
+  int n = 0;
+  // r6 = the packet.
+  program[n++] = MOV64_REG(BPF_REG_6, BPF_REG_1);
+  // r7 = its length; the key (its interface, with the ingress bit) at fp-4, r7 at fp-16.
+  program[n++] = LDX_W(BPF_REG_7, BPF_REG_6, offsetof(struct __sk_buff, len));
+  if (ingress) {
+    program[n++] = LDX_W(BPF_REG_2, BPF_REG_6, offsetof(struct __sk_buff, ingress_ifindex));
+    program[n++] = OR32_IMM(BPF_REG_2, (int32_t)CSYSTEM_RUN_BYTES_INGRESS);
+  } else {
+    program[n++] = LDX_W(BPF_REG_2, BPF_REG_6, offsetof(struct __sk_buff, ifindex));
+  }
+  program[n++] = STX_W(BPF_REG_10, BPF_REG_2, -4);
+  program[n++] = STX_DW(BPF_REG_10, BPF_REG_7, -16);
+  // The key's counter, when there: add atomically and pass the packet.
+  EMIT_LD_MAP_FD(BPF_REG_1, map_fd);
+  program[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
+  program[n++] = ADD64_IMM(BPF_REG_2, -4);
+  program[n++] = CALL(BPF_FUNC_map_lookup_elem);
+  program[n++] = JEQ_IMM(BPF_REG_0, 0, 2);
+  program[n++] = ATOMIC_ADD_DW(BPF_REG_0, BPF_REG_7, 0);
+  int to_pass_1 = n;
+  program[n++] = JA(0);
+  // Not there: insert it with this length (BPF_NOEXIST); when another CPU inserted it
+  // meanwhile, look it up again and add.
+  EMIT_LD_MAP_FD(BPF_REG_1, map_fd);
+  program[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
+  program[n++] = ADD64_IMM(BPF_REG_2, -4);
+  program[n++] = MOV64_REG(BPF_REG_3, BPF_REG_10);
+  program[n++] = ADD64_IMM(BPF_REG_3, -16);
+  program[n++] = MOV64_IMM(BPF_REG_4, BPF_NOEXIST);
+  program[n++] = CALL(BPF_FUNC_map_update_elem);
+  int to_pass_2 = n;
+  program[n++] = JEQ_IMM(BPF_REG_0, 0, 0);
+  EMIT_LD_MAP_FD(BPF_REG_1, map_fd);
+  program[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
+  program[n++] = ADD64_IMM(BPF_REG_2, -4);
+  program[n++] = CALL(BPF_FUNC_map_lookup_elem);
+  program[n++] = JEQ_IMM(BPF_REG_0, 0, 1);
+  program[n++] = ATOMIC_ADD_DW(BPF_REG_0, BPF_REG_7, 0);
+  // pass: return 1 (0 would drop the packet).
+  int pass = n;
+  program[n++] = MOV64_IMM(BPF_REG_0, 1);
+  program[n++] = EXIT();
+  program[to_pass_1].off = (int16_t)(pass - to_pass_1 - 1);
+  program[to_pass_2].off = (int16_t)(pass - to_pass_2 - 1);
+
+  union bpf_attr attributes;
+  memset(&attributes, 0, sizeof attributes);
+  attributes.prog_type = BPF_PROG_TYPE_CGROUP_SKB;
+  attributes.insns = (uint64_t)(uintptr_t)program;
+  attributes.insn_cnt = (uint32_t)n;
+  attributes.license = (uint64_t)(uintptr_t)"GPL";
+  attributes.expected_attach_type = ingress ? BPF_CGROUP_INET_INGRESS : BPF_CGROUP_INET_EGRESS;
+  strncpy(attributes.prog_name, ingress ? "bg_run_bytes_in" : "bg_run_bytes_out",
+    sizeof attributes.prog_name - 1);
+  return (int)bpf_call(BPF_PROG_LOAD, &attributes);
+}
+
+int csystem_run_priority_program_load(unsigned int priority) {
+  struct bpf_insn program[] = {
+    MOV64_IMM(BPF_REG_2, (int32_t)priority),
+    STX_W(BPF_REG_1, BPF_REG_2, offsetof(struct __sk_buff, priority)),
+    MOV64_IMM(BPF_REG_0, 1),
+    EXIT(),
+  };
+  union bpf_attr attributes;
+  memset(&attributes, 0, sizeof attributes);
+  attributes.prog_type = BPF_PROG_TYPE_CGROUP_SKB;
+  attributes.insns = (uint64_t)(uintptr_t)program;
+  attributes.insn_cnt = sizeof program / sizeof program[0];
+  attributes.license = (uint64_t)(uintptr_t)"GPL";
+  attributes.expected_attach_type = BPF_CGROUP_INET_EGRESS;
+  strncpy(attributes.prog_name, "bg_run_priority", sizeof attributes.prog_name - 1);
+  return (int)bpf_call(BPF_PROG_LOAD, &attributes);
+}
+
+int csystem_cgroup_program_attach(int program_fd, int cgroup_fd, int ingress) {
+  union bpf_attr attributes;
+  memset(&attributes, 0, sizeof attributes);
+  attributes.target_fd = (uint32_t)cgroup_fd;
+  attributes.attach_bpf_fd = (uint32_t)program_fd;
+  attributes.attach_type = ingress ? BPF_CGROUP_INET_INGRESS : BPF_CGROUP_INET_EGRESS;
+  attributes.attach_flags = BPF_F_ALLOW_MULTI;
+  return (int)bpf_call(BPF_PROG_ATTACH, &attributes);
+}
+
+int csystem_run_bytes_read(
+  int map_fd, unsigned int *keys, unsigned long long *values, int capacity) {
+  int count = 0;
+  uint32_t key = 0, next = 0;
+  int first = 1;
+  while (count < capacity) {
+    union bpf_attr attributes;
+    memset(&attributes, 0, sizeof attributes);
+    attributes.map_fd = (uint32_t)map_fd;
+    attributes.key = first ? 0 : (uint64_t)(uintptr_t)&key;
+    attributes.next_key = (uint64_t)(uintptr_t)&next;
+    if (bpf_call(BPF_MAP_GET_NEXT_KEY, &attributes) < 0) {
+      if (errno == ENOENT) break;  // the last key
+      return -1;
+    }
+    first = 0;
+    key = next;
+    uint64_t value = 0;
+    memset(&attributes, 0, sizeof attributes);
+    attributes.map_fd = (uint32_t)map_fd;
+    attributes.key = (uint64_t)(uintptr_t)&key;
+    attributes.value = (uint64_t)(uintptr_t)&value;
+    if (bpf_call(BPF_MAP_LOOKUP_ELEM, &attributes) < 0) {
+      if (errno == ENOENT) continue;  // never deleted; kept for safety
+      return -1;
+    }
+    keys[count] = key;
+    values[count] = value;
+    count++;
+  }
+  return count;
 }

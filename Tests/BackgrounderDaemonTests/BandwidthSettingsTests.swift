@@ -1,4 +1,5 @@
 import Backgrounder
+import SystemCalls
 import Testing
 
 @testable import BackgrounderDaemon
@@ -104,7 +105,7 @@ import Testing
     #expect(slots.owners == [0: "a", 1: "d", 2: "c"])
   }
 
-  @Test("support needs CAP_NET_ADMIN and a mounted net_prio hierarchy")
+  @Test("support needs CAP_NET_ADMIN and run cgroups with BPF, or a mounted net_prio hierarchy")
   func detection() {
     let v1 = """
       30 25 0:26 / /sys/fs/cgroup/cpu rw,relatime shared:9 - cgroup cgroup rw,cpu
@@ -119,6 +120,20 @@ import Testing
     #expect(
       RunShaping.detect(mountinfo: v1, hasNetAdmin: false).unavailableReason?.contains(
         "CAP_NET_ADMIN") == true)
+    // Runs with a cgroup v2 each: the BPF classifier, when the kernel takes it.
+    #expect(
+      RunShaping.detect(mountinfo: v2, hasNetAdmin: true, runCgroups: true, loadsPrograms: { nil })
+        == .cgroupPriority)
+    let refused = RunShaping.detect(
+      mountinfo: v2, hasNetAdmin: true, runCgroups: true,
+      loadsPrograms: { SystemCallError("bpf prog load", errno: .permissionDenied) })
+    #expect(
+      refused.unavailableReason?.hasPrefix("the kernel refused the classifier on run cgroups")
+        == true, "\(refused)")
+    #expect(
+      RunShaping.detect(
+        mountinfo: v2, hasNetAdmin: false, runCgroups: true, loadsPrograms: { nil }
+      ).unavailableReason?.contains("CAP_NET_ADMIN") == true)
   }
 }
 

@@ -97,8 +97,8 @@ import Testing
     #expect(own.severity == .note)
     #expect(
       own.message.hasPrefix(
-        "the metered budget of dev.example.sync counts bytes from the primary link's counters"))
-    #expect(own.message.hasSuffix("per-run (cgroup) counting is not built"))
+        "the metered budget of dev.example.sync counts each run's own bytes in the kernel"))
+    #expect(own.message.contains("(accounting \"link\")"))
     let shared = try #require(
       doctor.checkByteAccounting(try parse("[network]\nmetered-budget = \"2GB/30d\"\n" + job)))
     #expect(shared.message.hasPrefix("the daemon's metered budget (every job's runs) counts"))

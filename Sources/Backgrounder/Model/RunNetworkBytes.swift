@@ -3,7 +3,8 @@ public enum ByteAccounting: String, Hashable, Sendable, Codable {
   /// The primary link's interface counters over the run: approximate, other traffic on the
   /// link (other runs, other programs) counts too.
   case link
-  /// Per-cgroup socket accounting of the run's own traffic (not built yet).
+  /// The run's own packets, counted by the kernel on the run's cgroup v2 (a `cgroup_skb`
+  /// program at its ingress and egress): exact for the run, IP headers included.
   case cgroup
 }
 

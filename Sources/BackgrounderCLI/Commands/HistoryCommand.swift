@@ -18,10 +18,12 @@ struct HistoryCommand: AsyncParsableCommand {
       output (the last 20 lines, at most 4 KiB) for runs recorded since they are kept.
 
       A run whose bytes were counted shows them: sent, received, and how much of it crossed \
-      metered links. They are the primary link's counters over the run (accounting "link"): \
-      approximate, other traffic on the link counts too. In JSON: "bytes" and "meteredBytes" \
-      ({"sent": N, "received": N}) and "accounting" ("link"); all three are null for a run \
-      without counted bytes (it never started, or it was recorded before bytes were counted).
+      metered links: the run's own packets, counted by the kernel on its cgroup (accounting \
+      "cgroup"), or, where runs have no cgroup v2 of their own, the primary link's counters \
+      over the run (accounting "link": approximate, other traffic on the link counts too). In \
+      JSON: "bytes" and "meteredBytes" ({"sent": N, "received": N}) and "accounting" \
+      ("cgroup" or "link"); all three are null for a run without counted bytes (it never \
+      started, or it was recorded before bytes were counted).
 
       Read read-only from the store (safe while the daemon runs). The store keeps the newest \
       20 runs of each job.
@@ -197,7 +199,7 @@ struct HistoryRun: Encodable {
     let how =
       switch bytes.accounting {
       case .link: "approximate: the primary link's counters; other traffic on the link counts too"
-      case .cgroup: "counted for the run's cgroup"
+      case .cgroup: "the run's own packets, counted by the kernel"
       }
     return "\(MeteredBudget.byteText(bytes.sent)) sent, "
       + "\(MeteredBudget.byteText(bytes.received)) received, "

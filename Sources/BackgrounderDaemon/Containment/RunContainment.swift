@@ -37,7 +37,7 @@ package struct RunContainment: Sendable {
   /// The daemon's containment, called once at start while holding the store lock: makes the
   /// daemon a child subreaper, uses its delegated cgroup when there is one, ends what is left
   /// of runs interrupted by the previous daemon's death, and finds whether bandwidth caps can be
-  /// enforced (removing the classes such runs left, ``RunShaping/prepare(logger:)``).
+  /// enforced (removing the classes such runs left, ``RunShaping/prepare(runCgroups:logger:)``).
   package static func prepare(storePath: String, logger: Logger) async throws -> RunContainment {
     if !Subreaper.enable() {
       logger.warning(
@@ -48,7 +48,8 @@ package struct RunContainment: Sendable {
       cgroups: RunCgroups.delegated(logger: logger), storePath: storePath, logger: logger)
     await LeftoverRuns.terminate(in: containment)
     // After the leftover runs ended: their net_prio cgroups are empty and can go.
-    containment.shaping = RunShaping.prepare(logger: logger)
+    containment.shaping = RunShaping.prepare(
+      runCgroups: containment.cgroups != nil, logger: logger)
     return containment
   }
 

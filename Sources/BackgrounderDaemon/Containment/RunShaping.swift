@@ -7,15 +7,20 @@ import Netlink
 import SystemCalls
 
 /// How the kernel can put a run's packets in its HTB class (``TrafficShaper``), found once at
-/// daemon start.
+/// daemon start. Either way the packets' priority is set to the run's class id, and HTB takes a
+/// priority naming one of its leaf classes as the class — no tc filter, so no `cls_cgroup`
+/// module.
 ///
-/// The one way built: a cgroup v1 `net_prio` hierarchy. Each capped run gets a `net_prio`
-/// cgroup (`<mount>/backgrounder/<run id>`) whose `net_prio.ifpriomap` maps the primary link to
-/// the run's class id; the kernel sets `skb->priority` of every packet from the run's sockets
-/// to it, and HTB takes a priority naming one of its leaf classes as the class — no tc filter,
-/// so no `cls_cgroup` module. Not built: `net_cls` + a `cgroup` tc filter (needs `cls_cgroup`)
-/// and a cgroup2-only BPF program (`cgroup_skb` writing `skb->priority`).
+/// - ``cgroupPriority``, where runs get a cgroup v2 of their own: a `cgroup_skb` egress program
+///   on the run's cgroup sets the priority of each of its packets
+///   (``csystem_run_priority_program_load``).
+/// - ``netPrio(directory:)``, elsewhere: a cgroup v1 `net_prio` hierarchy. Each capped run gets
+///   a `net_prio` cgroup (`<mount>/backgrounder/<run id>`) whose `net_prio.ifpriomap` maps the
+///   primary link to the run's class id.
 package enum ShapingSupport: Sendable, Equatable {
+  /// Runs have a cgroup v2 each, the daemon may load BPF programs and change qdiscs
+  /// (`CAP_NET_ADMIN`).
+  case cgroupPriority
   /// The `net_prio` hierarchy's directory for the daemon's run cgroups, and the daemon may
   /// change qdiscs (`CAP_NET_ADMIN`).
   case netPrio(directory: String)
@@ -71,20 +76,20 @@ struct ShapingSlots: Sendable, Equatable {
   }
 }
 
-/// A run being capped: its class and its `net_prio` cgroup.
+/// A run being capped: its class, and its `net_prio` cgroup when classified by one.
 package struct ShapedRun: Sendable {
   let runID: String
   let interface: String
   let slot: UInt32
   let bitsPerSecond: UInt64
-  /// The run's `net_prio` cgroup directory.
-  let cgroup: String
+  /// The run's `net_prio` cgroup directory (``ShapingSupport/netPrio(directory:)`` only).
+  let netPrioCgroup: String?
   var classID: UInt32 { TrafficShaper.classID(slot: slot) }
 }
 
 /// Caps runs' egress (`bandwidth`, `metered-bandwidth`): an HTB class per capped run on the
-/// primary link the run starts on, its packets classified by its `net_prio` cgroup
-/// (``ShapingSupport``). Ingress is not shaped. Classes go when the run ends, and at daemon
+/// primary link the run starts on, its packets classified by a program on its cgroup v2 or by
+/// its `net_prio` cgroup (``ShapingSupport``). Ingress is not shaped. Classes go when the run ends, and at daemon
 /// start (``prepare(logger:)``) whatever a killed daemon left behind.
 package final class RunShaping: Sendable {
   package let support: ShapingSupport
@@ -111,11 +116,12 @@ package final class RunShaping: Sendable {
   /// The directory of the daemon's `net_prio` cgroups under the hierarchy's mount point.
   static let directoryName = "backgrounder"
 
-  /// Finds what the daemon can do (``detect()``) and removes what a previous daemon left: its
-  /// HTB qdiscs on every link and its empty `net_prio` cgroups.
-  package static func prepare(logger: Logger) -> RunShaping {
-    let support = detect()
-    if case .netPrio(let directory) = support {
+  /// Finds what the daemon can do (``detect(mountinfo:hasNetAdmin:creating:runCgroups:)``;
+  /// `runCgroups`: runs get a cgroup v2 each) and removes what a previous daemon left: its HTB
+  /// qdiscs on every link and its empty `net_prio` cgroups.
+  package static func prepare(runCgroups: Bool, logger: Logger) -> RunShaping {
+    let support = detect(runCgroups: runCgroups)
+    if support.unavailableReason == nil {
       do {
         for link in try TrafficShaper.removeAll() {
           logger.notice(
@@ -124,6 +130,8 @@ package final class RunShaping: Sendable {
       } catch {
         logger.warning("cannot remove leftover bandwidth classes", metadata: ["error": "\(error)"])
       }
+    }
+    if case .netPrio(let directory) = support {
       let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
       for name in names where RunCgroups.isCgroup(directory + "/" + name) {
         RunCgroups.remove(directory + "/" + name)
@@ -164,20 +172,36 @@ package final class RunShaping: Sendable {
     ]
   }
 
-  /// Whether caps can be enforced here: `CAP_NET_ADMIN`, and a mounted cgroup v1 hierarchy with
-  /// the `net_prio` controller (its `backgrounder` directory created when missing, unless not
-  /// `creating`: what `doctor` asks).
+  /// Whether caps can be enforced here: `CAP_NET_ADMIN`, and either runs with a cgroup v2 each
+  /// (`runCgroups`) and BPF programs allowed (`loadsPrograms`), or a mounted cgroup v1 hierarchy
+  /// with the `net_prio` controller (its `backgrounder` directory created when missing, unless
+  /// not `creating`: what `doctor` asks).
   package static func detect(
     mountinfo: String? = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8),
-    hasNetAdmin: Bool = Doctor.hasCapability(capabilityNetAdmin), creating: Bool = true
+    hasNetAdmin: Bool = Doctor.hasCapability(capabilityNetAdmin), creating: Bool = true,
+    runCgroups: Bool = false,
+    loadsPrograms: () -> SystemCallError? = {
+      CgroupProgram.probe { csystem_run_priority_program_load(0) }
+    }
   ) -> ShapingSupport {
     guard hasNetAdmin else {
       return .unavailable("the daemon has no CAP_NET_ADMIN (needed to add tc classes)")
     }
+    var refused: SystemCallError?
+    if runCgroups {
+      refused = loadsPrograms()
+      if refused == nil { return .cgroupPriority }
+    }
     guard let mount = netPrioMount(mountinfo ?? "") else {
+      let cgroup2 =
+        if let refused {
+          "the kernel refused the classifier on run cgroups (\(refused))"
+        } else {
+          "runs have no cgroup v2 of their own (a delegated cgroup: Delegate=yes)"
+        }
       return .unavailable(
-        "no cgroup v1 net_prio hierarchy is mounted (mount -t cgroup -o net_prio none "
-          + "/sys/fs/cgroup/net_prio); a cgroup2-only classifier is not built")
+        "\(cgroup2), and no cgroup v1 net_prio hierarchy is mounted (mount -t cgroup -o "
+          + "net_prio none /sys/fs/cgroup/net_prio)")
     }
     do {
       let root = try TrustedDirectory.open(mount, creating: false, owners: .ownUser)
@@ -209,9 +233,12 @@ package final class RunShaping: Sendable {
     return nil
   }
 
-  /// Carries out `decision` for run `runID` of `jobID` before it starts: a `net_prio` cgroup
-  /// mapping the link to a new class, and the class. Nil when the run goes uncapped (logged).
-  func begin(runID: String, jobID: String, decision: ShapingDecision) -> ShapedRun? {
+  /// Carries out `decision` for run `runID` of `jobID` before it starts: the class, and what
+  /// puts the run's packets in it — the classifier on the run's cgroup v2 `cgroup`, or a
+  /// `net_prio` cgroup mapping the link to the class. Nil when the run goes uncapped (logged).
+  func begin(runID: String, jobID: String, decision: ShapingDecision, cgroup: String?)
+    -> ShapedRun?
+  {
     let metadata: Logger.Metadata = ["job": "\(jobID)", "run": "\(runID)"]
     switch decision {
     case .unshaped:
@@ -222,18 +249,36 @@ package final class RunShaping: Sendable {
         metadata: metadata.merging(["reason": "\(reason)"]) { $1 })
       return nil
     case .shape(let interface, let bits):
-      guard case .netPrio(let directory) = support else { return nil }
+      let netPrioCgroup: String?
+      switch support {
+      case .unavailable: return nil
+      case .netPrio(let directory): netPrioCgroup = directory + "/" + runID
+      case .cgroupPriority:
+        guard cgroup != nil else {
+          logger.warning(
+            "bandwidth cap not enforced: the run has no cgroup of its own", metadata: metadata)
+          return nil
+        }
+        netPrioCgroup = nil
+      }
       guard let slot = slots.withLock({ $0.assign(runID) }) else {
         logger.warning("bandwidth cap not enforced: every class slot is taken", metadata: metadata)
         return nil
       }
       let run = ShapedRun(
         runID: runID, interface: interface, slot: slot, bitsPerSecond: bits,
-        cgroup: directory + "/" + runID)
+        netPrioCgroup: netPrioCgroup)
       do {
-        _ = try systemCall("mkdir", path: run.cgroup) { mkdir(run.cgroup, 0o755) }
-        try RunCgroups.write(
-          "\(interface) \(run.classID)", to: run.cgroup + "/net_prio.ifpriomap")
+        if let netPrioCgroup {
+          _ = try systemCall("mkdir", path: netPrioCgroup) { mkdir(netPrioCgroup, 0o755) }
+          try RunCgroups.write(
+            "\(interface) \(run.classID)", to: netPrioCgroup + "/net_prio.ifpriomap")
+        } else if let cgroup {
+          let classID = run.classID
+          try CgroupProgram.attach(to: cgroup, ingress: false) {
+            csystem_run_priority_program_load(classID)
+          }
+        }
         try tc.withLock { _ in
           try TrafficShaper.addClass(
             interface: interface, classID: run.classID, bitsPerSecond: bits)
@@ -256,9 +301,10 @@ package final class RunShaping: Sendable {
   }
 
   /// Moves process `pid` (the run's process, held before it execs the job) into the run's
-  /// `net_prio` cgroup; its children and their sockets inherit it.
+  /// `net_prio` cgroup, when it has one; its children and their sockets inherit it.
   func join(_ pid: pid_t, _ run: ShapedRun) throws {
-    try RunCgroups.write("\(pid)", to: run.cgroup + "/cgroup.procs")
+    guard let netPrioCgroup = run.netPrioCgroup else { return }
+    try RunCgroups.write("\(pid)", to: netPrioCgroup + "/cgroup.procs")
   }
 
   /// Removes the run's class (and the HTB qdisc with the link's last one) and its cgroup.
@@ -272,7 +318,7 @@ package final class RunShaping: Sendable {
         "cannot remove the run's bandwidth class",
         metadata: ["run": "\(run.runID)", "error": "\(error)"])
     }
-    RunCgroups.remove(run.cgroup)
+    if let netPrioCgroup = run.netPrioCgroup { RunCgroups.remove(netPrioCgroup) }
     slots.withLock { $0.release(run.slot) }
   }
 }

@@ -111,13 +111,13 @@ package struct CommandWorker: Worker {
         }
       }
     }
-    let run = {
+    let run = { (starting: (@Sendable (String?) -> Void)?) in
       await runner.run(
         argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
         jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background,
         stopSignal: job.stopSignal ?? SIGTERM, stopTimeout: job.stopTimeout, identity: identity,
         bandwidth: bandwidth, bandwidthRequired: job.bandwidth?.required ?? false,
-        pausable: pausable)
+        pausable: pausable, starting: starting)
     }
     let outcome =
       if let networkBytes {
@@ -125,7 +125,7 @@ package struct CommandWorker: Worker {
           taskId: context.taskId, attempt: context.attempt, under: conditions,
           store: context.recordNetworkBytes, run)
       } else {
-        await run()
+        await run(nil)
       }
     lock.withLock { $0?.release() }
     if !outcome.outputTail.isEmpty { context.recordOutputTail(outcome.outputTail) }

@@ -37,7 +37,8 @@ extension Daemon {
     let runBytes = configuration.telemetry.map { _ in RunBytesFeed() }
     containment.shaping?.configure(configuration)
     var networkBytes = RunNetworkCounting(
-      accounting: LinkCounterAccounting(), ledger: meteredBudgets, metrics: metrics,
+      accounting: RunNetworkCounting.accounting(for: containment, logger: logger),
+      ledger: meteredBudgets, metrics: metrics,
       logger: logger, clock: runtime.configuration.clock,
       network: { [network = sources.network] in network.current })
     networkBytes.counted = runBytes.map { $0.counted }

@@ -6,10 +6,11 @@ import Netlink
 /// daemon; a run's record says which one counted it (``ByteAccounting``), never silently one
 /// for the other.
 ///
-/// Built: ``LinkCounterAccounting`` (`accounting: "link"`), the primary link's interface
-/// counters: approximate, other traffic on the link counts too. Not built yet: `"cgroup"`,
-/// per-cgroup socket accounting of the run's own traffic (a `cgroup_skb` BPF program on the
-/// run's cgroup2, or nftables `socket cgroupv2` counters), which needs a delegated cgroup2.
+/// ``CgroupByteAccounting`` (`accounting: "cgroup"`): the run's own packets, counted by a
+/// `cgroup_skb` program on its cgroup v2, where the daemon has a delegated cgroup and may load
+/// BPF programs; ``LinkCounterAccounting`` (`accounting: "link"`) elsewhere, and for a run that
+/// got no counter: the primary link's interface counters, approximate (other traffic on the
+/// link counts too).
 protocol RunByteAccounting: Sendable {
   /// Which accounting this is.
   var kind: ByteAccounting { get }
@@ -19,11 +20,17 @@ protocol RunByteAccounting: Sendable {
 
 /// One run's counting, from ``RunByteAccounting/begin(under:)`` to ``finish(under:)``.
 protocol RunByteSession: Sendable {
+  /// The run's cgroup (nil: it has none) exists and no process is in it yet.
+  func starting(inCgroup cgroup: String?)
   /// Reads the counts now (the primary link may have changed to `conditions`' one): the
   /// run's bytes so far.
   func read(under conditions: NetworkConditions) -> RunNetworkBytes
   /// The run ended: its bytes.
   func finish(under conditions: NetworkConditions) -> RunNetworkBytes
+}
+
+extension RunByteSession {
+  func starting(inCgroup cgroup: String?) {}
 }
 
 /// ``ByteAccounting/link``: the primary link's `IFLA_STATS64` counters, read at the run's

@@ -21,9 +21,12 @@ struct RunNetworkCounting: Sendable {
 
   /// Runs `body` (the command), counting its bytes from `conditions` on; hands the count to
   /// `store` (the run's ``WorkContext/recordNetworkBytes(_:)``: stored with its outcome).
+  /// `body` calls the function it is given once the run's cgroup exists (nil: it has none),
+  /// before the command starts (``RunByteSession/starting(inCgroup:)``).
   func counting<Result: Sendable>(
     taskId: TaskId, attempt: Int, under conditions: NetworkConditions,
-    store: (RunNetworkRecord) -> Void, _ body: () async -> Result
+    store: (RunNetworkRecord) -> Void,
+    _ body: (_ starting: @escaping @Sendable (String?) -> Void) async -> Result
   ) async -> Result {
     let startedAt = clock.now
     let session = accounting.begin(under: conditions)
@@ -37,7 +40,7 @@ struct RunNetworkCounting: Sendable {
           ledger.running(taskId, meteredBytes: session.read(under: now).meteredBytes)
         }
       } : nil
-    let result = await body()
+    let result = await body { session.starting(inCgroup: $0) }
     sampler?.cancel()
     let bytes = session.finish(under: network())
     let record = RunNetworkRecord(
@@ -56,5 +59,32 @@ struct RunNetworkCounting: Sendable {
         "meteredBytes": "\(bytes.meteredBytes)", "accounting": "\(bytes.accounting.rawValue)",
       ])
     return result
+  }
+}
+
+extension RunNetworkCounting {
+  /// How runs' bytes are counted under `containment`: per run by the kernel
+  /// (``CgroupByteAccounting``) when runs get their own cgroup and this process may load the
+  /// counter's programs, else by the primary link's counters (``LinkCounterAccounting``). The
+  /// choice and its reason are logged once.
+  static func accounting(for containment: RunContainment, logger: Logger) -> any RunByteAccounting {
+    guard containment.cgroups != nil else {
+      logger.info(
+        "run bytes counted from the primary link's counters (approximate): runs have no cgroup v2 of their own"
+      )
+      return LinkCounterAccounting()
+    }
+    if let error = CgroupByteCounter.probe() {
+      logger.info(
+        "run bytes counted from the primary link's counters (approximate): the kernel refused the counter's program",
+        metadata: ["error": "\(error)"])
+      return LinkCounterAccounting()
+    }
+    logger.info("run bytes counted per run by the kernel (cgroup_skb on each run's cgroup)")
+    return CgroupByteAccounting(refused: { error in
+      logger.info(
+        "a run's cgroup got no byte counter: its bytes are counted from the primary link's counters",
+        metadata: ["error": "\(error)"])
+    })
   }
 }

@@ -73,13 +73,15 @@ package struct CommandRunner: Sendable {
   /// that user and group (its supplementary groups set first, by `setpriv`:
   /// ``RunIdentity/switchArguments``); the working directory is entered before the switch, the
   /// output pipes and the cgroup stay the daemon's. `bandwidth` caps the run's egress when the
-  /// containment can (``RunShaping``).
+  /// containment can (``RunShaping``). `starting` hears of the run's cgroup (nil: none) once it
+  /// exists, before the command starts (its bytes are counted there).
   package func run(
     argv: [String], environment: [String: String], workingDirectory: String?, jobID: String,
     attempt: Int? = nil, priority: RunPriority = .background, stopSignal: Int32 = SIGTERM,
     stopTimeout: Duration? = nil, identity: RunIdentity? = nil,
     bandwidth: ShapingDecision = .unshaped, bandwidthRequired: Bool = false,
-    pausable: (@Sendable (_ setPaused: @escaping @Sendable (Bool) -> Void) -> Void)? = nil
+    pausable: (@Sendable (_ setPaused: @escaping @Sendable (Bool) -> Void) -> Void)? = nil,
+    starting: (@Sendable (_ cgroup: String?) -> Void)? = nil
   ) async -> CommandOutcome {
     let stopTimeout = stopTimeout ?? gracePeriod
     guard let program = argv.first else {
@@ -101,8 +103,10 @@ package struct CommandRunner: Sendable {
         outputTail: "")
     }
     var scope = containment.begin(jobID: jobID, priority: priority)
+    starting?(scope.cgroup)
     let shaping = containment.shaping
-    let shaped = shaping?.begin(runID: scope.runID, jobID: jobID, decision: bandwidth)
+    let shaped = shaping?.begin(
+      runID: scope.runID, jobID: jobID, decision: bandwidth, cgroup: scope.cgroup)
     if shaping == nil, case .unenforceable(let reason, _) = bandwidth {
       logger.warning(
         "bandwidth cap not enforced: the run goes uncapped",
@@ -121,7 +125,7 @@ package struct CommandRunner: Sendable {
     // `bandwidth-required`, one that cannot join is killed before the job executes.
     let unapplied = Lock(false)
     var joinShaping: (@Sendable (pid_t) -> Void)?
-    if let shaping, let shaped {
+    if let shaping, let shaped, shaped.netPrioCgroup != nil {
       let logger = logger
       joinShaping = { pid in
         do {

@@ -133,4 +133,34 @@ int csystem_forward_signals_to_pipe(const int *signals, int count);
 /// The read end `csystem_forward_signals_to_pipe` returned, or -1 if it was not called.
 int csystem_signal_pipe(void);
 
+/// A run's byte counter in the kernel: a `BPF_MAP_TYPE_HASH` from a `u32` key — the interface
+/// index, with `CSYSTEM_RUN_BYTES_INGRESS` set for received bytes — to a `u64` of IP bytes
+/// (headers included, as systemd's `IPAccounting=` counts them). Returns the map's descriptor
+/// (close-on-exec), or -1 with errno.
+int csystem_run_bytes_map_create(void);
+
+/// The bit set in a key of a run's byte counter for received bytes.
+#define CSYSTEM_RUN_BYTES_INGRESS 0x80000000u
+
+/// Loads the `cgroup_skb` program that adds each packet's length to `map_fd` (a
+/// `csystem_run_bytes_map_create` map) under its interface (`ingress`: the receiving one, with
+/// `CSYSTEM_RUN_BYTES_INGRESS`; else the sending one) and lets it pass. The program is written here instruction by instruction (systemd's IP accounting does the same):
+/// about 30 instructions need no compiler, object file or libbpf. Returns the program's descriptor,
+/// or -1 with errno (EPERM without `CAP_BPF`/`CAP_SYS_ADMIN`).
+int csystem_run_bytes_program_load(int map_fd, int ingress);
+
+/// Loads the `cgroup_skb` egress program that sets each packet's priority to `priority` (an
+/// HTB class id: HTB takes a priority naming one of its classes as that class) and lets it
+/// pass: 4 instructions. Returns the program's descriptor, or -1 with errno.
+int csystem_run_priority_program_load(unsigned int priority);
+
+/// Attaches `program_fd` to the cgroup v2 directory `cgroup_fd` at its ingress or egress hook
+/// (`BPF_F_ALLOW_MULTI`: other programs there keep running). The attachment lasts as long as
+/// the cgroup. Returns 0, or -1 with errno.
+int csystem_cgroup_program_attach(int program_fd, int cgroup_fd, int ingress);
+
+/// Copies up to `capacity` entries of `map_fd` into `keys` and `values`; returns how many, or
+/// -1 with errno. Entries added during the walk may be missed; read again for them.
+int csystem_run_bytes_read(int map_fd, unsigned int *keys, unsigned long long *values, int capacity);
+
 #endif

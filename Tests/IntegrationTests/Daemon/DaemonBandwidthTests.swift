@@ -59,3 +59,109 @@ struct DaemonBandwidthTests {
       "\(doctor.stdout)")
   }
 }
+
+/// A cap enforced by the kernel, end to end: the real daemon in a network namespace whose link,
+/// a veth pair into a second namespace, leads to a receiver that times each upload; runs get a
+/// cgroup v2 each (a private cgroup2 mount, `BACKGROUNDER_CGROUP`), so the run's packets are put
+/// in its HTB class by the BPF classifier on its cgroup. A capped and an uncapped job send the
+/// same payload, one after the other: the capped upload's rate is within ±15 % of the cap, the
+/// uncapped one is far above it, and the class is gone once the run ended.
+@Suite(
+  .blockingIO,
+  .enabled(if: getuid() == 0, "needs root to create network namespaces and mount cgroup2"),
+  .timeLimit(.minutes(2)))
+struct DaemonBandwidthEnforcedTests {
+  static let payload = 500_000
+  static let cap: Double = 2_000_000
+
+  @Test(
+    "bandwidth = \"2Mbit\" on a run cgroup: the upload runs at 2 Mbit/s ±15 %, then the class goes")
+  func capOnRunCgroupHoldsTheRate() async throws {
+    guard let hierarchy = try TestCgroup.make() else { return }
+    defer { hierarchy.remove() }
+    let (client, server) = try NamespaceSandbox.linkedPair(prefix: "bwcap", subnet: 238)
+    defer {
+      client.remove()
+      server.remove()
+    }
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let receiver = try startTCPReceiver(
+      in: server.name, port: 4462, log: workspace.file("received"),
+      ready: workspace.file("ready"))
+    defer { try? receiver.fileHandleForWriting.close() }
+    try await daemonEventually("the receiver") {
+      FileManager.default.fileExists(atPath: workspace.file("ready")) ? true : nil
+    }
+    let harness = try DaemonHarness(workspace: workspace, namespace: client.name)
+    defer { harness.cleanUp() }
+    let send =
+      "import socket; s = socket.create_connection((\"10.238.0.2\", 4462)); "
+      + "s.sendall(b\"x\" * \(Self.payload)); s.shutdown(socket.SHUT_WR); s.recv(16); s.close()"
+    let capped = "dev.e2e.bandwidth.enforced"
+    let uncapped = "dev.e2e.bandwidth.free"
+    // The uncapped job runs once the capped one succeeded (a file it waits for).
+    let cappedDone = workspace.file("capped-done")
+    try workspace.writeConfig(
+      jobs: """
+        [network]
+        networkmanager = false
+        modemmanager = false
+
+        """
+          + daemonShellJob(
+            id: capped, script: "/usr/bin/python3 -c '\(send)' && touch \(cappedDone)",
+            schedule: "once = true",
+            extra: """
+              network = "any"
+              bandwidth = "2Mbit"
+              bandwidth-required = true
+              """)
+          + daemonShellJob(
+            id: uncapped,
+            script:
+              "while [ ! -e \(cappedDone) ]; do sleep 0.05; done; /usr/bin/python3 -c '\(send)'",
+            schedule: "once = true", extra: "network = \"any\""))
+    var environment = ProcessInfo.processInfo.environment
+    environment["BACKGROUNDER_CGROUP"] = hierarchy.root
+    _ = try harness.startDaemon(environment: environment)
+
+    for id in [capped, uncapped] {
+      _ = try await harness.waitForTask(id, "\(id) to succeed", timeout: .seconds(30)) {
+        $0.lastResult == "success"
+      }
+    }
+    let uploads = workspace.lines(of: "received").map { $0.split(separator: " ") }
+    try #require(uploads.count == 2, "\(uploads)")
+    let rates = uploads.map { fields in
+      Double(fields[0])! * 8 / max(Double(fields[1])!, 0.000_001)
+    }
+    print(
+      "bandwidth e2e: cap 2 Mbit/s; capped upload "
+        + String(format: "%.3f Mbit/s (%+.1f %%)", rates[0] / 1e6, (rates[0] / Self.cap - 1) * 100)
+        + String(format: ", uncapped %.1f Mbit/s", rates[1] / 1e6))
+    #expect(uploads.allSatisfy { Int($0[0]) == Self.payload }, "\(uploads)")
+    #expect(abs(rates[0] / Self.cap - 1) <= 0.15, "capped rate \(rates[0]) bit/s")
+    #expect(rates[1] > 5 * Self.cap, "the uncapped upload is not held to the cap: \(rates[1])")
+    // The run's class (and the daemon's qdisc with it) went with the run.
+    let classes = try tcOutput(client.name, "class", "show", "dev", "veth0")
+    #expect(!classes.contains("6267:"), "\(classes)")
+    let qdiscs = try tcOutput(client.name, "qdisc", "show", "dev", "veth0")
+    #expect(!qdiscs.contains("6267:"), "\(qdiscs)")
+    let journal = harness.describe()
+    #expect(journal.contains("run's egress capped"), "\(journal)")
+  }
+
+  /// `tc ARGS…` in namespace `namespace`: its output.
+  private func tcOutput(_ namespace: String, _ arguments: String...) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+    process.arguments = ["netns", "exec", namespace, "tc"] + arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return output
+  }
+}

@@ -19,22 +19,16 @@ struct DaemonMeteredBudgetTests {
 
   @Test("600 KB per run, budget 1 MB: the third run waits; bytes counted from the link")
   func thirdRunWaitsForAnUnmeteredNetwork() async throws {
-    let client = try NamespaceSandbox.create(prefix: "budg")
-    defer { client.remove() }
-    let server = try NamespaceSandbox.create(prefix: "budg")
-    defer { server.remove() }
-    try server.ip("link", "del", "veth0")
-    try client.ip("link", "set", "veth1", "netns", server.name)
-    try server.ip("addr", "add", "10.236.0.2/24", "dev", "veth1")
-    try server.ip("link", "set", "veth1", "up")
-    try client.ip("addr", "add", "10.236.0.1/24", "dev", "veth0")
-    try client.ip("link", "set", "veth0", "up")
-    try client.ip("route", "add", "default", "via", "10.236.0.2", "dev", "veth0")
+    let (client, server) = try NamespaceSandbox.linkedPair(prefix: "budg", subnet: 236)
+    defer {
+      client.remove()
+      server.remove()
+    }
 
     let workspace = try DaemonWorkspace()
     defer { workspace.remove() }
     let received = workspace.file("received")
-    let receiver = try startReceiver(
+    let receiver = try startTCPReceiver(
       in: server.name, port: 4460, log: received, ready: workspace.file("ready"))
     defer { try? receiver.fileHandleForWriting.close() }
     try await daemonEventually("the receiver") {
@@ -86,7 +80,8 @@ struct DaemonMeteredBudgetTests {
       "\(human.stdout)")
 
     // What the receiver got against what the link counters said, per run.
-    let got = workspace.lines(of: "received").compactMap { Int64($0) }
+    let got = workspace.lines(of: "received").compactMap { $0.split(separator: " ").first }
+      .compactMap { Int64($0) }
     #expect(got == [Int64(Self.payload), Int64(Self.payload)])
     let counted = try storedBytes(workspace.storePath)
     try #require(counted.count == 2, "\(counted)")
@@ -174,6 +169,94 @@ struct DaemonMeteredBudgetTests {
     #expect(workspace.lines(of: "runs").count == 2, "no run after the restart")
   }
 
+  @Test("run cgroups: the kernel counts the run's own bytes (within 2 %), not the link's others")
+  func kernelCountsOnlyTheRunsOwnBytes() async throws {
+    guard let hierarchy = try TestCgroup.make() else { return }
+    defer { hierarchy.remove() }
+    let (client, server) = try NamespaceSandbox.linkedPair(prefix: "cgby", subnet: 237)
+    defer {
+      client.remove()
+      server.remove()
+    }
+
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let received = workspace.file("received")
+    let receiver = try startTCPReceiver(
+      in: server.name, port: 4461, log: received, ready: workspace.file("ready"))
+    defer { try? receiver.fileHandleForWriting.close() }
+    try await daemonEventually("the receiver") {
+      FileManager.default.fileExists(atPath: workspace.file("ready")) ? true : nil
+    }
+    let harness = try DaemonHarness(workspace: workspace, namespace: client.name)
+    defer { harness.cleanUp() }
+    let id = "dev.e2e.cgroup.bytes"
+    let send =
+      "import socket; s = socket.create_connection((\"10.237.0.2\", 4461)); "
+      + "s.sendall(b\"x\" * \(Self.payload)); s.shutdown(socket.SHUT_WR); s.recv(16); s.close()"
+    // The run sends its payload, then stays until the test's own traffic on the same link has
+    // gone: link counters would count that too.
+    let done = workspace.file("noise-done")
+    try workspace.writeConfig(
+      jobs: """
+        [network]
+        metered = ["veth0"]
+        networkmanager = false
+        modemmanager = false
+
+        """
+          + daemonShellJob(
+            id: id,
+            script: "/usr/bin/python3 -c '\(send)' && while [ ! -e \(done) ]; do sleep 0.05; done",
+            schedule: "once = true", extra: "network = \"any\""))
+    var environment = ProcessInfo.processInfo.environment
+    environment["BACKGROUNDER_CGROUP"] = hierarchy.root
+    _ = try harness.startDaemon(environment: environment)
+
+    try await daemonEventually("the run's payload at the receiver", describe: harness.describe()) {
+      workspace.lines(of: "received").isEmpty ? nil : true
+    }
+    // 2 MB from outside the run, over the same link, while the run goes on.
+    let noise = 2_000_000
+    let other = Process()
+    other.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+    other.arguments = [
+      "netns", "exec", client.name, "/usr/bin/python3", "-c",
+      send.replacingOccurrences(of: "\(Self.payload)", with: "\(noise)"),
+    ]
+    try other.run()
+    other.waitUntilExit()
+    #expect(other.terminationStatus == 0)
+    _ = FileManager.default.createFile(atPath: done, contents: nil)
+    _ = try await harness.waitForTask(id, "the run to end", timeout: .seconds(30)) { task in
+      task.lastResult == "success"
+    }
+
+    #expect(
+      workspace.lines(of: "received").compactMap { $0.split(separator: " ").first }
+        == ["\(Self.payload)", "\(noise)"])
+    let counted = try storedBytes(workspace.storePath)
+    let bytes = try #require(counted.first, "one run counted")
+    let error = Double(bytes.sent - Int64(Self.payload)) / Double(Self.payload)
+    print(
+      "cgroup accounting e2e: payload \(Self.payload) B, counted sent \(bytes.sent) B "
+        + "(\(String(format: "%+.2f", error * 100)) %), received \(bytes.received) B; "
+        + "\(noise) B from outside the run on the same link")
+    // IP bytes, headers included: the payload and a little more, never the outside traffic.
+    #expect(error >= 0 && error <= 0.02, "sent within +2 % of the payload: \(bytes)")
+    #expect(bytes.received > 0 && bytes.received < 100_000, "ACKs and the answer: \(bytes)")
+    #expect(bytes.metered == bytes.total, "all on the metered link: \(bytes)")
+    let history = try await harness.cli("history", id, "--json", "--config", workspace.configPath)
+    let document = try #require(
+      try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [String: Any])
+    let run = try #require(
+      (document["runs"] as? [[String: Any]])?.first { !($0["startedAt"] is NSNull) },
+      "\(history.stdout)")
+    #expect(run["accounting"] as? String == "cgroup", "\(run)")
+    #expect(
+      run["bytes"] as? [String: Int64] == ["sent": bytes.sent, "received": bytes.received])
+  }
+
   private struct Counted: CustomStringConvertible {
     var sent: Int64
     var received: Int64
@@ -206,35 +289,5 @@ struct DaemonMeteredBudgetTests {
       guard fields.count == 3 else { return nil }
       return Counted(sent: fields[0], received: fields[1], metered: fields[2])
     }
-  }
-
-  /// A TCP receiver in `namespace` (python3) that reads each connection to its end, appends the
-  /// byte count to `log`, answers one byte and closes; it touches `ready` once it listens and
-  /// exits when the returned pipe is closed.
-  private func startReceiver(in namespace: String, port: Int, log: String, ready: String) throws
-    -> Pipe
-  {
-    try startPythonInNamespace(
-      namespace,
-      """
-      import socket
-      s = socket.socket()
-      s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-      s.bind(("0.0.0.0", \(port)))
-      s.listen(16)
-      open("\(ready)", "w").close()
-      while True:
-          c, _ = s.accept()
-          n = 0
-          while True:
-              b = c.recv(65536)
-              if not b:
-                  break
-              n += len(b)
-          with open("\(log)", "a") as f:
-              f.write("%d\\n" % n)
-          c.sendall(b"k")
-          c.close()
-      """)
   }
 }

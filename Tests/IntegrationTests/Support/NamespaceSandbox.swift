@@ -45,6 +45,33 @@ struct NamespaceSandbox: Sendable {
     _ = try? Self.run(["netns", "del", name])
   }
 
+  /// Two namespaces joined by a veth pair: `client`'s `veth0` (10.`subnet`.0.1/24, the default
+  /// route via its peer) and `server`'s `veth1` (10.`subnet`.0.2/24). Remove both when done.
+  static func linkedPair(prefix: String, subnet: Int) throws -> (
+    client: NamespaceSandbox, server: NamespaceSandbox
+  ) {
+    let client = try create(prefix: prefix)
+    do {
+      let server = try create(prefix: prefix)
+      do {
+        try server.ip("link", "del", "veth0")
+        try client.ip("link", "set", "veth1", "netns", server.name)
+        try server.ip("addr", "add", "10.\(subnet).0.2/24", "dev", "veth1")
+        try server.ip("link", "set", "veth1", "up")
+        try client.ip("addr", "add", "10.\(subnet).0.1/24", "dev", "veth0")
+        try client.ip("link", "set", "veth0", "up")
+        try client.ip("route", "add", "default", "via", "10.\(subnet).0.2", "dev", "veth0")
+        return (client, server)
+      } catch {
+        server.remove()
+        throw error
+      }
+    } catch {
+      client.remove()
+      throw error
+    }
+  }
+
   private static func run(_ arguments: [String]) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
@@ -111,4 +138,37 @@ func startPythonInNamespace(_ namespace: String, _ program: String) throws -> Pi
   ]
   try process.run()
   return stdin
+}
+
+/// A TCP receiver in `namespace` (python3) on `port`: it reads each connection to its end,
+/// appends `BYTES SECONDS` to `log` (the seconds from its first byte to its end), answers one
+/// byte and closes; it touches `ready` once it listens and exits when the returned pipe is
+/// closed.
+func startTCPReceiver(in namespace: String, port: Int, log: String, ready: String) throws -> Pipe {
+  try startPythonInNamespace(
+    namespace,
+    """
+    import socket, time
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", \(port)))
+    s.listen(16)
+    open("\(ready)", "w").close()
+    while True:
+        c, _ = s.accept()
+        n = 0
+        first = None
+        while True:
+            b = c.recv(65536)
+            if not b:
+                break
+            if first is None:
+                first = time.monotonic()
+            n += len(b)
+        seconds = time.monotonic() - first if first is not None else 0.0
+        with open("\(log)", "a") as f:
+            f.write("%d %.6f\\n" % (n, seconds))
+        c.sendall(b"k")
+        c.close()
+    """)
 }
