@@ -2,7 +2,7 @@
 """The daemon's CPU per job run, beside the floor: a fork+exec of the same command (issue #35).
 
 Usage: python3 Benchmarks/RunCost/run-cost.py [--binary B] [--baseline OLD_B] [--jobs 1000]
-                                              [--rounds 3] [--metrics] [--alerts]
+                                              [--rounds 3] [--metrics] [--alerts] [--cgroup]
 Each round, for each binary: a fresh store and a config of JOBS jobs (`every = "1d"`, command
 `/bin/true`: each is due at once), the daemon started, and its CPU (user + system, every thread,
 /proc/PID/stat) read once every job has a run in the store (read with Python's sqlite3,
@@ -11,9 +11,11 @@ same jobs not due (`calendar` an hour away), over JOBS, is the CPU per run. The 
 same round: JOBS `posix_spawn` + `waitpid` of `/bin/true` from this process, its own CPU only
 (as the daemon's excludes its children's). With --metrics the config also has a `[metrics]
 file` (the Prometheus textfile, which every run changes); with --alerts a `[daemon] on-failure`
-hook (never run: every job succeeds), so that the alert watch watches every job.
+hook (never run: every job succeeds), so that the alert watch watches every job. With --cgroup
+(root) runs get a cgroup v2 each (`BACKGROUNDER_CGROUP` in a private cgroup2 mount), as under
+the packaged unit's `Delegate=yes`: a cgroup per run, and the kernel's byte counter on it.
 """
-import argparse, os, resource, shutil, sqlite3, statistics, subprocess, tempfile, time
+import argparse, atexit, os, resource, shutil, sqlite3, statistics, subprocess, tempfile, time
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/backgrounder")
@@ -22,7 +24,23 @@ parser.add_argument("--jobs", type=int, default=1000)
 parser.add_argument("--rounds", type=int, default=3)
 parser.add_argument("--metrics", action="store_true", help="with a [metrics] file")
 parser.add_argument("--alerts", action="store_true", help="with a [daemon] on-failure hook")
+parser.add_argument("--cgroup", action="store_true", help="runs in cgroup v2 cgroups (root)")
 args = parser.parse_args()
+
+cgroup_mount = None
+if args.cgroup:
+    cgroup_mount = tempfile.mkdtemp(prefix="bg-run-cost-cgroup-")
+    subprocess.run(["mount", "-t", "cgroup2", "none", cgroup_mount], check=True)
+    atexit.register(lambda: (subprocess.run(["umount", "-l", cgroup_mount]),
+                             os.rmdir(cgroup_mount)))
+
+
+def remove_cgroup(path):
+    """Removes cgroup `path` and the cgroups under it (empty once the daemon stopped)."""
+    for root, directories, _ in os.walk(path, topdown=False):
+        for directory in directories:
+            os.rmdir(os.path.join(root, directory))
+    os.rmdir(path)
 elapse = time.strftime("%H:%M", time.gmtime(time.time() + 3600))
 
 
@@ -65,8 +83,13 @@ def daemon_cpu(binary, due):
     directory = tempfile.mkdtemp(prefix="bg-run-cost-")
     try:
         write_config(directory, due)
+        environment = dict(os.environ)
+        cgroup = None
+        if cgroup_mount:
+            cgroup = tempfile.mkdtemp(prefix="daemon-", dir=cgroup_mount)
+            environment["BACKGROUNDER_CGROUP"] = cgroup
         daemon = subprocess.Popen([binary, "run", "--config", f"{directory}/config.toml"],
-                                  stderr=subprocess.DEVNULL)
+                                  stderr=subprocess.DEVNULL, env=environment)
         try:
             deadline = time.monotonic() + 600
             done = (lambda: runs(directory) >= args.jobs) if due else (lambda: serving(directory))
@@ -80,6 +103,8 @@ def daemon_cpu(binary, due):
         finally:
             daemon.terminate()
             daemon.wait(timeout=30)
+            if cgroup:
+                remove_cgroup(cgroup)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
@@ -102,7 +127,8 @@ for _ in range(args.rounds):
         idle = daemon_cpu(binary, False)
         results.setdefault(label, []).append((ran - idle) / args.jobs * 1e3)
 print(f"{args.jobs} runs of /bin/true{', [metrics] file' if args.metrics else ''}"
-      f"{', on-failure hook' if args.alerts else ''}, {args.rounds} rounds: "
+      f"{', on-failure hook' if args.alerts else ''}{', a cgroup v2 per run' if args.cgroup else ''}"
+      f", {args.rounds} rounds: "
       "CPU ms per run, median (min–max)")
 base = statistics.median(results["floor: posix_spawn + waitpid"])
 for label, values in results.items():

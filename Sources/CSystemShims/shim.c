@@ -524,7 +524,7 @@ void csystem_spawn_release_stack(void *stack) {
   if (stack != NULL) munmap(stack, child_stack_size);
 }
 
-// MARK: - A run's bytes, counted in the kernel (cgroup_skb)
+// MARK: - Runs' bytes, counted in the kernel (cgroup_skb)
 
 #include <linux/bpf.h>
 
@@ -536,12 +536,14 @@ int csystem_run_bytes_map_create(void) {
   union bpf_attr attributes;
   memset(&attributes, 0, sizeof attributes);
   attributes.map_type = BPF_MAP_TYPE_HASH;
-  attributes.key_size = sizeof(uint32_t);
+  attributes.key_size = sizeof(struct csystem_run_bytes_key);
   attributes.value_size = sizeof(uint64_t);
-  // Interfaces × 2 directions a run's packets cross; on a full map the program's insert fails
-  // and that packet goes uncounted (256 interfaces at once: not a run on a laptop).
-  attributes.max_entries = 256;
-  attributes.map_flags = 0;
+  // Runs at once × interfaces × 2 directions; entries are allocated as packets come
+  // (BPF_F_NO_PREALLOC) and deleted when a run ends. On a full map the program's insert fails
+  // and that packet goes uncounted.
+  attributes.max_entries = 16384;
+  attributes.map_flags = BPF_F_NO_PREALLOC;
+  strncpy(attributes.map_name, "bg_run_bytes", sizeof attributes.map_name - 1);
   return (int)bpf_call(BPF_MAP_CREATE, &attributes);
 }
 
@@ -566,25 +568,35 @@ int csystem_run_bytes_map_create(void) {
 #define JA(o) INSN(BPF_JMP | BPF_JA, 0, 0, o, 0)
 #define EXIT() INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 
+// The key on the stack at fp-16 (cgroup at -16, interface at -8, padding at -4), the length at
+// fp-24.
+#define KEY_OFFSET (-16)
+#define LENGTH_OFFSET (-24)
+
 int csystem_run_bytes_program_load(int map_fd, int ingress) {
-  struct bpf_insn program[40];
+  struct bpf_insn program[48];
   int n = 0;
-  // r6 = the packet.
+  // r6 = the packet, r7 = its length.
   program[n++] = MOV64_REG(BPF_REG_6, BPF_REG_1);
-  // r7 = its length; the key (its interface, with the ingress bit) at fp-4, r7 at fp-16.
   program[n++] = LDX_W(BPF_REG_7, BPF_REG_6, offsetof(struct __sk_buff, len));
+  // The key: the cgroup of the packet's socket (bpf_skb_cgroup_id(skb), r1 is the packet
+  // still), its interface with the direction bit, padding 0.
+  program[n++] = CALL(BPF_FUNC_skb_cgroup_id);
+  program[n++] = STX_DW(BPF_REG_10, BPF_REG_0, KEY_OFFSET);
   if (ingress) {
     program[n++] = LDX_W(BPF_REG_2, BPF_REG_6, offsetof(struct __sk_buff, ingress_ifindex));
     program[n++] = OR32_IMM(BPF_REG_2, (int32_t)CSYSTEM_RUN_BYTES_INGRESS);
   } else {
     program[n++] = LDX_W(BPF_REG_2, BPF_REG_6, offsetof(struct __sk_buff, ifindex));
   }
-  program[n++] = STX_W(BPF_REG_10, BPF_REG_2, -4);
-  program[n++] = STX_DW(BPF_REG_10, BPF_REG_7, -16);
+  program[n++] = STX_W(BPF_REG_10, BPF_REG_2, KEY_OFFSET + 8);
+  program[n++] = MOV64_IMM(BPF_REG_2, 0);
+  program[n++] = STX_W(BPF_REG_10, BPF_REG_2, KEY_OFFSET + 12);
+  program[n++] = STX_DW(BPF_REG_10, BPF_REG_7, LENGTH_OFFSET);
   // The key's counter, when there: add atomically and pass the packet.
   EMIT_LD_MAP_FD(BPF_REG_1, map_fd);
   program[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
-  program[n++] = ADD64_IMM(BPF_REG_2, -4);
+  program[n++] = ADD64_IMM(BPF_REG_2, KEY_OFFSET);
   program[n++] = CALL(BPF_FUNC_map_lookup_elem);
   program[n++] = JEQ_IMM(BPF_REG_0, 0, 2);
   program[n++] = ATOMIC_ADD_DW(BPF_REG_0, BPF_REG_7, 0);
@@ -594,16 +606,16 @@ int csystem_run_bytes_program_load(int map_fd, int ingress) {
   // meanwhile, look it up again and add.
   EMIT_LD_MAP_FD(BPF_REG_1, map_fd);
   program[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
-  program[n++] = ADD64_IMM(BPF_REG_2, -4);
+  program[n++] = ADD64_IMM(BPF_REG_2, KEY_OFFSET);
   program[n++] = MOV64_REG(BPF_REG_3, BPF_REG_10);
-  program[n++] = ADD64_IMM(BPF_REG_3, -16);
+  program[n++] = ADD64_IMM(BPF_REG_3, LENGTH_OFFSET);
   program[n++] = MOV64_IMM(BPF_REG_4, BPF_NOEXIST);
   program[n++] = CALL(BPF_FUNC_map_update_elem);
   int to_pass_2 = n;
   program[n++] = JEQ_IMM(BPF_REG_0, 0, 0);
   EMIT_LD_MAP_FD(BPF_REG_1, map_fd);
   program[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
-  program[n++] = ADD64_IMM(BPF_REG_2, -4);
+  program[n++] = ADD64_IMM(BPF_REG_2, KEY_OFFSET);
   program[n++] = CALL(BPF_FUNC_map_lookup_elem);
   program[n++] = JEQ_IMM(BPF_REG_0, 0, 1);
   program[n++] = ATOMIC_ADD_DW(BPF_REG_0, BPF_REG_7, 0);
@@ -654,10 +666,19 @@ int csystem_cgroup_program_attach(int program_fd, int cgroup_fd, int ingress) {
   return (int)bpf_call(BPF_PROG_ATTACH, &attributes);
 }
 
+int csystem_cgroup_program_link(int program_fd, int cgroup_fd, int ingress) {
+  union bpf_attr attributes;
+  memset(&attributes, 0, sizeof attributes);
+  attributes.link_create.prog_fd = (uint32_t)program_fd;
+  attributes.link_create.target_fd = (uint32_t)cgroup_fd;
+  attributes.link_create.attach_type = ingress ? BPF_CGROUP_INET_INGRESS : BPF_CGROUP_INET_EGRESS;
+  return (int)bpf_call(BPF_LINK_CREATE, &attributes);
+}
+
 int csystem_run_bytes_read(
-  int map_fd, unsigned int *keys, unsigned long long *values, int capacity) {
+  int map_fd, struct csystem_run_bytes_key *keys, unsigned long long *values, int capacity) {
   int count = 0;
-  uint32_t key = 0, next = 0;
+  struct csystem_run_bytes_key key, next;
   int first = 1;
   while (count < capacity) {
     union bpf_attr attributes;
@@ -677,7 +698,7 @@ int csystem_run_bytes_read(
     attributes.key = (uint64_t)(uintptr_t)&key;
     attributes.value = (uint64_t)(uintptr_t)&value;
     if (bpf_call(BPF_MAP_LOOKUP_ELEM, &attributes) < 0) {
-      if (errno == ENOENT) continue;  // never deleted; kept for safety
+      if (errno == ENOENT) continue;  // deleted meanwhile
       return -1;
     }
     keys[count] = key;
@@ -685,4 +706,12 @@ int csystem_run_bytes_read(
     count++;
   }
   return count;
+}
+
+int csystem_run_bytes_delete(int map_fd, const struct csystem_run_bytes_key *key) {
+  union bpf_attr attributes;
+  memset(&attributes, 0, sizeof attributes);
+  attributes.map_fd = (uint32_t)map_fd;
+  attributes.key = (uint64_t)(uintptr_t)key;
+  return (int)bpf_call(BPF_MAP_DELETE_ELEM, &attributes);
 }

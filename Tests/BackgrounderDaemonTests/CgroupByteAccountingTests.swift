@@ -7,10 +7,11 @@ import Testing
 @testable import BackgrounderDaemon
 
 /// ``CgroupByteMeter`` splits a run's per-interface counts metered or not, and
-/// ``CgroupByteSession`` falls back to the link's counters — saying so — for a run that got no
-/// counter. The kernel side is tested end to end (`DaemonMeteredBudgetTests`).
+/// ``CgroupByteSession`` reads its cgroup's counts (deleting them when the run ends) or falls
+/// back to the link's counters — saying so — for a run without a cgroup. The kernel side is
+/// tested end to end (`DaemonMeteredBudgetTests`).
 @Suite struct CgroupByteAccountingTests {
-  typealias Key = CgroupByteCounter.Key
+  typealias Key = RunByteCounters.Key
 
   @Test("bytes added on an interface are metered when it was the metered primary link")
   func meterSplitsByTheLinkAtEachReading() {
@@ -61,36 +62,70 @@ import Testing
     #expect(meter.bytes.received == 0)
   }
 
-  @Test("a run whose cgroup got no counter is counted by the link, and its record says so")
-  func refusedCounterFallsBackToTheLink() {
-    let refusals = Lock<[SystemCallError]>([])
-    let counters = Lock(LinkCounters(receivedBytes: 10_000, sentBytes: 20_000))
+  /// Counts set by the test, per cgroup; what was asked, in order.
+  final class FakeCounters: RunByteCounting {
+    let counts = Lock<[UInt64: [Key: UInt64]]>([:])
+    let calls = Lock<[String]>([])
+
+    func begin(_ cgroup: UInt64) {
+      calls.withLock { $0.append("begin \(cgroup)") }
+    }
+
+    func counts(of cgroup: UInt64, ending: Bool) throws(SystemCallError) -> [Key: UInt64] {
+      calls.withLock { $0.append((ending ? "end " : "read ") + "\(cgroup)") }
+      return counts.withLock { $0[cgroup] ?? [:] }
+    }
+  }
+
+  @Test("a run with a cgroup is counted by its cgroup's counts: read, then ended")
+  func runWithACgroup() {
+    let counters = FakeCounters()
+    let accounting = CgroupByteAccounting(
+      counters: counters, cgroupID: { $0 == "/cg/runs/1" ? 42 : nil },
+      interfaceIndex: { ["lo": 1, "wwan0": 4][$0] ?? 0 })
+    let metered = NetworkConditions(isReachable: true, isDataMetered: true, primaryLink: "wwan0")
+    let session = accounting.begin(under: metered)
+    session.starting(inCgroup: "/cg/runs/1")
+    counters.counts.withLock { $0[42] = [Key(interfaceIndex: 4, received: false): 1_000] }
+    #expect(session.read(under: metered).meteredSent == 1_000)
+    counters.counts.withLock {
+      $0[42] = [
+        Key(interfaceIndex: 4, received: false): 1_500,
+        Key(interfaceIndex: 4, received: true): 200,
+        Key(interfaceIndex: 1, received: true): 9_000,
+      ]
+    }
+    let bytes = session.finish(under: metered)
+    #expect(
+      bytes
+        == RunNetworkBytes(
+          sent: 1_500, received: 200, meteredSent: 1_500, meteredReceived: 200,
+          accounting: .cgroup))
+    #expect(counters.calls.withLock { $0 } == ["begin 42", "read 42", "end 42"])
+  }
+
+  @Test("a run whose cgroup cannot be read is counted by the link, and its record says so")
+  func unreadableCgroupFallsBackToTheLink() {
+    let counts = Lock(LinkCounters(receivedBytes: 10_000, sentBytes: 20_000))
+    let counters = FakeCounters()
     var accounting = CgroupByteAccounting(
-      attach: { (_) throws(SystemCallError) -> CgroupByteCounter in
-        throw SystemCallError("bpf prog attach", errno: .permissionDenied)
-      },
-      interfaceIndex: { $0 == "wwan0" ? 4 : 0 },
-      refused: { error in refusals.withLock { $0.append(error) } })
-    accounting.fallback = LinkCounterAccounting(readCounters: { _ in counters.withLock { $0 } })
+      counters: counters, cgroupID: { _ in nil }, interfaceIndex: { $0 == "wwan0" ? 4 : 0 })
+    accounting.fallback = LinkCounterAccounting(readCounters: { _ in counts.withLock { $0 } })
     let conditions = NetworkConditions(isReachable: true, isDataMetered: true, primaryLink: "wwan0")
     let session = accounting.begin(under: conditions)
     session.starting(inCgroup: "/sys/fs/cgroup/backgrounder/runs/1")
-    counters.withLock { $0 = LinkCounters(receivedBytes: 10_500, sentBytes: 26_000) }
+    counts.withLock { $0 = LinkCounters(receivedBytes: 10_500, sentBytes: 26_000) }
     let bytes = session.finish(under: conditions)
     #expect(bytes.accounting == .link)
     #expect(bytes.sent == 6_000 && bytes.received == 500)
     #expect(bytes.meteredBytes == 6_500)
-    #expect(refusals.withLock { $0.map(\.errno) } == [.permissionDenied])
+    #expect(counters.calls.withLock { $0 }.isEmpty)
   }
 
   @Test("a run without a cgroup is counted by the link; one never started counted nothing")
   func noCgroupAndNeverStarted() {
-    let attached = Lock(0)
-    var accounting = CgroupByteAccounting(
-      attach: { (_) throws(SystemCallError) -> CgroupByteCounter in
-        attached.withLock { $0 += 1 }
-        throw SystemCallError("bpf prog attach", errno: .permissionDenied)
-      })
+    let counters = FakeCounters()
+    var accounting = CgroupByteAccounting(counters: counters, cgroupID: { _ in 7 })
     accounting.fallback = LinkCounterAccounting(readCounters: { _ in
       LinkCounters(receivedBytes: 1, sentBytes: 1)
     })
@@ -98,8 +133,8 @@ import Testing
     let withoutCgroup = accounting.begin(under: conditions)
     withoutCgroup.starting(inCgroup: nil)
     #expect(withoutCgroup.finish(under: conditions).accounting == .link)
-    #expect(attached.withLock { $0 } == 0, "nothing to attach to")
     let neverStarted = accounting.begin(under: conditions)
     #expect(neverStarted.finish(under: conditions) == RunNetworkBytes(accounting: .link))
+    #expect(counters.calls.withLock { $0 }.isEmpty)
   }
 }

@@ -4,84 +4,120 @@ import Glibc
 import Locking
 import SystemCalls
 
-/// A run's own bytes, counted by the kernel: a `cgroup_skb` program at the ingress and the
-/// egress hook of the run's cgroup (cgroup v2) adds each packet's length to a map, per
-/// interface and direction (``csystem_run_bytes_program_load``). Only the run's sockets are
-/// counted — other programs on the same link are not — and only packets that cross an
-/// interface other than loopback.
-///
-/// Closing the counter closes the map; the programs go with the run's cgroup.
-final class CgroupByteCounter: Sendable {
-  /// One counted key: the interface index and the direction.
+/// What counts runs' bytes per cgroup: ``RunByteCounters`` in the daemon, a fake in tests.
+protocol RunByteCounting: Sendable {
+  /// Run cgroup `cgroup` (its id) starts: its entries are kept until ``counts(of:ending:)``
+  /// reads them `ending`.
+  func begin(_ cgroup: UInt64)
+  /// The bytes counted for `cgroup` so far, per interface and direction; `ending`: the run
+  /// ended, its entries go (and any left by cgroups that ended before).
+  func counts(of cgroup: UInt64, ending: Bool) throws(SystemCallError) -> [RunByteCounters.Key:
+    UInt64]
+}
+
+/// Runs' own bytes, counted by the kernel: two `cgroup_skb` programs, one at the ingress and one
+/// at the egress hook, linked for the daemon's life to the directory of run cgroups (so they
+/// run for every run cgroup below it), add each packet's length to one map under the cgroup of
+/// its socket, its interface and its direction (``csystem_run_bytes_program_load``). Only
+/// runs' sockets are counted — other programs on the same link are not, nor the daemon's own.
+/// Nothing is done in the kernel when a run starts; its entries are read and deleted when it
+/// ends. The links close with the daemon (a daemon killed with SIGKILL leaves no program
+/// behind).
+final class RunByteCounters: RunByteCounting {
+  /// One counted key of a run: the interface index and the direction.
   struct Key: Hashable, Sendable {
     var interfaceIndex: UInt32
     var received: Bool
   }
 
   private let map: Int32
+  private let links: [Int32]
+  /// The cgroups of runs going on: entries of any other cgroup are left over (a packet after
+  /// its run's last reading) and deleted at the next end.
+  private let live = Lock<Set<UInt64>>([])
 
-  /// Loads the two programs on a new map and attaches them to the cgroup v2 directory
-  /// `cgroup`. Throws when the kernel refuses (no `CAP_BPF`, no cgroup BPF, a program attached
-  /// above that forbids others).
-  init(cgroup: String) throws(SystemCallError) {
-    map = try systemCall("bpf map create") { csystem_run_bytes_map_create() }
+  /// Creates the map and links the programs to `runsDirectory` (a cgroup v2 directory). Throws
+  /// when the kernel refuses (no `CAP_BPF`, no cgroup BPF, no BPF links before Linux 5.7).
+  init(runsDirectory: String) throws(SystemCallError) {
+    let map = try systemCall("bpf map create") { csystem_run_bytes_map_create() }
+    var links: [Int32] = []
     do throws(SystemCallError) {
       for ingress in [false, true] {
-        try CgroupProgram.attach(to: cgroup, ingress: ingress) { [map] in
-          csystem_run_bytes_program_load(map, ingress ? 1 : 0)
-        }
+        links.append(
+          try CgroupProgram.link(to: runsDirectory, ingress: ingress) {
+            csystem_run_bytes_program_load(map, ingress ? 1 : 0)
+          })
       }
     } catch {
+      for link in links { close(link) }
       close(map)
       throw error
     }
+    self.map = map
+    self.links = links
   }
 
-  deinit { close(map) }
+  deinit {
+    for link in links { close(link) }
+    close(map)
+  }
 
-  /// The bytes counted so far, per interface and direction.
-  func read() throws(SystemCallError) -> [Key: UInt64] {
-    var keys = [UInt32](repeating: 0, count: 64)
-    var values = [UInt64](repeating: 0, count: 64)
-    while true {
-      let count = try systemCall("bpf map read") {
-        csystem_run_bytes_read(map, &keys, &values, Int32(keys.count))
-      }
-      // A full buffer may have left keys out: read again into a larger one.
-      guard Int(count) == keys.count else {
-        var counts: [Key: UInt64] = [:]
-        for index in 0..<Int(count) {
-          let key = keys[index]
-          counts[
-            Key(
-              interfaceIndex: key & ~CSYSTEM_RUN_BYTES_INGRESS,
-              received: key & CSYSTEM_RUN_BYTES_INGRESS != 0)] = values[index]
-        }
-        return counts
-      }
-      keys = [UInt32](repeating: 0, count: keys.count * 2)
-      values = [UInt64](repeating: 0, count: values.count * 2)
+  /// The id of the cgroup v2 at `directory` (its inode number, what `bpf_skb_cgroup_id`
+  /// gives), or nil when it cannot be read.
+  static func cgroupID(_ directory: String) -> UInt64? {
+    var status = stat()
+    guard stat(directory, &status) == 0 else { return nil }
+    return UInt64(status.st_ino)
+  }
+
+  func begin(_ cgroup: UInt64) {
+    live.withLock { _ = $0.insert(cgroup) }
+  }
+
+  func counts(of cgroup: UInt64, ending: Bool) throws(SystemCallError) -> [Key: UInt64] {
+    if ending { live.withLock { _ = $0.remove(cgroup) } }
+    let entries = try read()
+    var counts: [Key: UInt64] = [:]
+    for (key, value) in entries where key.cgroup == cgroup {
+      counts[
+        Key(
+          interfaceIndex: key.interface & ~CSYSTEM_RUN_BYTES_INGRESS,
+          received: key.interface & CSYSTEM_RUN_BYTES_INGRESS != 0)] = value
     }
+    if ending {
+      let going = live.withLock { live in entries.filter { !live.contains($0.key.cgroup) } }
+      for var (key, _) in going { _ = csystem_run_bytes_delete(map, &key) }
+    }
+    return counts
   }
 
-  /// Whether this kernel and this process can count a run's bytes per cgroup: a map and a
-  /// program load (not attached anywhere), or the error that says why not.
-  static func probe() -> SystemCallError? {
-    let map = csystem_run_bytes_map_create()
-    guard map >= 0 else { return SystemCallError.current("bpf map create") }
-    defer { close(map) }
-    return CgroupProgram.probe { csystem_run_bytes_program_load(map, 0) }
+  /// Every entry of the map.
+  private func read() throws(SystemCallError) -> [(key: csystem_run_bytes_key, value: UInt64)] {
+    var capacity = 256
+    while true {
+      var keys = [csystem_run_bytes_key](repeating: csystem_run_bytes_key(), count: capacity)
+      var values = [UInt64](repeating: 0, count: capacity)
+      let count = try systemCall("bpf map read") {
+        csystem_run_bytes_read(map, &keys, &values, Int32(capacity))
+      }
+      // A full buffer may have left entries out: read again into a larger one.
+      guard Int(count) == capacity else {
+        return (0..<Int(count)).map { (keys[$0], values[$0]) }
+      }
+      capacity *= 4
+    }
   }
 }
 
-/// Turns the per-interface counts of a ``CgroupByteCounter``, read from time to time, into a
-/// run's bytes split metered or not: the bytes added on an interface between two readings are
-/// metered when that interface was the primary link and metered at the first of the two (as
-/// ``LinkByteMeter`` splits segments). Loopback's bytes are left out.
+/// Turns the per-interface counts of a run, read from time to time, into its bytes split
+/// metered or not: the bytes added on an interface between two readings are metered when that
+/// interface was the primary link and metered at the first of the two (as ``LinkByteMeter``
+/// splits segments). Loopback's bytes are left out.
 struct CgroupByteMeter: Sendable, Equatable {
+  typealias Key = RunByteCounters.Key
   /// The interface index of loopback (left out).
   let loopback: UInt32
-  private(set) var last: [CgroupByteCounter.Key: UInt64] = [:]
+  private(set) var last: [Key: UInt64] = [:]
   /// The primary link's index when it was metered at the last reading.
   private var meteredInterface: UInt32?
   private(set) var bytes = RunNetworkBytes(accounting: .cgroup)
@@ -92,8 +128,7 @@ struct CgroupByteMeter: Sendable, Equatable {
   }
 
   /// Takes a reading: the counts now, and the primary link's index when it is metered now.
-  mutating func advance(to counts: [CgroupByteCounter.Key: UInt64], meteredInterface next: UInt32?)
-  {
+  mutating func advance(to counts: [Key: UInt64], meteredInterface next: UInt32?) {
     for (key, count) in counts where key.interfaceIndex != loopback {
       let added = Int64(clamping: count &- min(count, last[key] ?? 0))
       let metered = key.interfaceIndex == meteredInterface
@@ -110,19 +145,16 @@ struct CgroupByteMeter: Sendable, Equatable {
   }
 }
 
-/// ``ByteAccounting/cgroup`` where a run has a cgroup v2 and the kernel lets the daemon attach
-/// its counter there; ``ByteAccounting/link`` (`fallback`) for a run that has none or where the
-/// attach failed — the run's record says which counted it, never one silently for the other.
+/// ``ByteAccounting/cgroup`` for a run with a cgroup v2 of its own (``RunByteCounting``);
+/// ``ByteAccounting/link`` (`fallback`) for a run that has none — the run's record says which
+/// counted it, never one silently for the other.
 struct CgroupByteAccounting: RunByteAccounting {
+  let counters: any RunByteCounting
   var fallback = LinkCounterAccounting()
-  /// Attaches a counter to a run's cgroup (a test may refuse).
-  var attach: @Sendable (String) throws(SystemCallError) -> CgroupByteCounter = {
-    (cgroup) throws(SystemCallError) in try CgroupByteCounter(cgroup: cgroup)
-  }
+  /// The id of a run's cgroup (nil: it cannot be read; the run is counted by the link).
+  var cgroupID: @Sendable (String) -> UInt64? = RunByteCounters.cgroupID
   /// Interface indexes by name (`if_nametoindex`; 0 when there is none).
   var interfaceIndex: @Sendable (String) -> UInt32 = { if_nametoindex($0) }
-  /// Told why a run's cgroup could not get a counter (the run is counted by the link).
-  var refused: @Sendable (SystemCallError) -> Void = { _ in }
 
   var kind: ByteAccounting { .cgroup }
 
@@ -139,13 +171,13 @@ struct CgroupByteAccounting: RunByteAccounting {
   }
 }
 
-/// One run counted by ``CgroupByteAccounting``: by its cgroup's counter once
-/// ``starting(inCgroup:)`` attached one, else by the link's counters from then on.
+/// One run counted by ``CgroupByteAccounting``: by its cgroup's counts once
+/// ``starting(inCgroup:)`` named one, else by the link's counters from then on.
 final class CgroupByteSession: RunByteSession {
   private enum Counting {
     /// Not started yet (the conditions the run began under).
     case waiting(NetworkConditions)
-    case cgroup(CgroupByteCounter, CgroupByteMeter)
+    case cgroup(UInt64, CgroupByteMeter)
     case link(any RunByteSession)
   }
 
@@ -160,19 +192,16 @@ final class CgroupByteSession: RunByteSession {
   func starting(inCgroup cgroup: String?) {
     state.withLock { state in
       guard case .waiting(let conditions) = state else { return }
-      if let cgroup {
-        do throws(SystemCallError) {
-          let counter = try accounting.attach(cgroup)
-          let meter = CgroupByteMeter(
+      if let id = cgroup.flatMap(accounting.cgroupID) {
+        accounting.counters.begin(id)
+        state = .cgroup(
+          id,
+          CgroupByteMeter(
             loopback: accounting.interfaceIndex("lo"),
-            meteredInterface: accounting.meteredInterface(conditions))
-          state = .cgroup(counter, meter)
-          return
-        } catch {
-          accounting.refused(error)
-        }
+            meteredInterface: accounting.meteredInterface(conditions)))
+      } else {
+        state = .link(accounting.fallback.begin(under: conditions))
       }
-      state = .link(accounting.fallback.begin(under: conditions))
     }
   }
 
@@ -192,11 +221,11 @@ final class CgroupByteSession: RunByteSession {
         return RunNetworkBytes(accounting: .link)
       case .link(let session):
         return finishing ? session.finish(under: conditions) : session.read(under: conditions)
-      case .cgroup(let counter, var meter):
-        // A failed read keeps what was counted before (the map does not go away while open).
-        if let counts = try? counter.read() {
+      case .cgroup(let id, var meter):
+        // A failed read keeps what was counted before.
+        if let counts = try? accounting.counters.counts(of: id, ending: finishing) {
           meter.advance(to: counts, meteredInterface: accounting.meteredInterface(conditions))
-          state = .cgroup(counter, meter)
+          state = .cgroup(id, meter)
         }
         return meter.bytes
       }

@@ -1,5 +1,6 @@
 import Backgrounder
 import Logging
+import SystemCalls
 
 /// Counts the bytes of each command run (``RunByteAccounting``) and reports them: the store
 /// and the metered budgets (``MeteredBudgetLedger``), the metric
@@ -63,28 +64,26 @@ struct RunNetworkCounting: Sendable {
 }
 
 extension RunNetworkCounting {
-  /// How runs' bytes are counted under `containment`: per run by the kernel
-  /// (``CgroupByteAccounting``) when runs get their own cgroup and this process may load the
-  /// counter's programs, else by the primary link's counters (``LinkCounterAccounting``). The
-  /// choice and its reason are logged once.
+  /// How runs' bytes are counted under `containment`: each run's own, by the kernel
+  /// (``CgroupByteAccounting``), when runs get their own cgroup and the daemon may link the
+  /// counters' programs to their directory; else by the primary link's counters
+  /// (``LinkCounterAccounting``). The choice and its reason are logged once.
   static func accounting(for containment: RunContainment, logger: Logger) -> any RunByteAccounting {
-    guard containment.cgroups != nil else {
+    guard let cgroups = containment.cgroups else {
       logger.info(
         "run bytes counted from the primary link's counters (approximate): runs have no cgroup v2 of their own"
       )
       return LinkCounterAccounting()
     }
-    if let error = CgroupByteCounter.probe() {
+    do throws(SystemCallError) {
+      let counters = try RunByteCounters(runsDirectory: cgroups.runsDirectory)
+      logger.info("run bytes counted per run by the kernel (cgroup_skb on the run cgroups)")
+      return CgroupByteAccounting(counters: counters)
+    } catch {
       logger.info(
-        "run bytes counted from the primary link's counters (approximate): the kernel refused the counter's program",
+        "run bytes counted from the primary link's counters (approximate): the kernel refused the counters' programs",
         metadata: ["error": "\(error)"])
       return LinkCounterAccounting()
     }
-    logger.info("run bytes counted per run by the kernel (cgroup_skb on each run's cgroup)")
-    return CgroupByteAccounting(refused: { error in
-      logger.info(
-        "a run's cgroup got no byte counter: its bytes are counted from the primary link's counters",
-        metadata: ["error": "\(error)"])
-    })
   }
 }

@@ -133,20 +133,29 @@ int csystem_forward_signals_to_pipe(const int *signals, int count);
 /// The read end `csystem_forward_signals_to_pipe` returned, or -1 if it was not called.
 int csystem_signal_pipe(void);
 
-/// A run's byte counter in the kernel: a `BPF_MAP_TYPE_HASH` from a `u32` key — the interface
-/// index, with `CSYSTEM_RUN_BYTES_INGRESS` set for received bytes — to a `u64` of IP bytes
-/// (headers included, as systemd's `IPAccounting=` counts them). Returns the map's descriptor
-/// (close-on-exec), or -1 with errno.
-int csystem_run_bytes_map_create(void);
+/// A key of the runs' byte counters: a run's cgroup (its cgroup v2 id, the directory's inode
+/// number), an interface index with `CSYSTEM_RUN_BYTES_INGRESS` set for received bytes.
+struct csystem_run_bytes_key {
+  unsigned long long cgroup;
+  unsigned int interface;
+  unsigned int padding;
+};
 
-/// The bit set in a key of a run's byte counter for received bytes.
+/// The bit set in `csystem_run_bytes_key.interface` for received bytes.
 #define CSYSTEM_RUN_BYTES_INGRESS 0x80000000u
 
+/// The runs' byte counters in the kernel: a `BPF_MAP_TYPE_HASH` from a `csystem_run_bytes_key`
+/// to a `u64` of IP bytes (headers included, as systemd's `IPAccounting=` counts them).
+/// Returns the map's descriptor (close-on-exec), or -1 with errno.
+int csystem_run_bytes_map_create(void);
+
 /// Loads the `cgroup_skb` program that adds each packet's length to `map_fd` (a
-/// `csystem_run_bytes_map_create` map) under its interface (`ingress`: the receiving one, with
-/// `CSYSTEM_RUN_BYTES_INGRESS`; else the sending one) and lets it pass. The program is written here instruction by instruction (systemd's IP accounting does the same):
-/// about 30 instructions need no compiler, object file or libbpf. Returns the program's descriptor,
-/// or -1 with errno (EPERM without `CAP_BPF`/`CAP_SYS_ADMIN`).
+/// `csystem_run_bytes_map_create` map) under the cgroup of its socket and its interface
+/// (`ingress`: the receiving one, with `CSYSTEM_RUN_BYTES_INGRESS`; else the sending one) and
+/// lets it pass. Attached to a parent cgroup it counts every cgroup below. The program is
+/// written here instruction by instruction (systemd's IP accounting does the same): about 35
+/// instructions need no compiler, object file or libbpf. Returns the program's descriptor, or
+/// -1 with errno (EPERM without `CAP_BPF`/`CAP_SYS_ADMIN`).
 int csystem_run_bytes_program_load(int map_fd, int ingress);
 
 /// Loads the `cgroup_skb` egress program that sets each packet's priority to `priority` (an
@@ -159,8 +168,18 @@ int csystem_run_priority_program_load(unsigned int priority);
 /// the cgroup. Returns 0, or -1 with errno.
 int csystem_cgroup_program_attach(int program_fd, int cgroup_fd, int ingress);
 
+/// Links `program_fd` to the cgroup v2 directory `cgroup_fd` at its ingress or egress hook
+/// (`BPF_LINK_CREATE`): the attachment lasts as long as the returned link descriptor is open
+/// (a process killed with SIGKILL leaves none behind). Returns the link's descriptor, or -1
+/// with errno.
+int csystem_cgroup_program_link(int program_fd, int cgroup_fd, int ingress);
+
 /// Copies up to `capacity` entries of `map_fd` into `keys` and `values`; returns how many, or
 /// -1 with errno. Entries added during the walk may be missed; read again for them.
-int csystem_run_bytes_read(int map_fd, unsigned int *keys, unsigned long long *values, int capacity);
+int csystem_run_bytes_read(
+  int map_fd, struct csystem_run_bytes_key *keys, unsigned long long *values, int capacity);
+
+/// Deletes the entry `key` of `map_fd`. Returns 0, or -1 with errno (ENOENT: none).
+int csystem_run_bytes_delete(int map_fd, const struct csystem_run_bytes_key *key);
 
 #endif
