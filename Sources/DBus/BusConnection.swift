@@ -36,6 +36,7 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
 package enum BusValue: Sendable, Equatable {
   case bool(Bool)
   case uint32(UInt32)
+  case uint64(UInt64)
   case string(String)
   case objectPaths([String])
 }
@@ -56,8 +57,10 @@ package enum BusChoice: Sendable, Equatable {
 }
 
 /// The one sd-bus connection type: NetworkManager and ModemManager (the hints), logind's sleep
-/// and idle watches and the one-shot calls (``BusMethodCall``) all connect through it. Method
-/// calls, match rules whose signals pass ``BusSignals``, and serving on an `EventLoop`: the
+/// and idle watches and the one-shot calls (``BusMethodCall``) all connect through it, and only
+/// this package calls sd-bus (callers read and write ``BusMessage`` and ``BusArgument``).
+/// Blocking and asynchronous method calls, match rules whose signals pass ``BusSignals``, and
+/// serving on an `EventLoop`: the
 /// descriptor with what sd-bus waits for and a timer at sd-bus's own deadline
 /// (`sd_bus_get_timeout`), so an asynchronous call's timeout fires even when nothing else
 /// arrives.
@@ -65,8 +68,8 @@ package enum BusChoice: Sendable, Equatable {
 /// Used by one thread at a time: the thread that connects, then the event loop's.
 package final class BusConnection: @unchecked Sendable {
   // @unchecked: see above; the hand-over to the loop goes through the loop's lock.
-  /// The sd-bus connection, for calls this type does not wrap.
-  package private(set) var handle: OpaquePointer?
+  /// The sd-bus connection.
+  private var handle: OpaquePointer?
   /// The signals subscribed to, each checked by ``BusSignals`` before its handler runs.
   private var signals: BusSignals?
   private var served: (loop: EventLoop, registration: EventLoop.Registration?)?
@@ -115,12 +118,6 @@ package final class BusConnection: @unchecked Sendable {
   deinit {
     signals = nil
     sd_bus_flush_close_unref(handle)
-  }
-
-  /// Waits at most `timeout` for the answer of a call made without an explicit timeout
-  /// (`sd_bus_get_property_trivial`, an asynchronous call given 0).
-  package func setMethodCallTimeout(_ timeout: Duration) throws(BusError) {
-    try Self.check(sd_bus_set_method_call_timeout(handle, Self.microseconds(timeout)))
   }
 
   /// The current owner (unique name) of a well-known name subscribed to, nil when none.
@@ -235,10 +232,10 @@ package final class BusConnection: @unchecked Sendable {
   /// Calls `handler` with the signals of `service` that `match` selects, each sent by the
   /// service's current owner and broadcast (``BusSignals``).
   package func subscribe(
-    from service: String, match: String, handler: @escaping (OpaquePointer) -> Void
+    from service: String, match: String, handler: @escaping (BusMessage) -> Void
   ) throws(BusError) {
     guard let signals else { throw BusError(description: "no bus connection") }
-    try signals.subscribe(from: service, match: match, handler: handler)
+    try signals.subscribe(from: service, match: match) { handler(BusMessage($0)) }
   }
 
   /// `org.freedesktop.DBus.Properties.GetAll(interface)` on `path` of `destination`, waiting
@@ -249,116 +246,132 @@ package final class BusConnection: @unchecked Sendable {
   {
     try call(
       destination: destination, path: path, interface: "org.freedesktop.DBus.Properties",
-      member: "GetAll", argument: interface, deadline: deadline, read: Self.readDictionary)
+      member: "GetAll", arguments: [.string(interface)], deadline: deadline
+    ) { reply throws(BusError) in try reply.dictionary() }
   }
 
-  /// Calls `interface.member` on `path` of `destination` with one string `argument` (or none)
-  /// and reads the reply with `read`, waiting at most until `deadline` (monotonic
-  /// microseconds). No answer in time throws a ``BusError/isTimeout`` error.
+  /// Calls `interface.member` on `path` of `destination` with `arguments` and reads the reply
+  /// with `read`, waiting at most until `deadline` (monotonic microseconds). No answer in time
+  /// throws a ``BusError/isTimeout`` error. A destination nobody owns is not started unless
+  /// `autoStart` (a notification server is often started on demand).
   package func call<Value>(
-    destination: String, path: String, interface: String, member: String, argument: String?,
-    deadline: UInt64, read: (OpaquePointer) throws(BusError) -> Value
+    destination: String, path: String, interface: String, member: String,
+    arguments: [BusArgument], deadline: UInt64, autoStart: Bool = false,
+    read: (BusMessage) throws(BusError) -> Value
   ) throws(BusError) -> Value {
-    let what = "\(member) \(path) \(argument ?? interface)"
+    let what = Self.describe(member, path, interface, arguments)
     let now = csd_monotonic_microseconds()
     guard now < deadline else {
       throw BusError(description: "\(what): no answer in time", isTimeout: true)
     }
-    var message: OpaquePointer?
-    var result = sd_bus_message_new_method_call(
-      handle, &message, destination, path, interface, member)
-    if result >= 0, let argument { result = csd_append_string(message, argument) }
-    // Never start a stopped service by asking it something.
-    if result >= 0 { result = sd_bus_message_set_auto_start(message, 0) }
-    guard result >= 0 else {
-      sd_bus_message_unref(message)
-      throw BusError("\(member) \(path)", result: result)
-    }
+    let message = try methodCall(destination, path, interface, member, arguments, autoStart)
     defer { sd_bus_message_unref(message) }
     var error = csd_error_null()
     defer { sd_bus_error_free(&error) }
     var reply: OpaquePointer?
-    result = sd_bus_call(handle, message, deadline - now, &error, &reply)
+    let result = sd_bus_call(handle, message, deadline - now, &error, &reply)
     guard result >= 0, let reply else {
-      let name = csd_error_name(&error).map { String(cString: $0) }
-      let detail = csd_error_message(&error).map { String(cString: $0) }
-      // No reply before the deadline is a peer that left during the call (the bus answers
-      // NoReply for it), not a timeout.
-      let noReply = "org.freedesktop.DBus.Error.NoReply"
-      let unanswered = result == -ETIMEDOUT || name == noReply
-      let timedOut = unanswered && csd_monotonic_microseconds() >= deadline
-      throw BusError(
-        description: "\(what): \(name ?? "\(Errno(rawValue: -result))")"
-          + (detail.map { " (\($0))" } ?? ""),
-        name: timedOut ? nil : (name ?? (unanswered ? noReply : nil)), isTimeout: timedOut,
-        errno: name == nil && result < 0 ? Errno(rawValue: -result) : nil)
+      throw Self.failure(
+        what, name: csd_error_name(&error).map { String(cString: $0) },
+        detail: csd_error_message(&error).map { String(cString: $0) }, result: result,
+        deadline: deadline)
     }
     defer { sd_bus_message_unref(reply) }
     do {
-      return try read(reply)
+      return try read(BusMessage(reply))
     } catch {
       throw BusError(description: "\(what): malformed reply: \(error)")
     }
   }
 
-  /// Reads `a{sv}`.
-  package static func readDictionary(_ message: OpaquePointer) throws(BusError) -> [String:
-    BusValue]
-  {
-    var values: [String: BusValue] = [:]
-    try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}"))
-    while try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv")) > 0 {
-      let key = try readString(message, type: "s")
-      var type: CChar = 0
-      var contents: UnsafePointer<CChar>?
-      try check(sd_bus_message_peek_type(message, &type, &contents))
-      let signature = contents.map { String(cString: $0) } ?? ""
-      if ["b", "u", "s", "o", "ao"].contains(signature) {
-        try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), signature))
-        switch signature {
-        case "b":
-          var value: Int32 = 0
-          try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &value))
-          values[key] = .bool(value != 0)
-        case "u":
-          var value: UInt32 = 0
-          try check(sd_bus_message_read_basic(message, CChar(UInt8(ascii: "u")), &value))
-          values[key] = .uint32(value)
-        case "ao":
-          var paths: [String] = []
-          try check(sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "o"))
-          while let path = try readOptionalString(message, type: "o") { paths.append(path) }
-          try check(sd_bus_message_exit_container(message))
-          values[key] = .objectPaths(paths)
-        default:
-          values[key] = .string(try readString(message, type: signature))
-        }
-        try check(sd_bus_message_exit_container(message))
-      } else {
-        try check(sd_bus_message_skip(message, "v"))
+  /// `org.freedesktop.DBus.Properties.Get(interface, name)` of a `t` (UInt64) property, waiting
+  /// at most `timeout`; `autoStart` as for
+  /// ``call(destination:path:interface:member:arguments:deadline:autoStart:read:)``.
+  package func uint64Property(
+    destination: String, path: String, interface: String, name: String, timeout: Duration,
+    autoStart: Bool = false
+  ) throws(BusError) -> UInt64 {
+    try call(
+      destination: destination, path: path, interface: "org.freedesktop.DBus.Properties",
+      member: "Get", arguments: [.string(interface), .string(name)],
+      deadline: csd_monotonic_microseconds() &+ Self.microseconds(timeout), autoStart: autoStart
+    ) { reply throws(BusError) in
+      guard case .uint64(let value)? = try reply.variant() else {
+        throw BusError(description: "\(name) is not a t")
       }
-      try check(sd_bus_message_exit_container(message))
+      return value
     }
-    try check(sd_bus_message_exit_container(message))
-    return values
   }
 
-  package static func readString(_ message: OpaquePointer, type: String) throws(BusError) -> String
-  {
-    guard let text = try readOptionalString(message, type: type) else {
-      throw BusError(description: "missing \(type) value")
-    }
-    return text
+  /// Calls `interface.member` on `path` of `destination` with `arguments` without waiting:
+  /// `answered` gets the reply (or the error, a ``BusError/isTimeout`` one after `timeout`)
+  /// while the connection is served (``serve(on:processed:broke:)``), unless the returned call
+  /// was dropped first.
+  package func callAsync(
+    destination: String, path: String, interface: String, member: String,
+    arguments: [BusArgument], timeout: Duration,
+    answered: @escaping (Result<BusMessage, BusError>) -> Void
+  ) throws(BusError) -> BusPendingCall {
+    let what = Self.describe(member, path, interface, arguments)
+    let message = try methodCall(destination, path, interface, member, arguments, false)
+    defer { sd_bus_message_unref(message) }
+    let pending = BusPendingCall(what: what, answered: answered)
+    var slot: OpaquePointer?
+    let result = sd_bus_call_async(
+      handle, &slot, message,
+      { reply, context, _ in
+        guard let context else { return 0 }
+        let call = Unmanaged<BusPendingCall>.fromOpaque(context).takeUnretainedValue()
+        // The handler may drop the call: it lives until it returns.
+        withExtendedLifetime(call) { call.received(reply) }
+        return 0
+      }, Unmanaged.passUnretained(pending).toOpaque(), Self.microseconds(timeout))
+    guard result >= 0 else { throw BusError("\(what)", result: result) }
+    pending.slot = slot
+    return pending
   }
 
-  package static func readOptionalString(_ message: OpaquePointer, type: String) throws(BusError)
-    -> String?
-  {
-    var pointer: UnsafePointer<CChar>?
-    let result = sd_bus_message_read_basic(message, CChar(bitPattern: type.utf8.first!), &pointer)
-    try check(result)
-    guard result > 0, let pointer else { return nil }
-    return String(cString: pointer)
+  /// A method call message with `arguments`, auto-starting its destination only when
+  /// `autoStart`.
+  private func methodCall(
+    _ destination: String, _ path: String, _ interface: String, _ member: String,
+    _ arguments: [BusArgument], _ autoStart: Bool
+  ) throws(BusError) -> OpaquePointer {
+    var message: OpaquePointer?
+    var result = sd_bus_message_new_method_call(
+      handle, &message, destination, path, interface, member)
+    if result >= 0 { result = BusArgument.append(arguments, to: message) }
+    // Never start a stopped service by asking it something, unless asked to.
+    if result >= 0, !autoStart { result = sd_bus_message_set_auto_start(message, 0) }
+    guard result >= 0, let message else {
+      sd_bus_message_unref(message)
+      throw BusError("\(member) \(path)", result: result)
+    }
+    return message
+  }
+
+  /// "member path first-argument" (or the interface) for errors.
+  private static func describe(
+    _ member: String, _ path: String, _ interface: String, _ arguments: [BusArgument]
+  ) -> String {
+    if case .string(let first)? = arguments.first { return "\(member) \(path) \(first)" }
+    return "\(member) \(path) \(interface)"
+  }
+
+  /// The error of a call that got no reply: `name` and `detail` from the bus's error, sd-bus's
+  /// `result`. No reply before the deadline is a peer that left during the call (the bus
+  /// answers NoReply for it), not a timeout.
+  static func failure(
+    _ what: String, name: String?, detail: String?, result: Int32, deadline: UInt64
+  ) -> BusError {
+    let noReply = "org.freedesktop.DBus.Error.NoReply"
+    let unanswered = result == -ETIMEDOUT || name == noReply
+    let timedOut = unanswered && csd_monotonic_microseconds() >= deadline
+    return BusError(
+      description: "\(what): \(name ?? "\(Errno(rawValue: -result))")"
+        + (detail.map { " (\($0))" } ?? ""),
+      name: timedOut ? nil : (name ?? (unanswered ? noReply : nil)), isTimeout: timedOut,
+      errno: name == nil && result < 0 ? Errno(rawValue: -result) : nil)
   }
 
   @discardableResult
@@ -374,5 +387,44 @@ package final class BusConnection: @unchecked Sendable {
     let (seconds, attoseconds) = duration.components
     guard seconds >= 0 else { return 0 }
     return UInt64(seconds) * 1_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000_000)
+  }
+}
+
+/// An asynchronous call in flight (``BusConnection/callAsync(destination:path:interface:member:arguments:timeout:answered:)``):
+/// dropping it cancels the call, and its answer is not handed over.
+package final class BusPendingCall {
+  fileprivate var slot: OpaquePointer?
+  private let what: String
+  private var answered: ((Result<BusMessage, BusError>) -> Void)?
+
+  fileprivate init(what: String, answered: @escaping (Result<BusMessage, BusError>) -> Void) {
+    self.what = what
+    self.answered = answered
+  }
+
+  deinit {
+    sd_bus_slot_unref(slot)
+  }
+
+  /// The reply, or an error reply (sd-bus makes one, `Timeout` or `NoReply`, when the timeout
+  /// passes): handed over once.
+  fileprivate func received(_ reply: OpaquePointer?) {
+    guard let answered else { return }
+    self.answered = nil
+    guard let reply else {
+      return answered(.failure(BusError(description: "\(what): no reply")))
+    }
+    if let error = sd_bus_message_get_error(reply) {
+      let name = csd_error_name(error).map { String(cString: $0) }
+      let detail = csd_error_message(error).map { String(cString: $0) }
+      let timedOut =
+        name == "org.freedesktop.DBus.Error.Timeout" || name == "org.freedesktop.DBus.Error.NoReply"
+      return answered(
+        .failure(
+          BusError(
+            description: "\(what): \(name ?? "an error")" + (detail.map { " (\($0))" } ?? ""),
+            name: timedOut ? nil : name, isTimeout: timedOut)))
+    }
+    answered(.success(BusMessage(reply)))
   }
 }

@@ -128,9 +128,9 @@ public final class BusSignals {
         service: Self.busDriver, allowsUnicast: false, owners: owners,
         handler: { message in
           defer { sd_bus_message_rewind(message, 1) }
-          guard let name = try? BusConnection.readString(message, type: "s"),
-            (try? BusConnection.readString(message, type: "s")) != nil,
-            let new = try? BusConnection.readString(message, type: "s")
+          guard let name = try? BusMessage.string(message, type: "s"),
+            (try? BusMessage.string(message, type: "s")) != nil,
+            let new = try? BusMessage.string(message, type: "s")
           else { return }
           owners.byName[name] = new.isEmpty ? nil : new
         }, refused: refused))
@@ -157,7 +157,7 @@ public final class BusSignals {
       if csd_error_name(&error) != nil { return nil }
       throw BusError("GetNameOwner \(service)", result: result)
     }
-    return try? BusConnection.readString(reply, type: "s")
+    return try? BusMessage.string(reply, type: "s")
   }
 
   private func addMatch(_ rule: String, _ subscription: Subscription) throws(BusError) {

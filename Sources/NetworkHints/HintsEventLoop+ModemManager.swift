@@ -90,20 +90,10 @@ extension HintsEventLoop {
 
   /// Whether a `PropertiesChanged(s, a{sv}, as)` names `Bearers`, changed or invalidated;
   /// `true` when it cannot be read. Leaves the message rewound for other callbacks.
-  static func changesBearers(_ message: OpaquePointer) -> Bool {
-    defer { sd_bus_message_rewind(message, 1) }
-    do {
-      _ = try BusConnection.readString(message, type: "s")
-      if try BusConnection.readDictionary(message)["Bearers"] != nil { return true }
-      try BusConnection.check(
-        sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "s"))
-      while let name = try BusConnection.readOptionalString(message, type: "s") {
-        if name == "Bearers" { return true }
-      }
-      return false
-    } catch {
-      return true
-    }
+  static func changesBearers(_ message: BusMessage) -> Bool {
+    defer { message.rewind() }
+    guard let (_, changed, invalidated) = try? message.propertiesChanged() else { return true }
+    return changed["Bearers"] != nil || invalidated.contains("Bearers")
   }
 
 }

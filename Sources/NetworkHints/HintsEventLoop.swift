@@ -292,9 +292,8 @@ final class HintsEventLoop: @unchecked Sendable {
 
   /// Whether a signal is an access point's update (signal strength), which changes nothing we
   /// read; every other signal of NetworkManager asks for one re-read after processing.
-  private static func onlyAccessPointChanged(_ message: OpaquePointer) -> Bool {
-    guard let path = sd_bus_message_get_path(message) else { return false }
-    return String(cString: path).hasPrefix("/org/freedesktop/NetworkManager/AccessPoint")
+  private static func onlyAccessPointChanged(_ message: BusMessage) -> Bool {
+    message.path?.hasPrefix("/org/freedesktop/NetworkManager/AccessPoint") ?? false
   }
 
   // MARK: - nl80211

@@ -1,4 +1,3 @@
-import CSystemdBus
 import DBus
 
 /// What ModemManager says at one moment, read over D-Bus: for each network interface a modem's
@@ -53,8 +52,8 @@ struct ModemManagerSnapshot: Sendable, Equatable {
   {
     let objects = try bus.call(
       destination: service, path: rootPath, interface: "org.freedesktop.DBus.ObjectManager",
-      member: "GetManagedObjects", argument: nil, deadline: deadline,
-      read: readManagedObjects)
+      member: "GetManagedObjects", arguments: [], deadline: deadline
+    ) { reply throws(BusError) in try reply.managedObjects() }
     var snapshot = ModemManagerSnapshot()
     for path in objects.keys.sorted() {
       let modem = objects[path]!
@@ -74,31 +73,5 @@ struct ModemManagerSnapshot: Sendable, Equatable {
       snapshot.add(modem: modem, bearerInterfaces: names)
     }
     return snapshot
-  }
-
-  /// Reads `a{oa{sa{sv}}}`: object path → interface → properties.
-  static func readManagedObjects(_ message: OpaquePointer) throws(BusError)
-    -> [String: [String: [String: BusValue]]]
-  {
-    let array = CChar(UInt8(ascii: "a"))
-    let entry = CChar(UInt8(ascii: "e"))
-    var objects: [String: [String: [String: BusValue]]] = [:]
-    try BusConnection.check(sd_bus_message_enter_container(message, array, "{oa{sa{sv}}}"))
-    while try BusConnection.check(sd_bus_message_enter_container(message, entry, "oa{sa{sv}}")) > 0
-    {
-      let path = try BusConnection.readString(message, type: "o")
-      var interfaces: [String: [String: BusValue]] = [:]
-      try BusConnection.check(sd_bus_message_enter_container(message, array, "{sa{sv}}"))
-      while try BusConnection.check(sd_bus_message_enter_container(message, entry, "sa{sv}")) > 0 {
-        let name = try BusConnection.readString(message, type: "s")
-        interfaces[name] = try BusConnection.readDictionary(message)
-        try BusConnection.check(sd_bus_message_exit_container(message))
-      }
-      try BusConnection.check(sd_bus_message_exit_container(message))
-      objects[path] = interfaces
-      try BusConnection.check(sd_bus_message_exit_container(message))
-    }
-    try BusConnection.check(sd_bus_message_exit_container(message))
-    return objects
   }
 }

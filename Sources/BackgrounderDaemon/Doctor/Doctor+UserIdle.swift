@@ -1,6 +1,5 @@
 import Backgrounder
 import BackgrounderLinux
-import CSystemdBus
 import DBus
 import Foundation
 
@@ -22,17 +21,12 @@ extension Doctor {
         on: .system(address: nil), destination: LogindIdleWatch.destination,
         path: LogindIdleWatch.path, interface: "org.freedesktop.DBus.Properties", method: "Get",
         timeout: .seconds(2),
-        arguments: { message in
-          var result = csd_append_string(message, LogindIdleWatch.interface)
-          if result >= 0 { result = csd_append_string(message, "IdleHint") }
-          return result
-        },
+        arguments: [.string(LogindIdleWatch.interface), .string("IdleHint")],
         read: { reply throws(IdleHintRefusal) -> Bool in
-          var value: Int32 = 0
-          guard sd_bus_message_enter_container(reply, CChar(UInt8(ascii: "v")), "b") > 0,
-            sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "b")), &value) > 0
-          else { throw IdleHintRefusal(isAbsent: false, description: "IdleHint is not a boolean") }
-          return value != 0
+          guard case .bool(let value)? = try? reply.variant() else {
+            throw IdleHintRefusal(isAbsent: false, description: "IdleHint is not a boolean")
+          }
+          return value
         })
       return .init(
         .ok, "user idle",

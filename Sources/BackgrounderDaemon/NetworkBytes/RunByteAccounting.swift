@@ -6,11 +6,11 @@ import Netlink
 /// daemon; a run's record says which one counted it (``ByteAccounting``), never silently one
 /// for the other.
 ///
-/// ``CgroupByteAccounting`` (`accounting: "cgroup"`): the run's own packets, counted by a
-/// `cgroup_skb` program on its cgroup v2, where the daemon has a delegated cgroup and may load
-/// BPF programs; ``LinkCounterAccounting`` (`accounting: "link"`) elsewhere, and for a run that
-/// got no counter: the primary link's interface counters, approximate (other traffic on the
-/// link counts too).
+/// ``CgroupByteAccounting`` (`accounting: "cgroup"`): the run's own packets, counted by the
+/// kernel under its cgroup v2 (``RunByteCounters``), where the daemon has a delegated cgroup and
+/// may load BPF programs; ``LinkCounterAccounting`` (`accounting: "link"`) elsewhere, and for a
+/// run without a cgroup of its own: the primary link's interface counters, approximate (other
+/// traffic on the link counts too).
 protocol RunByteAccounting: Sendable {
   /// Which accounting this is.
   var kind: ByteAccounting { get }

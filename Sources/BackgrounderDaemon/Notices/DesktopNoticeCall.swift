@@ -1,4 +1,3 @@
-import CSystemdBus
 import DBus
 import Foundation
 
@@ -24,51 +23,37 @@ enum DesktopNoticeCall {
   static func notify(summary: String, body: String, timeout: Duration) throws(NoticeRefusal)
     -> UInt32
   {
-    try call("Notify", timeout: timeout) { message in
-      var result = csd_append_string(message, appName)
-      // replaces_id 0: a new notice.
-      if result >= 0 { result = appendBasic(message, "u", UInt32(0)) }
-      for argument in ["", summary, escapedMarkup(body)] where result >= 0 {
-        result = csd_append_string(message, argument)
-      }
-      if result >= 0 { result = sd_bus_message_open_container(message, code("a"), "s") }
-      if result >= 0 { result = sd_bus_message_close_container(message) }
-      if result >= 0 { result = sd_bus_message_open_container(message, code("a"), "{sv}") }
-      if result >= 0 { result = sd_bus_message_close_container(message) }
-      if result >= 0 { result = appendBasic(message, "i", Int32(-1)) }
-      return result
-    } read: { reply throws(NoticeRefusal) in
-      var id: UInt32 = 0
-      guard sd_bus_message_read_basic(reply, code("u"), &id) > 0 else {
+    // replaces_id 0: a new notice; no actions, no hints; expire_timeout -1: the server's.
+    try call(
+      "Notify", timeout: timeout,
+      arguments: [
+        .string(appName), .uint32(0), .string(""), .string(summary),
+        .string(escapedMarkup(body)), .emptyArray("s"), .emptyArray("{sv}"), .int32(-1),
+      ]
+    ) { reply throws(NoticeRefusal) in
+      do throws(BusError) {
+        return try reply.uint32()
+      } catch {
         throw NoticeRefusal(isAbsent: false, description: "Notify: the reply has no id")
       }
-      return id
     }
   }
 
   /// `GetServerInformation`: the server's name, vendor and version (what `doctor` shows).
   static func serverInformation(timeout: Duration) throws(NoticeRefusal) -> String {
-    try call("GetServerInformation", timeout: timeout) { _ in
-      0
-    } read: {
+    try call("GetServerInformation", timeout: timeout, arguments: []) {
       reply throws(NoticeRefusal) in
-      var parts: [String] = []
-      for _ in 0..<3 {
-        var value: UnsafePointer<CChar>?
-        guard sd_bus_message_read_basic(reply, code("s"), &value) > 0, let value else {
-          throw NoticeRefusal(
-            isAbsent: false, description: "GetServerInformation: a short reply")
-        }
-        parts.append(String(cString: value))
+      do throws(BusError) {
+        return try [reply.string(), reply.string(), reply.string()].joined(separator: " ")
+      } catch {
+        throw NoticeRefusal(isAbsent: false, description: "GetServerInformation: a short reply")
       }
-      return parts.joined(separator: " ")
     }
   }
 
   private static func call<Result>(
-    _ method: String, timeout: Duration,
-    arguments: (OpaquePointer?) -> Int32,
-    read: (OpaquePointer) throws(NoticeRefusal) -> Result
+    _ method: String, timeout: Duration, arguments: [BusArgument],
+    read: (BusMessage) throws(NoticeRefusal) -> Result
   ) throws(NoticeRefusal) -> Result {
     try BusMethodCall.call(
       on: .session, destination: destination, path: path, interface: interface,
@@ -91,13 +76,5 @@ enum DesktopNoticeCall {
       }
     }
     return result
-  }
-
-  private static func code(_ character: Unicode.Scalar) -> CChar { CChar(UInt8(ascii: character)) }
-
-  private static func appendBasic<Value>(
-    _ message: OpaquePointer?, _ type: Unicode.Scalar, _ value: Value
-  ) -> Int32 {
-    withUnsafePointer(to: value) { sd_bus_message_append_basic(message, code(type), $0) }
   }
 }

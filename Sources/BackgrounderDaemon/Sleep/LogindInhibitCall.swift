@@ -1,4 +1,3 @@
-import CSystemdBus
 import DBus
 import Foundation
 import SystemCalls
@@ -31,24 +30,17 @@ enum LogindInhibitCall {
   ) throws(InhibitRefusal) -> Int32 {
     try BusMethodCall.call(
       on: .system(address: address), destination: destination, path: path,
-      interface: interface, method: "Inhibit", timeout: timeout
-    ) { message in
-      var result: Int32 = 0
-      for argument in [what, who, why, mode] where result >= 0 {
-        result = csd_append_string(message, argument)
-      }
-      return result
-    } read: { reply throws(InhibitRefusal) in
+      interface: interface, method: "Inhibit", timeout: timeout,
+      arguments: [.string(what), .string(who), .string(why), .string(mode)]
+    ) { reply throws(InhibitRefusal) in
       try ownDescriptor(of: reply)
     }
   }
 
   /// The lock's descriptor in logind's `reply`, duplicated (close-on-exec): the reply owns its
   /// own.
-  private static func ownDescriptor(of reply: OpaquePointer) throws(InhibitRefusal) -> Int32 {
-    var descriptor: Int32 = -1
-    let result = sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "h")), &descriptor)
-    guard result > 0, descriptor >= 0 else {
+  private static func ownDescriptor(of reply: BusMessage) throws(InhibitRefusal) -> Int32 {
+    guard let descriptor = try? reply.unixFD(), descriptor >= 0 else {
       throw InhibitRefusal(isAbsent: false, description: "Inhibit: the reply has no descriptor")
     }
     // The reply owns its descriptor: keep a copy of our own.

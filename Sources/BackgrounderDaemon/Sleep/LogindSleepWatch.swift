@@ -1,5 +1,4 @@
 import BackgrounderLinux
-import CSystemdBus
 import DBus
 import EventLoops
 import Foundation
@@ -87,18 +86,18 @@ package final class LogindSleepWatch: @unchecked Sendable {
   /// logind's `InhibitDelayMaxUSec` (the longest sleep waits for a delay lock), nil when it
   /// cannot be read (logged).
   private func readInhibitDelayMax(_ connection: BusConnection) -> Duration? {
-    var microseconds: UInt64 = 0
-    let result = sd_bus_get_property_trivial(
-      connection.handle, LogindInhibitCall.destination, LogindInhibitCall.path,
-      LogindInhibitCall.interface,
-      "InhibitDelayMaxUSec", nil, CChar(UInt8(ascii: "t")), &microseconds)
-    guard result >= 0 else {
+    do throws(BusError) {
+      let microseconds = try connection.uint64Property(
+        destination: LogindInhibitCall.destination, path: LogindInhibitCall.path,
+        interface: LogindInhibitCall.interface, name: "InhibitDelayMaxUSec",
+        timeout: .seconds(2), autoStart: true)
+      return .microseconds(Int64(clamping: microseconds))
+    } catch {
       logger.info(
         "cannot read logind's InhibitDelayMaxUSec: runs stopped for sleep get the full grace",
-        metadata: ["error": "\(Errno(rawValue: -result))"])
+        metadata: ["error": "\(error)"])
       return nil
     }
-    return .microseconds(Int64(clamping: microseconds))
   }
 
   /// On the event loop: takes the connection and serves it.
@@ -111,13 +110,12 @@ package final class LogindSleepWatch: @unchecked Sendable {
     }
   }
 
-  private func received(_ message: OpaquePointer) {
-    guard let member = sd_bus_message_get_member(message).map({ String(cString: $0) }),
-      member == "PrepareForSleep" || member == "PrepareForShutdown"
+  private func received(_ message: BusMessage) {
+    guard let member = message.member,
+      member == "PrepareForSleep" || member == "PrepareForShutdown",
+      let active = try? message.bool()
     else { return }
-    var active: Int32 = 0
-    guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &active) > 0 else { return }
-    logger.info("systemd-logind: \(member)(\(active != 0))")
-    onChange(active != 0, inhibitDelayMax)
+    logger.info("systemd-logind: \(member)(\(active))")
+    onChange(active, inhibitDelayMax)
   }
 }

@@ -10,7 +10,6 @@ package enum LogindBus {
     let connection = try BusConnection(.system(address: address)) { refusal in
       logger.debug("ignored a forged systemd-logind signal: \(refusal)")
     }
-    try connection.setMethodCallTimeout(.seconds(2))
     return connection
   }
 }

@@ -1,4 +1,5 @@
 import Backgrounder
+import DBus
 import Foundation
 
 /// logind's idle properties (`org.freedesktop.login1.Manager`'s `IdleHint`, `IdleSinceHint`,
@@ -37,7 +38,7 @@ package struct LogindIdleHint: Hashable, Sendable {
 
   /// Takes the idle properties among `changed` (a `PropertiesChanged` or `GetAll`), keeping
   /// the others; returns whether one was there.
-  package mutating func take(_ changed: [String: LogindIdleValue]) -> Bool {
+  package mutating func take(_ changed: [String: BusValue]) -> Bool {
     var seen = false
     if case .bool(let value)? = changed["IdleHint"] {
       idle = value
@@ -53,10 +54,4 @@ package struct LogindIdleHint: Hashable, Sendable {
     }
     return seen
   }
-}
-
-/// A value of one of logind's idle properties.
-package enum LogindIdleValue: Hashable, Sendable {
-  case bool(Bool)
-  case uint64(UInt64)
 }

@@ -23,7 +23,7 @@ import SystemPackage
 public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked Sendable {
   // @unchecked: `loop` is set before the connecting thread starts; `hint` and `firstSeen` are
   // set up on that thread before the event loop sees them (its `execute` hands them over);
-  // `connection`, `readSlot` and `stopped` are touched on the event loop's thread only;
+  // `connection`, `pendingRead` and `stopped` are touched on the event loop's thread only;
   // `state` is locked.
   package static let destination = "org.freedesktop.login1"
   package static let path = "/org/freedesktop/login1"
@@ -44,7 +44,7 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
   /// When the hint was first seen idle without a time (logind always sends one).
   private var firstSeen = Date()
   /// The `GetAll` in flight after logind came (back) onto the bus.
-  private var readSlot: OpaquePointer?
+  private var pendingRead: BusPendingCall?
 
   /// Follows logind on `address` (a bus address, or nil for the system bus:
   /// `DBUS_SYSTEM_BUS_ADDRESS` when set), served by `eventLoop` (nil: the process's shared
@@ -53,10 +53,6 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
     self.eventLoop = eventLoop
     self.address = address
     self.logger = logger
-  }
-
-  deinit {
-    sd_bus_slot_unref(readSlot)
   }
 
   public var current: UserIdleConditions {
@@ -118,65 +114,51 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
   }
 
   /// Reads the manager's properties: `blocking` on the connecting thread, else asynchronously
-  /// (the reply is processed on the event loop).
+  /// (the reply is processed on the event loop). Either waits at most 2 s.
   private func readAll(blocking: Bool, on connection: BusConnection?) {
-    var message: OpaquePointer?
-    let bus = connection?.handle
-    var result = sd_bus_message_new_method_call(
-      bus, &message, Self.destination, Self.path, "org.freedesktop.DBus.Properties", "GetAll")
-    if result >= 0 { result = csd_append_string(message, Self.interface) }
-    if result >= 0 { result = sd_bus_message_set_auto_start(message, 0) }
-    defer { sd_bus_message_unref(message) }
-    guard result >= 0 else {
-      return publish(unknown: "cannot ask logind (\(Errno(rawValue: -result)))")
-    }
+    guard let connection else { return }
+    let properties = "org.freedesktop.DBus.Properties"
     if blocking {
-      var error = csd_error_null()
-      defer { sd_bus_error_free(&error) }
-      var reply: OpaquePointer?
-      result = sd_bus_call(bus, message, 2_000_000, &error, &reply)
-      defer { sd_bus_message_unref(reply) }
-      answered(reply, result: result, name: csd_error_name(&error).map { String(cString: $0) })
+      answered(
+        Result { () throws(BusError) in
+          try connection.allProperties(
+            destination: Self.destination, path: Self.path, interface: Self.interface,
+            deadline: csd_monotonic_microseconds() + 2_000_000)
+        })
       return
     }
-    sd_bus_slot_unref(readSlot)
-    readSlot = nil
-    result = sd_bus_call_async(
-      bus, &readSlot, message,
-      { reply, context, _ in
-        guard let context else { return 0 }
-        let watch = Unmanaged<LogindIdleWatch>.fromOpaque(context).takeUnretainedValue()
-        watch.asyncAnswered(reply)
-        return 0
-      }, Unmanaged.passUnretained(self).toOpaque(), 2_000_000)
-    if result < 0 { publish(unknown: "cannot ask logind (\(Errno(rawValue: -result)))") }
+    do throws(BusError) {
+      pendingRead = try connection.callAsync(
+        destination: Self.destination, path: Self.path, interface: properties, member: "GetAll",
+        arguments: [.string(Self.interface)], timeout: .seconds(2)
+      ) { [unowned self] reply in
+        answered(
+          reply.flatMap { message in Result { () throws(BusError) in try message.dictionary() } })
+      }
+    } catch {
+      publish(unknown: "cannot ask logind (\(error))")
+    }
   }
 
-  /// The answer to the asynchronous `GetAll`: a reply, or an error reply (sd-bus makes one,
-  /// `NoReply`, when its timeout passes). The callback's own error argument is for the
-  /// callback to set, not the reply's error.
-  private func asyncAnswered(_ reply: OpaquePointer?) {
-    let error = reply.flatMap { sd_bus_message_get_error($0) }
-    let name = error.flatMap { csd_error_name($0) }.map { String(cString: $0) }
-    guard let reply, error == nil else { return answered(nil, result: -EIO, name: name) }
-    answered(reply, result: 1, name: nil)
-  }
-
-  /// A `GetAll` answer (or its failure, with the error's name).
-  private func answered(_ reply: OpaquePointer?, result: Int32, name: String?) {
-    guard result >= 0, let reply else {
+  /// A `GetAll` answer (or its failure).
+  private func answered(_ reply: Result<[String: BusValue], BusError>) {
+    let values: [String: BusValue]
+    switch reply {
+    case .success(let read): values = read
+    case .failure(let error):
       let why =
-        switch name {
+        switch error.name {
         case "org.freedesktop.DBus.Error.ServiceUnknown",
           "org.freedesktop.DBus.Error.NameHasNoOwner":
           "logind not running"
-        case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout", nil:
-          result == -ETIMEDOUT || name != nil ? "logind did not answer" : "logind unreachable"
+        case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout":
+          "logind did not answer"
+        case nil: error.isTimeout ? "logind did not answer" : "logind unreachable"
         case let name?: "logind refused (\(name))"
         }
       return publish(unknown: why)
     }
-    guard let values = Self.readIdleValues(reply), values["IdleHint"] != nil else {
+    guard values["IdleHint"] != nil else {
       return publish(unknown: "logind has no idle hint")
     }
     hint = LogindIdleHint()
@@ -198,25 +180,12 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
   }
 
   /// `PropertiesChanged(interface, changed, invalidated)` from logind's current owner.
-  private func changed(_ message: OpaquePointer) {
-    defer { sd_bus_message_rewind(message, 1) }
-    var interface: UnsafePointer<CChar>?
-    guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &interface) > 0,
-      let values = Self.readIdleValues(message)
-    else { return }
-    var invalidated = false
-    if sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "s") > 0 {
-      var name: UnsafePointer<CChar>?
-      while sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &name) > 0 {
-        if let name,
-          String(cString: name).hasPrefix("IdleSinceHint") || String(cString: name) == "IdleHint"
-        {
-          invalidated = true
-        }
-      }
-      sd_bus_message_exit_container(message)
+  private func changed(_ message: BusMessage) {
+    defer { message.rewind() }
+    guard let (_, values, invalidated) = try? message.propertiesChanged() else { return }
+    if invalidated.contains(where: { $0 == "IdleHint" || $0.hasPrefix("IdleSinceHint") }) {
+      return readAll(blocking: false, on: connection)
     }
-    if invalidated { return readAll(blocking: false, on: connection) }
     let wasIdle = hint.idle
     guard hint.take(values) else { return }
     if hint.idle && !wasIdle { firstSeen = Date() }
@@ -224,16 +193,12 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
   }
 
   /// `NameOwnerChanged(org.freedesktop.login1, old, new)` from the bus.
-  private func ownerChanged(_ message: OpaquePointer) {
-    defer { sd_bus_message_rewind(message, 1) }
-    var texts: [String] = []
-    for _ in 0..<3 {
-      var text: UnsafePointer<CChar>?
-      guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &text) > 0, let text
-      else { return }
-      texts.append(String(cString: text))
+  private func ownerChanged(_ message: BusMessage) {
+    defer { message.rewind() }
+    guard let new = try? [message.string(), message.string(), message.string()][2] else {
+      return
     }
-    if texts[2].isEmpty {
+    if new.isEmpty {
       publish(unknown: "logind not running")
     } else {
       readAll(blocking: false, on: connection)
@@ -268,50 +233,5 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
     }
     for recipient in recipients { recipient.deliver(conditions) }
     return changed
-  }
-
-  /// The idle properties in the `a{sv}` at `message`'s read position (others skipped), or nil
-  /// when it is malformed.
-  static func readIdleValues(_ message: OpaquePointer) -> [String: LogindIdleValue]? {
-    var values: [String: LogindIdleValue] = [:]
-    guard sd_bus_message_enter_container(message, CChar(UInt8(ascii: "a")), "{sv}") > 0 else {
-      return nil
-    }
-    while sd_bus_message_enter_container(message, CChar(UInt8(ascii: "e")), "sv") > 0 {
-      var key: UnsafePointer<CChar>?
-      guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &key) > 0, let key else {
-        return nil
-      }
-      let name = String(cString: key)
-      var type: CChar = 0
-      var contents: UnsafePointer<CChar>?
-      guard sd_bus_message_peek_type(message, &type, &contents) >= 0 else { return nil }
-      let signature = contents.map { String(cString: $0) } ?? ""
-      if (name == "IdleHint" && signature == "b")
-        || (name.hasPrefix("IdleSinceHint") && signature == "t")
-      {
-        guard sd_bus_message_enter_container(message, CChar(UInt8(ascii: "v")), signature) > 0
-        else { return nil }
-        if signature == "b" {
-          var value: Int32 = 0
-          guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &value) > 0 else {
-            return nil
-          }
-          values[name] = .bool(value != 0)
-        } else {
-          var value: UInt64 = 0
-          guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "t")), &value) > 0 else {
-            return nil
-          }
-          values[name] = .uint64(value)
-        }
-        guard sd_bus_message_exit_container(message) >= 0 else { return nil }
-      } else {
-        guard sd_bus_message_skip(message, "v") >= 0 else { return nil }
-      }
-      guard sd_bus_message_exit_container(message) >= 0 else { return nil }
-    }
-    guard sd_bus_message_exit_container(message) >= 0 else { return nil }
-    return values
   }
 }
