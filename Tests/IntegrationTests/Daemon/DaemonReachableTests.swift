@@ -138,29 +138,13 @@ struct DaemonReachableTests {
   }
 
   /// A TCP listener on `port` inside the namespace `namespace` (python3), which touches `ready`
-  /// once it listens and, when the returned pipe is closed (`ip netns exec` does not pass a
-  /// signal on to it), stops listening, removes `ready` and exits.
+  /// once it listens and, when the returned pipe is closed, stops listening, removes `ready`
+  /// and exits.
   private func startListener(in namespace: String, port: Int, ready: String) throws -> Pipe {
-    let process = Process()
-    let stdin = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-    process.arguments = [
-      "netns", "exec", namespace, "/usr/bin/python3", "-c",
+    try startPythonInNamespace(
+      namespace,
       """
-      import os, socket, sys, threading
-      def end():
-          sys.stdin.read()
-          # close() alone leaves the socket listening while accept() blocks on it in the
-          # main thread (Linux keeps the file until that call returns): a check between the
-          # unlink and the exit found the server up and started the job again.
-          s.shutdown(socket.SHUT_RDWR)
-          s.close()
-          os.unlink("\(ready)")
-          os._exit(0)
-      threading.Thread(target=end, daemon=True).start()
+      import socket
       s = socket.socket()
       s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
       s.bind(("0.0.0.0", \(port)))
@@ -170,15 +154,20 @@ struct DaemonReachableTests {
           try:
               c, _ = s.accept()
           except OSError:
-              # The shutdown above ends accept() with an error: an uncaught one ended the
-              # interpreter, killing end() before it removed `ready` (a 60 s wait, then a
-              # failure). Wait here for end() to exit the process.
+              # The shutdown at the end ends accept() with an error: an uncaught one ended the
+              # interpreter, killing the end thread before it removed `ready` (a 60 s wait,
+              # then a failure). Wait here for that thread to exit the process.
               threading.Event().wait()
           c.close()
       """,
-    ]
-    try process.run()
-    return stdin
+      // close() alone leaves the socket listening while accept() blocks on it in the main
+      // thread (Linux keeps the file until that call returns): a check between the unlink and
+      // the exit found the server up and started the job again.
+      atEnd: """
+        s.shutdown(socket.SHUT_RDWR)
+        s.close()
+        os.unlink("\(ready)")
+        """)
   }
 
   private func runChecked(_ arguments: String...) throws {

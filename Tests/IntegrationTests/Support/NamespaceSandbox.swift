@@ -117,24 +117,25 @@ extension ReachabilityMonitor {
 }
 
 /// Starts `program` (Python) with python3 in network namespace `namespace`, its output
-/// discarded; it ends when the returned pipe is closed (a thread of its own waits for the end
-/// of its standard input, then exits the process).
-func startPythonInNamespace(_ namespace: String, _ program: String) throws -> Pipe {
+/// discarded; it ends when the returned pipe is closed (`ip netns exec` does not pass a signal
+/// on to it): a thread of its own waits for the end of its standard input, runs `atEnd` (Python
+/// statements, one per line), then exits the process.
+func startPythonInNamespace(_ namespace: String, _ program: String, atEnd: String = "") throws
+  -> Pipe
+{
   let process = Process()
   let stdin = Pipe()
   process.standardInput = stdin
   process.standardOutput = FileHandle.nullDevice
   process.standardError = FileHandle.nullDevice
   process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+  let prelude =
+    ["import os, sys, threading", "def end():", "    sys.stdin.read()"]
+    + atEnd.split(separator: "\n").map { "    " + $0 }
+    + ["    os._exit(0)", "threading.Thread(target=end, daemon=True).start()"]
   process.arguments = [
     "netns", "exec", namespace, "/usr/bin/python3", "-c",
-    """
-    import os, sys, threading
-    def end():
-        sys.stdin.read()
-        os._exit(0)
-    threading.Thread(target=end, daemon=True).start()
-    """ + "\n" + program,
+    prelude.joined(separator: "\n") + "\n" + program,
   ]
   try process.run()
   return stdin
