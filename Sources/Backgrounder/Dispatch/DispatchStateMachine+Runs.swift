@@ -86,6 +86,7 @@ extension DispatchStateMachine {
     if case .running(_, let start, _) = entry.phase { startedAt = start } else { startedAt = nil }
     entry.phase = .idle
     entry.progress = nil
+    if case .declined = ending {} else { entry.declines = 0 }
     entry.row.updatedAt = now
     entry.row.pausedAt = nil
     entry.row.pauseReason = nil
@@ -115,6 +116,27 @@ extension DispatchStateMachine {
         entry.row, run: attempt, startedAt: nil, endedAt: now, outcome: "deferred",
         reason: "the network changed between the decision and the start")
       effects.events.append(event(id, .attemptDeferred(reason: .constraintLost), now))
+    case .declined(let reason):
+      // Not started, for a condition of the worker's own: no attempt used; tried again after
+      // the task's backoff, one step further for each decline in a row, counted as deferrals
+      // (as the network gate's timeouts are).
+      entry.declines &+= 1
+      entry.row.deferrals = Int(entry.declines)
+      var delay = entry.row.backoff.delay(
+        afterAttempt: entry.row.deferrals - 1, jitterSample: jitterSample())
+      if let interval = entry.row.interval { delay = min(delay, interval) }
+      entry.row.state = .backoff
+      entry.row.nextRun = now.advanced(by: delay)
+      entry.row.blockedOn = []
+      entry.row.lastResult = .retry
+      entry.row.lastReason = reason
+      entry.row.lastRunStartedAt = nil
+      entries[id] = entry
+      effects.persist(
+        entry.row, run: attempt, startedAt: nil, endedAt: now, outcome: "deferred",
+        reason: reason)
+      effects.events.append(event(id, .attemptDeferred(reason: .workerDeclined), now))
+      effects.events.append(event(id, .retryScheduled(nextAttempt: attempt, delay: delay), now))
     case .stopped(let reason) where startedAt == nil || reason == .shutdown:
       // Not invoked yet, or stopped by shutdown: resume after the next start, no attempt used.
       entry.row.state = .pending

@@ -60,6 +60,10 @@ struct DispatchStateMachine: Sendable {
     var relaxedRun: String?
     /// Held back after the daemon's start or a resume until this time (`start-splay`).
     var splayUntil: WallInstant?
+    /// Starts the worker declined in a row (``WorkContext/declineStart(reason:)``): the backoff
+    /// step of the next decline (an invocation resets ``TaskRow/deferrals``, so they cannot
+    /// count them).
+    var declines: UInt16 = 0
 
     /// The constraints decisions use now: relaxed once the wait reached the relaxation.
     var constraints: WorkConstraints {

@@ -39,6 +39,9 @@ enum RunEnding: Hashable, Sendable {
   /// The network changed between the decision and the worker's irreversible start
   /// (``WorkContext/confirmStart()`` said no): not started, no attempt used, waits again.
   case conditionsChanged
+  /// The worker declined to start for a condition of its own (``WorkContext/declineStart(reason:)``):
+  /// not started, no attempt used, tried again after the task's backoff (a deferral).
+  case declined(String)
   case factoryThrew(String)
   case factoryDeclined
   /// The claim could not be made durable; the worker was not invoked.

@@ -77,6 +77,9 @@ public enum DeferralReason: String, Hashable, Sendable, Codable {
   case userIdleNotMet
   /// The run was stopped because a constraint was lost; it resumes when the constraint returns.
   case constraintLost
+  /// The worker declined to start for a condition of its own
+  /// (``WorkContext/declineStart(reason:)``: a bandwidth cap that cannot be enforced).
+  case workerDeclined
 }
 
 /// Why a task was skipped.

@@ -60,6 +60,15 @@ public struct WorkContext: Sendable {
     return false
   }
 
+  /// Call instead of starting when a condition of the work's own is not met (the daemon: a
+  /// `bandwidth-required` cap that cannot be enforced now), then return at once: the run is
+  /// given back without using an attempt (recorded as `deferred` with `reason`) and tried again
+  /// after the task's backoff, counted as a deferral as the network gate's timeout is. What the
+  /// worker returns afterwards is ignored.
+  public func declineStart(reason: String) {
+    handle.declined(reason)
+  }
+
   /// Keeps `text` (the last lines the work printed, at most 4 KiB: the end is kept) with this
   /// run's record in the store, for `history`. The last call counts.
   public func recordOutputTail(_ text: String) { handle.recordOutputTail(text) }

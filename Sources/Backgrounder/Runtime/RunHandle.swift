@@ -68,6 +68,11 @@ final class RunHandle: Sendable {
     end.resolve(.conditionsChanged)
   }
 
+  /// The worker declined to start for a condition of its own: the run ends unstarted.
+  func declined(_ reason: String) {
+    end.resolve(.declined(reason))
+  }
+
   /// Takes the worker's pause handler.
   func acceptPauses(_ handler: @escaping @Sendable (PauseChange) -> Void) {
     pausing.withLock { $0.handler = handler }

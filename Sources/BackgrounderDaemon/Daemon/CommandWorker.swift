@@ -76,7 +76,9 @@ package struct CommandWorker: Worker {
       support: runner.containment.shaping?.support
         ?? .unavailable("this daemon does not shape runs"))
     if case .unenforceable(let reason, true) = bandwidth {
-      return .retry(reason: "bandwidth-required: the cap cannot be enforced (\(reason))")
+      let why = "bandwidth-required: the cap cannot be enforced (\(reason))"
+      context.declineStart(reason: why)
+      return .retry(reason: why)
     }
     guard context.confirmStart() else {
       return .retry(reason: "the network changed before the command started")
@@ -128,6 +130,11 @@ package struct CommandWorker: Worker {
         await run(nil)
       }
     lock.withLock { $0?.release() }
+    if outcome.bandwidthUnapplied {
+      // The command did not start (the cap could not be applied): no attempt used.
+      context.declineStart(
+        reason: "bandwidth-required: the cap could not be applied (see the journal)")
+    }
     if !outcome.outputTail.isEmpty { context.recordOutputTail(outcome.outputTail) }
     if let stopped = outcome.stopped { context.recordStop(stopped) }
     return Self.result(of: outcome)

@@ -44,6 +44,9 @@ struct DaemonBandwidthTests {
       held.lastReason?.hasPrefix("bandwidth-required: the cap cannot be enforced (") == true,
       "\(held)")
     #expect(workspace.lines(of: "required").isEmpty, "the required job's command never ran")
+    // Declined, not retried: no attempt used (a job with max-attempts would otherwise fail).
+    #expect(held.attempt == 0 && held.deferrals >= 1, "\(held)")
+    #expect(held.recentRuns.first?.outcome == "deferred", "\(held)")
 
     let status = try await harness.status()
     #expect(status.raw.contains("\"bandwidthUnenforced\""), "\(status.raw)")
