@@ -120,7 +120,7 @@ extension DispatchStateMachine {
       // Not started, for a condition of the worker's own: no attempt used; tried again after
       // the task's backoff, one step further for each decline in a row, counted as deferrals
       // (as the network gate's timeouts are).
-      entry.declines &+= 1
+      if entry.declines < .max { entry.declines += 1 }
       entry.row.deferrals = Int(entry.declines)
       var delay = entry.row.backoff.delay(
         afterAttempt: entry.row.deferrals - 1, jitterSample: jitterSample())
