@@ -82,25 +82,10 @@ struct DaemonBandwidthEnforcedTests {
   func capOnRunCgroupHoldsTheRate() async throws {
     guard let hierarchy = try TestCgroup.make() else { return }
     defer { hierarchy.remove() }
-    let (client, server) = try NamespaceSandbox.linkedPair(prefix: "bwcap", subnet: 238)
-    defer {
-      client.remove()
-      server.remove()
-    }
-    let workspace = try DaemonWorkspace()
-    defer { workspace.remove() }
-    let receiver = try startTCPReceiver(
-      in: server.name, port: 4462, log: workspace.file("received"),
-      ready: workspace.file("ready"))
-    defer { try? receiver.fileHandleForWriting.close() }
-    try await daemonEventually("the receiver") {
-      FileManager.default.fileExists(atPath: workspace.file("ready")) ? true : nil
-    }
-    let harness = try DaemonHarness(workspace: workspace, namespace: client.name)
-    defer { harness.cleanUp() }
-    let send =
-      "import socket; s = socket.create_connection((\"10.238.0.2\", 4462)); "
-      + "s.sendall(b\"x\" * \(Self.payload)); s.shutdown(socket.SHUT_WR); s.recv(16); s.close()"
+    let rig = try await UploadRig.make(prefix: "bwcap", subnet: 238, port: 4462)
+    defer { rig.remove() }
+    let (workspace, harness) = (rig.workspace, rig.harness)
+    let send = rig.upload("\(Self.payload)")
     let capped = "dev.e2e.bandwidth.enforced"
     let uncapped = "dev.e2e.bandwidth.free"
     // The uncapped job runs once the capped one succeeded (a file it waits for).
@@ -134,7 +119,7 @@ struct DaemonBandwidthEnforcedTests {
         $0.lastResult == "success"
       }
     }
-    let uploads = workspace.lines(of: "received").map { $0.split(separator: " ") }
+    let uploads = rig.uploads
     try #require(uploads.count == 2, "\(uploads)")
     let rates = uploads.map { fields in
       Double(fields[0])! * 8 / max(Double(fields[1])!, 0.000_001)
@@ -147,9 +132,9 @@ struct DaemonBandwidthEnforcedTests {
     #expect(abs(rates[0] / Self.cap - 1) <= 0.15, "capped rate \(rates[0]) bit/s")
     #expect(rates[1] > 5 * Self.cap, "the uncapped upload is not held to the cap: \(rates[1])")
     // The run's class (and the daemon's qdisc with it) went with the run.
-    let classes = try tcOutput(client.name, "class", "show", "dev", "veth0")
+    let classes = try tcOutput(rig.client.name, "class", "show", "dev", "veth0")
     #expect(!classes.contains("6267:"), "\(classes)")
-    let qdiscs = try tcOutput(client.name, "qdisc", "show", "dev", "veth0")
+    let qdiscs = try tcOutput(rig.client.name, "qdisc", "show", "dev", "veth0")
     #expect(!qdiscs.contains("6267:"), "\(qdiscs)")
     let journal = harness.describe()
     #expect(journal.contains("run's egress capped"), "\(journal)")

@@ -19,27 +19,11 @@ struct DaemonMeteredBudgetTests {
 
   @Test("600 KB per run, budget 1 MB: the third run waits; bytes counted from the link")
   func thirdRunWaitsForAnUnmeteredNetwork() async throws {
-    let (client, server) = try NamespaceSandbox.linkedPair(prefix: "budg", subnet: 236)
-    defer {
-      client.remove()
-      server.remove()
-    }
-
-    let workspace = try DaemonWorkspace()
-    defer { workspace.remove() }
-    let received = workspace.file("received")
-    let receiver = try startTCPReceiver(
-      in: server.name, port: 4460, log: received, ready: workspace.file("ready"))
-    defer { try? receiver.fileHandleForWriting.close() }
-    try await daemonEventually("the receiver") {
-      FileManager.default.fileExists(atPath: workspace.file("ready")) ? true : nil
-    }
-    let harness = try DaemonHarness(workspace: workspace, namespace: client.name)
-    defer { harness.cleanUp() }
+    let rig = try await UploadRig.make(prefix: "budg", subnet: 236, port: 4460)
+    defer { rig.remove() }
+    let (workspace, harness) = (rig.workspace, rig.harness)
     let id = "dev.e2e.budget.upload"
-    let send =
-      "import socket; s = socket.create_connection((\"10.236.0.2\", 4460)); "
-      + "s.sendall(b\"x\" * \(Self.payload)); s.shutdown(socket.SHUT_WR); s.recv(16); s.close()"
+    let send = rig.upload("\(Self.payload)")
     try workspace.writeConfig(
       jobs: """
         [metrics]
@@ -80,7 +64,7 @@ struct DaemonMeteredBudgetTests {
       "\(human.stdout)")
 
     // What the receiver got against what the link counters said, per run.
-    let got = workspace.lines(of: "received").compactMap { $0.split(separator: " ").first }
+    let got = rig.uploads.compactMap(\.first)
       .compactMap { Int64($0) }
     #expect(got == [Int64(Self.payload), Int64(Self.payload)])
     let counted = try storedBytes(workspace.storePath)
@@ -173,27 +157,11 @@ struct DaemonMeteredBudgetTests {
   func kernelCountsOnlyTheRunsOwnBytes() async throws {
     guard let hierarchy = try TestCgroup.make() else { return }
     defer { hierarchy.remove() }
-    let (client, server) = try NamespaceSandbox.linkedPair(prefix: "cgby", subnet: 237)
-    defer {
-      client.remove()
-      server.remove()
-    }
-
-    let workspace = try DaemonWorkspace()
-    defer { workspace.remove() }
-    let received = workspace.file("received")
-    let receiver = try startTCPReceiver(
-      in: server.name, port: 4461, log: received, ready: workspace.file("ready"))
-    defer { try? receiver.fileHandleForWriting.close() }
-    try await daemonEventually("the receiver") {
-      FileManager.default.fileExists(atPath: workspace.file("ready")) ? true : nil
-    }
-    let harness = try DaemonHarness(workspace: workspace, namespace: client.name)
-    defer { harness.cleanUp() }
+    let rig = try await UploadRig.make(prefix: "cgby", subnet: 237, port: 4461)
+    defer { rig.remove() }
+    let (workspace, harness) = (rig.workspace, rig.harness)
     let id = "dev.e2e.cgroup.bytes"
-    let send =
-      "import socket; s = socket.create_connection((\"10.237.0.2\", 4461)); "
-      + "s.sendall(b\"x\" * \(Self.payload)); s.shutdown(socket.SHUT_WR); s.recv(16); s.close()"
+    let send = rig.upload("\(Self.payload)")
     // The run sends its payload, then stays until the test's own traffic on the same link has
     // gone: link counters would count that too.
     let done = workspace.file("noise-done")
@@ -214,15 +182,14 @@ struct DaemonMeteredBudgetTests {
     _ = try harness.startDaemon(environment: environment)
 
     try await daemonEventually("the run's payload at the receiver", describe: harness.describe()) {
-      workspace.lines(of: "received").isEmpty ? nil : true
+      rig.uploads.isEmpty ? nil : true
     }
     // 2 MB from outside the run, over the same link, while the run goes on.
     let noise = 2_000_000
     let other = Process()
     other.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
     other.arguments = [
-      "netns", "exec", client.name, "/usr/bin/python3", "-c",
-      send.replacingOccurrences(of: "\(Self.payload)", with: "\(noise)"),
+      "netns", "exec", rig.client.name, "/usr/bin/python3", "-c", rig.upload("\(noise)"),
     ]
     try other.run()
     other.waitUntilExit()
@@ -232,9 +199,7 @@ struct DaemonMeteredBudgetTests {
       task.lastResult == "success"
     }
 
-    #expect(
-      workspace.lines(of: "received").compactMap { $0.split(separator: " ").first }
-        == ["\(Self.payload)", "\(noise)"])
+    #expect(rig.uploads.compactMap(\.first) == ["\(Self.payload)", "\(noise)"])
     let counted = try storedBytes(workspace.storePath)
     let bytes = try #require(counted.first, "one run counted")
     let error = Double(bytes.sent - Int64(Self.payload)) / Double(Self.payload)

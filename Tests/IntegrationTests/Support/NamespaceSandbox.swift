@@ -173,3 +173,62 @@ func startTCPReceiver(in namespace: String, port: Int, log: String, ready: Strin
         c.close()
     """)
 }
+
+/// A real daemon's uploads across a link: a ``NamespaceSandbox/linkedPair(prefix:subnet:)``
+/// whose `client` namespace holds the daemon (``harness``) and whose `server` namespace holds a
+/// ``startTCPReceiver(in:port:log:ready:)`` on `port`, logging to the workspace's `received`
+/// file; ``remove()`` undoes it all.
+struct UploadRig {
+  let client: NamespaceSandbox
+  let server: NamespaceSandbox
+  let workspace: DaemonWorkspace
+  let harness: DaemonHarness
+  private let receiver: Pipe
+  private let address: String
+  private let port: Int
+
+  /// Sets it up and waits for the receiver to listen.
+  static func make(prefix: String, subnet: Int, port: Int) async throws -> UploadRig {
+    let (client, server) = try NamespaceSandbox.linkedPair(prefix: prefix, subnet: subnet)
+    var cleanUp: [() -> Void] = [client.remove, server.remove]
+    do {
+      let workspace = try DaemonWorkspace()
+      cleanUp.insert(workspace.remove, at: 0)
+      let receiver = try startTCPReceiver(
+        in: server.name, port: port, log: workspace.file("received"),
+        ready: workspace.file("ready"))
+      cleanUp.insert({ try? receiver.fileHandleForWriting.close() }, at: 0)
+      try await daemonEventually("the receiver") {
+        FileManager.default.fileExists(atPath: workspace.file("ready")) ? true : nil
+      }
+      let harness = try DaemonHarness(workspace: workspace, namespace: client.name)
+      return UploadRig(
+        client: client, server: server, workspace: workspace, harness: harness,
+        receiver: receiver, address: "10.\(subnet).0.2", port: port)
+    } catch {
+      for step in cleanUp { step() }
+      throw error
+    }
+  }
+
+  /// One line of Python that uploads `bytes` (an expression) to the receiver and waits for its
+  /// answer.
+  func upload(_ bytes: String) -> String {
+    "import socket; s = socket.create_connection((\"\(address)\", \(port))); "
+      + "s.sendall(b\"x\" * \(bytes)); s.shutdown(socket.SHUT_WR); s.recv(16); s.close()"
+  }
+
+  /// The receiver's log: one `BYTES SECONDS` line per upload.
+  var uploads: [[Substring]] {
+    workspace.lines(of: "received").map { $0.split(separator: " ") }
+  }
+
+  /// Stops the daemon and the receiver, removes the workspace and both namespaces.
+  func remove() {
+    harness.cleanUp()
+    try? receiver.fileHandleForWriting.close()
+    workspace.remove()
+    client.remove()
+    server.remove()
+  }
+}
