@@ -37,9 +37,7 @@ extension DispatchStateMachine {
     _ = endLiveRun(token)
     entry.phase = .idle
     entry.row.deferrals += 1
-    var delay = entry.row.backoff.delay(
-      afterAttempt: entry.row.deferrals - 1, jitterSample: jitterSample())
-    if let interval = entry.row.interval { delay = min(delay, interval) }
+    let delay = backoffDelay(entry.row, after: entry.row.deferrals - 1)
     let satisfiedNow = requirement.isSatisfied(by: network)
     entry.row.nextRun = satisfiedNow ? now : now.advanced(by: delay)
     entry.row.state = satisfiedNow ? .pending : .backoff
@@ -122,9 +120,7 @@ extension DispatchStateMachine {
       // (as the network gate's timeouts are).
       if entry.declines < .max { entry.declines += 1 }
       entry.row.deferrals = Int(entry.declines)
-      var delay = entry.row.backoff.delay(
-        afterAttempt: entry.row.deferrals - 1, jitterSample: jitterSample())
-      if let interval = entry.row.interval { delay = min(delay, interval) }
+      let delay = backoffDelay(entry.row, after: entry.row.deferrals - 1)
       entry.row.state = .backoff
       entry.row.nextRun = now.advanced(by: delay)
       entry.row.blockedOn = []
@@ -237,6 +233,13 @@ extension DispatchStateMachine {
     startedAt.map { $0.duration(to: now) } ?? .zero
   }
 
+  /// The task's backoff after `step` (an attempt, or its deferrals less one), at most its
+  /// interval.
+  mutating func backoffDelay(_ row: TaskRow, after step: Int) -> Duration {
+    let delay = row.backoff.delay(afterAttempt: step, jitterSample: jitterSample())
+    return row.interval.map { min(delay, $0) } ?? delay
+  }
+
   /// A retry that uses an attempt: backoff, or failure once attempts are exhausted.
   mutating func retryCounted(
     _ id: TaskId, reason: String, historyOutcome: String, startedAt: WallInstant?,
@@ -252,8 +255,7 @@ extension DispatchStateMachine {
         historyOutcome: historyOutcome, startedAt: startedAt, now: now, &effects)
       return
     }
-    var delay = entry.row.backoff.delay(afterAttempt: attempt, jitterSample: jitterSample())
-    if let interval = entry.row.interval { delay = min(delay, interval) }
+    let delay = backoffDelay(entry.row, after: attempt)
     entry.row.attempt = nextAttempt
     entry.row.state = .backoff
     entry.row.nextRun = now.advanced(by: delay)
