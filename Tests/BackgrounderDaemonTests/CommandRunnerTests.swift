@@ -85,11 +85,18 @@ import Testing
     #expect(!isAlive(grandchild), "the grandchild (\(grandchild)) outlived the cancelled run")
   }
 
+  /// The stop comes once the shell ignores SIGTERM (a file it writes after its `trap`): a fixed
+  /// 200 ms wait was, under AddressSanitizer on a loaded machine, before the `trap`, and SIGTERM
+  /// ended the shell.
   @Test func processIgnoringSigtermIsKilledAfterTheGracePeriod() async throws {
+    let trapped = FileManager.default.temporaryDirectory
+      .appendingPathComponent("trapped-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: trapped) }
     let outcome = try await run(
-      ["/bin/sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done"]
+      ["/bin/sh", "-c", "trap '' TERM; : > \(trapped); while :; do sleep 0.05; done"]
     ) {
-      try await Task.sleep(for: .milliseconds(200))
+      let ready = await eventually { FileManager.default.fileExists(atPath: trapped) ? true : nil }
+      try #require(ready == true, "the shell did not start")
     }
     #expect(outcome.termination == .signaled(SIGKILL))
   }

@@ -1,14 +1,16 @@
+import CSystemShims
 import EventLoops
 import Foundation
 import Locking
 import SystemPackage
+import TestSupport
 import Testing
 
 @testable import BackgrounderDaemon
 
 /// ``RunProcess``: a run's process held before its exec until released; a gate closed without
 /// a byte (the daemon gone) runs nothing; what it gets is exactly what it was given.
-@Suite struct RunProcessTests {
+@Suite(.timeLimit(.minutes(1))) struct RunProcessTests {
   private func marker() -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString)").path
   }
@@ -42,6 +44,38 @@ import Testing
     let (end, _) = try await finish(process)
     #expect(end == .exited(0))
     #expect(try String(contentsOfFile: path, encoding: .utf8) == "ran\n")
+  }
+
+  @Test("a stop before the child's setsid reaches it through its pidfd (no group yet: ESRCH)")
+  func signalWithoutAGroupReachesTheLeader() async throws {
+    // A child that leads no group, as a run's child is before its `setsid`: kill(-pid) fails.
+    // posix_spawn without POSIX_SPAWN_SETPGROUP keeps it in this process's group (Foundation's
+    // Process would give it one of its own).
+    var pid: pid_t = 0
+    let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("sleep"), strdup("1000"), nil]
+    defer { for argument in arguments { free(argument) } }
+    try #require(posix_spawn(&pid, "/bin/sleep", nil, nil, arguments, environ) == 0)
+    let child = pid
+    var reaped = false
+    defer {
+      if !reaped {
+        kill(child, SIGKILL)
+        waitpid(child, nil, 0)
+      }
+    }
+    #expect(getpgid(child) != child)
+    let pidfd = csystem_pidfd_open(child)
+    try #require(pidfd >= 0)
+    defer { close(pidfd) }
+    RunProcess.signal(group: child, pidfd: pidfd, SIGKILL)
+    let status = await eventually { () -> Int32? in
+      var status: Int32 = 0
+      return waitpid(child, &status, WNOHANG) == child ? status : nil
+    }
+    reaped = status != nil
+    #expect(
+      status.map { $0 & 0x7f } == SIGKILL,
+      "the signal was lost: status \(String(describing: status))")
   }
 
   @Test("a gate closed without a byte (the daemon gone) runs nothing")

@@ -152,12 +152,26 @@ final class RunProcess: Sendable {
       guard running else { return }
       // Held at its gate, it has not run: it ends without running anything.
       abandon()
-      kill(-pid, signal)
+      Self.signal(group: pid, pidfd: pidfd, signal)
       let timer = loop.schedule(after: killAfter) { [self] in
-        if state.withLock({ $0.termination == nil }) { kill(-pid, SIGKILL) }
+        if state.withLock({ $0.termination == nil }) {
+          Self.signal(group: pid, pidfd: pidfd, SIGKILL)
+        }
       }
       state.withLock { $0.killTimer = timer }
     }
+  }
+
+  /// Sends `signal` to the process group that `leader` leads; when there is none yet — the
+  /// child has not run its `setsid`: a stop right after the start, on a loaded machine, where
+  /// both the stop and the SIGKILL were lost (`ESRCH`) and the run never ended — to the leader
+  /// itself through `pidfd`: its mask holds the signal until its exec, so the command gets it.
+  static func signal(group leader: pid_t, pidfd: Int32, _ signal: Int32) {
+    do throws(SystemCallError) {
+      _ = try systemCall("kill") { kill(-leader, signal) }
+    } catch  where error.errno == .noSuchProcess {
+      _ = csystem_pidfd_send_signal(pidfd, signal)
+    } catch {}
   }
 
   // MARK: On the loop's thread
