@@ -71,13 +71,10 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
-    // libsystemd's sd-bus and sd-journal, seen by DBus, NetworkHints, BackgrounderDaemon and
-    // the integration tests only.
-    .systemLibrary(
-      name: "CSystemdBus",
-      pkgConfig: "libsystemd",
-      providers: [.apt(["libsystemd-dev"])]
-    ),
+    // libsystemd's sd-bus and sd-journal, seen by DBus, BackgrounderDaemon and the integration
+    // tests only. Not linked: opened on first use (Sources/CSystemdBus/loader.c says why); its
+    // headers come from libsystemd-dev.
+    .target(name: "CSystemdBus"),
     // libnl-genl-3 (generic netlink), seen by the Nl80211 module only.
     .systemLibrary(
       name: "CGenericNetlink",

@@ -25,10 +25,18 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
     self.errno = errno
   }
 
-  /// `what` failed with sd-bus's negative `result`: "what: message", carrying the errno.
+  /// `what` failed with sd-bus's negative `result`: "what: message", carrying the errno. When
+  /// libsystemd could not be opened (ELIBACC from `CSystemdBus`), the message says why.
   package init(_ what: String, result: Int32) {
     let errno = Errno(rawValue: -result)
-    self.init(description: "\(what): \(errno)", errno: errno)
+    if -result == ELIBACC {
+      let reason = csd_library_error().map { String(cString: $0) }
+      self.init(
+        description: "\(what): \(reason ?? "libsystemd.so.0 lacks this function (too old)")",
+        errno: errno)
+    } else {
+      self.init(description: "\(what): \(errno)", errno: errno)
+    }
   }
 }
 

@@ -1,3 +1,4 @@
+import CSystemdBus
 import Foundation
 import SystemCalls
 
@@ -170,6 +171,13 @@ package struct Doctor: Sendable {
         .init(
           .problem, "netlink",
           "cannot open an rtnetlink socket: \(SystemCallError.current("socket").errno)"))
+    }
+    if let reason = csd_library_error() {
+      findings.append(
+        .init(
+          .problem, "libsystemd",
+          "cannot be opened (\(String(cString: reason))): NetworkManager, ModemManager, logind "
+            + "and the journal are not used"))
     }
     let supplies = "\(sysfsRoot)/class/power_supply"
     if let entries = try? FileManager.default.contentsOfDirectory(atPath: supplies) {

@@ -7,7 +7,8 @@ import Logging
 /// `BACKGROUNDER_ATTEMPT`, and `PRIORITY` from the level — `journalctl BACKGROUNDER_JOB=ID`
 /// then shows that job's output and events and nothing else. Used only when the daemon's
 /// stderr is the journal (``isStandardErrorJournal(environment:)``); otherwise the daemon
-/// writes its plain stderr lines.
+/// writes its plain stderr lines, as it does when libsystemd cannot be opened (it is opened on
+/// first use, not linked).
 package struct JournalLogHandler: LogHandler {
   package var metadata: Logger.Metadata = [:]
   package var logLevel: Logger.Level = .info
@@ -36,8 +37,10 @@ package struct JournalLogHandler: LogHandler {
   ) -> Bool {
     guard let value = environment["JOURNAL_STREAM"] else { return false }
     var status = stat()
-    guard fstat(STDERR_FILENO, &status) == 0 else { return false }
-    return JournalFields.matches(value, device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    guard fstat(STDERR_FILENO, &status) == 0,
+      JournalFields.matches(value, device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    else { return false }
+    return csd_library_loaded() != 0
   }
 }
 

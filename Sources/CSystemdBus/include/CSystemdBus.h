@@ -1,7 +1,10 @@
-// libsystemd's sd-bus (D-Bus client), seen by NetworkHints and the daemon's logind client
-// (BackgrounderDaemon/Sleep), and sd-journal's sd_journal_sendv, seen by the daemon's journal
-// log handler. Swift cannot call the variadic sd-bus functions, so the few calls needing them
-// are wrapped here.
+// libsystemd's sd-bus (D-Bus client), seen by the DBus module only, and sd-journal's
+// sd_journal_sendv, seen by the daemon's journal log handler. Swift cannot call the variadic
+// sd-bus functions, so the few calls needing them are wrapped here.
+//
+// libsystemd is not linked: `loader.c` defines each function the project calls and opens
+// libsystemd.so.0 on the first call (see there why). Calling a function it does not define is a
+// link error, not a silent fallback: add the function to the list in `loader.c`.
 #ifndef C_SYSTEMD_BUS_SHIM_H
 #define C_SYSTEMD_BUS_SHIM_H
 
@@ -34,5 +37,13 @@ static inline sd_bus_error csd_error_null(void) {
   sd_bus_error error = SD_BUS_ERROR_NULL;
   return error;
 }
+
+/// Whether libsystemd.so.0 could be opened (it is opened by this call if not yet). When it could
+/// not, every sd-bus and sd-journal function returns -ELIBACC (or NULL), and
+/// `csd_library_error` says why.
+int csd_library_loaded(void);
+
+/// Why libsystemd.so.0 could not be opened (dlerror's text), or NULL when it was.
+const char *csd_library_error(void);
 
 #endif
