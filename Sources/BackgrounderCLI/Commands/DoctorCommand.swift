@@ -30,9 +30,9 @@ struct DoctorCommand: AsyncParsableCommand {
       (try? config.loadIfPresent())?.controlSocketPath
       ?? DefaultLocations.current().controlSocketPath
     do {
-      let daemonProblems = try await DaemonHealth.problems(socketPath: socketPath)
-      findings += DaemonHealth.findings(daemonProblems)
-      if daemonProblems == nil {
+      let daemon = try await DaemonHealth.report(socketPath: socketPath)
+      findings += DaemonHealth.findings(daemon)
+      if daemon == nil {
         // No daemon to say how its sources answer: read NetworkManager once ourselves.
         let configuration =
           (try? config.loadIfPresent(decodingJobs: false)) ?? DaemonConfiguration(sourcePath: "")

@@ -20,6 +20,9 @@ struct DaemonSection: Sendable {
     /// Whether `wake-system` jobs can wake the machine (see ``DaemonInfo/wakeAlarms``).
     var wakeAlarms: String?
     var wakeAlarmsReason: String?
+    /// How the daemon counts runs' bytes (`cgroup`, `link`) and why.
+    var runBytes: String?
+    var runBytesReason: String?
     /// Why the socket could not be asked (not "nobody listens").
     var error: String?
     /// The daemon's network and power view (what its jobs are gated by).
@@ -30,7 +33,7 @@ struct DaemonSection: Sendable {
 
     private enum CodingKeys: String, CodingKey {
       case running, pid, since, version, storeError, inhibitors, wakeAlarms, wakeAlarmsReason
-      case error, view
+      case runBytes, runBytesReason, error, view
     }
 
     /// The report of a daemon that answered with `info`.
@@ -41,6 +44,8 @@ struct DaemonSection: Sendable {
       inhibitors = info.inhibitors
       wakeAlarms = info.wakeAlarms
       wakeAlarmsReason = info.wakeAlarmsReason
+      runBytes = info.runBytes?.accounting.rawValue
+      runBytesReason = info.runBytes?.reason
       view = info.view
       meteredBudget = info.meteredBudget
     }
@@ -67,6 +72,8 @@ struct DaemonSection: Sendable {
       try container.encodeIfPresent(inhibitors, forKey: .inhibitors)
       try container.encodeIfPresent(wakeAlarms, forKey: .wakeAlarms)
       try container.encodeIfPresent(wakeAlarmsReason, forKey: .wakeAlarmsReason)
+      try container.encodeIfPresent(runBytes, forKey: .runBytes)
+      try container.encodeIfPresent(runBytesReason, forKey: .runBytesReason)
       try container.encodeIfPresent(error, forKey: .error)
       try container.encodeIfPresent(view, forKey: .view)
     }
@@ -109,6 +116,13 @@ struct DaemonSection: Sendable {
         default: "not needed yet"
         }
       lines.append("  wake alarms: \(words)")
+    }
+    if let runBytes = report.runBytes {
+      let how =
+        runBytes == "cgroup"
+        ? "counted per run by the kernel"
+        : "from the primary link's counters (approximate)"
+      lines.append("  run bytes: \(how)" + (report.runBytesReason.map { ": \($0)" } ?? ""))
     }
     return lines
   }

@@ -20,6 +20,8 @@ struct ControlHandler: Sendable {
   var view: @Sendable () -> DaemonView? = { nil }
   /// The daemon's `[network] metered-budget` and its use, for `status`.
   var meteredBudget: @Sendable () -> MeteredBudgetReport? = { nil }
+  /// How runs' bytes are counted, for `status` and `doctor`.
+  var runBytes: RunBytesChoice?
   /// When the daemon started serving (for `ping`).
   let startedAt = Date()
   /// How long `trigger` waits for the run to start before answering that it is pending.
@@ -89,6 +91,7 @@ struct ControlHandler: Sendable {
       wakeAlarmsReason: wakeAlarms?.availability.reason)
     info.view = view()
     info.meteredBudget = meteredBudget()
+    info.runBytes = runBytes
     return info
   }
 

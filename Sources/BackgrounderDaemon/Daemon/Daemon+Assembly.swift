@@ -15,6 +15,8 @@ extension Daemon {
     let meteredBudgets: MeteredBudgetLedger
     /// Each run's bytes for the exporter (with `[telemetry]` only).
     let runBytes: RunBytesFeed?
+    /// How runs' bytes are counted, for `status` and `doctor`.
+    let runBytesChoice: RunBytesChoice
   }
 
   /// Prepares the containment and the runner and registers the worker that runs the config's
@@ -36,8 +38,10 @@ extension Daemon {
     meteredBudgets.configure(configuration)
     let runBytes = configuration.telemetry.map { _ in RunBytesFeed() }
     containment.shaping?.configure(configuration)
+    let (accounting, runBytesChoice) = RunNetworkCounting.accounting(
+      for: containment, logger: logger)
     var networkBytes = RunNetworkCounting(
-      accounting: RunNetworkCounting.accounting(for: containment, logger: logger),
+      accounting: accounting,
       ledger: meteredBudgets, metrics: metrics,
       logger: logger, clock: runtime.configuration.clock,
       network: { [network = sources.network] in network.current })
@@ -58,7 +62,7 @@ extension Daemon {
     }
     return Workers(
       containment: containment, runner: runner, inhibitor: inhibitor,
-      meteredBudgets: meteredBudgets, runBytes: runBytes)
+      meteredBudgets: meteredBudgets, runBytes: runBytes, runBytesChoice: runBytesChoice)
   }
 
   /// The OTLP export of `[telemetry]` (nil without it), configured.
@@ -142,7 +146,8 @@ extension Daemon {
             + meteredBudgets.problems() + (shaping?.problems() ?? [])
         },
         hints: { monitor.hints }, inhibitor: workers.inhibitor, wakeAlarms: reloaded.wakeAlarms,
-        view: view, meteredBudget: { meteredBudgets.daemonReport() }
+        view: view, meteredBudget: { meteredBudgets.daemonReport() },
+        runBytes: workers.runBytesChoice
       ).handle)
     do {
       try control.bindNow()

@@ -26,6 +26,9 @@ public struct DaemonInfo: Sendable, Equatable, Codable {
   /// The daemon's `[network] metered-budget` and its use now (nil: none set, or a daemon that
   /// does not say).
   package var meteredBudget: MeteredBudgetReport?
+  /// How the daemon counts runs' bytes (`cgroup` or `link`) and why (nil from a daemon that
+  /// does not say).
+  package var runBytes: RunBytesChoice?
 
   package init(
     pid: Int32, since: String, version: String, storePath: String, storeError: String?,

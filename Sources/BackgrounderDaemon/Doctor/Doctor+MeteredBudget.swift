@@ -16,6 +16,7 @@ extension Doctor {
         + "cgroup v2 and may load BPF programs (history: accounting \"cgroup\"); otherwise "
         + "from the primary link's counters over each run (accounting \"link\"): other "
         + "traffic on the link while a run goes counts too, so the count is high rather than "
-        + "low. The daemon's journal says which at start")
+        + "low. A running daemon says which (doctor: \"run bytes\"; status --json: "
+        + "daemon.runBytes)")
   }
 }

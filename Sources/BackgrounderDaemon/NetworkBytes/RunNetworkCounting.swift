@@ -63,27 +63,48 @@ struct RunNetworkCounting: Sendable {
   }
 }
 
+/// How the daemon counts runs' bytes, and why: `status` and `doctor` show it (`"runBytes"` and
+/// `"runBytesReason"` under `"daemon"`).
+package struct RunBytesChoice: Sendable, Equatable, Codable {
+  package var accounting: ByteAccounting
+  /// In words, why this accounting (for `link`: why not the kernel's per-run counters).
+  package var reason: String
+
+  package init(accounting: ByteAccounting, reason: String) {
+    self.accounting = accounting
+    self.reason = reason
+  }
+}
+
 extension RunNetworkCounting {
   /// How runs' bytes are counted under `containment`: each run's own, by the kernel
   /// (``CgroupByteAccounting``), when runs get their own cgroup and the daemon may link the
   /// counters' programs to their directory; else by the primary link's counters
-  /// (``LinkCounterAccounting``). The choice and its reason are logged once.
-  static func accounting(for containment: RunContainment, logger: Logger) -> any RunByteAccounting {
+  /// (``LinkCounterAccounting``). The choice and its reason are logged once, and returned for
+  /// `status` and `doctor`.
+  static func accounting(for containment: RunContainment, logger: Logger) -> (
+    any RunByteAccounting, RunBytesChoice
+  ) {
     guard let cgroups = containment.cgroups else {
+      let choice = RunBytesChoice(
+        accounting: .link, reason: "runs have no cgroup v2 of their own")
       logger.info(
-        "run bytes counted from the primary link's counters (approximate): runs have no cgroup v2 of their own"
-      )
-      return LinkCounterAccounting()
+        "run bytes counted from the primary link's counters (approximate): \(choice.reason)")
+      return (LinkCounterAccounting(), choice)
     }
     do throws(SystemCallError) {
       let counters = try RunByteCounters(runsDirectory: cgroups.runsDirectory)
+      let choice = RunBytesChoice(
+        accounting: .cgroup, reason: "cgroup_skb programs count each run cgroup's packets")
       logger.info("run bytes counted per run by the kernel (cgroup_skb on the run cgroups)")
-      return CgroupByteAccounting(counters: counters)
+      return (CgroupByteAccounting(counters: counters), choice)
     } catch {
+      let choice = RunBytesChoice(
+        accounting: .link, reason: "the kernel refused the counters' programs (\(error))")
       logger.info(
         "run bytes counted from the primary link's counters (approximate): the kernel refused the counters' programs",
         metadata: ["error": "\(error)"])
-      return LinkCounterAccounting()
+      return (LinkCounterAccounting(), choice)
     }
   }
 }

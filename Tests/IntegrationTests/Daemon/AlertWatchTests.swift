@@ -150,7 +150,7 @@ struct AlertWatchTests {
     let problems = watch.problems()
     #expect(problems.map(\.kind) == [.jobStale] && problems.first?.taskId == id)
     // `doctor` reports the daemon's health problems as problems (exit status 1).
-    #expect(DaemonHealth.findings(problems).contains { $0.severity == .problem })
+    #expect(DaemonHealth.findings((problems, nil)).contains { $0.severity == .problem })
 
     // Another failure while stale: its on-failure hook, but no second on-stale hook.
     clock.advance(to: t0.advanced(by: Self.day * 4))

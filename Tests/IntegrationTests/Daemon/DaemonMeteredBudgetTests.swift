@@ -102,6 +102,10 @@ struct DaemonMeteredBudgetTests {
     #expect(
       humanHistory.stdout.components(separatedBy: "other traffic on the link counts too").count
         == 3, "\(humanHistory.stdout)")
+    // `status` and `doctor` say how the running daemon counts, and why.
+    try await expectRunBytes(
+      harness, "link", reason: "runs have no cgroup v2 of their own",
+      doctor: "note: run bytes: counted from the primary link's counters (approximate")
 
     // The metrics textfile counts the same bytes, all metered.
     let sent = counted.reduce(Int64(0)) { $0 + $1.sent }
@@ -220,6 +224,25 @@ struct DaemonMeteredBudgetTests {
     #expect(run["accounting"] as? String == "cgroup", "\(run)")
     #expect(
       run["bytes"] as? [String: Int64] == ["sent": bytes.sent, "received": bytes.received])
+    try await expectRunBytes(
+      harness, "cgroup", reason: "cgroup_skb programs count each run cgroup's packets",
+      doctor: "ok: run bytes: counted per run by the kernel")
+  }
+
+  /// `status --json` names the daemon's accounting (`daemon.runBytes`) and its reason, the text
+  /// `status` shows it, and `doctor` prints `doctor`.
+  private func expectRunBytes(
+    _ harness: DaemonHarness, _ accounting: String, reason: String, doctor: String
+  ) async throws {
+    let status = try await harness.status()
+    let document = try JSONSerialization.jsonObject(with: Data(status.raw.utf8)) as? [String: Any]
+    let daemon = try #require(document?["daemon"] as? [String: Any], "\(status.raw)")
+    #expect(daemon["runBytes"] as? String == accounting, "\(daemon)")
+    #expect(daemon["runBytesReason"] as? String == reason, "\(daemon)")
+    let text = try await harness.cli("status", "--config", harness.workspace.configPath)
+    #expect(text.stdout.contains("  run bytes: "), "\(text.stdout)")
+    let checked = try await harness.cli("doctor", "--config", harness.workspace.configPath)
+    #expect(checked.stdout.contains(doctor), "\(checked.stdout)")
   }
 
   private struct Counted: CustomStringConvertible {
