@@ -13,17 +13,17 @@ import Testing
 @Suite struct CgroupByteAccountingTests {
   typealias Key = RunByteCounters.Key
 
-  @Test("bytes added on an interface are metered when it was the metered primary link")
+  @Test("bytes added on an interface are metered when it was metered at the last reading")
   func meterSplitsByTheLinkAtEachReading() {
     // wlan0 = 3 (unmetered), wwan0 = 4 (metered), lo = 1.
-    var meter = CgroupByteMeter(loopback: 1, meteredInterface: nil)
+    var meter = CgroupByteMeter(loopback: 1, meteredInterfaces: [])
     meter.advance(
       to: [
         Key(interfaceIndex: 3, received: false): 1_000,
         Key(interfaceIndex: 3, received: true): 300,
         Key(interfaceIndex: 1, received: false): 50_000,
       ],
-      meteredInterface: 4)
+      meteredInterfaces: [4])
     // The primary link changed to the metered modem: what wwan0 adds from here is metered;
     // wlan0's late bytes are not.
     meter.advance(
@@ -34,13 +34,13 @@ import Testing
         Key(interfaceIndex: 4, received: true): 900,
         Key(interfaceIndex: 1, received: true): 50_000,
       ],
-      meteredInterface: 4)
+      meteredInterfaces: [4])
     meter.advance(
       to: [
         Key(interfaceIndex: 4, received: false): 7_500,
         Key(interfaceIndex: 4, received: true): 900,
       ],
-      meteredInterface: nil)
+      meteredInterfaces: [])
     #expect(meter.bytes.sent == 1_200 + 7_500)
     #expect(meter.bytes.received == 300 + 900)
     #expect(meter.bytes.meteredSent == 7_500)
@@ -50,16 +50,44 @@ import Testing
 
   @Test("a first reading after a metered start counts as metered; loopback never counts")
   func meteredFromTheStart() {
-    var meter = CgroupByteMeter(loopback: 1, meteredInterface: 4)
+    var meter = CgroupByteMeter(loopback: 1, meteredInterfaces: [4])
     meter.advance(
       to: [
         Key(interfaceIndex: 4, received: false): 600_000,
         Key(interfaceIndex: 1, received: false): 9_999,
       ],
-      meteredInterface: 4)
+      meteredInterfaces: [4])
     #expect(meter.bytes.sent == 600_000)
     #expect(meter.bytes.meteredSent == 600_000)
     #expect(meter.bytes.received == 0)
+  }
+
+  @Test("bytes on a metered link that is not the primary one are metered")
+  func meteredLinkBesidesThePrimary() {
+    // wlan0 = 3, primary and unmetered; wwan0 = 4, metered, with a route to one destination.
+    let counters = FakeCounters()
+    var accounting = CgroupByteAccounting(
+      counters: counters, cgroupID: { _ in 42 },
+      interfaceIndex: { ["lo": 1, "wlan0": 3, "wwan0": 4][$0] ?? 0 })
+    accounting.meteredLinks = { [4] }
+    let wifi = NetworkConditions(isReachable: true, isDataMetered: false, primaryLink: "wlan0")
+    let session = accounting.begin(under: wifi)
+    session.starting(inCgroup: "/cg/runs/1")
+    counters.counts.withLock {
+      $0[42] = [
+        Key(interfaceIndex: 3, received: false): 1_000,
+        Key(interfaceIndex: 4, received: false): 600_000,
+        Key(interfaceIndex: 4, received: true): 2_000,
+      ]
+    }
+    let bytes = session.finish(under: wifi)
+    #expect(bytes.sent == 601_000 && bytes.received == 2_000)
+    #expect(bytes.meteredSent == 600_000 && bytes.meteredReceived == 2_000)
+    // The primary link metered counts as before, with or without the monitor's list.
+    accounting.meteredLinks = { [] }
+    #expect(accounting.meteredInterfaces(wifi).isEmpty)
+    let cellular = NetworkConditions(isReachable: true, isDataMetered: true, primaryLink: "wwan0")
+    #expect(accounting.meteredInterfaces(cellular) == [4])
   }
 
   /// Counts set by the test, per cgroup; what was asked, in order.

@@ -38,14 +38,19 @@ extension Daemon {
     meteredBudgets.configure(configuration)
     let runBytes = configuration.telemetry.map { _ in RunBytesFeed() }
     containment.shaping?.configure(configuration)
+    // Every link the monitor treats as metered, primary or not.
+    let meteredLinks: @Sendable () -> Set<UInt32> = { [monitor = sources.monitor] in
+      Set(monitor.status.links.lazy.filter(\.isMetered).map { UInt32(clamping: $0.index) })
+    }
     let (accounting, runBytesChoice) = RunNetworkCounting.accounting(
-      for: containment, logger: logger)
+      for: containment, meteredLinks: meteredLinks, logger: logger)
     var networkBytes = RunNetworkCounting(
       accounting: accounting,
       ledger: meteredBudgets, metrics: metrics,
       logger: logger, clock: runtime.configuration.clock,
       network: { [network = sources.network] in network.current })
     networkBytes.counted = runBytes.map { $0.counted }
+    networkBytes.meteredLinks = meteredLinks
     let onRelaxedRun: @Sendable (String) -> Void = { [logger] job in
       logger.info("run started under relaxed conditions (relax-after)", metadata: ["job": "\(job)"])
       metrics?.recordRelaxedRun(job: job)

@@ -111,27 +111,28 @@ final class RunByteCounters: RunByteCounting {
 
 /// Turns the per-interface counts of a run, read from time to time, into its bytes split
 /// metered or not: the bytes added on an interface between two readings are metered when that
-/// interface was the primary link and metered at the first of the two (as ``LinkByteMeter``
-/// splits segments). Loopback's bytes are left out.
+/// interface was metered at the first of the two — the primary link or any other (a route to
+/// one destination through a metered modem while Wi-Fi is primary). Loopback's bytes are left
+/// out.
 struct CgroupByteMeter: Sendable, Equatable {
   typealias Key = RunByteCounters.Key
   /// The interface index of loopback (left out).
   let loopback: UInt32
   private(set) var last: [Key: UInt64] = [:]
-  /// The primary link's index when it was metered at the last reading.
-  private var meteredInterface: UInt32?
+  /// The indexes of the interfaces that were metered at the last reading.
+  private var meteredInterfaces: Set<UInt32>
   private(set) var bytes = RunNetworkBytes(accounting: .cgroup)
 
-  init(loopback: UInt32, meteredInterface: UInt32?) {
+  init(loopback: UInt32, meteredInterfaces: Set<UInt32>) {
     self.loopback = loopback
-    self.meteredInterface = meteredInterface
+    self.meteredInterfaces = meteredInterfaces
   }
 
-  /// Takes a reading: the counts now, and the primary link's index when it is metered now.
-  mutating func advance(to counts: [Key: UInt64], meteredInterface next: UInt32?) {
+  /// Takes a reading: the counts now, and the indexes of the interfaces metered now.
+  mutating func advance(to counts: [Key: UInt64], meteredInterfaces next: Set<UInt32>) {
     for (key, count) in counts where key.interfaceIndex != loopback {
       let added = Int64(clamping: count &- min(count, last[key] ?? 0))
-      let metered = key.interfaceIndex == meteredInterface
+      let metered = meteredInterfaces.contains(key.interfaceIndex)
       if key.received {
         bytes.received += added
         if metered { bytes.meteredReceived += added }
@@ -141,7 +142,7 @@ struct CgroupByteMeter: Sendable, Equatable {
       }
       last[key] = count
     }
-    meteredInterface = next
+    meteredInterfaces = next
   }
 }
 
@@ -155,6 +156,10 @@ struct CgroupByteAccounting: RunByteAccounting {
   var cgroupID: @Sendable (String) -> UInt64? = RunByteCounters.cgroupID
   /// Interface indexes by name (`if_nametoindex`; 0 when there is none).
   var interfaceIndex: @Sendable (String) -> UInt32 = { if_nametoindex($0) }
+  /// The indexes of every link treated as metered now, primary or not (the daemon's
+  /// reachability monitor: overrides, NetworkManager, ModemManager, kernel signals). Nil: the
+  /// primary link only.
+  var meteredLinks: (@Sendable () -> Set<UInt32>)? = nil
 
   var kind: ByteAccounting { .cgroup }
 
@@ -162,12 +167,15 @@ struct CgroupByteAccounting: RunByteAccounting {
     CgroupByteSession(accounting: self, conditions: conditions)
   }
 
-  /// The primary link's index when `conditions` say it is metered.
-  func meteredInterface(_ conditions: NetworkConditions) -> UInt32? {
-    guard conditions.isReachable, conditions.isDataMetered, let link = conditions.primaryLink
-    else { return nil }
-    let index = interfaceIndex(link)
-    return index == 0 ? nil : index
+  /// The indexes of the interfaces metered now: ``meteredLinks``, and the primary link when
+  /// `conditions` say it is metered.
+  func meteredInterfaces(_ conditions: NetworkConditions) -> Set<UInt32> {
+    var indexes = meteredLinks?() ?? []
+    if conditions.isReachable, conditions.isDataMetered, let link = conditions.primaryLink {
+      let index = interfaceIndex(link)
+      if index != 0 { indexes.insert(index) }
+    }
+    return indexes
   }
 }
 
@@ -198,7 +206,7 @@ final class CgroupByteSession: RunByteSession {
           id,
           CgroupByteMeter(
             loopback: accounting.interfaceIndex("lo"),
-            meteredInterface: accounting.meteredInterface(conditions)))
+            meteredInterfaces: accounting.meteredInterfaces(conditions)))
       } else {
         state = .link(accounting.fallback.begin(under: conditions))
       }
@@ -224,7 +232,7 @@ final class CgroupByteSession: RunByteSession {
       case .cgroup(let id, var meter):
         // A failed read keeps what was counted before.
         if let counts = try? accounting.counters.counts(of: id, ending: finishing) {
-          meter.advance(to: counts, meteredInterface: accounting.meteredInterface(conditions))
+          meter.advance(to: counts, meteredInterfaces: accounting.meteredInterfaces(conditions))
           state = .cgroup(id, meter)
         }
         return meter.bytes

@@ -16,6 +16,10 @@ struct RunNetworkCounting: Sendable {
   let clock: any WallClock
   /// The network conditions now (the primary link, whether it is metered).
   let network: @Sendable () -> NetworkConditions
+  /// The indexes of the links treated as metered now, primary or not: while any is, a sampled
+  /// run's counts are read (its bytes may cross one of them while the primary link is not
+  /// metered).
+  var meteredLinks: @Sendable () -> Set<UInt32> = { [] }
   /// Told each run's bytes as soon as they are counted, before the run ends (the telemetry
   /// outbox's ``RunBytesFeed``).
   var counted: (@Sendable (TaskId, RunNetworkBytes) -> Void)? = nil
@@ -33,11 +37,11 @@ struct RunNetworkCounting: Sendable {
     let session = accounting.begin(under: conditions)
     let sampler: Task<Void, Never>? =
       ledger.samplesWhileMetered(taskId)
-      ? Task { [network, ledger] in
+      ? Task { [network, ledger, meteredLinks] in
         while !Task.isCancelled {
           do { try await Task.sleep(for: .seconds(1)) } catch { return }
           let now = network()
-          guard now.isDataMetered else { continue }
+          guard now.isDataMetered || !meteredLinks().isEmpty else { continue }
           ledger.running(taskId, meteredBytes: session.read(under: now).meteredBytes)
         }
       } : nil
@@ -82,9 +86,11 @@ extension RunNetworkCounting {
   /// counters' programs to their directory; else by the primary link's counters
   /// (``LinkCounterAccounting``). The choice and its reason are logged once, and returned for
   /// `status` and `doctor`.
-  static func accounting(for containment: RunContainment, logger: Logger) -> (
-    any RunByteAccounting, RunBytesChoice
-  ) {
+  /// With the kernel's counters, bytes on any link in `meteredLinks` count as metered.
+  static func accounting(
+    for containment: RunContainment, meteredLinks: @escaping @Sendable () -> Set<UInt32>,
+    logger: Logger
+  ) -> (any RunByteAccounting, RunBytesChoice) {
     guard let cgroups = containment.cgroups else {
       let choice = RunBytesChoice(
         accounting: .link, reason: "runs have no cgroup v2 of their own")
@@ -97,7 +103,9 @@ extension RunNetworkCounting {
       let choice = RunBytesChoice(
         accounting: .cgroup, reason: "cgroup_skb programs count each run cgroup's packets")
       logger.info("run bytes counted per run by the kernel (cgroup_skb on the run cgroups)")
-      return (CgroupByteAccounting(counters: counters), choice)
+      var accounting = CgroupByteAccounting(counters: counters)
+      accounting.meteredLinks = meteredLinks
+      return (accounting, choice)
     } catch {
       let choice = RunBytesChoice(
         accounting: .link, reason: "the kernel refused the counters' programs (\(error))")

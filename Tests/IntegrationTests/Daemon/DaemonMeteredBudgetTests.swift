@@ -229,6 +229,45 @@ struct DaemonMeteredBudgetTests {
       doctor: "ok: run bytes: counted per run by the kernel")
   }
 
+  @Test("run cgroups: bytes over a metered link that is not the primary one count as metered")
+  func meteredLinkBesideAnUnmeteredPrimary() async throws {
+    guard let hierarchy = try TestCgroup.make() else { return }
+    defer { hierarchy.remove() }
+    let rig = try await UploadRig.make(prefix: "cgml", subnet: 238, port: 4462)
+    defer { rig.remove() }
+    let (workspace, harness) = (rig.workspace, rig.harness)
+    // The primary link is veth2 (unmetered, the default route); the receiver stays on veth0's
+    // own subnet, so the upload crosses veth0, which the config calls metered.
+    try rig.client.ip("link", "add", "veth2", "type", "veth", "peer", "name", "veth3")
+    try rig.client.ip("addr", "add", "10.239.1.1/24", "dev", "veth2")
+    try rig.client.ip("link", "set", "veth2", "up")
+    try rig.client.ip("link", "set", "veth3", "up")
+    try rig.client.ip("route", "replace", "default", "via", "10.239.1.2", "dev", "veth2")
+    let id = "dev.e2e.cgroup.metered.link"
+    try workspace.writeConfig(
+      jobs: """
+        [network]
+        metered = ["veth0"]
+        networkmanager = false
+        modemmanager = false
+
+        """
+          + daemonShellJob(
+            id: id, script: "/usr/bin/python3 -c '\(rig.upload("\(Self.payload)"))'",
+            schedule: "once = true", extra: "network = \"unmetered\""))
+    var environment = ProcessInfo.processInfo.environment
+    environment["BACKGROUNDER_CGROUP"] = hierarchy.root
+    _ = try harness.startDaemon(environment: environment)
+    _ = try await harness.waitForTask(id, "the run to end", timeout: .seconds(30)) { task in
+      task.lastResult == "success"
+    }
+    #expect(rig.uploads.compactMap(\.first) == ["\(Self.payload)"])
+    let bytes = try #require(try storedBytes(workspace.storePath).first, "one run counted")
+    #expect(bytes.sent >= Int64(Self.payload), "\(bytes)")
+    // Every byte of the run crossed veth0: all metered, though the primary link is not.
+    #expect(bytes.metered == bytes.total, "\(bytes)")
+  }
+
   /// `status --json` names the daemon's accounting (`daemon.runBytes`) and its reason, the text
   /// `status` shows it, and `doctor` prints `doctor`.
   private func expectRunBytes(
