@@ -532,7 +532,7 @@ static long bpf_call(int command, union bpf_attr *attributes) {
   return syscall(SYS_bpf, command, attributes, sizeof *attributes);
 }
 
-int csystem_run_bytes_map_create(void) {
+int csystem_run_bytes_map_create(unsigned int max_entries) {
   union bpf_attr attributes;
   memset(&attributes, 0, sizeof attributes);
   attributes.map_type = BPF_MAP_TYPE_HASH;
@@ -540,11 +540,26 @@ int csystem_run_bytes_map_create(void) {
   attributes.value_size = sizeof(uint64_t);
   // Runs at once × interfaces × 2 directions; entries are allocated as packets come
   // (BPF_F_NO_PREALLOC) and deleted when a run ends. On a full map the program's insert fails
-  // and that packet goes uncounted.
-  attributes.max_entries = 16384;
+  // and that packet's length goes to the UNCOUNTED key, inserted here so that it always exists.
+  attributes.max_entries = max_entries;
   attributes.map_flags = BPF_F_NO_PREALLOC;
   strncpy(attributes.map_name, "bg_run_bytes", sizeof attributes.map_name - 1);
-  return (int)bpf_call(BPF_MAP_CREATE, &attributes);
+  int map = (int)bpf_call(BPF_MAP_CREATE, &attributes);
+  if (map < 0) return -1;
+  struct csystem_run_bytes_key key = {.cgroup = CSYSTEM_RUN_BYTES_UNCOUNTED};
+  uint64_t zero = 0;
+  memset(&attributes, 0, sizeof attributes);
+  attributes.map_fd = (uint32_t)map;
+  attributes.key = (uint64_t)(uintptr_t)&key;
+  attributes.value = (uint64_t)(uintptr_t)&zero;
+  attributes.flags = BPF_ANY;
+  if (bpf_call(BPF_MAP_UPDATE_ELEM, &attributes) < 0) {
+    int error = errno;
+    close(map);
+    errno = error;
+    return -1;
+  }
+  return map;
 }
 
 #define INSN(c, d, s, o, i) \
@@ -574,7 +589,7 @@ int csystem_run_bytes_map_create(void) {
 #define LENGTH_OFFSET (-24)
 
 int csystem_run_bytes_program_load(int map_fd, int ingress) {
-  struct bpf_insn program[48];
+  struct bpf_insn program[64];
   int n = 0;
   // r6 = the packet, r7 = its length.
   program[n++] = MOV64_REG(BPF_REG_6, BPF_REG_1);
@@ -617,6 +632,22 @@ int csystem_run_bytes_program_load(int map_fd, int ingress) {
   program[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
   program[n++] = ADD64_IMM(BPF_REG_2, KEY_OFFSET);
   program[n++] = CALL(BPF_FUNC_map_lookup_elem);
+  int to_uncounted = n;
+  program[n++] = JEQ_IMM(BPF_REG_0, 0, 0);
+  program[n++] = ATOMIC_ADD_DW(BPF_REG_0, BPF_REG_7, 0);
+  int to_pass_3 = n;
+  program[n++] = JA(0);
+  // uncounted: not there and not insertable (the map is full): add the length to the
+  // UNCOUNTED key ({all ones, 0, 0}), which the daemon reports.
+  int uncounted = n;
+  program[n++] = MOV64_IMM(BPF_REG_2, -1);
+  program[n++] = STX_DW(BPF_REG_10, BPF_REG_2, KEY_OFFSET);
+  program[n++] = MOV64_IMM(BPF_REG_2, 0);
+  program[n++] = STX_DW(BPF_REG_10, BPF_REG_2, KEY_OFFSET + 8);
+  EMIT_LD_MAP_FD(BPF_REG_1, map_fd);
+  program[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
+  program[n++] = ADD64_IMM(BPF_REG_2, KEY_OFFSET);
+  program[n++] = CALL(BPF_FUNC_map_lookup_elem);
   program[n++] = JEQ_IMM(BPF_REG_0, 0, 1);
   program[n++] = ATOMIC_ADD_DW(BPF_REG_0, BPF_REG_7, 0);
   // pass: return 1 (0 would drop the packet).
@@ -625,6 +656,8 @@ int csystem_run_bytes_program_load(int map_fd, int ingress) {
   program[n++] = EXIT();
   program[to_pass_1].off = (int16_t)(pass - to_pass_1 - 1);
   program[to_pass_2].off = (int16_t)(pass - to_pass_2 - 1);
+  program[to_pass_3].off = (int16_t)(pass - to_pass_3 - 1);
+  program[to_uncounted].off = (int16_t)(uncounted - to_uncounted - 1);
 
   union bpf_attr attributes;
   memset(&attributes, 0, sizeof attributes);

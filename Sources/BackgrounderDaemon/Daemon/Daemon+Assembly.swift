@@ -17,6 +17,8 @@ extension Daemon {
     let runBytes: RunBytesFeed?
     /// How runs' bytes are counted, for `status` and `doctor`.
     let runBytesChoice: RunBytesChoice
+    /// The counting's health problems (bytes that went uncounted).
+    let runBytesProblems: @Sendable () -> [HealthProblem]
   }
 
   /// Prepares the containment and the runner and registers the worker that runs the config's
@@ -67,7 +69,8 @@ extension Daemon {
     }
     return Workers(
       containment: containment, runner: runner, inhibitor: inhibitor,
-      meteredBudgets: meteredBudgets, runBytes: runBytes, runBytesChoice: runBytesChoice)
+      meteredBudgets: meteredBudgets, runBytes: runBytes, runBytesChoice: runBytesChoice,
+      runBytesProblems: { accounting.problems() })
   }
 
   /// The OTLP export of `[telemetry]` (nil without it), configured.
@@ -133,6 +136,7 @@ extension Daemon {
     let (alerts, restartNeeded, meteredBudgets) =
       (reloaded.alerts, reloaded.restartNeeded, workers.meteredBudgets)
     let shaping = workers.containment.shaping
+    let runBytesProblems = workers.runBytesProblems
     let (listening, listened) = AsyncStream<Void>.makeStream()
     let control = ControlServer(
       path: path, logger: logger, eventLoop: eventLoop,
@@ -148,7 +152,7 @@ extension Daemon {
         reload: { await self.reload(reloaded) },
         sourceProblems: {
           sources.healthProblems() + alerts.problems() + restartNeeded.problems
-            + meteredBudgets.problems() + (shaping?.problems() ?? [])
+            + meteredBudgets.problems() + (shaping?.problems() ?? []) + runBytesProblems()
         },
         hints: { monitor.hints }, inhibitor: workers.inhibitor, wakeAlarms: reloaded.wakeAlarms,
         view: view, meteredBudget: { meteredBudgets.daemonReport() },

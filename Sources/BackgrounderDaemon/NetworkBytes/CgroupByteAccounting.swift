@@ -13,6 +13,13 @@ protocol RunByteCounting: Sendable {
   /// ended, its entries go (and any left by cgroups that ended before).
   func counts(of cgroup: UInt64, ending: Bool) throws(SystemCallError) -> [RunByteCounters.Key:
     UInt64]
+  /// The bytes of packets that found no room in the counters (a full map) since the start, as
+  /// of the last ``counts(of:ending:)``.
+  var uncountedBytes: UInt64 { get }
+}
+
+extension RunByteCounting {
+  var uncountedBytes: UInt64 { 0 }
 }
 
 /// Runs' own bytes, counted by the kernel: two `cgroup_skb` programs, one at the ingress and one
@@ -30,16 +37,22 @@ final class RunByteCounters: RunByteCounting {
     var received: Bool
   }
 
+  /// The map's entries by default: runs at once × interfaces × 2 directions.
+  static let defaultCapacity: UInt32 = 16_384
+  let capacity: UInt32
   private let map: Int32
   private let links: [Int32]
   /// The cgroups of runs going on: entries of any other cgroup are left over (a packet after
   /// its run's last reading) and deleted at the next end.
   private let live = Lock<Set<UInt64>>([])
+  private let uncounted = Lock<UInt64>(0)
 
-  /// Creates the map and links the programs to `runsDirectory` (a cgroup v2 directory). Throws
-  /// when the kernel refuses (no `CAP_BPF`, no cgroup BPF, no BPF links before Linux 5.7).
-  init(runsDirectory: String) throws(SystemCallError) {
-    let map = try systemCall("bpf map create") { csystem_run_bytes_map_create() }
+  /// Creates the map (`capacity` entries) and links the programs to `runsDirectory` (a cgroup
+  /// v2 directory). Throws when the kernel refuses (no `CAP_BPF`, no cgroup BPF, no BPF links
+  /// before Linux 5.7).
+  init(runsDirectory: String, capacity: UInt32 = defaultCapacity) throws(SystemCallError) {
+    self.capacity = capacity
+    let map = try systemCall("bpf map create") { csystem_run_bytes_map_create(capacity) }
     var links: [Int32] = []
     do throws(SystemCallError) {
       for ingress in [false, true] {
@@ -84,12 +97,21 @@ final class RunByteCounters: RunByteCounting {
           interfaceIndex: key.interface & ~CSYSTEM_RUN_BYTES_INGRESS,
           received: key.interface & CSYSTEM_RUN_BYTES_INGRESS != 0)] = value
     }
+    if let lost = entries.first(where: { $0.key.cgroup == CSYSTEM_RUN_BYTES_UNCOUNTED }) {
+      uncounted.withLock { $0 = lost.value }
+    }
     if ending {
-      let going = live.withLock { live in entries.filter { !live.contains($0.key.cgroup) } }
+      let going = live.withLock { live in
+        entries.filter {
+          !live.contains($0.key.cgroup) && $0.key.cgroup != CSYSTEM_RUN_BYTES_UNCOUNTED
+        }
+      }
       for var (key, _) in going { _ = csystem_run_bytes_delete(map, &key) }
     }
     return counts
   }
+
+  var uncountedBytes: UInt64 { uncounted.withLock { $0 } }
 
   /// Every entry of the map.
   private func read() throws(SystemCallError) -> [(key: csystem_run_bytes_key, value: UInt64)] {
@@ -165,6 +187,22 @@ struct CgroupByteAccounting: RunByteAccounting {
 
   func begin(under conditions: NetworkConditions) -> any RunByteSession {
     CgroupByteSession(accounting: self, conditions: conditions)
+  }
+
+  static let problemKind = HealthProblem.Kind(rawValue: "runBytesUncounted")
+
+  /// Bytes that found the kernel's counters full went uncounted (a metered budget may then be
+  /// crossed unseen).
+  func problems() -> [HealthProblem] {
+    let lost = counters.uncountedBytes
+    guard lost > 0 else { return [] }
+    return [
+      HealthProblem(
+        kind: Self.problemKind, detectedAt: nil,
+        message: "\(lost) bytes of runs went uncounted since the daemon started: the kernel's "
+          + "run-bytes map was full (too many runs and interfaces at once); metered budgets may "
+          + "be under-counted")
+    ]
   }
 
   /// The indexes of the interfaces metered now: ``meteredLinks``, and the primary link when

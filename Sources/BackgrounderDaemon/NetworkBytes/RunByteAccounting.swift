@@ -16,6 +16,12 @@ protocol RunByteAccounting: Sendable {
   var kind: ByteAccounting { get }
   /// Starts counting a run that starts under `conditions` (their primary link).
   func begin(under conditions: NetworkConditions) -> any RunByteSession
+  /// What `status` and `doctor` should say about the counting (bytes that went uncounted).
+  func problems() -> [HealthProblem]
+}
+
+extension RunByteAccounting {
+  func problems() -> [HealthProblem] { [] }
 }
 
 /// One run's counting, from ``RunByteAccounting/begin(under:)`` to ``finish(under:)``.

@@ -144,17 +144,23 @@ struct csystem_run_bytes_key {
 /// The bit set in `csystem_run_bytes_key.interface` for received bytes.
 #define CSYSTEM_RUN_BYTES_INGRESS 0x80000000u
 
-/// The runs' byte counters in the kernel: a `BPF_MAP_TYPE_HASH` from a `csystem_run_bytes_key`
-/// to a `u64` of IP bytes (headers included, as systemd's `IPAccounting=` counts them).
-/// Returns the map's descriptor (close-on-exec), or -1 with errno.
-int csystem_run_bytes_map_create(void);
+/// The cgroup of the key that holds the bytes of packets that found the map full (interface 0):
+/// no cgroup has this id.
+#define CSYSTEM_RUN_BYTES_UNCOUNTED 0xFFFFFFFFFFFFFFFFull
+
+/// The runs' byte counters in the kernel: a `BPF_MAP_TYPE_HASH` of `max_entries` from a
+/// `csystem_run_bytes_key` to a `u64` of IP bytes (headers included, as systemd's
+/// `IPAccounting=` counts them), its `CSYSTEM_RUN_BYTES_UNCOUNTED` key inserted (0). Returns the
+/// map's descriptor (close-on-exec), or -1 with errno.
+int csystem_run_bytes_map_create(unsigned int max_entries);
 
 /// Loads the `cgroup_skb` program that adds each packet's length to `map_fd` (a
 /// `csystem_run_bytes_map_create` map) under the cgroup of its socket and its interface
 /// (`ingress`: the receiving one, with `CSYSTEM_RUN_BYTES_INGRESS`; else the sending one) and
 /// lets it pass. Attached to a parent cgroup it counts every cgroup below. The program is
-/// written here instruction by instruction (systemd's IP accounting does the same): about 35
-/// instructions need no compiler, object file or libbpf. Returns the program's descriptor, or
+/// written here instruction by instruction (systemd's IP accounting does the same): about 50
+/// instructions need no compiler, object file or libbpf. A packet whose key cannot be inserted
+/// (the map is full) is added to the `CSYSTEM_RUN_BYTES_UNCOUNTED` key instead. Returns the program's descriptor, or
 /// -1 with errno (EPERM without `CAP_BPF`/`CAP_SYS_ADMIN`).
 int csystem_run_bytes_program_load(int map_fd, int ingress);
 

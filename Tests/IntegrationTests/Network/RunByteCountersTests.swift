@@ -40,7 +40,37 @@ struct RunByteCountersTests {
     #expect(try counters.counts(of: ids[0], ending: true) == first)
     #expect(try counters.counts(of: ids[0], ending: false).isEmpty)
     #expect(try counters.counts(of: ids[1], ending: false) == second)
+    #expect(counters.uncountedBytes == 0)
     for index in 0..<2 { rmdir(runs + "/\(index)") }
+  }
+
+  @Test("a full map: packets that find no room are added up apart, reported, and kept")
+  func aFullMapCountsWhatItLost() throws {
+    guard let hierarchy = try TestCgroup.make() else { return }
+    defer { hierarchy.remove() }
+    let runs = hierarchy.root + "/runs"
+    try FileManager.default.createDirectory(atPath: runs, withIntermediateDirectories: false)
+    // Room for the uncounted key and one more: the run's first key (loopback, sent) fits, its
+    // second (loopback, received) does not.
+    let counters = try RunByteCounters(runsDirectory: runs, capacity: 2)
+    let cgroup = runs + "/0"
+    try FileManager.default.createDirectory(atPath: cgroup, withIntermediateDirectories: false)
+    defer { rmdir(cgroup) }
+    let id = try #require(RunByteCounters.cgroupID(cgroup))
+    counters.begin(id)
+    try sendOverLoopback(100_000, inCgroup: cgroup)
+    let counts = try counters.counts(of: id, ending: true)
+    #expect(counts.count == 1, "\(counts)")
+    let sent = try #require(counts.values.first)
+    // What was received went uncounted: as many bytes as were sent, give or take the handshake.
+    #expect(counters.uncountedBytes >= 100_000, "\(counters.uncountedBytes)")
+    #expect(counters.uncountedBytes < sent + 10_000, "\(counters.uncountedBytes) vs \(sent)")
+    // The run's end deleted its entries, not the uncounted one; it is still read.
+    _ = try counters.counts(of: id, ending: true)
+    #expect(counters.uncountedBytes >= 100_000)
+    let problems = CgroupByteAccounting(counters: counters).problems()
+    #expect(problems.map(\.kind) == [CgroupByteAccounting.problemKind])
+    #expect(problems.first?.message.contains("the kernel's run-bytes map was full") == true)
   }
 
   /// Runs a Python program in `cgroup` that sends `payload` bytes to itself over loopback.
