@@ -32,7 +32,8 @@ extension DispatchStateMachine {
       RunTicket(
         token: token, taskId: id, attempt: entry.row.attempt, input: entry.row.input,
         budget: entry.row.budget, inhibitPolicy: entry.row.inhibitPolicy, gate: nil,
-        claimedAhead: true, relaxed: entry.relaxedFor != nil))
+        claimedAhead: true, relaxed: entry.relaxedFor != nil,
+        bandwidth: entry.row.constraints.bandwidth))
   }
 
   /// Hands claims made ahead to the free slots (expedited first): each is invoked now, and its

@@ -426,7 +426,7 @@ struct DispatchStateMachine: Sendable {
       RunTicket(
         token: token, taskId: id, attempt: entry.row.attempt, input: entry.row.input,
         budget: entry.row.budget, inhibitPolicy: entry.row.inhibitPolicy, gate: gate,
-        relaxed: entry.relaxedFor != nil))
+        relaxed: entry.relaxedFor != nil, bandwidth: entry.row.constraints.bandwidth))
   }
 
   func markInvoked(_ entry: inout Entry, token: RunToken, now: WallInstant, exempt: Bool) {

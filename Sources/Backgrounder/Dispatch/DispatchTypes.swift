@@ -27,6 +27,8 @@ struct RunTicket: Sendable {
   var claimSequence: StoreWriter.Sequence = 0
   /// The task's constraints had relaxed when it was claimed (``ConstraintRelaxation``).
   var relaxed = false
+  /// The task's bandwidth cap (``WorkConstraints/bandwidth``).
+  var bandwidth: BandwidthCap?
 }
 
 /// How a run ended, as the driver observed it (the first of these wins).

@@ -69,6 +69,9 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
   /// links (`unmetered`): while the budget is not spent a metered link satisfies it; once
   /// spent the worker waits for an unmetered link (``MeteredBudget``). `nil`: no budget.
   public var meteredBudget: MeteredBudget?
+  /// The egress cap of each run (``WorkContext/bandwidth``): the daemon shapes its command runs
+  /// to it; work in the process paces itself.
+  public var bandwidth: BandwidthCap?
   /// What happens to a run still going when one of these conditions is lost.
   public var onConditionLost: ConditionLossPolicy = .stop
   /// What these constraints relax to once a due task has waited long enough (`nil`: never).
@@ -86,7 +89,7 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     requiredMount: String? = nil, requiredReachable: String? = nil,
     meteredBudget: MeteredBudget? = nil,
     relaxation: ConstraintRelaxation? = nil, requiresIdle: Duration? = nil,
-    onUserReturn: UserReturnPolicy = .continue
+    onUserReturn: UserReturnPolicy = .continue, bandwidth: BandwidthCap? = nil
   ) {
     self.networkRequired = networkRequired
     self.requiresCharging = requiresCharging
@@ -100,12 +103,13 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     self.relaxation = relaxation
     self.requiresIdle = requiresIdle
     self.onUserReturn = onUserReturn
+    self.bandwidth = bandwidth
   }
 
   private enum CodingKeys: String, CodingKey {
     case networkRequired, requiresCharging, requiresBatteryNotLow, windows, windowEnd
     case allowedNetworks, requiredMount, requiredReachable, meteredBudget, onConditionLost
-    case relaxation, requiresIdle, onUserReturn
+    case relaxation, requiresIdle, onUserReturn, bandwidth
   }
 
   /// Decodes what the synthesized encoder writes; the fields added later may be missing.
@@ -127,6 +131,7 @@ public struct WorkConstraints: Hashable, Sendable, Codable {
     requiresIdle = try container.decodeIfPresent(Duration.self, forKey: .requiresIdle)
     onUserReturn =
       try container.decodeIfPresent(UserReturnPolicy.self, forKey: .onUserReturn) ?? .continue
+    bandwidth = try container.decodeIfPresent(BandwidthCap.self, forKey: .bandwidth)
   }
 
   /// No constraints.

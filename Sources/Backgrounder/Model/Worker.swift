@@ -47,6 +47,13 @@ public struct WorkContext: Sendable {
   /// The task's constraints had relaxed when this run was claimed (``ConstraintRelaxation``):
   /// it runs under the relaxed ones after waiting for the full ones (`BACKGROUNDER_RELAXED=1`).
   public internal(set) var relaxed = false
+  /// The task's bandwidth cap (``WorkConstraints/bandwidth``), nil: none.
+  public internal(set) var bandwidthCap: BandwidthCap?
+  /// The egress cap this run keeps to, in bits per second: ``bandwidthCap`` for the network it
+  /// started on (``network``; its metered rate on a metered primary link); nil: not capped.
+  /// The daemon shapes its command runs to it in the kernel; work in the process paces itself,
+  /// or declines the start when the cap is required and it cannot keep to it.
+  public var bandwidth: UInt64? { bandwidthCap?.rate(metered: network.isDataMetered) }
   let handle: RunHandle
   let stillPermitted: @Sendable () -> Bool
 

@@ -328,6 +328,7 @@ final class Runtime: Sendable {
         self?.core.withLock { $0.machine.mayStillStart(token) } ?? false
       })
     context.relaxed = ticket.relaxed
+    context.bandwidthCap = ticket.bandwidth
     let workerTask = Task {
       let result = await worker.execute(context)
       handle.end.resolve(.finished(result))

@@ -1,27 +1,11 @@
-/// A job's egress bandwidth cap: `bandwidth = "2Mbit"` (always), `metered-bandwidth =
-/// "500kbit"` (while the primary link is metered; instead of `bandwidth` then) and
-/// `bandwidth-required = true` (the job waits rather than run uncapped when the daemon cannot
-/// enforce the cap). Rates are bits per second, decimal units as `tc` counts them
-/// (`kbit` = 1,000 bit/s).
-package struct BandwidthCap: Hashable, Sendable, Codable {
-  /// The cap in bits per second, on any link; nil: none (unless metered).
-  package var rate: UInt64?
-  /// The cap in bits per second while the primary link is metered; nil: `rate`.
-  package var meteredRate: UInt64?
-  /// The job waits while a cap it has cannot be enforced.
-  package var required = false
+import Backgrounder
 
-  package init(rate: UInt64? = nil, meteredRate: UInt64? = nil, required: Bool = false) {
-    self.rate = rate
-    self.meteredRate = meteredRate
-    self.required = required
-  }
-
-  /// The cap for a run starting on a link that is `metered` or not; nil: the run is not shaped.
-  package func rate(metered: Bool) -> UInt64? {
-    metered ? (meteredRate ?? rate) : rate
-  }
-
+/// A job's egress bandwidth cap in the config: `bandwidth = "2Mbit"` (always),
+/// `metered-bandwidth = "500kbit"` (while the primary link is metered; instead of `bandwidth`
+/// then) and `bandwidth-required = true` (the job waits rather than run uncapped when the daemon
+/// cannot enforce the cap), read into the library's ``BandwidthCap`` (the job's
+/// `WorkConstraints.bandwidth`).
+extension BandwidthCap {
   /// The lowest rate accepted (1 KB/s: HTB cannot shape usefully below it).
   static let minimumRate: UInt64 = 8_000
   /// The highest rate accepted (HTB's 32-bit rate field in bytes per second holds ~34 Gbit/s).

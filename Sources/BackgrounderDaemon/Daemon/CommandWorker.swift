@@ -71,8 +71,12 @@ package struct CommandWorker: Worker {
       ].merging(JobEnvironment.destinationVariables(job)) { $1 }
         .merging(context.relaxed ? ["BACKGROUNDER_RELAXED": "1"] : [:]) { $1 },
       user: identity?.environment())
+    // The task's cap (its `WorkConstraints.bandwidth`), for the network the run starts on; a
+    // task stored by an older daemon has it only in its stored job.
+    let cap = context.bandwidthCap ?? job.bandwidth
     let bandwidth = ShapingDecision.decide(
-      cap: job.bandwidth, primaryLink: conditions.primaryLink, metered: conditions.isDataMetered,
+      cap: cap, primaryLink: conditions.primaryLink,
+      metered: conditions.isDataMetered,
       support: runner.containment.shaping?.support
         ?? .unavailable("this daemon does not shape runs"))
     if case .unenforceable(let reason, true) = bandwidth {
@@ -118,7 +122,7 @@ package struct CommandWorker: Worker {
         argv: job.command, environment: environment, workingDirectory: job.workingDirectory,
         jobID: job.id, attempt: context.attempt, priority: job.priority ?? .background,
         stopSignal: job.stopSignal ?? SIGTERM, stopTimeout: job.stopTimeout, identity: identity,
-        bandwidth: bandwidth, bandwidthRequired: job.bandwidth?.required ?? false,
+        bandwidth: bandwidth, bandwidthRequired: cap?.required ?? false,
         pausable: pausable, starting: starting)
     }
     let outcome =

@@ -38,6 +38,7 @@ public enum JobRequests {
     constraints.onConditionLost = job.onConditionLost ?? .stop
     constraints.requiresIdle = job.requiresIdle
     constraints.onUserReturn = job.onUserReturn ?? .continue
+    constraints.bandwidth = job.bandwidth
     constraints.relaxation = job.relax?.relaxation(of: constraints)
     let backoff =
       switch job.backoff.policy {
