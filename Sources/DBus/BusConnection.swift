@@ -90,6 +90,10 @@ package final class BusConnection: @unchecked Sendable {
   package init(_ choice: BusChoice, refused: ((BusSignals.Refusal) -> Void)? = nil)
     throws(BusError)
   {
+    if choice == .system(address: nil), Self.systemBusIsAbsent() {
+      // What sd-bus would answer, without opening libsystemd (and its six libraries) for it.
+      throw BusError("connect to the system bus", result: -ENOENT)
+    }
     var bus: OpaquePointer?
     var result: Int32
     switch choice {
@@ -116,6 +120,27 @@ package final class BusConnection: @unchecked Sendable {
     signals = BusSignals(bus: bus, refused: refused)
   }
 
+  /// The system bus's socket when `DBUS_SYSTEM_BUS_ADDRESS` is not set (sd-bus's default).
+  package static let defaultSystemBusSocket = "/run/dbus/system_bus_socket"
+
+  /// Whether there is surely no system bus to connect to: `DBUS_SYSTEM_BUS_ADDRESS` is not set
+  /// and nothing is at sd-bus's default socket path (a container, an edge image without
+  /// D-Bus). A connection would fail with ENOENT; checked first, so that such a machine never
+  /// opens libsystemd for it.
+  package static func systemBusIsAbsent(
+    environment: (String) -> String? = { getenv($0).map { String(cString: $0) } },
+    socket: String = defaultSystemBusSocket
+  ) -> Bool {
+    guard environment("DBUS_SYSTEM_BUS_ADDRESS") == nil else { return false }
+    var status = stat()
+    do throws(SystemCallError) {
+      _ = try systemCall("lstat", path: socket) { lstat(socket, &status) }
+      return false
+    } catch {
+      return error.errno == .noSuchFileOrDirectory
+    }
+  }
+
   /// Connects to the bus at `address`, or to the system bus when `nil`.
   package convenience init(address: String?, refused: ((BusSignals.Refusal) -> Void)? = nil)
     throws(BusError)
@@ -125,7 +150,8 @@ package final class BusConnection: @unchecked Sendable {
 
   deinit {
     signals = nil
-    sd_bus_flush_close_unref(handle)
+    // (A connection that failed has no handle: libsystemd is not opened to free nothing.)
+    if let handle { sd_bus_flush_close_unref(handle) }
   }
 
   /// The current owner (unique name) of a well-known name subscribed to, nil when none.
