@@ -39,7 +39,6 @@ final class RunByteCounters: RunByteCounting {
 
   /// The map's entries by default: runs at once × interfaces × 2 directions.
   static let defaultCapacity: UInt32 = 16_384
-  let capacity: UInt32
   private let map: Int32
   private let links: [Int32]
   /// The cgroups of runs going on: entries of any other cgroup are left over (a packet after
@@ -51,7 +50,6 @@ final class RunByteCounters: RunByteCounting {
   /// v2 directory). Throws when the kernel refuses (no `CAP_BPF`, no cgroup BPF, no BPF links
   /// before Linux 5.7).
   init(runsDirectory: String, capacity: UInt32 = defaultCapacity) throws(SystemCallError) {
-    self.capacity = capacity
     let map = try systemCall("bpf map create") { csystem_run_bytes_map_create(capacity) }
     var links: [Int32] = []
     do throws(SystemCallError) {
