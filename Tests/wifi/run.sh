@@ -13,7 +13,9 @@
 # killed and recorded with that reason, and a job with `on-condition-lost = "pause"` whose
 # `requires-mount` goes away is frozen through its run cgroup's `cgroup.freeze` (`frozen 1`, its
 # loop stands still) and thawed when the mount is back, ending in its first attempt
-# (Tests/wifi/guest/cgroup.toml). Then a real kernel
+# (Tests/wifi/guest/cgroup.toml). A job with `bandwidth = "1Mbit"`, run by a daemon in a network
+# namespace whose default route is a veth pair into another, uploads at 1 Mbit/s ±15 %
+# (Tests/wifi/guest/shape.toml). Then a real kernel
 # power-supply driver: test_power.ko, built out of tree for the guest's kernel from Debian's
 # linux-source-6.1 and linux-headers (test-power.sh, cached beside the kernel), is loaded and
 # driven through its module parameters in a seeded random sequence (the seed is printed;
