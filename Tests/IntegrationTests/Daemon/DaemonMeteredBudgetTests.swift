@@ -169,21 +169,12 @@ struct DaemonMeteredBudgetTests {
     // The run sends its payload, then stays until the test's own traffic on the same link has
     // gone: link counters would count that too.
     let done = workspace.file("noise-done")
-    try workspace.writeConfig(
-      jobs: """
-        [network]
-        metered = ["veth0"]
-        networkmanager = false
-        modemmanager = false
-
-        """
-          + daemonShellJob(
-            id: id,
-            script: "/usr/bin/python3 -c '\(send)' && while [ ! -e \(done) ]; do sleep 0.05; done",
-            schedule: "once = true", extra: "network = \"any\""))
-    var environment = ProcessInfo.processInfo.environment
-    environment["BACKGROUNDER_CGROUP"] = hierarchy.root
-    _ = try harness.startDaemon(environment: environment)
+    try startWithRunCgroups(
+      rig, hierarchy,
+      job: daemonShellJob(
+        id: id,
+        script: "/usr/bin/python3 -c '\(send)' && while [ ! -e \(done) ]; do sleep 0.05; done",
+        schedule: "once = true", extra: "network = \"any\""))
 
     try await daemonEventually("the run's payload at the receiver", describe: harness.describe()) {
       rig.uploads.isEmpty ? nil : true
@@ -244,20 +235,11 @@ struct DaemonMeteredBudgetTests {
     try rig.client.ip("link", "set", "veth3", "up")
     try rig.client.ip("route", "replace", "default", "via", "10.239.1.2", "dev", "veth2")
     let id = "dev.e2e.cgroup.metered.link"
-    try workspace.writeConfig(
-      jobs: """
-        [network]
-        metered = ["veth0"]
-        networkmanager = false
-        modemmanager = false
-
-        """
-          + daemonShellJob(
-            id: id, script: "/usr/bin/python3 -c '\(rig.upload("\(Self.payload)"))'",
-            schedule: "once = true", extra: "network = \"unmetered\""))
-    var environment = ProcessInfo.processInfo.environment
-    environment["BACKGROUNDER_CGROUP"] = hierarchy.root
-    _ = try harness.startDaemon(environment: environment)
+    try startWithRunCgroups(
+      rig, hierarchy,
+      job: daemonShellJob(
+        id: id, script: "/usr/bin/python3 -c '\(rig.upload("\(Self.payload)"))'",
+        schedule: "once = true", extra: "network = \"unmetered\""))
     _ = try await harness.waitForTask(id, "the run to end", timeout: .seconds(30)) { task in
       task.lastResult == "success"
     }
@@ -266,6 +248,22 @@ struct DaemonMeteredBudgetTests {
     #expect(bytes.sent >= Int64(Self.payload), "\(bytes)")
     // Every byte of the run crossed veth0: all metered, though the primary link is not.
     #expect(bytes.metered == bytes.total, "\(bytes)")
+  }
+
+  /// Writes the cgroup tests' config (veth0 metered, no NetworkManager or ModemManager) with
+  /// `job`, and starts the daemon with run cgroups under `hierarchy`.
+  private func startWithRunCgroups(_ rig: UploadRig, _ hierarchy: TestCgroup, job: String) throws {
+    try rig.workspace.writeConfig(
+      jobs: """
+        [network]
+        metered = ["veth0"]
+        networkmanager = false
+        modemmanager = false
+
+        """ + job)
+    var environment = ProcessInfo.processInfo.environment
+    environment["BACKGROUNDER_CGROUP"] = hierarchy.root
+    _ = try rig.harness.startDaemon(environment: environment)
   }
 
   /// `status --json` names the daemon's accounting (`daemon.runBytes`) and its reason, the text
