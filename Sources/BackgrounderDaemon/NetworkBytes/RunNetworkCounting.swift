@@ -17,8 +17,8 @@ struct RunNetworkCounting: Sendable {
   /// The network conditions now (the primary link, whether it is metered).
   let network: @Sendable () -> NetworkConditions
   /// The indexes of the links treated as metered now, primary or not: while any is, a sampled
-  /// run's counts are read (its bytes may cross one of them while the primary link is not
-  /// metered).
+  /// run's per-interface counts are read (its bytes may cross one of them while the primary
+  /// link is not metered).
   var meteredLinks: @Sendable () -> Set<UInt32> = { [] }
   /// Told each run's bytes as soon as they are counted, before the run ends (the telemetry
   /// outbox's ``RunBytesFeed``).
@@ -37,11 +37,12 @@ struct RunNetworkCounting: Sendable {
     let session = accounting.begin(under: conditions)
     let sampler: Task<Void, Never>? =
       ledger.samplesWhileMetered(taskId)
-      ? Task { [network, ledger, meteredLinks] in
+      ? Task { [network, ledger, meteredLinks, perInterface = accounting.kind == .cgroup] in
         while !Task.isCancelled {
           do { try await Task.sleep(for: .seconds(1)) } catch { return }
           let now = network()
-          guard now.isDataMetered || !meteredLinks().isEmpty else { continue }
+          // (The link counters see the primary link only: another metered link changes nothing.)
+          guard now.isDataMetered || (perInterface && !meteredLinks().isEmpty) else { continue }
           ledger.running(taskId, meteredBytes: session.read(under: now).meteredBytes)
         }
       } : nil
