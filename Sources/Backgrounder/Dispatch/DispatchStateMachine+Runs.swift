@@ -120,12 +120,7 @@ extension DispatchStateMachine {
       // (as the network gate's timeouts are).
       if entry.declines < .max { entry.declines += 1 }
       entry.row.deferrals = Int(entry.declines)
-      let delay = backoffDelay(entry.row, after: entry.row.deferrals - 1)
-      entry.row.state = .backoff
-      entry.row.nextRun = now.advanced(by: delay)
-      entry.row.blockedOn = []
-      entry.row.lastResult = .retry
-      entry.row.lastReason = reason
+      let delay = backOff(&entry.row, after: entry.row.deferrals - 1, reason: reason, now: now)
       entry.row.lastRunStartedAt = nil
       entries[id] = entry
       effects.persist(
@@ -240,6 +235,20 @@ extension DispatchStateMachine {
     return row.interval.map { min(delay, $0) } ?? delay
   }
 
+  /// Puts `row` in backoff for a retry, its next run ``backoffDelay(_:after:)`` from `now`,
+  /// with `reason`; returns the delay.
+  mutating func backOff(_ row: inout TaskRow, after step: Int, reason: String, now: WallInstant)
+    -> Duration
+  {
+    let delay = backoffDelay(row, after: step)
+    row.state = .backoff
+    row.nextRun = now.advanced(by: delay)
+    row.blockedOn = []
+    row.lastResult = .retry
+    row.lastReason = reason
+    return delay
+  }
+
   /// A retry that uses an attempt: backoff, or failure once attempts are exhausted.
   mutating func retryCounted(
     _ id: TaskId, reason: String, historyOutcome: String, startedAt: WallInstant?,
@@ -255,13 +264,8 @@ extension DispatchStateMachine {
         historyOutcome: historyOutcome, startedAt: startedAt, now: now, &effects)
       return
     }
-    let delay = backoffDelay(entry.row, after: attempt)
+    let delay = backOff(&entry.row, after: attempt, reason: reason, now: now)
     entry.row.attempt = nextAttempt
-    entry.row.state = .backoff
-    entry.row.nextRun = now.advanced(by: delay)
-    entry.row.blockedOn = []
-    entry.row.lastResult = .retry
-    entry.row.lastReason = reason
     entry.row.updatedAt = now
     entries[id] = entry
     effects.persist(

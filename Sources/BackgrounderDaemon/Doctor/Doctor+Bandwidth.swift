@@ -1,4 +1,5 @@
 import Backgrounder
+
 extension Doctor {
   /// Whether a job's `bandwidth` / `metered-bandwidth` can be enforced as `run` would
   /// (``RunShaping/detect(mountinfo:hasNetAdmin:creating:runCgroups:loadsPrograms:)``, nothing
