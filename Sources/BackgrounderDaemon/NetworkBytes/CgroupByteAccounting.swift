@@ -189,18 +189,22 @@ struct CgroupByteAccounting: RunByteAccounting {
 
   static let problemKind = HealthProblem.Kind(rawValue: "runBytesUncounted")
 
+  var uncountedBytes: UInt64 { counters.uncountedBytes }
+
   /// Bytes that found the kernel's counters full went uncounted (a metered budget may then be
   /// crossed unseen).
   func problems() -> [HealthProblem] {
-    let lost = counters.uncountedBytes
+    let lost = uncountedBytes
     guard lost > 0 else { return [] }
     return [
-      HealthProblem(
-        kind: Self.problemKind, detectedAt: nil,
-        message: "\(lost) bytes of runs went uncounted since the daemon started: the kernel's "
-          + "run-bytes map was full (too many runs and interfaces at once); metered budgets may "
-          + "be under-counted")
+      HealthProblem(kind: Self.problemKind, detectedAt: nil, message: Self.uncounted(lost))
     ]
+  }
+
+  /// What `status`, `doctor` and the journal say of `lost` uncounted bytes.
+  static func uncounted(_ lost: UInt64) -> String {
+    "\(lost) bytes of runs went uncounted since the daemon started: the kernel's run-bytes map "
+      + "was full (too many runs and interfaces at once); metered budgets may be under-counted"
   }
 
   /// The indexes of the interfaces metered now: ``meteredLinks``, and the primary link when

@@ -18,10 +18,14 @@ protocol RunByteAccounting: Sendable {
   func begin(under conditions: NetworkConditions) -> any RunByteSession
   /// What `status` and `doctor` should say about the counting (bytes that went uncounted).
   func problems() -> [HealthProblem]
+  /// The bytes of runs that went uncounted since the daemon started (the kernel's counters
+  /// were full), as of the last run's count.
+  var uncountedBytes: UInt64 { get }
 }
 
 extension RunByteAccounting {
   func problems() -> [HealthProblem] { [] }
+  var uncountedBytes: UInt64 { 0 }
 }
 
 /// One run's counting, from ``RunByteAccounting/begin(under:)`` to ``finish(under:)``.

@@ -1,4 +1,5 @@
 import Backgrounder
+import Locking
 import Logging
 import SystemCalls
 
@@ -23,6 +24,8 @@ struct RunNetworkCounting: Sendable {
   /// Told each run's bytes as soon as they are counted, before the run ends (the telemetry
   /// outbox's ``RunBytesFeed``).
   var counted: (@Sendable (TaskId, RunNetworkBytes) -> Void)? = nil
+  /// When bytes that went uncounted were last told to the journal.
+  let uncountedReport = UncountedBytesReport()
 
   /// Runs `body` (the command), counting its bytes from `conditions` on; hands the count to
   /// `store` (the run's ``WorkContext/recordNetworkBytes(_:)``: stored with its outcome).
@@ -64,7 +67,36 @@ struct RunNetworkCounting: Sendable {
         "sent": "\(bytes.sent)", "received": "\(bytes.received)",
         "meteredBytes": "\(bytes.meteredBytes)", "accounting": "\(bytes.accounting.rawValue)",
       ])
+    let uncounted = accounting.uncountedBytes
+    if uncountedReport.due(total: uncounted, now: clock.now) {
+      logger.warning(
+        "\(CgroupByteAccounting.uncounted(uncounted))",
+        metadata: ["job": "\(taskId.rawValue)", "uncountedBytes": "\(uncounted)"])
+    }
     return result
+  }
+}
+
+/// When the journal hears of runs' bytes that went uncounted (the kernel's counters full,
+/// ``RunByteAccounting/uncountedBytes``): after the first run that finds some, then at most once
+/// an hour while more go uncounted — beside the health problem `status` and `doctor` show, not
+/// a line per run.
+final class UncountedBytesReport: Sendable {
+  static let interval = Duration.seconds(3600)
+  private struct Told {
+    var total: UInt64 = 0
+    var at: WallInstant?
+  }
+  private let told = Lock(Told())
+
+  /// Whether `total` bytes uncounted so far are to be told now (and, if so, counted as told).
+  func due(total: UInt64, now: WallInstant) -> Bool {
+    told.withLock { told in
+      guard total > told.total else { return false }
+      if let at = told.at, at.duration(to: now) < Self.interval { return false }
+      told = Told(total: total, at: now)
+      return true
+    }
   }
 }
 
