@@ -671,32 +671,62 @@ int csystem_run_bytes_program_load(int map_fd, int ingress) {
   return (int)bpf_call(BPF_PROG_LOAD, &attributes);
 }
 
-int csystem_run_priority_program_load(unsigned int priority) {
-  struct bpf_insn program[] = {
-    MOV64_IMM(BPF_REG_2, (int32_t)priority),
-    STX_W(BPF_REG_1, BPF_REG_2, offsetof(struct __sk_buff, priority)),
-    MOV64_IMM(BPF_REG_0, 1),
-    EXIT(),
-  };
+int csystem_run_priority_map_create(unsigned int max_entries) {
+  union bpf_attr attributes;
+  memset(&attributes, 0, sizeof attributes);
+  attributes.map_type = BPF_MAP_TYPE_HASH;
+  attributes.key_size = sizeof(uint64_t);
+  attributes.value_size = sizeof(uint32_t);
+  attributes.max_entries = max_entries;
+  strncpy(attributes.map_name, "bg_run_priority", sizeof attributes.map_name - 1);
+  return (int)bpf_call(BPF_MAP_CREATE, &attributes);
+}
+
+int csystem_run_priority_program_load(int map_fd) {
+  struct bpf_insn program[16];
+  int n = 0;
+  // r6 = the packet; the key at fp-8: the cgroup of the packet's socket.
+  program[n++] = MOV64_REG(BPF_REG_6, BPF_REG_1);
+  program[n++] = CALL(BPF_FUNC_skb_cgroup_id);
+  program[n++] = STX_DW(BPF_REG_10, BPF_REG_0, -8);
+  EMIT_LD_MAP_FD(BPF_REG_1, map_fd);
+  program[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
+  program[n++] = ADD64_IMM(BPF_REG_2, -8);
+  program[n++] = CALL(BPF_FUNC_map_lookup_elem);
+  // A capped run's cgroup: the packet's priority is its class id.
+  program[n++] = JEQ_IMM(BPF_REG_0, 0, 2);
+  program[n++] = LDX_W(BPF_REG_2, BPF_REG_0, 0);
+  program[n++] = STX_W(BPF_REG_6, BPF_REG_2, offsetof(struct __sk_buff, priority));
+  // pass: return 1.
+  program[n++] = MOV64_IMM(BPF_REG_0, 1);
+  program[n++] = EXIT();
   union bpf_attr attributes;
   memset(&attributes, 0, sizeof attributes);
   attributes.prog_type = BPF_PROG_TYPE_CGROUP_SKB;
   attributes.insns = (uint64_t)(uintptr_t)program;
-  attributes.insn_cnt = sizeof program / sizeof program[0];
+  attributes.insn_cnt = (uint32_t)n;
   attributes.license = (uint64_t)(uintptr_t)"GPL";
   attributes.expected_attach_type = BPF_CGROUP_INET_EGRESS;
   strncpy(attributes.prog_name, "bg_run_priority", sizeof attributes.prog_name - 1);
   return (int)bpf_call(BPF_PROG_LOAD, &attributes);
 }
 
-int csystem_cgroup_program_attach(int program_fd, int cgroup_fd, int ingress) {
+int csystem_run_priority_set(int map_fd, unsigned long long cgroup, unsigned int priority) {
   union bpf_attr attributes;
   memset(&attributes, 0, sizeof attributes);
-  attributes.target_fd = (uint32_t)cgroup_fd;
-  attributes.attach_bpf_fd = (uint32_t)program_fd;
-  attributes.attach_type = ingress ? BPF_CGROUP_INET_INGRESS : BPF_CGROUP_INET_EGRESS;
-  attributes.attach_flags = BPF_F_ALLOW_MULTI;
-  return (int)bpf_call(BPF_PROG_ATTACH, &attributes);
+  attributes.map_fd = (uint32_t)map_fd;
+  attributes.key = (uint64_t)(uintptr_t)&cgroup;
+  attributes.value = (uint64_t)(uintptr_t)&priority;
+  attributes.flags = BPF_ANY;
+  return (int)bpf_call(BPF_MAP_UPDATE_ELEM, &attributes);
+}
+
+int csystem_run_priority_clear(int map_fd, unsigned long long cgroup) {
+  union bpf_attr attributes;
+  memset(&attributes, 0, sizeof attributes);
+  attributes.map_fd = (uint32_t)map_fd;
+  attributes.key = (uint64_t)(uintptr_t)&cgroup;
+  return (int)bpf_call(BPF_MAP_DELETE_ELEM, &attributes);
 }
 
 int csystem_cgroup_program_link(int program_fd, int cgroup_fd, int ingress) {

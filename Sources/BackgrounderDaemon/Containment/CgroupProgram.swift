@@ -2,26 +2,10 @@ import CSystemShims
 import Glibc
 import SystemCalls
 
-/// Attaching the daemon's `cgroup_skb` programs to cgroups v2: the runs' byte counters, linked
-/// to the directory of run cgroups for the daemon's life (``RunByteCounters``), and a run's
-/// bandwidth class, attached to the run's cgroup for as long as it exists (``RunShaping``).
+/// Linking the daemon's `cgroup_skb` programs to the directory of run cgroups for the daemon's
+/// life: the runs' byte counters (``RunByteCounters``) and the capped runs' classifier
+/// (``RunPriorityClassifier``).
 enum CgroupProgram {
-  /// Loads a program with `load` (a `csystem_…_program_load` call) and attaches it to cgroup
-  /// `cgroup` at its ingress (`ingress`) or egress hook.
-  static func attach(
-    to cgroup: String, ingress: Bool, _ load: () -> Int32
-  ) throws(SystemCallError) {
-    let directory = try systemCall("open", path: cgroup) {
-      open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    }
-    defer { close(directory) }
-    let program = try systemCall("bpf prog load", load)
-    defer { close(program) }
-    _ = try systemCall("bpf prog attach", path: cgroup) {
-      csystem_cgroup_program_attach(program, directory, ingress ? 1 : 0)
-    }
-  }
-
   /// Loads a program with `load` and links it to cgroup `cgroup` at its ingress (`ingress`) or
   /// egress hook; returns the link's descriptor: the program runs until it is closed.
   static func link(

@@ -37,7 +37,7 @@ package struct RunContainment: Sendable {
   /// The daemon's containment, called once at start while holding the store lock: makes the
   /// daemon a child subreaper, uses its delegated cgroup when there is one, ends what is left
   /// of runs interrupted by the previous daemon's death, and finds whether bandwidth caps can be
-  /// enforced (removing the classes such runs left, ``RunShaping/prepare(runCgroups:logger:)``).
+  /// enforced (removing the classes such runs left, ``RunShaping/prepare(runsDirectory:logger:)``).
   package static func prepare(storePath: String, logger: Logger) async throws -> RunContainment {
     if !Subreaper.enable() {
       logger.warning(
@@ -49,7 +49,7 @@ package struct RunContainment: Sendable {
     await LeftoverRuns.terminate(in: containment)
     // After the leftover runs ended: their net_prio cgroups are empty and can go.
     containment.shaping = RunShaping.prepare(
-      runCgroups: containment.cgroups != nil, logger: logger)
+      runsDirectory: containment.cgroups?.runsDirectory, logger: logger)
     return containment
   }
 

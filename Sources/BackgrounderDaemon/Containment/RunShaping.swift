@@ -11,9 +11,9 @@ import SystemCalls
 /// priority naming one of its leaf classes as the class — no tc filter, so no `cls_cgroup`
 /// module.
 ///
-/// - ``cgroupPriority``, where runs get a cgroup v2 of their own: a `cgroup_skb` egress program
-///   on the run's cgroup sets the priority of each of its packets
-///   (``csystem_run_priority_program_load``).
+/// - ``cgroupPriority``, where runs get a cgroup v2 of their own: one `cgroup_skb` egress
+///   program on the directory of run cgroups sets the priority of each packet of a capped run's
+///   cgroup (``RunPriorityClassifier``).
 /// - ``netPrio(directory:)``, elsewhere: a cgroup v1 `net_prio` hierarchy. Each capped run gets
 ///   a `net_prio` cgroup (`<mount>/backgrounder/<run id>`) whose `net_prio.ifpriomap` maps the
 ///   primary link to the run's class id.
@@ -84,12 +84,15 @@ package struct ShapedRun: Sendable {
   let bitsPerSecond: UInt64
   /// The run's `net_prio` cgroup directory (``ShapingSupport/netPrio(directory:)`` only).
   let netPrioCgroup: String?
+  /// The id of the run's cgroup v2, in the classifier's map (``ShapingSupport/cgroupPriority``
+  /// only).
+  var classifiedCgroup: UInt64?
   var classID: UInt32 { TrafficShaper.classID(slot: slot) }
 }
 
 /// Caps runs' egress (`bandwidth`, `metered-bandwidth`): an HTB class per capped run on the
-/// primary link the run starts on, its packets classified by a program on its cgroup v2 or by
-/// its `net_prio` cgroup (``ShapingSupport``). Ingress is not shaped. Classes go when the run ends, and at daemon
+/// primary link the run starts on, its packets classified by the program on the run cgroups
+/// (``RunPriorityClassifier``) or by its `net_prio` cgroup (``ShapingSupport``). Ingress is not shaped. Classes go when the run ends, and at daemon
 /// start (``prepare(logger:)``) whatever a killed daemon left behind.
 package final class RunShaping: Sendable {
   package let support: ShapingSupport
@@ -104,9 +107,13 @@ package final class RunShaping: Sendable {
   /// The health problem kind of caps that cannot be enforced.
   static let problemKind = HealthProblem.Kind(rawValue: "bandwidthUnenforced")
 
-  init(support: ShapingSupport, logger: Logger) {
+  /// Classifies capped runs' packets (``ShapingSupport/cgroupPriority`` only).
+  private let classifier: RunPriorityClassifier?
+
+  init(support: ShapingSupport, logger: Logger, classifier: RunPriorityClassifier? = nil) {
     self.support = support
     self.logger = logger
+    self.classifier = classifier
   }
 
   /// `CAP_NET_ADMIN` from `<linux/capability.h>`.
@@ -117,10 +124,20 @@ package final class RunShaping: Sendable {
   static let directoryName = "backgrounder"
 
   /// Finds what the daemon can do (``detect(mountinfo:hasNetAdmin:creating:runCgroups:)``;
-  /// `runCgroups`: runs get a cgroup v2 each) and removes what a previous daemon left: its HTB
-  /// qdiscs on every link and its empty `net_prio` cgroups.
-  package static func prepare(runCgroups: Bool, logger: Logger) -> RunShaping {
-    let support = detect(runCgroups: runCgroups)
+  /// `runsDirectory`: the directory of run cgroups, when runs get a cgroup v2 each, where the
+  /// classifier is linked) and removes what a previous daemon left: its HTB qdiscs on every link
+  /// and its empty `net_prio` cgroups.
+  package static func prepare(runsDirectory: String?, logger: Logger) -> RunShaping {
+    var support = detect(runCgroups: runsDirectory != nil)
+    var classifier: RunPriorityClassifier?
+    if support == .cgroupPriority, let runsDirectory {
+      do {
+        classifier = try RunPriorityClassifier(runsDirectory: runsDirectory)
+      } catch {
+        support = .unavailable(
+          "the kernel refused the classifier on the run cgroups' directory (\(error))")
+      }
+    }
     if support.unavailableReason == nil {
       do {
         for link in try TrafficShaper.removeAll() {
@@ -140,7 +157,7 @@ package final class RunShaping: Sendable {
     if let reason = support.unavailableReason {
       logger.info("bandwidth caps cannot be enforced", metadata: ["reason": "\(reason)"])
     }
-    return RunShaping(support: support, logger: logger)
+    return RunShaping(support: support, logger: logger, classifier: classifier)
   }
 
   /// Takes the jobs of `configuration` that have a cap (at start and at each reload).
@@ -180,9 +197,7 @@ package final class RunShaping: Sendable {
     mountinfo: String? = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8),
     hasNetAdmin: Bool = Doctor.hasCapability(capabilityNetAdmin), creating: Bool = true,
     runCgroups: Bool = false,
-    loadsPrograms: () -> SystemCallError? = {
-      CgroupProgram.probe { csystem_run_priority_program_load(0) }
-    }
+    loadsPrograms: () -> SystemCallError? = RunPriorityClassifier.probe
   ) -> ShapingSupport {
     guard hasNetAdmin else {
       return .unavailable("the daemon has no CAP_NET_ADMIN (needed to add tc classes)")
@@ -254,7 +269,7 @@ package final class RunShaping: Sendable {
       case .unavailable: return nil
       case .netPrio(let directory): netPrioCgroup = directory + "/" + runID
       case .cgroupPriority:
-        guard cgroup != nil else {
+        guard cgroup != nil, classifier != nil else {
           logger.warning(
             "bandwidth cap not enforced: the run has no cgroup of its own", metadata: metadata)
           return nil
@@ -265,7 +280,7 @@ package final class RunShaping: Sendable {
         logger.warning("bandwidth cap not enforced: every class slot is taken", metadata: metadata)
         return nil
       }
-      let run = ShapedRun(
+      var run = ShapedRun(
         runID: runID, interface: interface, slot: slot, bitsPerSecond: bits,
         netPrioCgroup: netPrioCgroup)
       do {
@@ -273,11 +288,12 @@ package final class RunShaping: Sendable {
           _ = try systemCall("mkdir", path: netPrioCgroup) { mkdir(netPrioCgroup, 0o755) }
           try RunCgroups.write(
             "\(interface) \(run.classID)", to: netPrioCgroup + "/net_prio.ifpriomap")
-        } else if let cgroup {
-          let classID = run.classID
-          try CgroupProgram.attach(to: cgroup, ingress: false) {
-            csystem_run_priority_program_load(classID)
+        } else if let cgroup, let classifier {
+          guard let id = RunByteCounters.cgroupID(cgroup) else {
+            throw SystemCallError.current("stat", path: cgroup)
           }
+          try classifier.classify(id, as: run.classID)
+          run.classifiedCgroup = id
         }
         try tc.withLock { _ in
           try TrafficShaper.addClass(
@@ -319,6 +335,7 @@ package final class RunShaping: Sendable {
         metadata: ["run": "\(run.runID)", "error": "\(error)"])
     }
     if let netPrioCgroup = run.netPrioCgroup { RunCgroups.remove(netPrioCgroup) }
+    if let id = run.classifiedCgroup { classifier?.forget(id) }
     slots.withLock { $0.release(run.slot) }
   }
 }

@@ -164,15 +164,21 @@ int csystem_run_bytes_map_create(unsigned int max_entries);
 /// -1 with errno (EPERM without `CAP_BPF`/`CAP_SYS_ADMIN`).
 int csystem_run_bytes_program_load(int map_fd, int ingress);
 
-/// Loads the `cgroup_skb` egress program that sets each packet's priority to `priority` (an
-/// HTB class id: HTB takes a priority naming one of its classes as that class) and lets it
-/// pass: 4 instructions. Returns the program's descriptor, or -1 with errno.
-int csystem_run_priority_program_load(unsigned int priority);
-
-/// Attaches `program_fd` to the cgroup v2 directory `cgroup_fd` at its ingress or egress hook
-/// (`BPF_F_ALLOW_MULTI`: other programs there keep running). The attachment lasts as long as
-/// the cgroup. Returns 0, or -1 with errno.
-int csystem_cgroup_program_attach(int program_fd, int cgroup_fd, int ingress);
+/// The capped runs' classes in the kernel: a `BPF_MAP_TYPE_HASH` of `max_entries` from a run
+/// cgroup's id (a `u64`, the directory's inode number) to its HTB class id (a `u32`). Returns
+/// the map's descriptor (close-on-exec), or -1 with errno.
+int csystem_run_priority_map_create(unsigned int max_entries);
+/// Loads the `cgroup_skb` egress program that sets the priority of each packet whose socket's
+/// cgroup is in `map_fd` (a `csystem_run_priority_map_create` map) to the class id there (HTB
+/// takes a priority naming one of its classes as that class), and lets every packet pass: 13
+/// instructions. Loaded once and linked to the directory of run cgroups, so a capped run costs a
+/// map update, not a program load (the verifier). Returns the program's descriptor, or -1 with
+/// errno.
+int csystem_run_priority_program_load(int map_fd);
+/// Puts the packets of run cgroup `cgroup` in class `priority`: 0, or -1 with errno.
+int csystem_run_priority_set(int map_fd, unsigned long long cgroup, unsigned int priority);
+/// Takes run cgroup `cgroup` out of the map: 0, or -1 with errno (ENOENT: it was not there).
+int csystem_run_priority_clear(int map_fd, unsigned long long cgroup);
 
 /// Links `program_fd` to the cgroup v2 directory `cgroup_fd` at its ingress or egress hook
 /// (`BPF_LINK_CREATE`): the attachment lasts as long as the returned link descriptor is open
