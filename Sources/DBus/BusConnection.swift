@@ -349,7 +349,9 @@ package final class BusConnection: @unchecked Sendable {
     let what = Self.describe(member, path, interface, arguments)
     let message = try methodCall(destination, path, interface, member, arguments, false)
     defer { sd_bus_message_unref(message) }
-    let pending = BusPendingCall(what: what, answered: answered)
+    let pending = BusPendingCall(
+      what: what, deadline: csd_monotonic_microseconds() &+ Self.microseconds(timeout),
+      answered: answered)
     var slot: OpaquePointer?
     let result = sd_bus_call_async(
       handle, &slot, message,
@@ -429,10 +431,15 @@ package final class BusConnection: @unchecked Sendable {
 package final class BusPendingCall {
   fileprivate var slot: OpaquePointer?
   private let what: String
+  /// When the call times out (monotonic microseconds; sd-bus's own deadline is no earlier).
+  private let deadline: UInt64
   private var answered: ((Result<BusMessage, BusError>) -> Void)?
 
-  fileprivate init(what: String, answered: @escaping (Result<BusMessage, BusError>) -> Void) {
+  fileprivate init(
+    what: String, deadline: UInt64, answered: @escaping (Result<BusMessage, BusError>) -> Void
+  ) {
     self.what = what
+    self.deadline = deadline
     self.answered = answered
   }
 
@@ -440,8 +447,10 @@ package final class BusPendingCall {
     sd_bus_slot_unref(slot)
   }
 
-  /// The reply, or an error reply (sd-bus makes one, `Timeout` or `NoReply`, when the timeout
-  /// passes): handed over once.
+  /// The reply, or an error reply (sd-bus makes one, `NoReply`, when the timeout passes or the
+  /// connection closes): handed over once. As for a blocking call
+  /// (``BusConnection/failure(_:name:detail:result:deadline:)``), no reply before the deadline
+  /// is a peer that left during the call (the bus answers `NoReply` for it), not a timeout.
   fileprivate func received(_ reply: OpaquePointer?) {
     guard let answered else { return }
     self.answered = nil
@@ -451,8 +460,9 @@ package final class BusPendingCall {
     if let error = sd_bus_message_get_error(reply) {
       let name = csd_error_name(error).map { String(cString: $0) }
       let detail = csd_error_message(error).map { String(cString: $0) }
-      let timedOut =
+      let unanswered =
         name == "org.freedesktop.DBus.Error.Timeout" || name == "org.freedesktop.DBus.Error.NoReply"
+      let timedOut = unanswered && csd_monotonic_microseconds() >= deadline
       return answered(
         .failure(
           BusError(

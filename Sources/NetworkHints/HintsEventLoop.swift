@@ -5,19 +5,16 @@ import Glibc
 import Logging
 import Nl80211
 import Reachability
-import SystemCalls
 
 /// The hints' state, driven by an `EventLoop`: the D-Bus connection to NetworkManager (served
 /// there by ``BusConnection/serve(on:processed:broke:)``, with sd-bus's own deadline) and the
 /// nl80211 socket are registered there, with one timer for the next deadline of its own (a
 /// reconnection, the stale limit); nothing is scheduled while idle. Every method runs on the
-/// loop's thread, so the state needs no lock; NetworkManager's reads, which block in
-/// `sd_bus_call` up to the source timeout, run on a short-lived thread of their own while the
-/// loop leaves the bus alone (``reading``), so a silent NetworkManager never holds the shared
-/// loop.
+/// loop's thread, so the state needs no lock. NetworkManager's and ModemManager's reads are
+/// asynchronous calls on the served connection (``HintsBusRead``), timed out by sd-bus's
+/// deadline: a silent NetworkManager never holds the shared loop, and no thread is started.
 final class HintsEventLoop: @unchecked Sendable {
-  // @unchecked: touched only on the loop's thread (and the bus, while `reading`, only by the
-  // read's thread; the hand-over goes through the loop's lock).
+  // @unchecked: touched only on the loop's thread.
 
   /// Set by the D-Bus match callback, read after `sd_bus_process`.
   final class SignalFlag {
@@ -30,9 +27,11 @@ final class HintsEventLoop: @unchecked Sendable {
   private let loop: EventLoop
   private let signals = SignalFlag()
   private(set) var bus: BusConnection?
-  /// A read of NetworkManager or ModemManager runs on its own thread: the bus is not touched
-  /// meanwhile.
-  private var reading = false
+  /// The read of NetworkManager or ModemManager under way, if any.
+  private var read: HintsBusRead?
+  /// Tells a finished read's result from one dropped since (the bus lost, the hints stopped).
+  private var readGeneration: UInt64 = 0
+  private var reading: Bool { read != nil }
   private var everConnected = false
   private var reconnectAt: UInt64?
   private var reconnectDelay: UInt64 = 1_000_000
@@ -80,9 +79,10 @@ final class HintsEventLoop: @unchecked Sendable {
   }
 
   /// Deregisters everything and closes the bus and the nl80211 socket, on the loop. A read
-  /// still under way finishes on its thread and is dropped.
+  /// still under way is dropped (its calls with it).
   func stop() {
     stopped = true
+    read = nil
     if let timer { loop.cancel(timer) }
     timer = nil
     dropBus()
@@ -129,7 +129,7 @@ final class HintsEventLoop: @unchecked Sendable {
 
   /// Serves the bus on the loop: each round of processing ends in ``step(wifiReady:)``.
   private func serveBus() {
-    guard let bus, !reading, !stopped else { return }
+    guard let bus, !stopped else { return }
     bus.serve(
       on: loop, processed: { [self] in step() },
       broke: { [self] error in
@@ -138,8 +138,9 @@ final class HintsEventLoop: @unchecked Sendable {
       })
   }
 
-  /// Stops serving the bus and closes it.
+  /// Stops serving the bus and closes it; a read under way is dropped.
   private func dropBus() {
+    read = nil
     bus?.stopServing()
     bus = nil
   }
@@ -196,40 +197,37 @@ final class HintsEventLoop: @unchecked Sendable {
     }
   }
 
-  /// Reads what the signals asked for — NetworkManager's state, ModemManager's modems — on a
-  /// thread of its own (each read blocks in `sd_bus_call`, up to its source timeout); the bus
-  /// is left alone until ``finishRead(_:)`` runs on the loop.
+  /// Reads what the signals asked for — NetworkManager's state, ModemManager's modems — with
+  /// asynchronous calls on the served bus (``HintsBusRead``); ``finishRead(_:generation:)``
+  /// takes the answers on the loop, after the round of processing that completed them. Signals
+  /// that come meanwhile ask for the next read.
   private func startRead() {
     guard let bus, !reading else { return }
-    let read = BusRead(
-      bus: bus,
-      networkManagerTimeout: signals.refreshNeeded ? networkManager?.readTimeout : nil,
-      modemManagerTimeout: modemManagerSignals.refreshNeeded ? modemManager?.readTimeout : nil)
+    let networkManagerTimeout = signals.refreshNeeded ? networkManager?.readTimeout : nil
+    let modemManagerTimeout =
+      modemManagerSignals.refreshNeeded ? modemManager?.readTimeout : nil
     signals.refreshNeeded = false
     modemManagerSignals.refreshNeeded = false
-    guard read.networkManagerTimeout != nil || read.modemManagerTimeout != nil else { return }
-    bus.stopServing()
-    reading = true
-    do {
-      try SystemThread.detach(name: "bg-nm-read") { [self, loop] in
-        let result = read.run()
-        loop.execute { [self] in finishRead(result) }
-      }
-    } catch {
-      let result = read.run()  // no thread: read here, as before
-      loop.execute { [self] in finishRead(result) }
+    guard networkManagerTimeout != nil || modemManagerTimeout != nil else { return }
+    readGeneration &+= 1
+    let generation = readGeneration
+    read = HintsBusRead(
+      bus: bus, networkManagerTimeout: networkManagerTimeout,
+      modemManagerTimeout: modemManagerTimeout
+    ) { [self, loop] results in
+      loop.execute { [self] in finishRead(results, generation: generation) }
     }
   }
 
-  /// Takes a read's results, on the loop.
-  private func finishRead(_ result: BusRead.Results) {
-    reading = false
+  /// Takes a read's results, on the loop (none of a read dropped since).
+  private func finishRead(_ result: HintsBusRead.Results, generation: UInt64) {
+    guard generation == readGeneration, reading else { return }
+    read = nil
     guard !stopped else { return }
     let busKept = result.networkManager.map(finishNetworkManagerRead) ?? true
     // On a lost bus ModemManager is marked stale already; its answer, if any, is not taken.
     if busKept, let answer = result.modemManager { finishModemManagerRead(answer) }
-    // Signals that came during the read wait in sd-bus's queue: serving processes them first.
-    if bus != nil { serveBus() } else { step() }
+    step()
   }
 
   /// Publishes what NetworkManager's read decides; false when the bus was lost.
@@ -374,38 +372,4 @@ func wallSeconds() -> Double {
   var now = timespec()
   clock_gettime(CLOCK_REALTIME, &now)
   return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
-
-/// One round of reads — NetworkManager's, ModemManager's or both — handed to the thread that
-/// performs them.
-struct BusRead: @unchecked Sendable {
-  // @unchecked: the loop leaves the bus alone until the read's result is back on the loop.
-  let bus: BusConnection
-  /// How long NetworkManager's read may take (microseconds, from its own start: a silent
-  /// NetworkManager must not use up ModemManager's time), or nil: not read this time.
-  let networkManagerTimeout: UInt64?
-  /// How long ModemManager's read may take, or nil: not read this time.
-  let modemManagerTimeout: UInt64?
-
-  /// What each read gave (nil: not read).
-  struct Results: Sendable {
-    var networkManager: Result<NetworkManagerSnapshot, BusError>?
-    var modemManager: Result<ModemManagerSnapshot, BusError>?
-  }
-
-  func run() -> Results {
-    Results(
-      networkManager: networkManagerTimeout.map { timeout in
-        Result { () throws(BusError) in
-          try NetworkManagerSnapshot.read(
-            from: bus, deadline: csd_monotonic_microseconds() &+ timeout)
-        }
-      },
-      modemManager: modemManagerTimeout.map { timeout in
-        Result { () throws(BusError) in
-          try ModemManagerSnapshot.read(
-            from: bus, deadline: csd_monotonic_microseconds() &+ timeout)
-        }
-      })
-  }
 }

@@ -45,33 +45,55 @@ struct ModemManagerSnapshot: Sendable, Equatable {
   }
 
   /// Reads `GetManagedObjects` at ``rootPath``, then the `Interface` of each registered modem's
-  /// bearers, all before `deadline` (monotonic microseconds). A bearer that vanished meanwhile
-  /// is skipped; no answer in time throws a ``BusError/isTimeout`` error.
-  static func read(from bus: BusConnection, deadline: UInt64) throws(BusError)
-    -> ModemManagerSnapshot
-  {
-    let objects = try bus.call(
-      destination: service, path: rootPath, interface: "org.freedesktop.DBus.ObjectManager",
-      member: "GetManagedObjects", arguments: [], deadline: deadline
-    ) { reply throws(BusError) in try reply.managedObjects() }
-    var snapshot = ModemManagerSnapshot()
-    for path in objects.keys.sorted() {
-      let modem = objects[path]!
-      guard modem[modem3gppInterface] != nil else { continue }
-      var names: [String] = []
-      for bearer in bearers(of: modem) {
-        let properties: [String: BusValue]
-        do {
-          properties = try bus.allProperties(
-            destination: service, path: bearer, interface: bearerInterface, deadline: deadline)
-        } catch {
-          if error.isTimeout { throw error }
-          continue
-        }
-        if case .string(let name)? = properties["Interface"] { names.append(name) }
-      }
-      snapshot.add(modem: modem, bearerInterfaces: names)
+  /// bearers (asked together), all before `calls`' deadline, and hands the snapshot to `done`.
+  /// A bearer that vanished meanwhile is skipped; no answer in time is a
+  /// ``BusError/isTimeout`` failure.
+  static func read(
+    with calls: BusReadCalls, done: @escaping (Result<ModemManagerSnapshot, BusError>) -> Void
+  ) {
+    let finish = { (result: Result<ModemManagerSnapshot, BusError>) in
+      guard !calls.isOver else { return }
+      calls.end()
+      done(result)
     }
-    return snapshot
+    let managedObjects = { (reply: BusMessage) throws(BusError) in try reply.managedObjects() }
+    calls.ask(
+      service, rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", [],
+      read: managedObjects
+    ) { answer in
+      let objects: [String: [String: [String: BusValue]]]
+      switch answer {
+      case .failure(let error): return finish(.failure(error))
+      case .success(let read): objects = read
+      }
+      let modems = objects.keys.sorted().compactMap { path -> [String: [String: BusValue]]? in
+        let modem = objects[path]!
+        return modem[modem3gppInterface] != nil ? modem : nil
+      }
+      // Bearer interface names, taken in each modem's order once all came.
+      func snapshot(_ names: [String: String]) -> ModemManagerSnapshot {
+        var snapshot = ModemManagerSnapshot()
+        for modem in modems {
+          snapshot.add(modem: modem, bearerInterfaces: bearers(of: modem).compactMap { names[$0] })
+        }
+        return snapshot
+      }
+      let asked = modems.flatMap { bearers(of: $0) }
+      guard !asked.isEmpty else { return finish(.success(snapshot([:]))) }
+      var names: [String: String] = [:]
+      var left = asked.count
+      for bearer in asked {
+        calls.allProperties(service, bearer, bearerInterface) { answer in
+          switch answer {
+          case .success(let properties):
+            if case .string(let name)? = properties["Interface"] { names[bearer] = name }
+          case .failure(let error) where error.isTimeout: return finish(.failure(error))
+          case .failure: break  // vanished meanwhile
+          }
+          left -= 1
+          if left == 0 { finish(.success(snapshot(names))) }
+        }
+      }
+    }
   }
 }

@@ -24,35 +24,51 @@ public struct NetworkManagerSnapshot: Sendable, Equatable {
   static let deviceInterface = "org.freedesktop.NetworkManager.Device"
 
   /// Reads the manager's `Connectivity` and `Devices`, then each device's interface names,
-  /// `Metered` and per-family connectivity, all before `deadline` (monotonic microseconds: one
-  /// limit for the whole read, not one per device). A device that vanished meanwhile is
-  /// skipped; no answer in time throws a ``BusError/isTimeout`` error.
-  static func read(from bus: BusConnection, deadline: UInt64) throws(BusError)
-    -> NetworkManagerSnapshot
-  {
-    var snapshot = NetworkManagerSnapshot()
-    let manager = try bus.allProperties(
-      destination: service, path: managerPath, interface: service, deadline: deadline)
-    if case .uint32(let value)? = manager["Connectivity"] {
-      snapshot.connectivity = Connectivity(networkManagerValue: value) ?? .unknown
+  /// `Metered` and per-family connectivity (asked together), all before `calls`' deadline (one
+  /// limit for the whole read, not one per device), and hands the snapshot to `done`. A device
+  /// that vanished meanwhile is skipped; no answer in time is a ``BusError/isTimeout`` failure.
+  static func read(
+    with calls: BusReadCalls, done: @escaping (Result<NetworkManagerSnapshot, BusError>) -> Void
+  ) {
+    let finish = { (result: Result<NetworkManagerSnapshot, BusError>) in
+      guard !calls.isOver else { return }
+      calls.end()
+      done(result)
     }
-    if case .bool(let enabled)? = manager["ConnectivityCheckEnabled"] {
-      snapshot.checksConnectivity = enabled
-    }
-    if case .bool(let startup)? = manager["Startup"] { snapshot.isStartingUp = startup }
-    guard case .objectPaths(let devices)? = manager["Devices"] else { return snapshot }
-    for path in devices {
-      let device: [String: BusValue]
-      do {
-        device = try bus.allProperties(
-          destination: service, path: path, interface: deviceInterface, deadline: deadline)
-      } catch {
-        if error.isTimeout { throw error }
-        continue
+    calls.allProperties(service, managerPath, service) { answer in
+      let manager: [String: BusValue]
+      switch answer {
+      case .failure(let error): return finish(.failure(error))
+      case .success(let properties): manager = properties
       }
-      snapshot.add(device: device)
+      var snapshot = NetworkManagerSnapshot()
+      if case .uint32(let value)? = manager["Connectivity"] {
+        snapshot.connectivity = Connectivity(networkManagerValue: value) ?? .unknown
+      }
+      if case .bool(let enabled)? = manager["ConnectivityCheckEnabled"] {
+        snapshot.checksConnectivity = enabled
+      }
+      if case .bool(let startup)? = manager["Startup"] { snapshot.isStartingUp = startup }
+      guard case .objectPaths(let devices)? = manager["Devices"], !devices.isEmpty else {
+        return finish(.success(snapshot))
+      }
+      // Answers kept by device, taken in the manager's order once all came.
+      var answered: [String: [String: BusValue]] = [:]
+      var left = devices.count
+      for path in devices {
+        calls.allProperties(service, path, deviceInterface) { answer in
+          switch answer {
+          case .success(let device): answered[path] = device
+          case .failure(let error) where error.isTimeout: return finish(.failure(error))
+          case .failure: break  // vanished meanwhile
+          }
+          left -= 1
+          guard left == 0 else { return }
+          for path in devices { answered[path].map { snapshot.add(device: $0) } }
+          finish(.success(snapshot))
+        }
+      }
     }
-    return snapshot
   }
 
   /// Records one device's properties (keyed by `IpInterface`, else `Interface`).
