@@ -125,6 +125,18 @@ final class BusReadCalls {
       read: { message throws(BusError) in try message.dictionary() }, answered: answered)
   }
 
+  /// `done`, to be called at most once: the first call ends the read (``end()``) and hands its
+  /// result over; later ones (an answer after a timeout) do nothing.
+  func once<Value>(_ done: @escaping (Result<Value, BusError>) -> Void)
+    -> (Result<Value, BusError>) -> Void
+  {
+    { [self] result in
+      guard !isOver else { return }
+      end()
+      done(result)
+    }
+  }
+
   /// The read ended: no more answers are handed over, the calls still asked are dropped.
   func end() {
     isOver = true

@@ -51,11 +51,7 @@ struct ModemManagerSnapshot: Sendable, Equatable {
   static func read(
     with calls: BusReadCalls, done: @escaping (Result<ModemManagerSnapshot, BusError>) -> Void
   ) {
-    let finish = { (result: Result<ModemManagerSnapshot, BusError>) in
-      guard !calls.isOver else { return }
-      calls.end()
-      done(result)
-    }
+    let finish = calls.once(done)
     let managedObjects = { (reply: BusMessage) throws(BusError) in try reply.managedObjects() }
     calls.ask(
       service, rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", [],

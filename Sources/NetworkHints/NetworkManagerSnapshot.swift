@@ -30,11 +30,7 @@ public struct NetworkManagerSnapshot: Sendable, Equatable {
   static func read(
     with calls: BusReadCalls, done: @escaping (Result<NetworkManagerSnapshot, BusError>) -> Void
   ) {
-    let finish = { (result: Result<NetworkManagerSnapshot, BusError>) in
-      guard !calls.isOver else { return }
-      calls.end()
-      done(result)
-    }
+    let finish = calls.once(done)
     calls.allProperties(service, managerPath, service) { answer in
       let manager: [String: BusValue]
       switch answer {
