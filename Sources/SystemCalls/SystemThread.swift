@@ -40,9 +40,14 @@ public enum SystemThread {
     let handoff = Handoff(next: (work, parksAfter))
     _ = try start(name: name, detached: true) {
       let slot = ParkedThreads.Slot()
+      var named = name
       while let parks = handoff.runNext() {
         guard parks, let following = parking.park(slot) else { return }
-        _ = csystem_set_thread_name(following.body.name)
+        // Renamed only for another kind of work (a `prctl` per store commit saved).
+        if following.body.name != named {
+          _ = csystem_set_thread_name(following.body.name)
+          named = following.body.name
+        }
         handoff.next = following
       }
     }

@@ -1,5 +1,6 @@
 import CSystemShims
 import Foundation
+import Synchronization
 import SystemCalls
 
 /// The daemon as child subreaper: descendants of a run whose parent died are reparented to the
@@ -15,10 +16,20 @@ enum Subreaper {
     csystem_set_child_subreaper() == 0
   }
 
-  /// Whether this process is a child subreaper (``enable()`` succeeded).
+  /// Whether this process is a child subreaper (``enable()`` succeeded). Asked of the kernel
+  /// until it says yes, which it then says for the life of the process (nothing here unsets
+  /// it): a `prctl` per run saved.
   static var isEnabled: Bool {
-    csystem_is_child_subreaper() == 1
+    if enabledSeen.load(ordering: .relaxed) { return true }
+    let enabled = csystem_is_child_subreaper() == 1
+    if enabled { enabledSeen.store(true, ordering: .relaxed) }
+    return enabled
   }
+  private static let enabledSeen = Atomic<Bool>(false)
+
+  /// `/proc/self/task/<pid>/children` of the main thread (its id is the process's: `getpid`
+  /// once, not a system call per run).
+  private static let childrenPath = "/proc/self/task/\(getpid())/children"
 
   /// The children of the daemon's main thread (`/proc/self/task/<pid>/children`), nil when
   /// they cannot be read (a kernel without `CONFIG_PROC_CHILDREN`, a list longer than 64 KiB).
@@ -28,7 +39,7 @@ enum Subreaper {
   /// processes that thread started itself. So every orphan of a run is in this list.
   static func mainThreadChildren() -> [pid_t]? {
     let limit = 65_536
-    guard let bytes = try? readSmallFile("/proc/self/task/\(getpid())/children", limit: limit),
+    guard let bytes = try? readSmallFile(childrenPath, limit: limit),
       bytes.count < limit
     else { return nil }
     var children: [pid_t] = []

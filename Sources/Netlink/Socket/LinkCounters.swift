@@ -67,13 +67,19 @@ public struct LinkCounters: Hashable, Sendable {
     }
   }
 
-  /// A libnl socket connected to `NETLINK_ROUTE`.
+  /// A libnl socket connected to `NETLINK_ROUTE`, which receives each message with one
+  /// `recvmsg` into a 32 KiB buffer: libnl's default peeks first (`MSG_PEEK`) to size its
+  /// buffer, two calls per message — four of a read's system calls (issue #35). A link's
+  /// `RTM_NEWLINK` is about 1.5 KiB; one larger than the buffer would fail the read as
+  /// truncated, never give a wrong count.
   private static func connect() throws -> OpaquePointer {
     guard let socket = nl_socket_alloc() else {
       throw SystemCallError("nl_socket_alloc", errno: .noMemory)
     }
     do {
       try check(nl_connect(socket, NETLINK_ROUTE), "nl_connect NETLINK_ROUTE")
+      nl_socket_disable_msg_peek(socket)
+      try check(Int32(nl_socket_set_msg_buf_size(socket, 32_768)), "nl_socket_set_msg_buf_size")
     } catch {
       nl_socket_free(socket)
       throw error
