@@ -182,7 +182,7 @@ let package = Package(
     .target(name: "EventLoops", dependencies: ["CSystemShims", "Locking", "SystemCalls"]),
     // The quiet Swift concurrency executors of `status` and the daemon: no Dispatch, no idle
     // wake-ups (custom-executor SPI, Swift 6.3).
-    .target(name: "QuietExecutor", dependencies: ["Locking", "SystemCalls"]),
+    .target(name: "QuietExecutor", dependencies: ["CSystemShims", "Locking", "SystemCalls"]),
     // TOML 1.0 parser for the config file: a document model with the line and column of every
     // key and value; an error, never a crash, on any input (Fuzz/FuzzConfig, tomllib-checked).
     .target(name: "TOML"),

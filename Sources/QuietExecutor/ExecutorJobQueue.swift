@@ -1,5 +1,7 @@
+import CSystemShims
 import Glibc
 import Locking
+import SystemCalls
 
 /// A FIFO of jobs with one resident consumer and, for a pool, helper threads started on demand.
 ///
@@ -12,6 +14,13 @@ import Locking
 /// ``retireParkedHelpers()`` (its quiet action) wakes it: a burst of runs then starts no
 /// thread per run (issue #35: 18 helper starts per job run before), and an idle queue keeps no
 /// helper after its quiet action.
+///
+/// With ``handOffLate(after:)`` (the daemon's pool), a job enqueued while the resident consumer
+/// is busy waits for it instead — its current job is almost always a few microseconds of work,
+/// and handing each such job to a helper thread cost two context switches (issue #35: 20 % of
+/// the daemon's CPU per run) — and a watch (a `timerfd` and a thread blocked on it, both made at
+/// the first such wait) wakes a helper only when no job was taken for that long while jobs
+/// waited: a job that blocks still does not hold the others back for longer than that.
 final class ExecutorJobQueue: Sendable {
   private struct State {
     var jobs: [UnownedJob] = []
@@ -33,6 +42,13 @@ final class ExecutorJobQueue: Sendable {
     var parked = 0
     /// Helpers told to end (``retireParkedHelpers()``) that have not yet.
     var retiring = 0
+    /// How long jobs may wait for a busy resident consumer before a helper takes them
+    /// (nanoseconds; nil: a helper is woken at once, ``handOffLate(after:)``).
+    var handOffDelay: Int64?
+    /// The watch's timer is armed (for jobs waiting behind a busy resident consumer).
+    var watchArmed = false
+    /// ``taken`` when the watch was armed: unchanged at its expiry, nobody took a job meanwhile.
+    var takenAtArm: UInt64 = 0
 
     mutating func popFirst() -> UnownedJob? {
       guard head < jobs.count else { return nil }
@@ -52,7 +68,7 @@ final class ExecutorJobQueue: Sendable {
 
   /// What an ``enqueue(_:)`` must do once the lock is released.
   private enum Follow {
-    case nothing, wake, unpark, startHelper
+    case nothing, wake, unpark, startHelper, watch
   }
 
   /// What a helper that asked for a job does next.
@@ -69,6 +85,9 @@ final class ExecutorJobQueue: Sendable {
   /// Where parked helpers wait: one post per helper woken (``State/parked`` counts them). A
   /// POSIX semaphore is safe to share between threads (and ThreadSanitizer sees its order).
   nonisolated(unsafe) private let parking: UnsafeMutablePointer<sem_t>
+  /// The watch's `timerfd` (``handOffLate(after:)``), made at the first wait behind a busy
+  /// resident consumer, with the thread that reads it; -1 before.
+  private let watch = Lock<Int32>(-1)
 
   /// A queue whose only consumer is the resident one (the main actor's).
   convenience init() {
@@ -120,19 +139,113 @@ final class ExecutorJobQueue: Sendable {
         state.sleeping = false
         return .wake
       }
-      if state.parked > 0 {
-        state.parked -= 1
-        return .unpark
+      if state.handOffDelay != nil, state.helperLimit > 0 {
+        // Waits for the busy resident consumer; the watch hands it to a helper if it waits long.
+        guard !state.watchArmed else { return .nothing }
+        state.watchArmed = true
+        state.takenAtArm = state.taken
+        return .watch
       }
-      guard state.helpers < state.helperLimit else { return .nothing }
-      state.helpers += 1
-      return .startHelper
+      return Self.helperFor(&state)
     }
     switch follow {
     case .nothing: break
     case .wake: wakeup.signal()
     case .unpark: sem_post(parking)
     case .startHelper: startHelper(self)
+    case .watch: armWatch()
+    }
+  }
+
+  /// Wakes a parked helper, else starts one if allowed (under the lock).
+  private static func helperFor(_ state: inout State) -> Follow {
+    if state.parked > 0 {
+      state.parked -= 1
+      return .unpark
+    }
+    guard state.helpers < state.helperLimit else { return .nothing }
+    state.helpers += 1
+    return .startHelper
+  }
+
+  /// From now on a job enqueued while the resident consumer is busy waits for it, and a helper
+  /// takes jobs only when none was taken for `delay` while they waited (a job blocks).
+  func handOffLate(after delay: Duration) {
+    let (seconds, attoseconds) = delay.components
+    state.withLock { $0.handOffDelay = seconds * 1_000_000_000 + attoseconds / 1_000_000_000 }
+  }
+
+  /// Arms the watch's timer for the delay from now, making the timer and its thread first if
+  /// they are not there yet. The timer is set under ``watch``'s lock, and so is every other
+  /// setting of it: an arming is never undone by an earlier disarming that ran late.
+  private func armWatch() {
+    let delay = state.withLock { $0.handOffDelay } ?? 0
+    watch.withLock { descriptor in
+      if descriptor < 0 {
+        descriptor = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC))
+        guard descriptor >= 0 else {
+          fatalError("executor: \(SystemCallError.current("timerfd_create"))")
+        }
+        let timer = descriptor
+        ExecutorThreads.start(name: "bg-exec-watch") { [self] in watchLoop(timer) }
+      }
+      Self.setTimer(descriptor, after: delay)
+    }
+  }
+
+  /// Disarms the watch's timer when it is armed: the resident consumer found the queue empty.
+  private func disarmWatchIfArmed() {
+    let armed = state.withLock { state in
+      let armed = state.watchArmed
+      state.watchArmed = false
+      return armed
+    }
+    guard armed else { return }
+    watch.withLock { descriptor in
+      // Armed again meanwhile (a job enqueued since): leave it.
+      guard descriptor >= 0, !state.withLock({ $0.watchArmed }) else { return }
+      Self.setTimer(descriptor, after: 0)
+    }
+  }
+
+  /// Sets `timer` to expire once after `nanoseconds` (0: disarmed).
+  private static func setTimer(_ timer: Int32, after nanoseconds: Int64) {
+    var value = itimerspec()
+    value.it_value.tv_sec = Int(nanoseconds / 1_000_000_000)
+    value.it_value.tv_nsec = Int(nanoseconds % 1_000_000_000)
+    _ = timerfd_settime(timer, 0, &value, nil)
+  }
+
+  /// The watch's thread: at each expiry, jobs still waiting while nobody took one since the
+  /// timer was armed go to a helper (woken or started; the queue is checked again after the
+  /// delay); jobs still waiting while jobs were taken wait on, the timer armed again; no job
+  /// waiting: the watch rests until the next wait.
+  private func watchLoop(_ timer: Int32) -> Never {
+    while true {
+      var expirations: UInt64 = 0
+      guard read(timer, &expirations, 8) == 8 else { continue }  // EINTR
+      let follow = state.withLock { state -> Follow in
+        guard state.watchArmed else { return .nothing }
+        guard state.head < state.jobs.count else {
+          state.watchArmed = false
+          return .nothing
+        }
+        let stuck = state.taken == state.takenAtArm
+        state.takenAtArm = state.taken
+        return stuck ? Self.helperFor(&state) : .watch
+      }
+      switch follow {
+      case .unpark: sem_post(parking)
+      case .startHelper: startHelper(self)
+      default: break
+      }
+      if follow != .nothing {
+        watch.withLock { descriptor in
+          if state.withLock({ $0.watchArmed }) {
+            Self.setTimer(descriptor, after: state.withLock { $0.handOffDelay } ?? 0)
+          }
+        }
+      }
     }
   }
 
@@ -144,11 +257,13 @@ final class ExecutorJobQueue: Sendable {
   /// The next job; nil if there is none, after which the resident consumer counts as sleeping
   /// and must wait for ``wakeup`` (then call ``stopSleeping()`` if it woke for another reason).
   func nextOrSleep() -> UnownedJob? {
-    state.withLock { state in
+    let job = state.withLock { state -> UnownedJob? in
       if let job = state.popFirst() { return job }
       state.sleeping = true
       return nil
     }
+    if job == nil { disarmWatchIfArmed() }
+    return job
   }
 
   /// The resident consumer stops sleeping by itself (it woke for a timer); a wakeup already

@@ -33,6 +33,11 @@
       max(4, 2 * max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))) - 1
     }
 
+    /// How long a job enqueued while the resident worker is busy waits for it, in a
+    /// long-running process (one with a quiet action), before a helper takes it while no job
+    /// was taken meanwhile (``ExecutorJobQueue/handOffLate(after:)``).
+    static let handOffDelay = Duration.milliseconds(1)
+
     /// The main actor's jobs, run by the resident worker as well (``runResident(main:)``).
     struct MainJobs: Sendable {
       let queue: ExecutorJobQueue
@@ -61,6 +66,7 @@
       quietAction.withLock { $0 = action }
       queue.wakeResidentWhenHelpersEnd()
       queue.parkIdleHelpers()
+      queue.handOffLate(after: Self.handOffDelay)
       SystemThread.parkFinishedThreads()
     }
 

@@ -81,6 +81,51 @@
       #expect(await waitUntil { pool.queue.helperCount == 0 })
     }
 
+    /// A long-running process's pool hands jobs to helpers late
+    /// (``ExecutorJobQueue/handOffLate(after:)``): a job enqueued while the resident worker is
+    /// busy for a moment runs on it after the current job, and no helper starts. Before, it
+    /// woke (or started) a helper at once: two context switches for a job the resident worker
+    /// would have run a few microseconds later.
+    @Test("handed off late: a job enqueued behind a short one runs on the resident worker")
+    func shortWaitStaysOnTheResidentWorker() async throws {
+      let pool = ExecutorPool()
+      pool.queue.parkIdleHelpers()
+      pool.queue.handOffLate(after: .seconds(2))
+      let threads = try await Task(executorPreference: pool) {
+        @Sendable () async throws -> [String] in
+        let first = Self.threadId()
+        let second = Task(executorPreference: pool) { @Sendable in Self.threadId() }
+        usleep(5_000)
+        return [first, await second.value]
+      }.value
+      #expect(threads[0] == threads[1], "the second job ran on another thread")
+      #expect(pool.queue.helperCount == 0)
+    }
+
+    /// With late hand-offs, a job that blocks the resident worker still does not hold the
+    /// others back for longer than the delay: the watch wakes a helper, which runs the job
+    /// that releases the first. Without the watch the second job waited for the first, which
+    /// waited for it (bounded, so that the test fails instead of hanging).
+    @Test("handed off late: a job blocking the resident worker lets a helper run the next")
+    func blockedResidentHandsOffAfterTheDelay() async throws {
+      let pool = ExecutorPool()
+      pool.queue.parkIdleHelpers()
+      pool.queue.handOffLate(after: .milliseconds(20))
+      let released = Lock<String?>(nil)
+      let blocked = Task(executorPreference: pool) { @Sendable () -> (String, Bool) in
+        let thread = Self.threadId()
+        Task(executorPreference: pool) { @Sendable in released.withLock { $0 = Self.threadId() } }
+        for _ in 0..<10_000 where released.withLock({ $0 }) == nil { usleep(1000) }
+        return (thread, released.withLock { $0 } != nil)
+      }
+      let (residentThread, wasReleased) = await blocked.value
+      #expect(wasReleased, "the second job never ran while the first blocked")
+      let helperThread = released.withLock { $0 }
+      #expect(helperThread != nil && helperThread != residentThread)
+      pool.queue.retireParkedHelpers()
+      #expect(await waitUntil { pool.queue.helperCount == 0 })
+    }
+
     /// The kernel's id of the calling thread (`/proc/thread-self` links to `PID/task/TID`):
     /// unlike a `pthread_t`, a new thread does not get the id of one that ended just before.
     static func threadId() -> String {
