@@ -41,6 +41,31 @@ import Testing
     }
   }
 
+  /// A cap that must be applied needs the link it shapes: without a `network` key the job
+  /// waits for a known, reachable network. Without this, such a job was decided before the
+  /// daemon knew its primary link at start, and each of its first runs was deferred ("no
+  /// primary link to shape") and tried again a backoff later.
+  @Test("bandwidth-required without a network key waits for a network; other keys stay")
+  func requiredCapNeedsANetwork() throws {
+    func network(_ keys: String) throws -> NetworkRequirement {
+      let job = try #require(try parseJob(id: "dev.example.sync", keys))
+      switch try JobRequests.request(for: job, origin: .config) {
+      case .oneTime(let request): return request.constraints.networkRequired
+      case .periodic(let request): return request.constraints.networkRequired
+      }
+    }
+    #expect(try network("bandwidth = \"2Mbit\"\nbandwidth-required = true") == .any)
+    #expect(
+      try network(
+        "metered-bandwidth = \"500kbit\"\nbandwidth-required = true") == .any)
+    #expect(
+      try network(
+        "network = \"unmetered\"\nbandwidth = \"2Mbit\"\nbandwidth-required = true")
+        == .unmetered)
+    #expect(try network("bandwidth = \"2Mbit\"") == NetworkRequirement.none)
+    #expect(try network("") == NetworkRequirement.none)
+  }
+
   @Test func requiredNeedsACap() {
     #expect {
       try parseJob(id: "dev.example.sync", "bandwidth-required = true")

@@ -27,8 +27,13 @@ public enum JobRequests {
     }
     let taskId = try TaskId(job.id)
     let input = try StoredJob.input(for: job, origin: origin, digest: digest)
+    var network = NetworkRequirement(rawValue: job.network.rawValue) ?? .none
+    // A cap that must be applied needs the link it shapes: a job without a `network` key waits
+    // for a known, reachable network (as `network = "any"`) instead of being decided before
+    // the daemon knows its primary link and deferred for lack of one.
+    if job.bandwidth?.required == true, network == .none { network = .any }
     var constraints = WorkConstraints(
-      networkRequired: NetworkRequirement(rawValue: job.network.rawValue) ?? .none,
+      networkRequired: network,
       requiresCharging: job.requiresCharging,
       requiresBatteryNotLow: job.requiresBatteryNotLow,
       windows: job.timing?.timeWindows ?? [], windowEnd: job.timing?.runtimeWindowEnd ?? .continue,
