@@ -18,4 +18,27 @@ import Testing
     #expect(StatusCommand.configuration.commandName == "status")
     #expect(!ExecutorEntryPoint.asyncVerbs.contains("calendar"))
   }
+
+  /// `--help`, `-h` and `help` alone print the root's help without parsing: the same text
+  /// parsing prints (its help request's message), and exit 0; anything more is parsed.
+  @Test("the root's help without parsing is what parsing prints")
+  func plainHelpIsTheParsersHelp() throws {
+    for arguments in [["--help"], ["-h"], ["help"]] {
+      let plain = try #require(BackgrounderCommand.plainHelp(arguments), "\(arguments)")
+      // Parsing gives ArgumentParser's help command, whose run ends with the help request.
+      var command = try BackgrounderCommand.parseAsRoot(arguments)
+      do {
+        try command.run()
+        Issue.record("\(arguments) ran as a command")
+      } catch {
+        #expect(BackgrounderCommand.exitCode(for: error) == .success)
+        #expect(plain == BackgrounderCommand.fullMessage(for: error), "\(arguments)")
+      }
+    }
+    for arguments in [
+      ["--help", "status"], ["status", "--help"], ["help", "status"], ["--version"],
+    ] {
+      #expect(BackgrounderCommand.plainHelp(arguments) == nil, "\(arguments)")
+    }
+  }
 }

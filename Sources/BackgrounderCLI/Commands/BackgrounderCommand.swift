@@ -52,6 +52,18 @@ struct BackgrounderCommand: AsyncParsableCommand {
     }
   }
 
+  /// The root command's help for a command line that asks only for it (`--help`, `-h`,
+  /// `help`), without parsing it: parsing first looks for a completion-script request, which
+  /// reflects every argument of the root command (about a fifth of a `--help`'s CPU, issue
+  /// #35). The text is the one parsing would print (a test compares them); nil for any other
+  /// command line.
+  static func plainHelp(_ arguments: [String]) -> String? {
+    guard arguments.count == 1, ["--help", "-h", "help"].contains(arguments[0]) else {
+      return nil
+    }
+    return helpMessage()
+  }
+
   /// Ends the process as ArgumentParser would for `error`, its message escaped (``Output``).
   static func exit(reporting error: any Error) -> Never {
     let message = fullMessage(for: error)

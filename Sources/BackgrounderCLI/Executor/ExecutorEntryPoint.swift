@@ -55,7 +55,10 @@ enum ExecutorEntryPoint {
         runAndExit { try ExpireCommand.run(line) }
       }
     default:
-      break
+      if let help = BackgrounderCommand.plainHelp(arguments) {
+        Output.line(help)
+        exit(0)
+      }
     }
     let command = BackgrounderCommand.parseOrExit(arguments)
     guard !(command is AsyncParsableCommand) else { return }
