@@ -102,27 +102,24 @@ struct BusPendingCallTests {
     return process
   }
 
-  @Test("a peer that leaves before answering left: NoReply, not a timeout")
-  func aPeerThatLeavesIsNotATimeout() async throws {
+  /// `Leave`: the peer exits before answering (within the call's 30 s): `NoReply`, not a
+  /// timeout. `Stall`: the peer keeps silent: a timeout at the call's 300 ms, no error name.
+  @Test(
+    "a peer that leaves before answering left (NoReply); a silent one times out at the deadline",
+    arguments: [
+      ("Leave", Duration.seconds(30), false, "org.freedesktop.DBus.Error.NoReply"),
+      ("Stall", Duration.milliseconds(300), true, nil),
+    ] as [(String, Duration, Bool, String?)])
+  func unansweredCalls(member: String, timeout: Duration, isTimeout: Bool, name: String?)
+    async throws
+  {
     let bus = try PrivateBus()
     defer { bus.close() }
     let peer = try startPeer(on: bus)
     defer { peer.terminate() }
     let error = try #require(
-      try await call("Leave", timeout: .seconds(30), on: bus), "Leave was answered")
-    #expect(!error.isTimeout, "\(error)")
-    #expect(error.name == "org.freedesktop.DBus.Error.NoReply", "\(error)")
-  }
-
-  @Test("a peer that keeps silent times out at the deadline")
-  func aSilentPeerTimesOut() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let peer = try startPeer(on: bus)
-    defer { peer.terminate() }
-    let error = try #require(
-      try await call("Stall", timeout: .milliseconds(300), on: bus), "Stall was answered")
-    #expect(error.isTimeout, "\(error)")
-    #expect(error.name == nil, "\(error)")
+      try await call(member, timeout: timeout, on: bus), "\(member) was answered")
+    #expect(error.isTimeout == isTimeout, "\(error)")
+    #expect(error.name == name, "\(error)")
   }
 }
