@@ -452,6 +452,35 @@ CHILD_CODE static int child_start(void *argument) {
 /// The child's stack (it shares the daemon's memory, so it needs one of its own).
 static const size_t child_stack_size = 64 * 1024;
 
+/// Stacks of children that exec'd or ended, kept for the next spawns: a new mapping per run
+/// cost an `mmap`, its first-touch page faults and an `munmap` whose TLB shootdown interrupts
+/// every CPU the daemon's threads ran on (issue #35). At most `kept_stacks_limit` are kept
+/// (runs at once are few); the rest are unmapped.
+enum { kept_stacks_limit = 4 };
+static void *kept_stacks[kept_stacks_limit];
+static int kept_stacks_count = 0;
+static pthread_mutex_t kept_stacks_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *child_stack_take(void) {
+  void *stack = NULL;
+  pthread_mutex_lock(&kept_stacks_lock);
+  if (kept_stacks_count > 0) stack = kept_stacks[--kept_stacks_count];
+  pthread_mutex_unlock(&kept_stacks_lock);
+  if (stack != NULL) return stack;
+  stack = mmap(
+      NULL, child_stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1,
+      0);
+  return stack == MAP_FAILED ? NULL : stack;
+}
+
+static void child_stack_give_back(void *stack) {
+  pthread_mutex_lock(&kept_stacks_lock);
+  int kept = kept_stacks_count < kept_stacks_limit;
+  if (kept) kept_stacks[kept_stacks_count++] = stack;
+  pthread_mutex_unlock(&kept_stacks_lock);
+  if (!kept) munmap(stack, child_stack_size);
+}
+
 pid_t csystem_spawn_gated(
     const char *path, char *const argv[], char *const envp[], const char *cwd, int *out_fd,
     int *err_fd, int *pidfd, int *gate_fd, int *error_fd, void **stack) {
@@ -469,10 +498,8 @@ pid_t csystem_spawn_gated(
     }
   }
   int *gate = pipes[0], *error = pipes[1], *out = pipes[2], *err = pipes[3];
-  void *memory = mmap(
-      NULL, child_stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1,
-      0);
-  if (memory == MAP_FAILED) {
+  void *memory = child_stack_take();
+  if (memory == NULL) {
     int saved = errno;
     for (int index = 0; index < 4; index++) {
       close(pipes[index][0]);
@@ -505,7 +532,7 @@ pid_t csystem_spawn_gated(
     close(error[0]);
     close(out[0]);
     close(err[0]);
-    munmap(memory, child_stack_size);
+    child_stack_give_back(memory);
     errno = saved;
     return -1;
   }
@@ -521,7 +548,7 @@ pid_t csystem_spawn_gated(
 }
 
 void csystem_spawn_release_stack(void *stack) {
-  if (stack != NULL) munmap(stack, child_stack_size);
+  if (stack != NULL) child_stack_give_back(stack);
 }
 
 // MARK: - Runs' bytes, counted in the kernel (cgroup_skb)

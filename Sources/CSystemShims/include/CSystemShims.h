@@ -96,7 +96,8 @@ pid_t csystem_spawn_gated(
     const char *path, char *const argv[], char *const envp[], const char *cwd, int *out_fd,
     int *err_fd, int *pidfd, int *gate_fd, int *error_fd, void **stack);
 
-/// Frees the stack of a child of ``csystem_spawn_gated`` once it was reaped.
+/// Gives back the stack of a child of ``csystem_spawn_gated`` once it was reaped: kept for the
+/// next spawns (up to four), unmapped beyond.
 void csystem_spawn_release_stack(void *stack);
 
 /// Names the calling thread (`pthread_setname_np`; at most 15 bytes are kept). Returns 0 or an
