@@ -5,6 +5,18 @@ import Locking
 /// (the system about to sleep) kills early.
 final class LiveRuns: Sendable {
   private let scopes = Lock<[String: RunScope]>([:])
+  /// Held while a run's process is spawned and its leader registered (``registering(_:)``),
+  /// and while a sweep compares the daemon's children with the leaders: a sweep never sees a
+  /// leader that is not registered yet, which it took for an orphan and answered with a scan
+  /// of every process in `/proc` (issue #35: about 3 % of runs once spawns moved to the main
+  /// thread, whose children the sweep reads).
+  private let registration = Lock(())
+
+  /// Runs `body` (a spawn and its ``update(_:)``, or a sweep's reading of the children and
+  /// ``leaders()``) while no other such body runs.
+  func registering<Result>(_ body: () throws -> Result) rethrows -> Result {
+    try registration.withLock { _ in try body() }
+  }
 
   func update(_ scope: RunScope) {
     scopes.withLock { $0[scope.runID] = scope }

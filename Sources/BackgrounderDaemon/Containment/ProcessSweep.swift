@@ -63,12 +63,14 @@ final class ProcessSweep: Sendable {
   /// whenever that cannot be shown: the daemon is not a subreaper, the list cannot be read, a
   /// child is not a known leader (an orphan, or a run starting right now).
   private func sessionIsGone(_ group: pid_t) -> Bool {
-    guard let live, Self.groupIsGone(group), Subreaper.isEnabled,
-      let children = Subreaper.mainThreadChildren()
-    else { return false }
-    if children.isEmpty { return true }
-    let leaders = live.leaders()
-    return children.allSatisfy { $0 != group && leaders.contains($0) }
+    guard let live, Self.groupIsGone(group), Subreaper.isEnabled else { return false }
+    // Not while a run's leader is spawned and not registered yet (``LiveRuns/registering(_:)``).
+    return live.registering {
+      guard let children = Subreaper.mainThreadChildren() else { return false }
+      if children.isEmpty { return true }
+      let leaders = live.leaders()
+      return children.allSatisfy { $0 != group && leaders.contains($0) }
+    }
   }
 
   /// Whether no process is left in process group `group` (`kill(-group, 0)` fails with

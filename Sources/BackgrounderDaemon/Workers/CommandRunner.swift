@@ -157,12 +157,15 @@ package struct CommandRunner: Sendable {
     var outcome: CommandOutcome
     do {
       let loop = try eventLoop ?? EventLoop.shared()
-      let process = try RunProcess.spawn(
-        RunProcess.Command(
-          path: launch[0], arguments: [argv[0]] + launch.dropFirst(),
-          environment: environment, workingDirectory: workingDirectory))
       // Held before its exec: recorded, moved into its cgroups and put at its priority first.
-      containment.started(&scope, pid: process.pid)
+      let process = try containment.live.registering {
+        let process = try RunProcess.spawn(
+          RunProcess.Command(
+            path: launch[0], arguments: [argv[0]] + launch.dropFirst(),
+            environment: environment, workingDirectory: workingDirectory))
+        containment.started(&scope, pid: process.pid)
+        return process
+      }
       if RunPriorityControl.prepare(
         process.pid, at: priority, jobID: jobID, logger: logger, joining: scope.cgroup,
         whileHeld: joinShaping)
