@@ -156,6 +156,13 @@ struct ClaimAheadTests {
       let status = try reader.task(job)
       #expect(status == nil || (status?.state == .succeeded && tally.invocations(job) == 1))
     }
+    // The recorder takes events from the runtime's stream on a task of its own: wait until it
+    // has one completion per triggered job (under load it lagged behind the store's flush),
+    // then check that none has two.
+    let triggeredSet = Set(triggered)
+    _ = await h.recorder.wait(count: triggered.count) { event in
+      event.kind.isWorkCompleted && event.taskId.map(triggeredSet.contains) == true
+    }
     let completed = Dictionary(
       grouping: h.recorder.events { $0.kind.isWorkCompleted }.compactMap(\.taskId), by: { $0 })
     #expect(triggered.allSatisfy { completed[$0]?.count == 1 })
