@@ -232,6 +232,7 @@ final class ExecutorJobQueue: Sendable {
         }
         let stuck = state.taken == state.takenAtArm
         state.takenAtArm = state.taken
+        // Every helper busy already (the limit): nothing to wake, the queue is looked at again.
         return stuck ? Self.helperFor(&state) : .watch
       }
       switch follow {
@@ -239,12 +240,10 @@ final class ExecutorJobQueue: Sendable {
       case .startHelper: startHelper(self)
       default: break
       }
-      if follow != .nothing {
-        watch.withLock { descriptor in
-          if state.withLock({ $0.watchArmed }) {
-            Self.setTimer(descriptor, after: state.withLock { $0.handOffDelay } ?? 0)
-          }
-        }
+      // Jobs still wait (the watch stays armed): look again after the delay.
+      watch.withLock { descriptor in
+        let (armed, delay) = state.withLock { ($0.watchArmed, $0.handOffDelay ?? 0) }
+        if armed { Self.setTimer(descriptor, after: delay) }
       }
     }
   }

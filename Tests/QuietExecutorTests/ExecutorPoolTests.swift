@@ -122,8 +122,47 @@
       #expect(wasReleased, "the second job never ran while the first blocked")
       let helperThread = released.withLock { $0 }
       #expect(helperThread != nil && helperThread != residentThread)
+      // Retiring ends parked helpers: once the helper parked.
+      #expect(await waitUntil { pool.queue.parkedCount == pool.queue.helperCount })
       pool.queue.retireParkedHelpers()
       #expect(await waitUntil { pool.queue.helperCount == 0 })
+    }
+
+    /// With late hand-offs and every helper busy when the watch finds jobs still waiting, the
+    /// watch keeps looking: a job enqueued later, while the resident worker still blocks and
+    /// the helper went back to its parking, is handed to that helper. Before, the watch stayed
+    /// marked armed with no timer set, and that job waited for the blocked resident worker.
+    @Test("handed off late: at the helper limit the watch keeps looking")
+    func watchKeepsLookingAtTheHelperLimit() async throws {
+      let pool = ExecutorPool()
+      pool.queue.parkIdleHelpers()
+      pool.queue.limitHelpers(to: 1)
+      pool.queue.handOffLate(after: .milliseconds(10))
+      let helperReleased = Lock(false)
+      let ran = Lock<[String]>([])
+      let thirdRanWhileBlocked = await Task(executorPreference: pool) {
+        @Sendable () -> Bool in
+        // Blocks the resident worker; the first job enqueued behind it goes to the one helper,
+        // which blocks too; the second waits while the watch finds every helper busy.
+        Task(executorPreference: pool) { @Sendable in
+          for _ in 0..<10_000 where !helperReleased.withLock({ $0 }) { usleep(1000) }
+          ran.withLock { $0.append("first") }
+        }
+        usleep(50_000)
+        Task(executorPreference: pool) { @Sendable in ran.withLock { $0.append("second") } }
+        usleep(50_000)
+        helperReleased.withLock { $0 = true }
+        // The helper runs "second" and parks; a third job, while this still blocks: it runs
+        // (on the helper) before this returns, or this gives up after 5 s.
+        for _ in 0..<10_000 where ran.withLock({ $0.count }) < 2 { usleep(1000) }
+        usleep(20_000)
+        Task(executorPreference: pool) { @Sendable in ran.withLock { $0.append("third") } }
+        for _ in 0..<5_000 where ran.withLock({ $0.count }) < 3 { usleep(1000) }
+        return ran.withLock { $0.count } == 3
+      }.value
+      #expect(thirdRanWhileBlocked, "\(ran.withLock { $0 })")
+      #expect(ran.withLock { $0 }.prefix(2) == ["first", "second"])
+      pool.queue.retireParkedHelpers()
     }
 
     /// The kernel's id of the calling thread (`/proc/thread-self` links to `PID/task/TID`):
