@@ -87,6 +87,8 @@ final class BusReadCalls {
     _ arguments: [BusArgument], read: @escaping (BusMessage) throws(BusError) -> Value,
     answered: @escaping (Result<Value, BusError>) -> Void
   ) {
+    // The read ended (a failure handed over mid-loop): ask nothing more.
+    guard !isOver else { return }
     let now = csd_monotonic_microseconds()
     guard now < deadline else {
       return answered(

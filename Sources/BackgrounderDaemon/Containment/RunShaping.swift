@@ -128,14 +128,16 @@ package final class RunShaping: Sendable {
   /// classifier is linked) and removes what a previous daemon left: its HTB qdiscs on every link
   /// and its empty `net_prio` cgroups.
   package static func prepare(runsDirectory: String?, logger: Logger) -> RunShaping {
-    var support = detect(runCgroups: runsDirectory != nil)
+    // The classifier itself is the probe (one program load at start, not two); refused, the
+    // net_prio hierarchy is tried as in `doctor`.
     var classifier: RunPriorityClassifier?
-    if support == .cgroupPriority, let runsDirectory {
-      do {
+    let support = detect(runCgroups: runsDirectory != nil) {
+      guard let runsDirectory else { return nil }
+      do throws(SystemCallError) {
         classifier = try RunPriorityClassifier(runsDirectory: runsDirectory)
+        return nil
       } catch {
-        support = .unavailable(
-          "the kernel refused the classifier on the run cgroups' directory (\(error))")
+        return error
       }
     }
     if support.unavailableReason == nil {
