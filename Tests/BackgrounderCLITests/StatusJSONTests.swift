@@ -166,6 +166,65 @@ struct StatusJSONTests {
     }
   }
 
+  @Test("daemon, health and power: the bytes JSONEncoder writes, every optional both ways")
+  func sectionsMatchEncoder() throws {
+    var answered = DaemonSection.Report(
+      running: true, pid: 4_194_304, since: "2026-11-23T09:00:00Z", version: "1.2.3",
+      storeError: "disk \"full\"\n")
+    answered.inhibitors = InhibitorsInfo(
+      availability: "available", locks: [.init(job: "dev.test.a", mode: "block", held: true)])
+    answered.wakeAlarms = "unavailable"
+    answered.wakeAlarmsReason = "no CAP_WAKE_ALARM"
+    answered.runBytes = "cgroup"
+    answered.runBytesReason = "BPF \u{1}"
+    answered.view = DaemonView(
+      network: .unknown,
+      power: PowerStatus(
+        externalPower: false, charging: false, batteryPercent: 57.900000000000006,
+        batteryLow: false, supplies: []))
+    let reports = [
+      DaemonSection.Report(running: false),
+      DaemonSection.Report(running: false, error: "connect /run/x.sock: Permission denied"),
+      DaemonSection.Report(running: true), answered,
+    ]
+    for report in reports {
+      var json = JSONText()
+      try StatusSectionsJSON.append(report, to: &json)
+      #expect(String(decoding: json.bytes, as: UTF8.self) == (try Output.json(report)))
+    }
+    let task = try TaskId("dev.test.stuck")
+    let healths = [
+      HealthReport(problems: [], daemonAnswered: false),
+      HealthReport(
+        problems: [
+          HealthProblem(kind: .taskStuck, taskId: task, detectedAt: Self.start, message: "é\t"),
+          HealthProblem(kind: .clockJump, detectedAt: nil, message: ""),
+        ], daemonAnswered: true),
+    ]
+    for health in healths {
+      var json = JSONText()
+      StatusSectionsJSON.append(health, to: &json)
+      #expect(String(decoding: json.bytes, as: UTF8.self) == (try Output.json(health)))
+    }
+    let supplies = [
+      PowerSupplyStatus(
+        name: "BAT0", type: "Battery", online: nil, status: "Not charging", capacity: 100,
+        scope: "System"),
+      PowerSupplyStatus(
+        name: "hid-\"mouse\"", type: nil, online: 2, status: nil, capacity: nil, scope: nil),
+    ]
+    let percents: [Double?] = [nil, 0, 0.1, 20, 33.3, 42.5, 57.900000000000006, 99.95, 100]
+    for (index, percent) in percents.enumerated() {
+      let power = PowerStatus(
+        externalPower: index.isMultiple(of: 2), charging: index.isMultiple(of: 3),
+        batteryPercent: percent, batteryLow: index == 1,
+        supplies: Array(supplies.prefix(index % 3)))
+      var json = JSONText()
+      StatusSectionsJSON.append(power, to: &json)
+      #expect(String(decoding: json.bytes, as: UTF8.self) == (try Output.json(power)))
+    }
+  }
+
   @Test("the daemon's metered budget: a top-level object and a line, whether spent or not")
   func meteredBudgetShown() throws {
     let zone = CalendarTimeZone.utc

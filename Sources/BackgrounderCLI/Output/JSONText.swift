@@ -62,6 +62,18 @@ struct JSONText {
 
   mutating func int(_ value: Int) { bytes.appendDecimal(value) }
 
+  mutating func int(_ value: Int?) {
+    if let value { int(value) } else { null() }
+  }
+
+  /// A finite number as `JSONEncoder` writes it: Swift's shortest round-trip form, without a
+  /// trailing `.0` (`42.5`, `100`, `1e-07`).
+  mutating func number(_ value: Double) {
+    var text = value.description
+    if text.hasSuffix(".0") { text.removeLast(2) }
+    bytes += text.utf8
+  }
+
   mutating func bool(_ value: Bool) {
     if value {
       bytes += [UInt8(ascii: "t"), UInt8(ascii: "r"), UInt8(ascii: "u"), UInt8(ascii: "e")]

@@ -11,9 +11,9 @@ extension StatusDocument {
     var json = JSONText(capacity: 1024 + 640 * (tasks?.count ?? 0))
     json.ascii("{")
     json.key("daemon", first: true)
-    json.raw(try Output.json(daemon))
+    try StatusSectionsJSON.append(daemon, to: &json)
     json.key("health")
-    json.raw(try Output.json(health))
+    StatusSectionsJSON.append(health, to: &json)
     if let meteredBudget = daemon.meteredBudget {
       json.key("meteredBudget")
       json.raw(try Output.json(meteredBudget))
@@ -34,7 +34,7 @@ extension StatusDocument {
     if let daemonView {
       json.raw(try Output.json(DaemonPowerView(view: daemonView)))
     } else {
-      json.raw(try Output.json(power))
+      StatusSectionsJSON.append(power, to: &json)
     }
     json.key("tasks")
     TaskListJSON.append(tasks, to: &json)
