@@ -6,4 +6,9 @@
 /// opened.
 int ctestsupport_guards_process_run(void);
 
+/// The number of test cases swift-testing runs at once in the test process unless
+/// `SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH` says otherwise: 4 per core (see
+/// parallelization_width.c, whose constructor sets that variable).
+long ctestsupport_parallelization_bound(void);
+
 #endif
