@@ -249,7 +249,9 @@ final class RawClient: Sendable {
     await Self.offThePool { [descriptor] in
       var line: [UInt8] = []
       var byte: UInt8 = 0
-      while recv(descriptor, &byte, 1, 0) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
+      while retryingInterrupts({ recv(descriptor, &byte, 1, 0) }) == 1, byte != UInt8(ascii: "\n") {
+        line.append(byte)
+      }
       return String(decoding: line, as: UTF8.self)
     }
   }
@@ -260,7 +262,7 @@ final class RawClient: Sendable {
       var all: [UInt8] = []
       var chunk = [UInt8](repeating: 0, count: 65536)
       while true {
-        let count = recv(descriptor, &chunk, chunk.count, 0)
+        let count = retryingInterrupts { recv(descriptor, &chunk, chunk.count, 0) }
         guard count > 0 else { break }
         all += chunk[..<count]
       }

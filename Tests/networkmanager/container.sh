@@ -43,7 +43,7 @@ nm_copy_with_libraries() {
 # (DHCP, no IPv6), no automatic profiles, the connectivity check against the outside, and no
 # start limit on NetworkManager.service.
 nm_prepare_root() {
-  local package=$1 tarball packages=("${nm_packages[@]}")
+  local package=$1 tarball packages=("${nm_packages[@]}" "${package_depends[@]}")
   if [[ $package == *.deb ]]; then
     mapfile -t -O "${#packages[@]}" packages < <(dpkg-deb -f "$package" Depends | tr ',' '\n' \
       | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' | grep -v '^$')

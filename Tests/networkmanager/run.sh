@@ -20,6 +20,7 @@
 #
 # Usage: Tests/networkmanager/run.sh PACKAGE     (the .deb Scripts/package builds; for
 #        development a bare binary, copied in with its shared libraries)
+#        Tests/networkmanager/run.sh --prepare-only   (debootstrap the cached rootfs only)
 # Needs root, debootstrap, systemd-container, dnsmasq (dnsmasq-base), python3, iproute2 and the
 # Debian mirror of the apt configuration. Outside CI a missing prerequisite skips with a message;
 # with CI=true it fails. The rootfs is cached in $BACKGROUNDER_SYSTEMD_TEST_CACHE (default
@@ -30,7 +31,12 @@
 # journal and the dnsmasq and HTTP logs there.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-package=$(realpath "${1:?usage: Tests/networkmanager/run.sh PACKAGE (.deb or binary)}")
+prepare_only=0
+if [[ ${1:-} == --prepare-only ]]; then
+  prepare_only=1  # debootstrap the cached rootfs, nothing else (CI does it early)
+else
+  package=$(realpath "${1:?usage: Tests/networkmanager/run.sh PACKAGE (.deb or binary) | --prepare-only}")
+fi
 cache=${BACKGROUNDER_SYSTEMD_TEST_CACHE:-$repo/.build-systemd}
 limit=${BACKGROUNDER_NM_TEST_TIMEOUT:-600}
 source "$repo/Tests/networkmanager/container.sh"
@@ -47,6 +53,13 @@ skip_or_fail() {
 missing=$(nm_missing_tools)
 [[ -z $missing ]] || skip_or_fail "not installed: $(echo "$missing" | paste -sd' ') (.ci/install-deps)"
 [[ -n $(cgroup_roots) ]] || skip_or_fail "no cgroup file system under /sys/fs/cgroup"
+if ((prepare_only)); then
+  prepared_at=$SECONDS
+  tarball=$(rootfs_tarball "${nm_packages[@]}" "${package_depends[@]}") \
+    || skip_or_fail "debootstrap failed"
+  echo "== NetworkManager test rootfs $tarball ready in $((SECONDS - prepared_at)) s"
+  exit 0
+fi
 
 failures=0
 passes=0

@@ -3,13 +3,20 @@
 # the package, boots it with systemd-nspawn and checks the system and user units.
 #
 # Usage: Tests/systemd/run.sh DEB
+#        Tests/systemd/run.sh --prepare-only   (debootstrap the cached rootfs, nothing else: CI
+#                                              does it early, in the background)
 # Needs root, debootstrap, systemd-container (systemd-nspawn) and the Debian mirror from the apt
 # configuration. Outside CI a missing prerequisite skips the test with a message; with CI=true it
 # fails. The rootfs tarball is cached in $BACKGROUNDER_SYSTEMD_TEST_CACHE (default:
 # .build-systemd/ in the repository), so reruns take seconds.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-deb=$(realpath "${1:?usage: Tests/systemd/run.sh DEB}")
+prepare_only=0
+if [[ ${1:-} == --prepare-only ]]; then
+  prepare_only=1
+else
+  deb=$(realpath "${1:?usage: Tests/systemd/run.sh DEB | --prepare-only}")
+fi
 cache=${BACKGROUNDER_SYSTEMD_TEST_CACHE:-$repo/.build-systemd}
 source "$repo/Tests/systemd/machine.sh"
 
@@ -26,6 +33,18 @@ for tool in debootstrap systemd-nspawn nsenter journalctl dpkg-deb; do
   command -v "$tool" >/dev/null || skip_or_fail "$tool is not installed (.ci/install-deps)"
 done
 [[ -n $(cgroup_roots) ]] || skip_or_fail "no cgroup file system under /sys/fs/cgroup"
+
+# libpam-systemd: user managers (user@UID.service) need pam_systemd for $XDG_RUNTIME_DIR;
+# man-db: `systemd-analyze verify` checks the unit's Documentation=man:backgrounder(1);
+# polkitd: logind asks polkit whether an unprivileged caller (the user unit's daemon) may take
+# a delay lock (Debian's policy: yes), and refuses every such caller when there is no polkit.
+machine_packages=("${package_depends[@]}" libpam-systemd man-db polkitd)
+if ((prepare_only)); then
+  prepared_at=$SECONDS
+  tarball=$(rootfs_tarball "${machine_packages[@]}") || skip_or_fail "debootstrap of $suite failed"
+  echo "== systemd test rootfs $tarball ready in $((SECONDS - prepared_at)) s"
+  exit 0
+fi
 
 failures=0
 pass() { echo "PASS $*"; }
@@ -61,11 +80,7 @@ started=$SECONDS
 # --- the machine: minimal Debian + the package's dependencies, then the package itself --------
 mapfile -t depends < <(dpkg-deb -f "$deb" Depends | tr ',' '\n' \
   | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' | grep -v '^$')
-# libpam-systemd: user managers (user@UID.service) need pam_systemd for $XDG_RUNTIME_DIR;
-# man-db: `systemd-analyze verify` checks the unit's Documentation=man:backgrounder(1);
-# polkitd: logind asks polkit whether an unprivileged caller (the user unit's daemon) may take
-# a delay lock (Debian's policy: yes), and refuses every such caller when there is no polkit.
-tarball=$(rootfs_tarball "${depends[@]}" libpam-systemd man-db polkitd) \
+tarball=$(rootfs_tarball "${machine_packages[@]}" "${depends[@]}") \
   || skip_or_fail "debootstrap of $suite failed"
 mkdir "$work/root"
 tar --numeric-owner -C "$work/root" -xpf "$tarball"

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -27,7 +28,7 @@ final class DatagramReceiver {
 
   func receive() throws -> String {
     var buffer = [UInt8](repeating: 0, count: 4096)
-    let count = recv(fd, &buffer, buffer.count, 0)
+    let count = retryingInterrupts { recv(fd, &buffer, buffer.count, 0) }
     guard count >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     return String(decoding: buffer[..<count], as: UTF8.self)
   }

@@ -77,9 +77,11 @@ struct DaemonControlSocketTests {
     var timeout = timeval(tv_sec: 10, tv_usec: 0)
     _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     let request = Array("{\"watch\":{}}\n".utf8)
-    _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    _ = request.withUnsafeBytes { bytes in
+      retryingInterrupts { send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
+    }
     var reply = [UInt8](repeating: 0, count: 256)
-    let count = recv(fd, &reply, reply.count, 0)
+    let count = retryingInterrupts { recv(fd, &reply, reply.count, 0) }
     guard count > 0, String(decoding: reply[..<count], as: UTF8.self).contains("watching") else {
       close(fd)
       throw DaemonHarnessError("no watch acknowledgement (\(count) bytes, errno \(errno))")

@@ -104,7 +104,7 @@ struct ReachabilitySocketTests {
     let exit = Lock<(ended: Bool, error: String?)>((false, nil))
     try loop.start(
       handler: { reception in
-        loopThread.withLock { $0 = $0 ?? Self.currentThreadID() }
+        loopThread.withLock { $0 = $0 ?? currentThreadID() }
         receptions.withLock { $0.append(reception) }
         return .wait
       },
@@ -113,7 +113,7 @@ struct ReachabilitySocketTests {
         exit.withLock { $0 = (true, error.map { "\($0)" }) }
       })
     let waits = await waitUntil {
-      loopThread.withLock { $0 }.map { Self.isInRecvfrom(thread: $0) } ?? false
+      loopThread.withLock { $0 }.map { isInRecvfrom(thread: $0) } ?? false
     }
     #expect(waits, "the loop's thread never waited in recvfrom")
     loop.stop()
@@ -121,24 +121,6 @@ struct ReachabilitySocketTests {
     #expect(exit.withLock { $0.error } == nil)
     let handled = receptions.withLock { $0 }
     #expect(handled.count == 1 && handled.first! == nil, "handled after the first: \(handled)")
-  }
-
-  /// Whether this process's thread `thread` is blocked in `recvfrom` right now.
-  private static func isInRecvfrom(thread: pid_t) -> Bool {
-    #if arch(x86_64)
-      let recvfrom = "45"
-    #elseif arch(arm64)
-      let recvfrom = "207"
-    #endif
-    let call = try? String(contentsOfFile: "/proc/self/task/\(thread)/syscall", encoding: .utf8)
-    // The first field is the number of the system call the thread is blocked in.
-    return call?.split(separator: " ").first.map(String.init) == recvfrom
-  }
-
-  /// The calling thread's id (`/proc/thread-self` links to `PID/task/TID`).
-  private static func currentThreadID() -> pid_t? {
-    let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")
-    return link?.split(separator: "/").last.flatMap { pid_t($0) }
   }
 
   /// Waits up to 5 s for the socket to become readable, then receives once.
