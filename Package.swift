@@ -260,7 +260,7 @@ let package = Package(
     .testTarget(
       name: "NetworkHintsTests",
       dependencies: [
-        "DBus", "NetworkHints", "Reachability",
+        "DBus", "NetworkHints", "Reachability", "SystemCalls",
         .product(name: "SystemPackage", package: "swift-system"),
       ]),
     .testTarget(

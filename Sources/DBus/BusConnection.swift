@@ -4,7 +4,7 @@ import Glibc
 import SystemCalls
 import SystemPackage
 
-/// A D-Bus failure: the operation and the error name or errno.
+/// A D-Bus failure: the operation, and the peer's error name or sd-bus's failure.
 public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
   /// What failed and why, e.g. "GetAll /org/freedesktop/NetworkManager: ServiceUnknown ...".
   public var description: String
@@ -12,30 +12,33 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
   public var name: String?
   /// The call got no answer in time (the peer is on the bus but silent).
   public var isTimeout = false
-  /// What sd-bus said, when it failed with an errno (its negative result) rather than the
-  /// peer with an error name.
-  public var errno: Errno?
+  /// What sd-bus said, when it failed with an errno (its negative result) rather than the peer
+  /// with an error name: a ``SystemCallError`` naming the operation, as every errno is carried.
+  public var systemCall: SystemCallError?
+  /// ``systemCall``'s errno.
+  public var errno: Errno? { systemCall?.errno }
 
   package init(
-    description: String, name: String? = nil, isTimeout: Bool = false, errno: Errno? = nil
+    description: String, name: String? = nil, isTimeout: Bool = false,
+    systemCall: SystemCallError? = nil
   ) {
     self.description = description
     self.name = name
     self.isTimeout = isTimeout
-    self.errno = errno
+    self.systemCall = systemCall
   }
 
   /// `what` failed with sd-bus's negative `result`: "what: message", carrying the errno. When
   /// libsystemd could not be opened (ELIBACC from `CSystemdBus`), the message says why.
   package init(_ what: String, result: Int32) {
-    let errno = Errno(rawValue: -result)
+    let failure = SystemCallError(what, errno: Errno(rawValue: -result))
     if -result == ELIBACC {
       let reason = csd_library_error().map { String(cString: $0) }
       self.init(
         description: "\(what): \(reason ?? "libsystemd.so.0 lacks this function (too old)")",
-        errno: errno)
+        systemCall: failure)
     } else {
-      self.init(description: "\(what): \(errno)", errno: errno)
+      self.init(description: failure.description, systemCall: failure)
     }
   }
 }
@@ -407,13 +410,15 @@ package final class BusConnection: @unchecked Sendable {
       description: "\(what): \(name ?? "\(Errno(rawValue: -result))")"
         + (detail.map { " (\($0))" } ?? ""),
       name: timedOut ? nil : (name ?? (unanswered ? noReply : nil)), isTimeout: timedOut,
-      errno: name == nil && result < 0 ? Errno(rawValue: -result) : nil)
+      systemCall: name == nil && result < 0
+        ? SystemCallError(what, errno: Errno(rawValue: -result)) : nil)
   }
 
   @discardableResult
   package static func check(_ result: Int32) throws(BusError) -> Int32 {
     guard result >= 0 else {
-      throw BusError(description: "\(Errno(rawValue: -result))", errno: Errno(rawValue: -result))
+      let failure = SystemCallError("sd-bus", errno: Errno(rawValue: -result))
+      throw BusError(description: "\(failure.errno)", systemCall: failure)
     }
     return result
   }

@@ -1,10 +1,11 @@
 import DBus
 import Foundation
+import SystemCalls
 import SystemPackage
 import Testing
 
-/// `BusConnection`'s failures carry sd-bus's errno (one error type with the errno, not a
-/// string of it).
+/// `BusConnection`'s failures carry sd-bus's errno as a `SystemCallError` naming the operation
+/// (the one error type with an errno, not a string of it).
 @Suite struct BusConnectionTests {
   @Test func aBusThatIsNotThereIsAnErrnoNamingTheAddress() {
     let address = "unix:path=/nonexistent-backgrounder-test/bus"
@@ -13,6 +14,10 @@ import Testing
       Issue.record("connected to \(address)")
     } catch {
       #expect(error.errno == .noSuchFileOrDirectory, "\(error)")
+      #expect(
+        error.systemCall
+          == SystemCallError("connect to \(address)", errno: .noSuchFileOrDirectory))
+      #expect(error.description == error.systemCall?.description, "\(error)")
       #expect(error.description.hasPrefix("connect to \(address): "), "\(error)")
       #expect(error.name == nil)
     }
