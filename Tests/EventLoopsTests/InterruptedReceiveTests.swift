@@ -35,8 +35,11 @@ struct InterruptedReceiveTests {
   }
 
   /// A thread blocks in `recv` on one end of a socket pair (10 s `SO_RCVTIMEO`); once the kernel
-  /// shows it in `recvfrom`, it gets `SIGURG` 5 times, 10 ms apart, then the other end writes a
-  /// byte (unless the call ended already).
+  /// shows it in `recvfrom`, it gets `SIGURG` 5 times, 10 ms apart (fewer when the call ended
+  /// first); then, when `retrying`, the other end writes a byte. (Without `retrying` nothing is
+  /// written: a byte there and a signal the thread had not woken for yet could end the call
+  /// with the byte.) The thread lives until its outcome is read, so every `pthread_kill` names
+  /// a live thread.
   private func receiveWhileSignalled(retrying: Bool) async throws -> Outcome {
     var ends: [Int32] = [-1, -1]
     try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
@@ -59,7 +62,9 @@ struct InterruptedReceiveTests {
       let result = retrying ? retryingInterrupts(call) : call()
       let error = errno
       state.ended.withLock { $0 = Outcome(result: result, error: error, signals: 0) }
+      state.release.wait()
     }.start()
+    defer { state.release.signal() }
     let (thread, tid) = try await eventually { state.started.withLock { $0 } }
     _ = try await eventually {
       isInRecvfrom(thread: tid) ? true : nil
@@ -70,24 +75,28 @@ struct InterruptedReceiveTests {
       signals += 1
       try await Task.sleep(for: .milliseconds(10))
     }
-    if state.ended.withLock({ $0 }) == nil {
+    if retrying {
       var byte: UInt8 = 1
       #expect(write(ends[1], &byte, 1) == 1)
     }
-    var outcome = try await eventually { state.ended.withLock { $0 } }
+    var outcome = try await eventually(seconds: 20) { state.ended.withLock { $0 } }
     outcome.signals = signals
     return outcome
   }
 
-  /// The reading thread's id once it runs, and its call's outcome once it ended.
+  /// The reading thread's id once it runs, its call's outcome once it ended, and what lets it
+  /// end.
   private final class ReaderState: Sendable {
     let started = Lock<(pthread_t, pid_t)?>(nil)
     let ended = Lock<Outcome?>(nil)
+    let release = DispatchSemaphore(value: 0)
   }
 
-  /// `body`'s first non-nil answer, asked every millisecond for up to 10 s.
-  private func eventually<T: Sendable>(_ body: @Sendable () -> T?) async throws -> T {
-    for _ in 0..<10_000 {
+  /// `body`'s first non-nil answer, asked every millisecond for up to `seconds`.
+  private func eventually<T: Sendable>(seconds: Int = 10, _ body: @Sendable () -> T?)
+    async throws -> T
+  {
+    for _ in 0..<(seconds * 1000) {
       if let value = body() { return value }
       try await Task.sleep(for: .milliseconds(1))
     }
