@@ -13,10 +13,9 @@ nm_namespace="backgrounder-nm-test-$$"
 nm_config=/etc/backgrounder/config.toml
 
 # Packages of the container beyond systemd and dbus (libpam-systemd: the logind that polkitd,
-# a dependency of network-manager, needs). The shared libraries of the .deb are named
-# too, so that one cached rootfs serves both a .deb and a bare binary.
-nm_packages=(network-manager libpam-systemd iproute2 procps libc6 libnl-3-200 libnl-route-3-200
-  libnl-genl-3-200 libsqlite3-0 libsystemd0 libstdc++6 libgcc-s1)
+# a dependency of network-manager, needs). The .deb's Depends (`package_depends`, machine.sh)
+# too, so that one cached rootfs serves a .deb, a bare binary and CI's early `--prepare-only`.
+nm_packages=(network-manager libpam-systemd iproute2 "${package_depends[@]}")
 
 # Prints the prerequisites this host lacks (empty: none).
 nm_missing_tools() {
@@ -43,7 +42,7 @@ nm_copy_with_libraries() {
 # (DHCP, no IPv6), no automatic profiles, the connectivity check against the outside, and no
 # start limit on NetworkManager.service.
 nm_prepare_root() {
-  local package=$1 tarball packages=("${nm_packages[@]}" "${package_depends[@]}")
+  local package=$1 tarball packages=("${nm_packages[@]}")
   if [[ $package == *.deb ]]; then
     mapfile -t -O "${#packages[@]}" packages < <(dpkg-deb -f "$package" Depends | tr ',' '\n' \
       | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' | grep -v '^$')
