@@ -87,6 +87,8 @@ package struct ShapedRun: Sendable {
   /// The id of the run's cgroup v2, in the classifier's map (``ShapingSupport/cgroupPriority``
   /// only).
   var classifiedCgroup: UInt64?
+  /// The index of `interface` once the run's class was asked for (what removes it).
+  var ifindex: Int32?
   var classID: UInt32 { TrafficShaper.classID(slot: slot) }
 }
 
@@ -98,9 +100,10 @@ package final class RunShaping: Sendable {
   package let support: ShapingSupport
   let logger: Logger
   private let slots = Lock(ShapingSlots())
-  /// Held around each change of the links' qdiscs and classes: a run's class added while
-  /// another run's removal takes the qdisc away would find no parent.
-  private let tc = Lock(())
+  /// The links' qdiscs and classes, changed under this lock: a run's class added while
+  /// another run's removal takes the qdisc away would find no parent. Nil until the first
+  /// change when ``prepare(runsDirectory:logger:)`` could not open it.
+  private let shaper: Lock<TrafficShaper?>
   /// The configured jobs with a cap, and whether each requires it (for ``problems()``).
   private let cappedJobs = Lock<[(id: String, required: Bool)]>([])
 
@@ -110,10 +113,14 @@ package final class RunShaping: Sendable {
   /// Classifies capped runs' packets (``ShapingSupport/cgroupPriority`` only).
   private let classifier: RunPriorityClassifier?
 
-  init(support: ShapingSupport, logger: Logger, classifier: RunPriorityClassifier? = nil) {
+  init(
+    support: ShapingSupport, logger: Logger, classifier: RunPriorityClassifier? = nil,
+    shaper: consuming sending TrafficShaper? = nil
+  ) {
     self.support = support
     self.logger = logger
     self.classifier = classifier
+    self.shaper = Lock(shaper)
   }
 
   /// `CAP_NET_ADMIN` from `<linux/capability.h>`.
@@ -140,9 +147,12 @@ package final class RunShaping: Sendable {
         return error
       }
     }
+    var shaper: TrafficShaper?
     if support.unavailableReason == nil {
       do {
-        for link in try TrafficShaper.removeAll() {
+        let opened = try TrafficShaper()
+        shaper = opened
+        for link in try opened.removeAll() {
           logger.notice(
             "removed the bandwidth classes a previous daemon left", metadata: ["link": "\(link)"])
         }
@@ -159,7 +169,7 @@ package final class RunShaping: Sendable {
     if let reason = support.unavailableReason {
       logger.info("bandwidth caps cannot be enforced", metadata: ["reason": "\(reason)"])
     }
-    return RunShaping(support: support, logger: logger, classifier: classifier)
+    return RunShaping(support: support, logger: logger, classifier: classifier, shaper: shaper)
   }
 
   /// Takes the jobs of `configuration` that have a cap (at start and at each reload).
@@ -297,8 +307,10 @@ package final class RunShaping: Sendable {
           try classifier.classify(id, as: run.classID)
           run.classifiedCgroup = id
         }
-        try tc.withLock { _ in
-          try TrafficShaper.addClass(
+        run.ifindex = try shaper.withLock { shaper in
+          let opened = try shaper ?? TrafficShaper()
+          shaper = opened
+          return try opened.addClass(
             interface: interface, classID: run.classID, bitsPerSecond: bits)
         }
       } catch {
@@ -328,8 +340,9 @@ package final class RunShaping: Sendable {
   /// Removes the run's class (and the HTB qdisc with the link's last one) and its cgroup.
   func end(_ run: ShapedRun) {
     do {
-      try tc.withLock { _ in
-        try TrafficShaper.removeClass(interface: run.interface, classID: run.classID)
+      try shaper.withLock { shaper in
+        guard let ifindex = run.ifindex, let shaper else { return }
+        try shaper.removeClass(ifindex: ifindex, classID: run.classID)
       }
     } catch {
       logger.warning(
