@@ -211,9 +211,14 @@ public final class Backgrounder: Sendable {
         let hub = hub
         let health = health
         let fallback = fallbackFactory.withLock { $0 }
+        // Opening, migrating and sweeping the store block on SQLite and `fsync`: on a thread
+        // of their own, not one of the concurrency pool's few (with several stores opening at
+        // once, the pool's every thread waited on disks while timers and tasks queued).
         let task = Task {
-          try Self.makeRuntime(
-            configuration, factories: factories, fallback: fallback, hub: hub, health: health)
+          try await SystemThread.runBlocking(name: "bg-store-open") {
+            try Self.makeRuntime(
+              configuration, factories: factories, fallback: fallback, hub: hub, health: health)
+          }
         }
         state = .starting(task)
         return task
