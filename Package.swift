@@ -267,6 +267,7 @@ let package = Package(
       name: "BackgrounderTests",
       dependencies: [
         "Backgrounder", "BackgrounderTesting", "Locking", "TestSupport",
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]
     ),

@@ -1,6 +1,8 @@
 import Backgrounder
 import BackgrounderTesting
 import Foundation
+import Locking
+import Logging
 import Testing
 
 @Suite(.stopsRuntimes, .timeLimit(.minutes(3)))
@@ -26,6 +28,24 @@ struct LifecycleTests {
     #expect(throws: TaskIdError.tooLong(length: 129)) {
       try TaskId(String(repeating: "a", count: 127) + ".b")
     }
+  }
+
+  @Test("the store is opened on a thread of its own, not on the concurrency pool")
+  func storeOpensOffThePool() async throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let threads = ThreadNames()
+    var configuration = Backgrounder.Configuration(
+      storePath: directory.appendingPathComponent("store.sqlite").path, clock: ManualClock(),
+      network: FakeNetworkSource(.unmetered), power: FakePowerSource(.externalPower),
+      durability: .normal)
+    configuration.dispatchesWork = false
+    configuration.logger = Logger(label: "test") { _ in threads }
+    let backgrounder = Backgrounder(configuration: configuration)
+    try await backgrounder.start()
+    await backgrounder.shutdown()
+    // "backgrounder started" is logged by the code that opened the store, on its thread.
+    #expect(threads.names(of: "backgrounder started") == ["bg-store-open"])
   }
 
   @Test("registering twice or after start is an error")
@@ -225,5 +245,31 @@ struct ServiceTests {
     await recorder.wait { $0.taskId == job && $0.kind == .cancelled(source: .shutdown) }
     #expect(!backgrounder.diagnostics().isRunning)
     #expect(await backgrounder.schedule(WorkRequest.OneTime(taskId: job)) == .rejected(.shutDown))
+  }
+}
+
+/// Records the name of the thread each message was logged on.
+private struct ThreadNames: LogHandler {
+  private let logged = SharedLog()
+  var metadata: Logger.Metadata = [:]
+  var logLevel: Logger.Level = .trace
+
+  func names(of message: String) -> [String] {
+    logged.entries.withLock { $0.filter { $0.message == message }.map(\.thread) }
+  }
+
+  subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    get { metadata[key] }
+    set { metadata[key] = newValue }
+  }
+
+  func log(event: LogEvent) {
+    let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+    let thread = comm.trimmingCharacters(in: .newlines)
+    logged.entries.withLock { $0.append(("\(event.message)", thread)) }
+  }
+
+  private final class SharedLog: Sendable {
+    let entries = Lock<[(message: String, thread: String)]>([])
   }
 }
