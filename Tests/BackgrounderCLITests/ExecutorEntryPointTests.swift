@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import Testing
 
 @testable import BackgrounderCLI
@@ -40,5 +41,29 @@ import Testing
     ] {
       #expect(BackgrounderCommand.plainHelp(arguments) == nil, "\(arguments)")
     }
+  }
+
+  /// The root's help kept as text is what ArgumentParser renders at its width; else the test
+  /// prints the text to put in `Sources/BackgrounderCLI/Commands/RootHelp.swift`.
+  @Test("the root's help kept as text is the one rendered")
+  func rootHelpIsRendered() {
+    let rendered = BackgrounderCommand.helpMessage(columns: RootHelp.columns)
+    #expect(
+      RootHelp.text == rendered,
+      "RootHelp.text is out of date; the rendered help is:\n\(rendered)")
+  }
+
+  @Test("help is rendered at the width ArgumentParser uses: COLUMNS, else the terminal's, else 80")
+  func helpWidth() {
+    #expect(RootHelp.screenWidth(columnsVariable: "132") == 132)
+    // Not a number: the terminal's width, or 80 (the tests' output is no terminal in CI).
+    let terminal = RootHelp.screenWidth(columnsVariable: nil)
+    #expect(RootHelp.screenWidth(columnsVariable: "wide") == terminal)
+    #expect(isatty(STDOUT_FILENO) == 1 || terminal == 80)
+    #expect(
+      BackgrounderCommand.plainHelp(["--help"], width: 132)
+        == BackgrounderCommand.helpMessage(columns: 132))
+    #expect(BackgrounderCommand.plainHelp(["--help"], width: 132) != RootHelp.text)
+    #expect(BackgrounderCommand.plainHelp(["-h"], width: 80) == RootHelp.text)
   }
 }

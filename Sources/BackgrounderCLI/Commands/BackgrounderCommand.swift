@@ -55,13 +55,13 @@ struct BackgrounderCommand: AsyncParsableCommand {
   /// The root command's help for a command line that asks only for it (`--help`, `-h`,
   /// `help`), without parsing it: parsing first looks for a completion-script request, which
   /// reflects every argument of the root command (about a fifth of a `--help`'s CPU, issue
-  /// #35). The text is the one parsing would print (a test compares them); nil for any other
-  /// command line.
-  static func plainHelp(_ arguments: [String]) -> String? {
+  /// #35); at 80 columns the text is ``RootHelp/text``, not rendered. It is the one parsing
+  /// would print (a test compares them); nil for any other command line.
+  static func plainHelp(_ arguments: [String], width: Int = RootHelp.screenWidth()) -> String? {
     guard arguments.count == 1, ["--help", "-h", "help"].contains(arguments[0]) else {
       return nil
     }
-    return helpMessage()
+    return width == RootHelp.columns ? RootHelp.text : helpMessage(columns: width)
   }
 
   /// Ends the process as ArgumentParser would for `error`, its message escaped (``Output``).
