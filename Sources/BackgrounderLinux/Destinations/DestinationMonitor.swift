@@ -129,11 +129,29 @@ public final class DestinationMonitor: DestinationConditionSource, Service, Send
     for destination in decision.probes {
       DestinationConnect.check(destination, interface: link, timeout: timeout, loop: loop) {
         [self] answer in
-        logger.debug(
-          "destination checked",
-          metadata: ["destination": "\(destination)", "state": "\(answer)"])
-        apply(loop) { $0.checked(destination, answer, generation: generation, now: .now) }
+        // A new answer on this network goes to the journal (what `status` shows, with when it
+        // changed); the same answer again, on backoff, only at debug.
+        var changed = false
+        apply(loop) { schedule in
+          changed =
+            schedule.generation == generation && schedule.states[destination] != answer
+          return schedule.checked(destination, answer, generation: generation, now: .now)
+        }
+        logger.log(
+          level: changed ? .info : .debug, "destination checked",
+          metadata: [
+            "destination": "\(destination)", "link": "\(link ?? "none")",
+            "state": "\(Self.word(answer))",
+          ])
       }
+    }
+  }
+
+  /// `reachable`, or the failure's raw value (`refused`, `timedOut`, …).
+  static func word(_ state: DestinationState) -> String {
+    switch state {
+    case .reachable: "reachable"
+    case .unreachable(let failure): failure.rawValue
     }
   }
 

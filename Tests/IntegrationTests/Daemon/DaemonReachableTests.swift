@@ -72,6 +72,9 @@ struct DaemonReachableTests {
       }
       #expect(task.state == "blocked")
     }
+    // Each new answer is in the journal, with the link it was asked over.
+    let checks = harness.logLines(containing: "destination checked")
+    #expect(checks.contains("destination=10.233.0.2:4451 link=veth0 state=refused"), "\(checks)")
     let human = try await harness.cli("status", "--config", workspace.configPath)
     #expect(human.stdout.contains("10.233.0.2:4451 to be reachable (connection refused)"))
     #expect(human.stdout.contains("10.234.0.7:4452 to be reachable (timed out)"))
@@ -130,7 +133,7 @@ struct DaemonReachableTests {
     // the job waits for the new check (which finds the port closed) and is not started again.
     // With the answer kept per network, it was started and stopped within the same second
     // (6 of 6 local runs, 2026-11-30).
-    let log = harness.logLines(containing: "reach.long")
+    let log = harness.logLines(containing: "reach.long", "destination checked")
     #expect(
       waiting.recentRuns.filter { $0.outcome == "stopped" }.count == 1,
       "one run, stopped once:\n\(log)")

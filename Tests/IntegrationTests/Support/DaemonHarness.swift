@@ -406,10 +406,11 @@ final class DaemonHarness: Sendable {
     return (["last status steps:\n" + steps] + logs).joined(separator: "\n")
   }
 
-  /// The daemons' log lines that contain `text` (all of them, not a tail), for failure messages.
-  func logLines(containing text: String) -> String {
+  /// The daemons' log lines that contain any of `text` (all of them, not a tail), for failure
+  /// messages.
+  func logLines(containing text: String...) -> String {
     daemons.withLock { $0 }.flatMap { daemon in
-      daemon.output.split(separator: "\n").filter { $0.contains(text) }
+      daemon.output.split(separator: "\n").filter { line in text.contains { line.contains($0) } }
     }.joined(separator: "\n")
   }
 
