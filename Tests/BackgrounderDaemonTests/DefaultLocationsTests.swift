@@ -1,4 +1,5 @@
 import BackgrounderDaemon
+import Foundation
 import Testing
 
 @Suite struct DefaultLocationsTests {
@@ -26,5 +27,14 @@ import Testing
     let locations = DefaultLocations.current(userID: 65534, environment: [:])
     #expect(!locations.controlSocketPath.hasPrefix("/tmp"))
     #expect(!locations.storePath.hasPrefix("/tmp"))
+  }
+
+  @Test("this process's locations read the same variables as its whole environment gives")
+  func currentReadsTheProcessEnvironment() {
+    #expect(
+      DefaultLocations.current() == .current(environment: ProcessInfo.processInfo.environment))
+    #expect(
+      DefaultLocations.current(userID: 1000)
+        == .current(userID: 1000, environment: ProcessInfo.processInfo.environment))
   }
 }
