@@ -85,8 +85,8 @@ struct StatusCommand: AsyncParsableCommand {
       try await runWatch(
         reachability, hintsFrom: daemonConfiguration, probe: probe, logger: logger, printer())
     } else {
-      // The daemon is asked and the store read while the network is probed (on the executor's
-      // other threads): a daemon's answer is then no longer ahead of everything else.
+      // The daemon is asked and the store read in a task of their own, which runs once the
+      // network was read on this thread (a one-shot status has no helper threads).
       let read = Task { () -> (StatusPrinter, StatusPrinter.Sections) in
         let printer = printer()
         return (printer, printer.readOneShotSections(now: Date()))
@@ -110,30 +110,18 @@ struct StatusCommand: AsyncParsableCommand {
     of monitor: ReachabilityMonitor, hints configuration: NetworkHintsConfiguration,
     daemonHints: @escaping @Sendable () async -> LinkHints?, logger: Logger
   ) async throws -> NetworkStatus {
-    try await withThrowingTaskGroup(of: NetworkStatus?.self) { group in
-      group.addTask {
-        try await monitor.run()
-        return nil
-      }
-      group.addTask {
-        _ = await monitor.statusUpdates().first { _ in true }
-        if let hints = await daemonHints() {
-          monitor.updateHints { $0 = hints }
-          return monitor.status
-        }
-        let service = NetworkHintsService(
-          monitor: monitor, configuration: configuration, logger: logger)
-        let running = Task { try await service.run() }
-        defer { running.cancel() }
-        await service.settled()
-        return monitor.status
-      }
-      defer { group.cancelAll() }
-      while let result = try await group.next() {
-        if let status = result { return status }
-      }
-      throw OperatorError("the network monitor stopped before reporting a status")
+    // Read on this thread: no netlink thread for one look (issue #35).
+    _ = try monitor.snapshot()
+    if let hints = await daemonHints() {
+      monitor.updateHints { $0 = hints }
+      return monitor.status
     }
+    let service = NetworkHintsService(
+      monitor: monitor, configuration: configuration, logger: logger)
+    let running = Task { try await service.run() }
+    defer { running.cancel() }
+    await service.settled()
+    return monitor.status
   }
 
   private func runWatch(

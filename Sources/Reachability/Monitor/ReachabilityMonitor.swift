@@ -146,6 +146,29 @@ public final class ReachabilityMonitor: Service, Sendable {
     }
   }
 
+  /// Reads the network once, on the calling thread, and returns the first status: the dumps
+  /// and the egress lookups, then the socket is closed; no thread is started (a one-shot
+  /// `status`). Hint changes (``updateHints(_:)``) still apply to it, and ``status`` answers
+  /// with them. Throws as ``run()`` does; the monitor cannot ``run()`` after it.
+  public func snapshot() throws -> NetworkStatus {
+    _ = try EgressProbeDestinations(addresses: configuration.egressProbeDestinations)
+    try state.withLock { state in
+      guard !state.hasStarted else { throw MonitorError.alreadyRunning }
+      state.hasStarted = true
+    }
+    let probe = state.withLock { $0.engine.model.probeDestinations }
+    let socket = try RouteNetlinkSocket.open(
+      networkNamespacePath: configuration.networkNamespacePath,
+      probeDestinations: [probe.ipv4, probe.ipv6])
+    defer { socket.close() }
+    state.withLock { $0.engine.localPort = socket.portID }
+    var next = try handle(nil, socket: socket)
+    while true {
+      if next == .wait, let status = state.withLock({ $0.broadcaster.latest }) { return status }
+      next = try handle(try socket.receive(waiting: next == .wait), socket: socket)
+    }
+  }
+
   /// Runs on the event-loop thread for each reception (`nil`: before the first wait). A batch
   /// ends, and changes are published, at `.wouldBlock` or, sooner, with the reply to the last
   /// lookup in flight: the kernel queued it behind everything it had sent before, so nothing

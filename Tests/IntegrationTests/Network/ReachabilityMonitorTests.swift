@@ -30,6 +30,34 @@ struct ReachabilityMonitorTests {
     try await running.value
   }
 
+  /// One look on the calling thread (one-shot `status`): the kernel's state as it is, the
+  /// same answer a running monitor publishes first, and hints applied after it.
+  @Test("a snapshot reads the network on the calling thread and answers as run() does")
+  func snapshotAnswersAsRunDoes() async throws {
+    let sandbox = try NamespaceSandbox.create()
+    defer { sandbox.remove() }
+    try sandbox.ip("link", "set", "veth0", "up")
+    try sandbox.ip("addr", "add", "192.0.2.1/24", "dev", "veth0")
+    try sandbox.ip("route", "add", "default", "via", "192.0.2.254", "dev", "veth0")
+    let configuration = ReachabilityConfiguration(
+      sysfsRoot: "/nonexistent", networkNamespacePath: sandbox.path)
+    let monitor = ReachabilityMonitor(
+      configuration: configuration, logger: Logger(label: "test.reachability"))
+    let snapshot = try monitor.snapshot()
+    #expect(snapshot.isReachable && snapshot.primary == "veth0")
+    #expect(monitor.status == snapshot)
+    #expect(throws: MonitorError.alreadyRunning) { try monitor.snapshot() }
+    // Hints still apply after the look.
+    monitor.updateHints { $0.networkManagerMetered["veth0"] = .yes }
+    #expect(monitor.status.isDataMetered)
+
+    var running: NetworkStatus?
+    try await withMonitor(in: sandbox) { monitor in
+      running = try await monitor.firstStatus("initial dump") { _ in true }
+    }
+    #expect(running == snapshot)
+  }
+
   @Test func defaultRouteThenRouteDeletedThenLinkDown() async throws {
     let sandbox = try NamespaceSandbox.create()
     defer { sandbox.remove() }
