@@ -109,14 +109,7 @@ public final class TrafficShaper {
         added[index] = nil
         return try deleteRoot(ifindex: index, interface: interface, socket)
       }
-      guard let shaped = rtnl_class_alloc() else {
-        throw SystemCallError("rtnl_class_alloc", errno: .noMemory)
-      }
-      defer { rtnl_class_put(shaped) }
-      rtnl_tc_set_ifindex(shaped, index)
-      rtnl_tc_set_parent(shaped, Self.rootHandle)
-      rtnl_tc_set_handle(shaped, classID)
-      let status = rtnl_class_delete(socket, shaped)
+      let status = try withClass(classID, ifindex: index) { rtnl_class_delete(socket, $0) }
       if status < 0, -status != NLE_OBJ_NOTFOUND, -status != NLE_NODEV {
         try check(status, "rtnl_class_delete \(Self.format(classID)) dev \(interface)")
       }
@@ -180,6 +173,19 @@ public final class TrafficShaper {
   private func add(
     _ classID: UInt32, _ bitsPerSecond: UInt64, ifindex index: Int32, _ socket: OpaquePointer
   ) throws -> Int32 {
+    try withClass(classID, ifindex: index) { shaped in
+      try check(rtnl_tc_set_kind(shaped, "htb"), "rtnl_tc_set_kind htb")
+      let bytes = max(bitsPerSecond / 8, 1)
+      try check(rtnl_htb_set_rate64(shaped, bytes), "rtnl_htb_set_rate64")
+      try check(rtnl_htb_set_ceil64(shaped, bytes), "rtnl_htb_set_ceil64")
+      return rtnl_class_add(socket, shaped, NLM_F_CREATE | NLM_F_REPLACE)
+    }
+  }
+
+  /// Runs `body` with class `classID` of the daemon's qdisc on link `index` (an object to send).
+  private func withClass<T>(
+    _ classID: UInt32, ifindex index: Int32, _ body: (OpaquePointer) throws -> T
+  ) throws -> T {
     guard let shaped = rtnl_class_alloc() else {
       throw SystemCallError("rtnl_class_alloc", errno: .noMemory)
     }
@@ -187,11 +193,21 @@ public final class TrafficShaper {
     rtnl_tc_set_ifindex(shaped, index)
     rtnl_tc_set_parent(shaped, Self.rootHandle)
     rtnl_tc_set_handle(shaped, classID)
-    try Self.check(rtnl_tc_set_kind(shaped, "htb"), "rtnl_tc_set_kind htb")
-    let bytes = max(bitsPerSecond / 8, 1)
-    try Self.check(rtnl_htb_set_rate64(shaped, bytes), "rtnl_htb_set_rate64")
-    try Self.check(rtnl_htb_set_ceil64(shaped, bytes), "rtnl_htb_set_ceil64")
-    return rtnl_class_add(socket, shaped, NLM_F_CREATE | NLM_F_REPLACE)
+    return try body(shaped)
+  }
+
+  /// Runs `body` with the daemon's root qdisc on link `index` (an object to send).
+  private func withRootQdisc<T>(ifindex index: Int32, _ body: (OpaquePointer) throws -> T)
+    throws -> T
+  {
+    guard let qdisc = rtnl_qdisc_alloc() else {
+      throw SystemCallError("rtnl_qdisc_alloc", errno: .noMemory)
+    }
+    defer { rtnl_qdisc_put(qdisc) }
+    rtnl_tc_set_ifindex(qdisc, index)
+    rtnl_tc_set_parent(qdisc, TC_H_ROOT)
+    rtnl_tc_set_handle(qdisc, Self.rootHandle)
+    return try body(qdisc)
   }
 
   private func ifindex(of interface: String, _ socket: OpaquePointer) throws -> Int32 {
@@ -241,15 +257,10 @@ public final class TrafficShaper {
   private func ensureRoot(
     ifindex index: Int32, interface: String, _ socket: OpaquePointer
   ) throws {
-    guard let qdisc = rtnl_qdisc_alloc() else {
-      throw SystemCallError("rtnl_qdisc_alloc", errno: .noMemory)
+    let status = try withRootQdisc(ifindex: index) { qdisc in
+      try check(rtnl_tc_set_kind(qdisc, "htb"), "rtnl_tc_set_kind htb")
+      return rtnl_qdisc_add(socket, qdisc, NLM_F_CREATE | NLM_F_EXCL)
     }
-    defer { rtnl_qdisc_put(qdisc) }
-    rtnl_tc_set_ifindex(qdisc, index)
-    rtnl_tc_set_parent(qdisc, TC_H_ROOT)
-    rtnl_tc_set_handle(qdisc, Self.rootHandle)
-    try check(rtnl_tc_set_kind(qdisc, "htb"), "rtnl_tc_set_kind htb")
-    let status = rtnl_qdisc_add(socket, qdisc, NLM_F_CREATE | NLM_F_EXCL)
     guard status == -NLE_EXIST else {
       return try check(
         status, "rtnl_qdisc_add htb \(Self.format(Self.rootHandle)) dev \(interface)")
@@ -266,14 +277,7 @@ public final class TrafficShaper {
   private func deleteRoot(
     ifindex index: Int32, interface: String, _ socket: OpaquePointer
   ) throws {
-    guard let qdisc = rtnl_qdisc_alloc() else {
-      throw SystemCallError("rtnl_qdisc_alloc", errno: .noMemory)
-    }
-    defer { rtnl_qdisc_put(qdisc) }
-    rtnl_tc_set_ifindex(qdisc, index)
-    rtnl_tc_set_parent(qdisc, TC_H_ROOT)
-    rtnl_tc_set_handle(qdisc, Self.rootHandle)
-    let status = rtnl_qdisc_delete(socket, qdisc)
+    let status = try withRootQdisc(ifindex: index) { rtnl_qdisc_delete(socket, $0) }
     // Gone with its link (NODEV), or already (the kernel's own qdisc is back: NOTFOUND).
     if status < 0, -status != NLE_OBJ_NOTFOUND, -status != NLE_NODEV {
       try check(status, "rtnl_qdisc_delete \(Self.format(Self.rootHandle)) dev \(interface)")
@@ -301,14 +305,12 @@ public final class TrafficShaper {
     return found.sorted { $0.classID < $1.classID }
   }
 
-  private func check(_ status: Int32, _ operation: String) throws {
-    try Self.check(status, operation)
-  }
+}
 
-  private static func check(_ status: Int32, _ operation: String) throws {
-    if status < 0 {
-      throw LibnlError(operation: operation, message: String(cString: nl_geterror(status)))
-    }
+/// Throws libnl's error for a negative `status`.
+private func check(_ status: Int32, _ operation: String) throws {
+  if status < 0 {
+    throw LibnlError(operation: operation, message: String(cString: nl_geterror(status)))
   }
 }
 
