@@ -72,9 +72,12 @@ struct DaemonReachableTests {
       }
       #expect(task.state == "blocked")
     }
-    // Each new answer is in the journal, with the link it was asked over.
-    let checks = harness.logLines(containing: "destination checked")
-    #expect(checks.contains("destination=10.233.0.2:4451 link=veth0 state=refused"), "\(checks)")
+    // Each new answer is in the journal, with the link it was asked over (logged just after
+    // the answer is published, so it is waited for).
+    let refused = "destination=10.233.0.2:4451 link=veth0 state=refused"
+    try await daemonEventually("the journal line of the refused check") {
+      harness.logLines(containing: "destination checked").contains(refused) ? true : nil
+    }
     let human = try await harness.cli("status", "--config", workspace.configPath)
     #expect(human.stdout.contains("10.233.0.2:4451 to be reachable (connection refused)"))
     #expect(human.stdout.contains("10.234.0.7:4452 to be reachable (timed out)"))
