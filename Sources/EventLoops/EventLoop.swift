@@ -37,6 +37,8 @@ public final class EventLoop: Sendable {
 
   /// The name of the loop's thread.
   public let name: String
+  /// Whether the loop has a thread of its own (else its owner runs it: ``runOnCallingThread()``).
+  private let ownsThread: Bool
   private let epoll: Int32
   private let wakeUp: Int32
   private let state = Lock(State())
@@ -45,9 +47,12 @@ public final class EventLoop: Sendable {
   /// The event whose data is this id is the wake-up event; registrations start at 1.
   private static let wakeUpID: UInt64 = 0
 
-  /// Creates the epoll instance and starts the loop's thread, named `name`.
-  public init(name: String) throws(SystemCallError) {
+  /// Creates the epoll instance and starts the loop's thread, named `name`; with
+  /// `startingThread: false` no thread starts, and the loop runs when its owner calls
+  /// ``runOnCallingThread()`` (a one-shot command that waits for its sources anyway).
+  public init(name: String, startingThread: Bool = true) throws(SystemCallError) {
     self.name = name
+    ownsThread = startingThread
     epoll = try systemCall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
     do {
       wakeUp = try systemCall("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
@@ -62,7 +67,7 @@ public final class EventLoop: Sendable {
       _ = try systemCall("epoll_ctl(ADD eventfd)") {
         epoll_ctl(epoll, EPOLL_CTL_ADD, wakeUp, &event)
       }
-      try SystemThread.detach(name: name) { [self] in run() }
+      if startingThread { try SystemThread.detach(name: name) { [self] in run() } }
     } catch {
       close(wakeUp)
       close(epoll)
@@ -229,6 +234,13 @@ public final class EventLoop: Sendable {
     if let thread = state.thread, pthread_equal(thread, pthread_self()) != 0 { return }
     state.wakeUpPending = true
     _ = try? systemCall("eventfd_write") { eventfd_write(wakeUp, 1) }
+  }
+
+  /// Runs the loop on the calling thread until ``stop()`` (from a handler, timer or closure of
+  /// its own): for a loop made with `startingThread: false`, once.
+  public func runOnCallingThread() {
+    precondition(!ownsThread, "\(name) runs on a thread of its own")
+    run()
   }
 
   // MARK: The loop's thread

@@ -118,8 +118,23 @@ public final class NetworkHintsService: Service, Sendable {
 }
 
 extension NetworkHintsService {
+  /// Reads the hints once, on the calling thread: the first NetworkManager and ModemManager
+  /// reads and the first nl80211 dumps, each bounded by its source timeout, on a loop this
+  /// thread runs (no thread of its own: a one-shot `status`). Returns once they are in the
+  /// monitor (or failed); nothing is watched after. Instead of ``run()``, not beside it.
+  public func settleOnCallingThread() throws(SystemCallError) {
+    let loop = try EventLoop(name: "bg-events", startingThread: false)
+    let hints = HintsEventLoop(
+      configuration: configuration, monitor: monitor, logger: logger, loop: loop,
+      onSettled: { loop.stop() })
+    loop.execute { hints.start() }
+    loop.runOnCallingThread()
+    hints.stop()
+    settle()
+  }
+
   /// Returns once the first NetworkManager read and the first nl80211 interface dump are in
-  /// the monitor (or failed), or ``run()`` ended: one-shot `status` waits for this.
+  /// the monitor (or failed), or ``run()`` ended.
   public func settled() async {
     await withCheckedContinuation { continuation in
       let resumeNow = settledWaiters.withLock { state in

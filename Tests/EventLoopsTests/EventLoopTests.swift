@@ -24,6 +24,40 @@ import Testing
     #expect(await loops[0].submit { loops[0].isInLoop })
   }
 
+  /// A loop made without a thread runs on its owner's thread: a closure, a timer and a ready
+  /// descriptor's handler all run there, and the run returns once one of them stops the loop.
+  @Test func aLoopWithoutAThreadRunsOnTheCallingThread() throws {
+    let loop = try EventLoop(name: "test-calling", startingThread: false)
+    var ends: [Int32] = [-1, -1]
+    #expect(pipe(&ends) == 0)
+    defer { for end in ends { close(end) } }
+    let caller = pthread_self()
+    let ran = Lock<[String]>([])
+    let onCaller = Lock(true)
+    @Sendable func note(_ what: String) {
+      onCaller.withLock { $0 = $0 && pthread_equal(pthread_self(), caller) != 0 && loop.isInLoop }
+      ran.withLock { $0.append(what) }
+    }
+    let readEnd = ends[0]
+    let registration = try loop.register(readEnd, interest: .readable) { _ in
+      var byte: UInt8 = 0
+      _ = read(readEnd, &byte, 1)
+      note("handler")
+      loop.schedule(after: .milliseconds(1)) {
+        note("timer")
+        loop.stop()
+      }
+    }
+    loop.execute { note("closure") }
+    var one: UInt8 = 1
+    #expect(write(ends[1], &one, 1) == 1)
+    loop.runOnCallingThread()
+    loop.deregister(registration)
+    #expect(ran.withLock { $0 } == ["handler", "closure", "timer"])
+    #expect(onCaller.withLock { $0 }, "everything ran on the calling thread")
+    #expect(!loop.isInLoop, "the loop ended")
+  }
+
   @Test func aReadableDescriptorCallsItsHandlerOnTheLoopUntilDeregistered() async throws {
     let loop = try EventLoop(name: "test-readable")
     defer { loop.stop() }

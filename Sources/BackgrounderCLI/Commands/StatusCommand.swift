@@ -110,17 +110,16 @@ struct StatusCommand: AsyncParsableCommand {
     of monitor: ReachabilityMonitor, hints configuration: NetworkHintsConfiguration,
     daemonHints: @escaping @Sendable () async -> LinkHints?, logger: Logger
   ) async throws -> NetworkStatus {
-    // Read on this thread: no netlink thread for one look (issue #35).
+    // Read on this thread: no netlink thread for one look (issue #35: no helper threads in
+    // one-shot commands).
     _ = try monitor.snapshot()
     if let hints = await daemonHints() {
       monitor.updateHints { $0 = hints }
       return monitor.status
     }
-    let service = NetworkHintsService(
-      monitor: monitor, configuration: configuration, logger: logger)
-    let running = Task { try await service.run() }
-    defer { running.cancel() }
-    await service.settled()
+    // Read on this thread too: no event-loop thread for one look.
+    try NetworkHintsService(monitor: monitor, configuration: configuration, logger: logger)
+      .settleOnCallingThread()
     return monitor.status
   }
 

@@ -57,6 +57,44 @@ struct NetworkManagerHintsTests {
     try await body(monitor, sandbox)
   }
 
+  /// One-shot `status`: the network and NetworkManager's answer read on the calling thread
+  /// (a snapshot, then hints settled on a loop this thread runs), with no thread started.
+  @Test func oneLookReadsNetworkManagerOnTheCallingThread() throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    try bus.startNetworkManager()
+    _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
+    let sandbox = try NamespaceSandbox.create()
+    defer { sandbox.remove() }
+    try sandbox.ip("link", "set", "veth0", "up")
+    try sandbox.ip("addr", "add", "192.0.2.1/24", "dev", "veth0")
+    try sandbox.ip("route", "add", "default", "via", "192.0.2.254", "dev", "veth0")
+    let logger = Logger(label: "test.nm-hints")
+    let monitor = ReachabilityMonitor(
+      configuration: ReachabilityConfiguration(
+        sysfsRoot: "/nonexistent", networkNamespacePath: sandbox.path),
+      logger: logger)
+    let first = try monitor.snapshot()
+    #expect(first.primary == "veth0" && !first.isDataMetered)
+    let caller = pthread_self()
+    let onCaller = Lock(true)
+    monitor.observeStatus { _ in
+      onCaller.withLock { $0 = $0 && pthread_equal(pthread_self(), caller) != 0 }
+    }
+    try NetworkHintsService(
+      monitor: monitor,
+      configuration: NetworkHintsConfiguration(
+        busAddress: bus.address, watchWifi: true, sourceTimeout: .seconds(5),
+        useModemManager: false),
+      logger: logger
+    ).settleOnCallingThread()
+    let settled = monitor.status
+    #expect(settled.isSettled)
+    #expect(settled.isDataMetered)
+    #expect(settled.primaryLink?.meteredReason == .networkManager(.yes))
+    #expect(onCaller.withLock { $0 }, "the hints were published on the calling thread")
+  }
+
   @Test func onASharedEventLoopTheHintsFollowSignalsWithoutALoopOfTheirOwn() async throws {
     let bus = try PrivateBus()
     defer { bus.close() }
