@@ -21,17 +21,28 @@ struct NetworkManagerHintsTests {
   static let notMetered: UInt32 = 2
   static let guessYes: UInt32 = 3
 
+  /// A namespace of our own whose veth0 has an address and the default route.
+  private static func reachableNamespace() throws -> NamespaceSandbox {
+    let sandbox = try NamespaceSandbox.create()
+    do {
+      try sandbox.ip("link", "set", "veth0", "up")
+      try sandbox.ip("addr", "add", "192.0.2.1/24", "dev", "veth0")
+      try sandbox.ip("route", "add", "default", "via", "192.0.2.254", "dev", "veth0")
+    } catch {
+      sandbox.remove()
+      throw error
+    }
+    return sandbox
+  }
+
   /// A monitor watching a namespace whose veth0 is reachable, fed by a hints service on `bus`.
   private func withHintedMonitor(
     bus: PrivateBus, sourceTimeout: Duration = .seconds(5), staleHints: Duration = .seconds(120),
     untilSettled: Bool = true, eventLoop: EventLoop? = nil,
     _ body: (ReachabilityMonitor, NamespaceSandbox) async throws -> Void
   ) async throws {
-    let sandbox = try NamespaceSandbox.create()
+    let sandbox = try Self.reachableNamespace()
     defer { sandbox.remove() }
-    try sandbox.ip("link", "set", "veth0", "up")
-    try sandbox.ip("addr", "add", "192.0.2.1/24", "dev", "veth0")
-    try sandbox.ip("route", "add", "default", "via", "192.0.2.254", "dev", "veth0")
     let logger = Logger(label: "test.nm-hints")
     let monitor = ReachabilityMonitor(
       configuration: ReachabilityConfiguration(
@@ -64,11 +75,8 @@ struct NetworkManagerHintsTests {
     defer { bus.close() }
     try bus.startNetworkManager()
     _ = try bus.addWifiDevice(interface: "veth0", metered: Self.metered)
-    let sandbox = try NamespaceSandbox.create()
+    let sandbox = try Self.reachableNamespace()
     defer { sandbox.remove() }
-    try sandbox.ip("link", "set", "veth0", "up")
-    try sandbox.ip("addr", "add", "192.0.2.1/24", "dev", "veth0")
-    try sandbox.ip("route", "add", "default", "via", "192.0.2.254", "dev", "veth0")
     let logger = Logger(label: "test.nm-hints")
     let monitor = ReachabilityMonitor(
       configuration: ReachabilityConfiguration(
