@@ -35,6 +35,14 @@ struct NetworkManagerHintsTests {
     return sandbox
   }
 
+  /// A monitor of `sandbox`'s network (not running yet).
+  private static func monitor(of sandbox: NamespaceSandbox, logger: Logger) -> ReachabilityMonitor {
+    ReachabilityMonitor(
+      configuration: ReachabilityConfiguration(
+        sysfsRoot: "/nonexistent", networkNamespacePath: sandbox.path),
+      logger: logger)
+  }
+
   /// A monitor watching a namespace whose veth0 is reachable, fed by a hints service on `bus`.
   private func withHintedMonitor(
     bus: PrivateBus, sourceTimeout: Duration = .seconds(5), staleHints: Duration = .seconds(120),
@@ -44,10 +52,7 @@ struct NetworkManagerHintsTests {
     let sandbox = try Self.reachableNamespace()
     defer { sandbox.remove() }
     let logger = Logger(label: "test.nm-hints")
-    let monitor = ReachabilityMonitor(
-      configuration: ReachabilityConfiguration(
-        sysfsRoot: "/nonexistent", networkNamespacePath: sandbox.path),
-      logger: logger)
+    let monitor = Self.monitor(of: sandbox, logger: logger)
     let hints = NetworkHintsService(
       monitor: monitor,
       configuration: NetworkHintsConfiguration(
@@ -78,10 +83,7 @@ struct NetworkManagerHintsTests {
     let sandbox = try Self.reachableNamespace()
     defer { sandbox.remove() }
     let logger = Logger(label: "test.nm-hints")
-    let monitor = ReachabilityMonitor(
-      configuration: ReachabilityConfiguration(
-        sysfsRoot: "/nonexistent", networkNamespacePath: sandbox.path),
-      logger: logger)
+    let monitor = Self.monitor(of: sandbox, logger: logger)
     let first = try monitor.snapshot()
     #expect(first.primary == "veth0" && !first.isDataMetered)
     let caller = pthread_self()
