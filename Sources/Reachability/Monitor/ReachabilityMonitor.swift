@@ -108,19 +108,11 @@ public final class ReachabilityMonitor: Service, Sendable {
   /// socket cannot be opened or fails, when a configured egress probe destination is not an IP
   /// address (``InvalidProbeDestination``), or when called a second time.
   public func run() async throws {
-    _ = try EgressProbeDestinations(addresses: configuration.egressProbeDestinations)
-    try state.withLock { state in
-      guard !state.hasStarted else { throw MonitorError.alreadyRunning }
-      state.hasStarted = true
-    }
+    try claimStart()
     defer {
       for stream in state.withLock({ $0.broadcaster.finish() }) { stream.finish() }
     }
-    let probe = state.withLock { $0.engine.model.probeDestinations }
-    let socket = try RouteNetlinkSocket.open(
-      networkNamespacePath: configuration.networkNamespacePath,
-      probeDestinations: [probe.ipv4, probe.ipv6])
-    state.withLock { $0.engine.localPort = socket.portID }
+    let socket = try openSocket()
     let loop = NetlinkEventLoop(socket: socket)
     try await withGracefulShutdownHandler {
       try await withTaskCancellationHandler {
@@ -151,22 +143,34 @@ public final class ReachabilityMonitor: Service, Sendable {
   /// `status`). Hint changes (``updateHints(_:)``) still apply to it, and ``status`` answers
   /// with them. Throws as ``run()`` does; the monitor cannot ``run()`` after it.
   public func snapshot() throws -> NetworkStatus {
-    _ = try EgressProbeDestinations(addresses: configuration.egressProbeDestinations)
-    try state.withLock { state in
-      guard !state.hasStarted else { throw MonitorError.alreadyRunning }
-      state.hasStarted = true
-    }
-    let probe = state.withLock { $0.engine.model.probeDestinations }
-    let socket = try RouteNetlinkSocket.open(
-      networkNamespacePath: configuration.networkNamespacePath,
-      probeDestinations: [probe.ipv4, probe.ipv6])
+    try claimStart()
+    let socket = try openSocket()
     defer { socket.close() }
-    state.withLock { $0.engine.localPort = socket.portID }
     var next = try handle(nil, socket: socket)
     while true {
       if next == .wait, let status = state.withLock({ $0.broadcaster.latest }) { return status }
       next = try handle(try socket.receive(waiting: next == .wait), socket: socket)
     }
+  }
+
+  /// Checks the probe destinations and marks the monitor started (once: ``run()`` or
+  /// ``snapshot()``).
+  private func claimStart() throws {
+    _ = try EgressProbeDestinations(addresses: configuration.egressProbeDestinations)
+    try state.withLock { state in
+      guard !state.hasStarted else { throw MonitorError.alreadyRunning }
+      state.hasStarted = true
+    }
+  }
+
+  /// The netlink socket, filtered for the probe destinations, whose port the engine knows.
+  private func openSocket() throws -> RouteNetlinkSocket {
+    let probe = state.withLock { $0.engine.model.probeDestinations }
+    let socket = try RouteNetlinkSocket.open(
+      networkNamespacePath: configuration.networkNamespacePath,
+      probeDestinations: [probe.ipv4, probe.ipv6])
+    state.withLock { $0.engine.localPort = socket.portID }
+    return socket
   }
 
   /// Runs on the event-loop thread for each reception (`nil`: before the first wait). A batch
