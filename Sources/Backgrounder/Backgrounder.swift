@@ -620,7 +620,7 @@ public final class Backgrounder: Sendable {
     _ machine: DispatchStateMachine, now: WallInstant, grace: Duration
   ) -> [HealthProblem] {
     machine.entries.values.compactMap { entry -> HealthProblem? in
-      guard case .running(_, let startedAt, _) = entry.phase else { return nil }
+      guard let startedAt = entry.run?.startedAt else { return nil }
       // The runtime ends such a run at budget + grace; a second's margin keeps that ordinary
       // ending from being reported while it is being recorded.
       let limit = startedAt.advanced(by: entry.row.budget).advanced(by: grace)

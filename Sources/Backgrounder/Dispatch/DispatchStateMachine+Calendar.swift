@@ -53,7 +53,7 @@ extension DispatchStateMachine {
   mutating func clockChanged(now: WallInstant) -> Effects {
     var effects = Effects()
     let ids = entries.compactMap { id, entry in
-      entry.phase == .idle && entry.row.calendar != nil ? id : nil
+      entry.phase.isIdle && entry.row.calendar != nil ? id : nil
     }
     for id in ids.sorted() {
       guard var row = entries[id]?.row, replanCalendar(&row, now: now, loading: false) else {
@@ -62,7 +62,7 @@ extension DispatchStateMachine {
       row.updatedAt = now
       update(id) {
         $0.row = row
-        $0.windowHeld = false
+        $0.updateWaiting { $0.windowHeld = false }
       }
       effects.ops.append(.upsert(row))
       rearm(id)
@@ -98,19 +98,20 @@ extension DispatchStateMachine {
     let opening = windows.nextOpening(atOrAfter: now, in: settings.timeZone)
     guard opening > now else { return false }
     entry.row.nextRun = opening
-    entry.windowHeld = true
+    entry.updateWaiting { $0.windowHeld = true }
     entries[id] = entry
     rearm(id)
     return true
   }
 
   /// When a waiting task's windows open next, if they hold its next run back.
-  func windowOpening(_ entry: Entry, now: WallInstant) -> WallInstant? {
+  func windowOpening(_ entry: Entry, _ waiting: Waiting, now: WallInstant) -> WallInstant? {
     let windows = entry.row.constraints.windows
-    guard !windows.isEmpty, !entry.forced, !entry.overridden, let next = entry.row.nextRun else {
+    guard !windows.isEmpty, !waiting.forced, !entry.overridden, let next = entry.row.nextRun
+    else {
       return nil
     }
-    if entry.windowHeld && next > now { return next }
+    if waiting.windowHeld && next > now { return next }
     let start = max(next, now)
     guard !windows.allowStart(at: start, in: settings.timeZone) else { return nil }
     let opening = windows.nextOpening(atOrAfter: start, in: settings.timeZone)

@@ -13,14 +13,16 @@ extension DispatchStateMachine {
   /// Claims `id` ahead of a free worker. On disk the row is `running` with no start time: after
   /// a crash, ``load(_:now:)`` makes it due again without using an attempt.
   mutating func claimAhead(_ id: TaskId, now: WallInstant, _ effects: inout Effects) {
-    guard var entry = entries[id] else { return }
+    guard var entry = entries[id], let waiting = entry.waiting else { return }
     let token = newToken()
-    let expedited = entry.row.hint.isExpedited && !entry.demoted
+    let expedited = entry.row.hint.isExpedited && !waiting.demoted
     if expedited { noteExpeditedStart(now) }
-    entry.phase = .claimed(token, forced: entry.forced)
-    entry.forced = false
-    entry.demoted = false
-    entry.splayUntil = nil
+    let ticket = RunTicket(
+      token: token, taskId: id, attempt: entry.row.attempt, input: entry.row.input,
+      budget: entry.row.budget, inhibitPolicy: entry.row.inhibitPolicy, gate: nil,
+      claimedAhead: true, relaxed: entry.relaxedFor != nil,
+      bandwidth: entry.row.constraints.bandwidth)
+    entry.phase = .claimed(ticket, forced: waiting.forced)
     entry.row.state = .running
     entry.row.lastRunStartedAt = nil
     entry.row.updatedAt = now
@@ -28,12 +30,17 @@ extension DispatchStateMachine {
     entries[id] = entry
     addLiveRun(token, id)
     if expedited { expeditedClaims.append(token) } else { standardClaims.append(token) }
-    effects.tickets.append(
-      RunTicket(
-        token: token, taskId: id, attempt: entry.row.attempt, input: entry.row.input,
-        budget: entry.row.budget, inhibitPolicy: entry.row.inhibitPolicy, gate: nil,
-        claimedAhead: true, relaxed: entry.relaxedFor != nil,
-        bandwidth: entry.row.constraints.bandwidth))
+    effects.tickets.append(ticket)
+  }
+
+  /// The driver enqueued the claim made ahead `token` at store position `sequence`: its worker,
+  /// once promoted, is invoked only after that commit.
+  mutating func claimEnqueued(_ token: RunToken, at sequence: StoreWriter.Sequence) {
+    guard let id = liveRuns[token], case .claimed(var ticket, let forced) = entries[id]?.phase,
+      ticket.token == token
+    else { return }
+    ticket.claimSequence = sequence
+    entries[id]?.phase = .claimed(ticket, forced: forced)
   }
 
   /// Hands claims made ahead to the free slots (expedited first): each is invoked now, and its
@@ -44,10 +51,9 @@ extension DispatchStateMachine {
       let token = expeditedClaims.popFirst() ?? standardClaims.popFirst()
     {
       guard let id = liveRuns[token], var entry = entries[id],
-        case .claimed(token, let forced) = entry.phase
+        case .claimed(let ticket, let forced) = entry.phase, ticket.token == token
       else {
         _ = endLiveRun(token)
-        effects.discarded.append(token)
         continue
       }
       let exempt = forced || entry.overridden
@@ -64,7 +70,7 @@ extension DispatchStateMachine {
       entries[id] = entry
       effects.ops.append(.markStarted(entry.row))
       effects.events.append(event(id, .workStarted(attempt: entry.row.attempt), now))
-      effects.promotions.append(token)
+      effects.promotions.append(ticket)
     }
   }
 
@@ -73,7 +79,6 @@ extension DispatchStateMachine {
     _ = endLiveRun(token)
     expeditedClaims.removeAll { $0 == token }
     standardClaims.removeAll { $0 == token }
-    effects.discarded.append(token)
   }
 
   /// Gives the claim `token` of `id` back: the task is pending again, no attempt used.
@@ -82,8 +87,9 @@ extension DispatchStateMachine {
   ) {
     dropClaim(token, &effects)
     update(id) { entry in
-      if case .claimed(_, let forced) = entry.phase { entry.forced = forced }
-      entry.phase = .idle
+      var waiting = Waiting()
+      if case .claimed(_, let forced) = entry.phase { waiting.forced = forced }
+      entry.phase = .idle(waiting)
       entry.row.state = .pending
       entry.row.updatedAt = now
       effects.ops.append(.upsert(entry.row))

@@ -24,9 +24,9 @@ extension DispatchStateMachine {
       case .claimed:
         // Checked again when a worker is free.
         continue
-      case .running(let token, _, let exempt):
-        if !exempt, let reason = requirement.lossReason(under: conditions) {
-          conditionLost(token, of: id, reason: reason, now: now, &effects)
+      case .running(let run):
+        if !run.exempt, let reason = requirement.lossReason(under: conditions) {
+          conditionLost(run.token, of: id, reason: reason, now: now, &effects)
         }
       case .idle:
         let waiting = entry.row.blockedOn.contains { Self.isNetwork($0) }
@@ -72,12 +72,12 @@ extension DispatchStateMachine {
     for (id, entry) in entries {
       let unmet = unmetDevice(entry.constraints)
       switch entry.phase {
-      case .running(let token, _, let exempt):
+      case .running(let run):
         // A run is stopped for a known loss only, never because a condition became unknown.
-        if !exempt && !entry.overridden,
+        if !run.exempt && !entry.overridden,
           let reason = knownLoss(unmetWhileRunning(entry.constraints))
         {
-          conditionLost(token, of: id, reason: reason, now: now, &effects)
+          conditionLost(run.token, of: id, reason: reason, now: now, &effects)
         }
       case .gating, .claimed:
         continue
@@ -151,7 +151,7 @@ extension DispatchStateMachine {
   mutating func makeDue(_ id: TaskId, kind: TaskKind, now: WallInstant) -> Effects? {
     guard let entry = entries[id], entry.row.kind == kind else { return nil }
     var effects = Effects()
-    if entry.phase == .idle, let next = entry.row.nextRun, next > now {
+    if entry.phase.isIdle, let next = entry.row.nextRun, next > now {
       update(id) { entry in
         entry.row.nextRun = now
         entry.row.updatedAt = now

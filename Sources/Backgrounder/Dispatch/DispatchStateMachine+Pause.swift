@@ -34,7 +34,7 @@ extension DispatchStateMachine {
     _ token: RunToken, of id: TaskId, reason: StopReason, now: WallInstant,
     _ effects: inout Effects
   ) {
-    guard let entry = entries[id], case .running(token, let startedAt, _) = entry.phase,
+    guard let entry = entries[id], let startedAt = entry.run(token)?.startedAt,
       let pauseMax = entry.row.constraints.pauseMax(for: reason)
     else {
       effects.stops.append((token, reason))
@@ -71,7 +71,7 @@ extension DispatchStateMachine {
     for token in runPauses.keys.sorted(by: { $0.value < $1.value }) {
       guard var pause = runPauses[token], let since = pause.since, !pause.stopping,
         let id = liveRuns[token], let entry = entries[id],
-        case .running(token, let startedAt, let exempt) = entry.phase,
+        let run = entry.run(token),
         networkNeed(of: entry).isSatisfied(by: network),
         unmetWhileRunning(entry.constraints).isEmpty,
         pause.reason != .windowClosed
@@ -91,14 +91,14 @@ extension DispatchStateMachine {
         effects.ops.append(
           .appendRun(
             RunRow(
-              taskId: id, attempt: entry.row.attempt, startedAt: startedAt, endedAt: now,
+              taskId: id, attempt: entry.row.attempt, startedAt: run.startedAt, endedAt: now,
               outcome: "resumed", reason: "after \(HumanText.duration(paused)) paused")))
       }
       effects.resumes.append(token)
       effects.events.append(
         event(id, .workResumed(attempt: entry.row.attempt, paused: paused), now))
       // Thawed in a window that closes later: stopped (or paused) again then.
-      if !exempt { armWindowStop(token, entry.row.constraints, now: now) }
+      if !run.exempt { armWindowStop(token, entry.row.constraints, now: now) }
     }
   }
 
@@ -127,9 +127,9 @@ extension DispatchStateMachine {
   /// Where the budget (`budget` long) of run `token` stands at `now`: its clock stands still
   /// while the run is paused, so it runs out `budget` plus the time paused after the start.
   func budgetState(_ token: RunToken, budget: Duration, now: WallInstant) -> BudgetState {
-    guard let id = liveRuns[token], let entry = entries[id],
-      case .running(token, let startedAt, _) = entry.phase
-    else { return .unknown }
+    guard let id = liveRuns[token], let startedAt = entries[id]?.run(token)?.startedAt else {
+      return .unknown
+    }
     let pause = runPauses[token] ?? RunPause()
     if pause.isPaused { return .paused }
     let runsOut = startedAt.advanced(by: budget + pause.total)

@@ -42,7 +42,7 @@ extension DispatchStateMachine {
         unmet.insert(networkPredicate(strict.networkNeed), at: 0)
       }
       entry.relaxedFor = strict.relaxedWaitPhrase(unmet: unmet)
-      if entry.phase == .idle {
+      if entry.phase.isIdle {
         entry.row.blockedOn.removeAll { Self.isNetwork($0) || Self.isDeviceCondition($0) }
         if entry.row.state == .blocked
           || (entry.row.state == .backoff && entry.row.deferrals > 0)

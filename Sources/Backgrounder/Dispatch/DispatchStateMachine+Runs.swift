@@ -8,7 +8,8 @@ extension DispatchStateMachine {
     GateDecision, Effects
   ) {
     var effects = Effects()
-    guard let id = liveRuns[token], var entry = entries[id], entry.phase == .gating(token) else {
+    guard let id = liveRuns[token], var entry = entries[id], case .gating(token) = entry.phase
+    else {
       // Stale (cancelled or replaced while waiting): the run is over.
       if let id = endLiveRun(token) { rearm(id) }
       promoteClaims(now: now, &effects)
@@ -20,7 +21,7 @@ extension DispatchStateMachine {
       if !unmet.isEmpty {
         // Power went away while waiting for the network: block, no attempt used.
         _ = endLiveRun(token)
-        entry.phase = .idle
+        entry.phase = .waiting
         entries[id] = entry
         rearm(id)
         promoteClaims(now: now, &effects)
@@ -35,7 +36,7 @@ extension DispatchStateMachine {
     }
     // Timed out: Retry without invoking; deferrals never consume attempts.
     _ = endLiveRun(token)
-    entry.phase = .idle
+    entry.phase = .waiting
     entry.row.deferrals += 1
     let delay = backoffDelay(entry.row, after: entry.row.deferrals - 1)
     let satisfiedNow = requirement.isSatisfied(by: network)
@@ -80,10 +81,9 @@ extension DispatchStateMachine {
       noteAbandoned()
       effects.events.append(event(id, .workerAbandoned(attempt: attempt), now))
     }
-    let startedAt: WallInstant?
-    if case .running(_, let start, _) = entry.phase { startedAt = start } else { startedAt = nil }
-    entry.phase = .idle
-    entry.progress = nil
+    let run = entry.run
+    let startedAt = run?.startedAt
+    entry.phase = .waiting
     if case .declined = ending {} else { entry.declines = 0 }
     entry.row.updatedAt = now
     entry.row.pausedAt = nil
@@ -209,14 +209,14 @@ extension DispatchStateMachine {
     }
     // The history row this end appended keeps the run's detail, in the same write.
     for index in effects.ops.indices {
-      guard case .appendRun(var run) = effects.ops[index], run.taskId == id else { continue }
-      run.conditions = detail.conditions
-      run.outputTail = detail.outputTail
-      run.stop = detail.stop
-      if let relaxed = entry.relaxedRun, run.startedAt != nil {
-        run.reason = run.reason.map { "\($0); \(relaxed)" } ?? relaxed
+      guard case .appendRun(var record) = effects.ops[index], record.taskId == id else { continue }
+      record.conditions = detail.conditions
+      record.outputTail = detail.outputTail
+      record.stop = detail.stop
+      if let relaxed = run?.relaxed, record.startedAt != nil {
+        record.reason = record.reason.map { "\($0); \(relaxed)" } ?? relaxed
       }
-      effects.ops[index] = .appendRun(run)
+      effects.ops[index] = .appendRun(record)
     }
     if let bytes = detail.networkBytes { effects.ops.append(.recordNetworkBytes(bytes)) }
     rearm(id)

@@ -18,7 +18,7 @@ extension DispatchStateMachine {
   func dueWhileAsleep(now: WallInstant) -> [TaskId] {
     guard let sleptAt else { return [] }
     return entries.values.compactMap { entry in
-      guard entry.phase == .idle, let next = entry.row.nextRun, next > sleptAt, next <= now,
+      guard entry.phase.isIdle, let next = entry.row.nextRun, next > sleptAt, next <= now,
         entry.row.lastRunEndedAt.map({ $0 < sleptAt }) ?? true
       else { return nil }
       return entry.row.id
@@ -33,16 +33,16 @@ extension DispatchStateMachine {
   mutating func spreadCatchUp(_ splay: StartSplay, ids: [TaskId], now: WallInstant) {
     guard splay.over > .zero else { return }
     for id in ids {
-      guard let entry = entries[id], entry.phase == .idle, !entry.forced else { continue }
+      guard let waiting = entries[id]?.waiting, !waiting.forced else { continue }
       let offset = RandomDelay.fixed(
         machineId: splay.machineId, jobId: id.rawValue, maximum: splay.over)
-      update(id) { $0.splayUntil = now.advanced(by: offset) }
+      update(id) { $0.updateWaiting { $0.splayUntil = now.advanced(by: offset) } }
       rearm(id)
     }
   }
 
   /// When a run of `id` held back by the splay may start, while it is held.
   func splayedUntil(_ id: TaskId) -> WallInstant? {
-    entries[id]?.splayUntil
+    entries[id]?.waiting?.splayUntil
   }
 }

@@ -7,59 +7,78 @@ import HeapModule
 /// returns. All mutations happen under one lock, which is also the per-task lock of the
 /// dispatch contract: a claim re-checks due-ness and advances the next run atomically.
 struct DispatchStateMachine: Sendable {
-  enum Phase: Hashable, Sendable {
-    case idle
+  /// Where a task is in its cycle, with what holds only in that phase: the marks of a waiting
+  /// task go with its claim, a run's state with its end. This enum is the one place run state
+  /// lives (``Entry`` keeps only what outlasts a run).
+  enum Phase: Sendable {
+    /// Not claimed: waiting for its next run (or for nothing).
+    case idle(Waiting)
     /// Claimed, waiting at the network gate (the worker is not invoked yet).
     case gating(RunToken)
     /// Claimed ahead of a free worker (one-time work whose network requirement was met): the
-    /// claim is durable with the others of its batch; the worker is invoked when a slot frees
-    /// (`forced`: claimed by `runNow`, exempt from constraints).
-    case claimed(RunToken, forced: Bool)
-    /// Claimed and invoked (or about to be); `exempt` runs ignore constraint changes.
-    case running(RunToken, startedAt: WallInstant, exempt: Bool)
+    /// claim is durable with the others of its batch; the worker is invoked with this ticket
+    /// when a slot frees (`forced`: claimed by `runNow`, exempt from constraints).
+    case claimed(RunTicket, forced: Bool)
+    /// Claimed and invoked (or about to be).
+    case running(Run)
+
+    /// Idle, with nothing holding it back or freeing it.
+    static var waiting: Phase { .idle(Waiting()) }
 
     var token: RunToken? {
       switch self {
       case .idle: nil
       case .gating(let token): token
-      case .claimed(let token, _): token
-      case .running(let token, _, _): token
+      case .claimed(let ticket, _): ticket.token
+      case .running(let run): run.token
       }
     }
+
+    var isIdle: Bool {
+      if case .idle = self { true } else { false }
+    }
+  }
+
+  /// What holds back or frees an idle task until it is claimed.
+  struct Waiting: Equatable, Sendable {
+    /// `runNow` was called: bypass constraints and backoff once.
+    var forced = false
+    /// An expedited request demoted to standard by the quota.
+    var demoted = false
+    /// Due, but held back until its next window opens (``PendingPredicate/waitingForWindow``).
+    var windowHeld = false
+    /// Held back after the daemon's start or a resume until this time (`start-splay`).
+    var splayUntil: WallInstant?
+  }
+
+  /// A run that was invoked (or is about to be), until it ends.
+  struct Run: Sendable {
+    let token: RunToken
+    let startedAt: WallInstant
+    /// Started by `runNow` or the test driver: it ignores constraint changes.
+    let exempt: Bool
+    /// The network conditions the run was allowed to start under: the one snapshot its worker
+    /// is told about (``WorkContext/network``) and checked against before a start that cannot
+    /// be undone (``WorkContext/confirmStart()``). Out of line: it is 80 bytes, and
+    /// ``entries`` has up to two buckets per task.
+    @OutOfLine var startedUnder: NetworkConditions
+    /// It started relaxed (``ConstraintRelaxation``): its history entry says so, in these words.
+    let relaxed: String?
+    /// The last progress its worker reported.
+    var progress: Double?
   }
 
   struct Entry: Sendable {
     /// Out of line: a task row is about 600 bytes, and ``entries`` has up to two buckets per
     /// task (1.6 MB with 1,000 tasks when it was kept inline).
     @OutOfLine var row: TaskRow
-    var phase: Phase = .idle
-    /// `runNow` was called: bypass constraints and backoff once.
-    var forced = false
+    var phase = Phase.waiting
     /// The test driver declared all constraints met.
     var overridden = false
-    /// An expedited request demoted to standard by the quota.
-    var demoted = false
     var queueVersion: UInt64 = 0
-    var progress: Double?
-    /// The network conditions the run in flight was allowed to start under: the one snapshot
-    /// its worker is told about (``WorkContext/network``) and checked against before a start
-    /// that cannot be undone (``WorkContext/confirmStart()``).
-    var startedUnder: NetworkConditions? {
-      get { startedUnderStorage?.wrappedValue }
-      set { startedUnderStorage = newValue.map(OutOfLine.init(wrappedValue:)) }
-    }
-    /// ``startedUnder``, out of line: 80 bytes inline, set only while a run is in flight
-    /// (halves the entry's size, and ``entries``' storage: 330 KB with 1,000 tasks before).
-    var startedUnderStorage: OutOfLine<NetworkConditions>?
-    /// Due, but held back until its next window opens (``PendingPredicate/waitingForWindow``).
-    var windowHeld = false
     /// Its constraints relaxed (``ConstraintRelaxation``) after waiting long enough; with what
-    /// it waited for, in words.
+    /// it waited for, in words. Kept through a run: a relaxed run is judged relaxed.
     var relaxedFor: String?
-    /// The run in flight started relaxed: its history entry says so.
-    var relaxedRun: String?
-    /// Held back after the daemon's start or a resume until this time (`start-splay`).
-    var splayUntil: WallInstant?
     /// Starts the worker declined in a row (``WorkContext/declineStart(reason:)``): the backoff
     /// step of the next decline (an invocation resets ``TaskRow/deferrals``, so they cannot
     /// count them).
@@ -68,6 +87,32 @@ struct DispatchStateMachine: Sendable {
     /// The constraints decisions use now: relaxed once the wait reached the relaxation.
     var constraints: WorkConstraints {
       relaxedFor == nil ? row.constraints : row.constraints.relaxed
+    }
+
+    /// What holds it back while idle (`nil` while claimed or running).
+    var waiting: Waiting? {
+      if case .idle(let waiting) = phase { waiting } else { nil }
+    }
+
+    /// Changes what holds it back; nothing while it is claimed or running.
+    mutating func updateWaiting(_ body: (inout Waiting) -> Void) {
+      guard case .idle(var waiting) = phase else { return }
+      body(&waiting)
+      phase = .idle(waiting)
+    }
+
+    /// `runNow` was called and it was not claimed since.
+    var forced: Bool { waiting?.forced ?? false }
+
+    /// The run in flight, once invoked.
+    var run: Run? {
+      if case .running(let run) = phase { run } else { nil }
+    }
+
+    /// The run in flight if it is `token`'s.
+    func run(_ token: RunToken) -> Run? {
+      guard let run, run.token == token else { return nil }
+      return run
     }
   }
 
@@ -157,8 +202,8 @@ struct DispatchStateMachine: Sendable {
       row.lastReason = existing.row.lastReason
       row.lastRunStartedAt = existing.row.lastRunStartedAt
       row.lastRunEndedAt = existing.row.lastRunEndedAt
-      if case .claimed(let token, _) = existing.phase {
-        dropClaim(token, &effects)
+      if case .claimed(let ticket, _) = existing.phase {
+        dropClaim(ticket.token, &effects)
       } else if let token = existing.phase.token {
         effects.stops.append((token, .cancelled))
         effects.events.append(event(row.id, .cancelled(source: .replaced), now))
@@ -212,8 +257,8 @@ struct DispatchStateMachine: Sendable {
     var effects = Effects()
     guard let entry = entries.removeValue(forKey: id) else { return (.noSuchTask, effects) }
     var invoked = entry.phase.token != nil
-    if case .claimed(let token, _) = entry.phase {
-      dropClaim(token, &effects)
+    if case .claimed(let ticket, _) = entry.phase {
+      dropClaim(ticket.token, &effects)
       invoked = false
     } else if let token = entry.phase.token {
       effects.stops.append((token, .cancelled))
@@ -231,7 +276,6 @@ struct DispatchStateMachine: Sendable {
       let (_, more) = cancel(id, now: now)
       effects.stops += more.stops
       effects.events += more.events
-      effects.discarded += more.discarded
     }
     effects.ops = [.deleteAll]
     return (ids.count, effects)
@@ -243,7 +287,7 @@ struct DispatchStateMachine: Sendable {
     guard accepting else { return .notRunning }
     guard entries[id] != nil else { return .noSuchTask }
     if liveTaskIds[id] != nil { return .alreadyRunning }
-    entries[id]?.forced = true
+    entries[id]?.updateWaiting { $0.forced = true }
     rearm(id)
     return .triggered
   }
@@ -289,7 +333,7 @@ struct DispatchStateMachine: Sendable {
         if case .expedited(.drop) = entries[key.id]?.row.hint {
           drop(key.id, now: now, &effects)
         } else {
-          entries[key.id]?.demoted = true
+          entries[key.id]?.updateWaiting { $0.demoted = true }
           rearm(key.id)
         }
         continue
@@ -324,12 +368,12 @@ struct DispatchStateMachine: Sendable {
 
   private func isCurrent(_ key: DueKey) -> Bool {
     guard let entry = entries[key.id] else { return false }
-    return entry.queueVersion == key.version && entry.phase == .idle
+    return entry.queueVersion == key.version && entry.phase.isIdle
       && isRegistered(key.id) && liveTaskIds[key.id] == nil && !isPowerBlocked(entry)
   }
 
   private func isPowerBlocked(_ entry: Entry) -> Bool {
-    entry.row.state == .blocked && entry.phase == .idle
+    entry.row.state == .blocked && entry.phase.isIdle
       && entry.row.blockedOn.contains { Self.isDeviceCondition($0) }
   }
 
@@ -342,19 +386,19 @@ struct DispatchStateMachine: Sendable {
 
   /// Puts an idle task (back) in its queue at its eligible time.
   mutating func rearm(_ id: TaskId) {
-    guard var entry = entries[id], entry.phase == .idle, isRegistered(id),
+    guard var entry = entries[id], let waiting = entry.waiting, isRegistered(id),
       !isPowerBlocked(entry), let nextRun = entry.row.nextRun
     else { return }
     queueVersion &+= 1
     entry.queueVersion = queueVersion
-    let splay = entry.forced ? nil : entry.splayUntil
+    let splay = waiting.forced ? nil : waiting.splayUntil
     let wakeTime =
-      entry.forced ? WallInstant(nanosecondsSince1970: .min) : max(nextRun, splay ?? nextRun)
+      waiting.forced ? WallInstant(nanosecondsSince1970: .min) : max(nextRun, splay ?? nextRun)
     let eligible = max(
-      wakeTime.advanced(by: .zero - (entry.forced ? .zero : entry.row.flexWindow ?? .zero)),
+      wakeTime.advanced(by: .zero - (waiting.forced ? .zero : entry.row.flexWindow ?? .zero)),
       splay ?? .init(nanosecondsSince1970: .min))
     let key = DueKey(time: eligible, id: id, version: queueVersion)
-    if entry.row.hint.isExpedited && !entry.demoted {
+    if entry.row.hint.isExpedited && !waiting.demoted {
       expeditedQueue.insert(key)
     } else {
       standardQueue.insert(key)
@@ -392,20 +436,16 @@ struct DispatchStateMachine: Sendable {
   }
 
   private mutating func claim(_ id: TaskId, now: WallInstant, _ effects: inout Effects) {
-    guard var entry = entries[id] else { return }
+    guard var entry = entries[id], let waiting = entry.waiting else { return }
     let token = newToken()
-    let exempt = entry.forced || entry.overridden
+    let exempt = waiting.forced || entry.overridden
     let requirement = networkNeed(of: entry)
     let needsGate = !exempt && !requirement.isSatisfied(by: network)
-    if entry.row.hint.isExpedited && !entry.demoted { expeditedStarts.append(now) }
-    entry.forced = false
-    entry.demoted = false
+    if entry.row.hint.isExpedited && !waiting.demoted { expeditedStarts.append(now) }
     if entry.row.kind == .periodic, let interval = entry.row.interval {
       entry.row.nextRun = now.advanced(by: interval)
     }
     claimCalendarElapse(&entry, now: now)
-    entry.windowHeld = false
-    entry.splayUntil = nil
     if !exempt { armWindowStop(token, entry.row.constraints, now: now) }
     entry.row.updatedAt = now
     var gate: GateSpec?
@@ -430,31 +470,27 @@ struct DispatchStateMachine: Sendable {
   }
 
   func markInvoked(_ entry: inout Entry, token: RunToken, now: WallInstant, exempt: Bool) {
-    entry.phase = .running(token, startedAt: now, exempt: exempt)
+    entry.phase = .running(
+      Run(
+        token: token, startedAt: now, exempt: exempt, startedUnder: network,
+        relaxed: relaxedRunPhrase(entry, now: now)))
     entry.row.state = .running
     entry.row.blockedOn = []
     entry.row.deferrals = 0
     entry.row.lastRunStartedAt = now
-    entry.progress = nil
-    entry.startedUnder = network
-    entry.relaxedRun = relaxedRunPhrase(entry, now: now)
   }
 
   /// The conditions the run `token` was started under, while it runs.
   func startConditions(_ token: RunToken) -> NetworkConditions? {
-    guard let id = liveRuns[token], let entry = entries[id], entry.phase.token == token else {
-      return nil
-    }
-    return entry.startedUnder
+    guard let id = liveRuns[token] else { return nil }
+    return entries[id]?.run(token)?.startedUnder
   }
 
   /// Whether the run `token` may still start its irreversible part: it runs, and the network
   /// conditions are still the ones it was started under (an exempt run always may).
   func mayStillStart(_ token: RunToken) -> Bool {
-    guard let id = liveRuns[token], let entry = entries[id],
-      case .running(token, _, let exempt) = entry.phase
-    else { return false }
-    return exempt || entry.startedUnder == network
+    guard let id = liveRuns[token], let run = entries[id]?.run(token) else { return false }
+    return run.exempt || run.startedUnder == network
   }
 
   private mutating func drop(_ id: TaskId, now: WallInstant, _ effects: inout Effects) {
@@ -471,55 +507,58 @@ struct DispatchStateMachine: Sendable {
 
   /// The active tasks as `scheduled()` reports them.
   func snapshot(now: WallInstant) -> [ScheduledTask] {
-    entries.values.map { entry in
-      let row = entry.row
-      var predicates: [PendingPredicate] = []
-      let state: TaskState
-      let windowOpens = entry.phase == .idle ? windowOpening(entry, now: now) : nil
-      switch entry.phase {
-      case .running:
-        state = .running
-      case .claimed:
-        // Waiting for a free worker.
-        state = .pending
-      case .gating:
-        state = .blocked
-        predicates.append(networkPredicate(networkNeed(of: entry)))
-      case .idle:
-        if !isRegistered(row.id) { predicates.append(.workerNotRegistered) }
-        let requirement = networkNeed(of: entry)
-        if !entry.overridden && !requirement.isSatisfied(by: network) {
-          predicates.append(networkPredicate(requirement))
-        }
-        if !entry.overridden { predicates += unmetDevice(entry.constraints) }
-        if entry.forced {
-          state = isPowerBlocked(entry) ? .blocked : .pending
-        } else if isPowerBlocked(entry) || !isRegistered(row.id) {
-          state = .blocked
-        } else if let windowOpens {
-          state = row.state == .backoff ? .backoff : .pending
-          predicates.append(.waitingForWindow(opens: windowOpens.date))
-        } else if let next = row.nextRun, next > now {
-          state = row.state == .backoff ? .backoff : .pending
-          predicates.append(
-            row.state == .backoff
-              ? .waitingForBackoff(until: next.date) : .waitingForEarliestBeginDate(at: next.date))
-        } else {
-          state = .pending
-        }
+    entries.values.map { scheduledTask($0, now: now) }.sorted { $0.taskId < $1.taskId }
+  }
+
+  /// One task as `scheduled()` reports it: its state, what it waits for and when it may run.
+  private func scheduledTask(_ entry: Entry, now: WallInstant) -> ScheduledTask {
+    let row = entry.row
+    var predicates: [PendingPredicate] = []
+    let state: TaskState
+    let hint: Date?
+    var progress: Double?
+    switch entry.phase {
+    case .running(let run):
+      state = .running
+      hint = nil
+      progress = run.progress
+    case .claimed:
+      // Waiting for a free worker.
+      state = .pending
+      hint = now.date
+    case .gating:
+      state = .blocked
+      hint = nil
+      predicates.append(networkPredicate(networkNeed(of: entry)))
+    case .idle(let waiting):
+      if !isRegistered(row.id) { predicates.append(.workerNotRegistered) }
+      let requirement = networkNeed(of: entry)
+      if !entry.overridden && !requirement.isSatisfied(by: network) {
+        predicates.append(networkPredicate(requirement))
       }
-      let hint: Date? =
-        switch entry.phase {
-        case .idle:
-          entry.forced ? now.date : (windowOpens ?? row.nextRun.map { max($0, now) })?.date
-        case .claimed: now.date
-        case .gating, .running: nil
-        }
-      return ScheduledTask(
-        taskId: row.id, kind: row.kind, state: state, nextRunHint: hint, attempt: row.attempt,
-        deferrals: row.deferrals, ephemeral: row.ephemeral, pendingPredicates: predicates,
-        lastResult: row.lastResult, lastReason: row.lastReason, progress: entry.progress)
-    }.sorted { $0.taskId < $1.taskId }
+      if !entry.overridden { predicates += unmetDevice(entry.constraints) }
+      let windowOpens = windowOpening(entry, waiting, now: now)
+      if waiting.forced {
+        state = isPowerBlocked(entry) ? .blocked : .pending
+      } else if isPowerBlocked(entry) || !isRegistered(row.id) {
+        state = .blocked
+      } else if let windowOpens {
+        state = row.state == .backoff ? .backoff : .pending
+        predicates.append(.waitingForWindow(opens: windowOpens.date))
+      } else if let next = row.nextRun, next > now {
+        state = row.state == .backoff ? .backoff : .pending
+        predicates.append(
+          row.state == .backoff
+            ? .waitingForBackoff(until: next.date) : .waitingForEarliestBeginDate(at: next.date))
+      } else {
+        state = .pending
+      }
+      hint = waiting.forced ? now.date : (windowOpens ?? row.nextRun.map { max($0, now) })?.date
+    }
+    return ScheduledTask(
+      taskId: row.id, kind: row.kind, state: state, nextRunHint: hint, attempt: row.attempt,
+      deferrals: row.deferrals, ephemeral: row.ephemeral, pendingPredicates: predicates,
+      lastResult: row.lastResult, lastReason: row.lastReason, progress: progress)
   }
 
   /// The token of the run in flight for `id`, if any.
@@ -531,10 +570,11 @@ struct DispatchStateMachine: Sendable {
   mutating func progress(
     _ token: RunToken, fraction: Double, message: String?, now: WallInstant
   ) -> MonitorEvent? {
-    guard let id = liveRuns[token], var entry = entries[id], entry.phase.token == token else {
+    guard let id = liveRuns[token], var entry = entries[id], var run = entry.run(token) else {
       return nil
     }
-    entry.progress = fraction
+    run.progress = fraction
+    entry.phase = .running(run)
     entries[id] = entry
     return event(id, .progress(fraction: fraction, message: message), now)
   }

@@ -21,7 +21,8 @@ struct RunTicket: Sendable {
   var inhibitPolicy: InhibitPolicy
   /// `nil` when the worker may be invoked at once.
   var gate: GateSpec?
-  /// Claimed ahead of a free worker: the driver keeps it until the state machine promotes it.
+  /// Claimed ahead of a free worker: the state machine keeps it until it promotes it
+  /// (``Effects/promotions``); the driver only tells it where the claim was enqueued.
   var claimedAhead = false
   /// The claim's store position: the worker is invoked only once it is committed.
   var claimSequence: StoreWriter.Sequence = 0
@@ -65,10 +66,9 @@ struct Effects: Sendable {
   var tickets: [RunTicket] = []
   var gateReleases: [RunToken] = []
   var stops: [(RunToken, StopReason)] = []
-  /// Claims made ahead whose worker is to be invoked now (in a free slot).
-  var promotions: [RunToken] = []
-  /// Claims made ahead that ended without a worker (cancelled, replaced, given back).
-  var discarded: [RunToken] = []
+  /// Claims made ahead whose worker is to be invoked now (in a free slot), with the tickets
+  /// they were claimed with.
+  var promotions: [RunTicket] = []
   /// Runs to freeze, for the condition they lost (`on-condition-lost = "pause"`).
   var pauses: [(RunToken, StopReason)] = []
   /// Paused runs to thaw.
@@ -76,7 +76,7 @@ struct Effects: Sendable {
 
   var isEmpty: Bool {
     ops.isEmpty && events.isEmpty && tickets.isEmpty && gateReleases.isEmpty && stops.isEmpty
-      && promotions.isEmpty && discarded.isEmpty && pauses.isEmpty && resumes.isEmpty
+      && promotions.isEmpty && pauses.isEmpty && resumes.isEmpty
   }
 
   /// Adds `other`'s effects after these (several decisions taken in one step).
@@ -87,7 +87,6 @@ struct Effects: Sendable {
     gateReleases += other.gateReleases
     stops += other.stops
     promotions += other.promotions
-    discarded += other.discarded
     pauses += other.pauses
     resumes += other.resumes
   }

@@ -10,9 +10,8 @@ final class Runtime: Sendable {
 
   struct Core: Sendable {
     var machine: DispatchStateMachine
+    /// The handles of the runs started (claims made ahead get one when promoted).
     var handles: [RunToken: RunHandle] = [:]
-    /// Claims made ahead of a free worker, until the state machine promotes or discards them.
-    var waiting: [RunToken: (RunTicket, RunHandle)] = [:]
     /// Runs to start that a run's own task could not take on (for the loop to start).
     var unstarted: [(RunTicket, RunHandle)] = []
     /// What each task waits for, as last written (for ``Backgrounder/Configuration/onWaitChange``).
@@ -73,21 +72,19 @@ final class Runtime: Sendable {
       let sequence = writer.enqueue(effects.ops, events: effects.events)
       var tickets: [(RunTicket, RunHandle)] = []
       for var ticket in effects.tickets {
+        if ticket.claimedAhead {
+          core.machine.claimEnqueued(ticket.token, at: sequence)
+          continue
+        }
         ticket.claimSequence = sequence
         let handle = RunHandle()
         core.handles[ticket.token] = handle
-        if ticket.claimedAhead {
-          core.waiting[ticket.token] = (ticket, handle)
-        } else {
-          tickets.append((ticket, handle))
-        }
+        tickets.append((ticket, handle))
       }
-      for token in effects.promotions {
-        if let run = core.waiting.removeValue(forKey: token) { tickets.append(run) }
-      }
-      for token in effects.discarded {
-        core.waiting.removeValue(forKey: token)
-        core.handles.removeValue(forKey: token)
+      for ticket in effects.promotions {
+        let handle = RunHandle()
+        core.handles[ticket.token] = handle
+        tickets.append((ticket, handle))
       }
       let releases = effects.gateReleases.compactMap { core.handles[$0] }
       let stops = effects.stops.compactMap { token, reason in
@@ -276,12 +273,7 @@ final class Runtime: Sendable {
       try? await writer.waitCommitted(decided.sequence)
     } else {
       startedAt =
-        core.withLock { core -> WallInstant? in
-          if case .running(_, let start, _) = core.machine.entries[ticket.taskId]?.phase {
-            return start
-          }
-          return nil
-        } ?? startedAt
+        core.withLock { $0.machine.entries[ticket.taskId]?.run?.startedAt } ?? startedAt
     }
     if let early = handle.end.value {
       return finish(ticket.token, early, abandoned: false)
@@ -431,7 +423,7 @@ final class Runtime: Sendable {
   /// The handle of the run in flight for `id` when its worker has been invoked.
   func runningHandle(_ id: TaskId) -> RunHandle? {
     core.withLock { core in
-      guard case .running(let token, _, _) = core.machine.entries[id]?.phase else { return nil }
+      guard let token = core.machine.entries[id]?.run?.token else { return nil }
       return core.handles[token]
     }
   }

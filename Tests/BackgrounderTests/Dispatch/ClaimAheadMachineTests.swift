@@ -61,7 +61,7 @@ import Testing
     let later = now.advanced(by: .seconds(1))
     let effects = machine.runEnded(
       first.token, ending: .finished(.success), abandoned: false, now: later)
-    #expect(effects.promotions == [oldestClaim.token])
+    #expect(effects.promotions.map(\.token) == [oldestClaim.token])
     #expect(effects.tickets.isEmpty)
     let marks = effects.ops.compactMap { op in
       if case .markStarted(let row) = op { row } else { nil }
@@ -100,12 +100,12 @@ import Testing
     let claims = tickets.filter(\.claimedAhead)
     let (outcome, cancelled) = machine.cancel(claims[0].taskId, now: now)
     #expect(outcome == .cancelled(pendingCleared: true))
-    #expect(cancelled.discarded == [claims[0].token] && cancelled.stops.isEmpty)
+    #expect(machine.liveRuns[claims[0].token] == nil && cancelled.stops.isEmpty)
     let replacement = TaskRow(
       request: .oneTime(.init(taskId: claims[1].taskId)), input: Data(), now: now)
     let (scheduled, replaced) = machine.schedule(replacement, policy: .replace, now: now)
     #expect(scheduled == .scheduled)
-    #expect(replaced.discarded == [claims[1].token] && replaced.stops.isEmpty)
+    #expect(machine.liveRuns[claims[1].token] == nil && replaced.stops.isEmpty)
     #expect(machine.liveRuns.count == 2)
     // The replacement is claimed afresh, and no run of the cancelled task is promoted.
     let next = machine.dispatch(now: now).0.tickets
@@ -113,7 +113,7 @@ import Testing
     let running = try #require(tickets.first { !$0.claimedAhead })
     let ended = machine.runEnded(
       running.token, ending: .finished(.success), abandoned: false, now: now)
-    #expect(ended.promotions.count == 1 && ended.promotions != [claims[0].token])
+    #expect(ended.promotions.count == 1 && ended.promotions.map(\.token) != [claims[0].token])
   }
 
   @Test("shutdown gives every claim without a worker back as pending")
@@ -122,7 +122,7 @@ import Testing
     for job in jobs.prefix(4) { schedule(.oneTime(.init(taskId: job)), in: &machine) }
     let claims = machine.dispatch(now: now).0.tickets.filter(\.claimedAhead)
     let effects = machine.beginShutdown(now: now)
-    #expect(Set(effects.discarded) == Set(claims.map(\.token)))
+    #expect(claims.count == 2 && claims.allSatisfy { machine.liveRuns[$0.token] == nil })
     #expect(effects.stops.count == 2)
     let released = upserts(effects)
     #expect(Set(released.map(\.id)) == Set(claims.map(\.taskId)))
@@ -154,5 +154,37 @@ import Testing
       })
     // Due at once.
     #expect(machine.dispatch(now: later).0.tickets.map(\.taskId).contains(jobs[0]))
+  }
+
+  @Test(
+    "a claim made ahead once its window opened leaves the window's hold behind: a retry waits for its backoff, not for a window"
+  )
+  func claimEndsTheWindowHold() throws {
+    var machine = machine()
+    for job in jobs.prefix(2) { schedule(.oneTime(.init(taskId: job)), in: &machine) }
+    let busy = machine.dispatch(now: now).0.tickets
+    #expect(busy.count == 2 && machine.runsInSlots == 2)
+    // 22:13:20 UTC: held until its window opens at 23:00.
+    let windowed = jobs[5]
+    let constraints = WorkConstraints(windows: [try TimeWindow("23:00-23:30")])
+    schedule(.oneTime(.init(taskId: windowed, constraints: constraints)), in: &machine)
+    #expect(machine.dispatch(now: now).0.tickets.isEmpty)
+    let opens = now.advanced(by: .seconds(46 * 60 + 40))
+    #expect(
+      machine.snapshot(now: now).first { $0.taskId == windowed }?.pendingPredicates
+        == [.waitingForWindow(opens: opens.date)])
+    // The window opens while both slots are busy: claimed ahead, then promoted.
+    let claim = try #require(machine.dispatch(now: opens).0.tickets.first)
+    #expect(claim.taskId == windowed && claim.claimedAhead)
+    let ended = machine.runEnded(
+      busy[0].token, ending: .finished(.success), abandoned: false, now: opens)
+    #expect(ended.promotions.map(\.token) == [claim.token])
+    let later = opens.advanced(by: .seconds(60))
+    _ = machine.runEnded(
+      claim.token, ending: .finished(.retry(reason: "try later")), abandoned: false, now: later)
+    let task = try #require(machine.snapshot(now: later).first { $0.taskId == windowed })
+    let retryAt = try #require(task.nextRunHint)
+    #expect(retryAt > later.date && task.state == .backoff)
+    #expect(task.pendingPredicates == [.waitingForBackoff(until: retryAt)])
   }
 }

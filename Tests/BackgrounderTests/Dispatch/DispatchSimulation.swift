@@ -121,8 +121,9 @@ struct DispatchSimulation {
   /// One-time tasks accepted and neither cancelled nor replaced, and those that finished.
   private(set) var acceptedOneTime: Set<TaskId> = []
   private(set) var finishedOneTime: Set<TaskId> = []
-  /// Claims made ahead of a free worker: they become runs when the machine promotes them.
-  private var claims: [RunToken: RunTicket] = [:]
+  /// Claims made ahead of a free worker: they become runs when the machine promotes them
+  /// (with the ticket it kept), each at most once.
+  private var claims: Set<RunToken> = []
   /// How many claims made ahead became runs.
   private(set) var promotedClaims = 0
 
@@ -243,14 +244,16 @@ struct DispatchSimulation {
   private mutating func perform(_ effects: Effects) {
     for op in effects.ops { record(op) }
     for ticket in effects.tickets {
-      if ticket.claimedAhead { claims[ticket.token] = ticket } else { claimed(ticket) }
+      if ticket.claimedAhead { claims.insert(ticket.token) } else { claimed(ticket) }
     }
-    for token in effects.discarded { claims[token] = nil }
-    for token in effects.promotions {
-      if let ticket = claims.removeValue(forKey: token) {
-        promotedClaims += 1
-        claimed(ticket)
+    for ticket in effects.promotions {
+      guard claims.remove(ticket.token) != nil else {
+        violations[.oneRunAtATime, default: []].append(
+          "\(ticket.taskId): promoted a claim not made ahead, or twice")
+        continue
       }
+      promotedClaims += 1
+      claimed(ticket)
     }
     for token in effects.gateReleases {
       if let run = runs[token] { resolveGate(run, passed: true) }
@@ -313,9 +316,7 @@ struct DispatchSimulation {
 
   /// A worker of `id` is invoked now (run `token`): its conditions must permit it.
   private mutating func checkPermitted(_ token: RunToken, _ id: TaskId) {
-    guard let entry = machine.entries[id], case .running(token, _, let exempt) = entry.phase,
-      !exempt
-    else { return }
+    guard let entry = machine.entries[id], let run = entry.run(token), !run.exempt else { return }
     let requirement = entry.row.constraints.networkRequired
     guard requirement != .none else { return }
     networkStarts += 1
@@ -325,9 +326,9 @@ struct DispatchSimulation {
         "\(id) (\(requirement)) invoked under \(DispatchStep.network(machine.network))")
     }
     // What the worker is told is what the decision used.
-    if entry.startedUnder != machine.network {
+    if run.startedUnder != machine.network {
       violations[.startedWithoutPermission, default: []].append(
-        "\(id) told \(String(describing: entry.startedUnder)), decided under \(machine.network)")
+        "\(id) told \(run.startedUnder), decided under \(machine.network)")
     }
   }
 
