@@ -219,11 +219,14 @@ import Testing
       (0..<4).reduce(UInt32(0)) { $0 | UInt32(barrier[offset + $1]) << (8 * UInt32($1)) }
     }
     #expect(u32(at: 20) == 1, "the loopback link")
-    // The kernel's answer to it: the loopback link as it is, with the barrier's sequence.
+    // The kernel's answer to it: the loopback link as it is, with the barrier's sequence. It is
+    // not decoded at all (1.5 kB of attributes on a real kernel, a quarter of the instructions
+    // a deletion cost): not even one cut short counts as a malformed message.
     let sequence = u32(at: 8)
     let before = engine.model.status()
-    _ = engine.ingest(datagram: loopbackLink(sequence: sequence))
+    _ = engine.ingest(datagram: loopbackLinkCutShort(sequence: sequence))
     #expect(engine.model.status() == before)
+    #expect(engine.model.status().malformedMessages == 0)
     _ = engine.ingest(datagram: replies(to: afterDeletion, interfaceIndex: Int32(primary.index)))
     let settled = engine.nextRequest()
     #expect(settled == nil)
@@ -285,13 +288,10 @@ import Testing
   }
 
   /// `RTM_NEWLINK` of the loopback link (index 1, up), as the kernel answers `RTM_GETLINK`.
-  private func loopbackLink(sequence: UInt32) -> [UInt8] {
-    // struct ifinfomsg: family, pad, type ARPHRD_LOOPBACK (772), index 1, flags UP|LOOPBACK|
-    // RUNNING|LOWER_UP, change.
-    var body: [UInt8] = [0, 0] + bytes(UInt16(772)) + bytes(Int32(1))
-    body += bytes(UInt32(0x1_0049)) + bytes(UInt32(0))
-    body += bytes(UInt16(7)) + bytes(UInt16(3)) + Array("lo".utf8) + [0, 0]  // IFLA_IFNAME
-    body += bytes(UInt16(5)) + bytes(UInt16(16)) + [6, 0, 0, 0]  // IFLA_OPERSTATE: up
+  /// `RTM_NEWLINK` of the loopback link cut short: only the first 8 bytes of its 16-byte
+  /// fixed header (family, pad, type ARPHRD_LOOPBACK, index 1), so decoding it would fail.
+  private func loopbackLinkCutShort(sequence: UInt32) -> [UInt8] {
+    let body: [UInt8] = [0, 0] + bytes(UInt16(772)) + bytes(Int32(1))
     let header = NetlinkHeader(
       length: UInt32(NetlinkHeader.size + body.count), type: 16, flags: 0, sequence: sequence,
       portID: 0)

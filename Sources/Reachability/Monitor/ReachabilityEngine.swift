@@ -120,6 +120,12 @@ struct ReachabilityEngine: Sendable {
   mutating func ingest(datagram: [UInt8]) -> Ingested {
     var result = Ingested()
     for frame in NetlinkFraming.frames(in: datagram) {
+      if isBarrierReply(frame) {
+        // The loopback link as it is (about 1.5 kB of attributes), or an error: nothing
+        // changed, and nothing in it is worth decoding.
+        barrierInFlight = nil
+        continue
+      }
       let message: RtnetlinkMessage
       do {
         message = try RtnetlinkParser.parse(try frame.get())
@@ -129,15 +135,7 @@ struct ReachabilityEngine: Sendable {
         result.warnings.append("skipped \(error)")
         continue
       }
-      if RouteLookupRequest.isLookup(message.header) {
-        if let barrier = barrierInFlight, message.header.sequence == barrier,
-          localPort.map({ message.header.portID == $0 }) ?? true
-        {
-          barrierInFlight = nil  // the loopback link as it is, or an error: nothing changed
-          continue
-        }
-        if takeLookupReply(message) { continue }
-      }
+      if RouteLookupRequest.isLookup(message.header), takeLookupReply(message) { continue }
       if asksKernel {
         switch message.payload {
         case .route(let route, .delete): deletedRouteLinks += model.tables.interfaces(of: route)
@@ -182,6 +180,15 @@ struct ReachabilityEngine: Sendable {
       }
     }
     return result
+  }
+
+  /// Whether `frame` is the kernel's reply to the barrier in flight (addressed to our socket).
+  private func isBarrierReply(_ frame: NetlinkFraming.Frame) -> Bool {
+    guard let barrier = barrierInFlight, case .success(let bytes) = frame,
+      let header = NetlinkHeader(decoding: bytes)
+    else { return false }
+    return header.sequence == barrier && RouteLookupRequest.isLookup(header)
+      && localPort.map { header.portID == $0 } ?? true
   }
 
   /// The families with a usable link: one without has no egress whatever the kernel says.
