@@ -136,12 +136,12 @@ import Testing
   @Test func stopRunsSubmittedClosuresThenEndsTheThread() async throws {
     let name = "test-stop-\(getpid() % 1000)"
     let loop = try EventLoop(name: name)
-    await loop.submit {}
-    #expect(Self.threads(named: name) == 1)
+    let thread = await loop.submit { Self.currentThread() }
+    #expect(Self.isAlive(thread, named: name))
     let ran = Lock(false)
     loop.execute { ran.withLock { $0 = true } }
     loop.stop()
-    #expect(await waitUntil { Self.threads(named: name) == 0 })
+    #expect(await waitUntil { !Self.isAlive(thread, named: name) })
     #expect(ran.withLock { $0 })
   }
 
@@ -149,9 +149,10 @@ import Testing
     final class Captured: Sendable {}
     let name = "test-drop-\(getpid() % 1000)"
     let loop = try EventLoop(name: name)
-    await loop.submit {}  // its thread runs (and is named) before it is stopped
+    // Its thread runs (and is named) before it is stopped.
+    let thread = await loop.submit { Self.currentThread() }
     loop.stop()
-    #expect(await waitUntil { Self.threads(named: name) == 0 })
+    #expect(await waitUntil { !Self.isAlive(thread, named: name) })
     let ran = Lock(false)
     weak var closureCapture: Captured?
     weak var timerCapture: Captured?
@@ -178,9 +179,9 @@ import Testing
   @Test func aSubmitAfterTheLoopEndedRunsOnItsCallerInsteadOfWaitingForever() async throws {
     let name = "test-late-\(getpid() % 1000)"
     let loop = try EventLoop(name: name)
-    await loop.submit {}
+    let thread = await loop.submit { Self.currentThread() }
     loop.stop()
-    #expect(await waitUntil { Self.threads(named: name) == 0 })
+    #expect(await waitUntil { !Self.isAlive(thread, named: name) })
     // A service given a loop that stopped first still takes its last step (its `stop()`).
     let answer = Lock<Int?>(nil)
     Task {
@@ -221,9 +222,9 @@ import Testing
   @Test func stoppingAnEndedLoopWritesToNoDescriptor() async throws {
     let name = "test-twice-\(getpid() % 1000)"
     let loop = try EventLoop(name: name)
-    await loop.submit {}
+    let thread = await loop.submit { Self.currentThread() }
     loop.stop()
-    #expect(await waitUntil { Self.threads(named: name) == 0 })
+    #expect(await waitUntil { !Self.isAlive(thread, named: name) })
     // The numbers the loop closed are the lowest free ones now: these take them.
     let reused = (0..<4).map { _ in eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
     defer { for descriptor in reused { close(descriptor) } }
@@ -236,12 +237,18 @@ import Testing
     }
   }
 
-  /// The threads of this process named `name` (`/proc/self/task/*/comm`).
-  private static func threads(named name: String) -> Int {
-    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-    return tasks.count { task in
-      let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
-      return comm?.trimmingCharacters(in: .newlines) == name
-    }
+  /// The kernel's id of the calling thread: `/proc/thread-self` links to `<pid>/task/<tid>`.
+  private static func currentThread() -> Int {
+    let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")
+    return link.flatMap { $0.split(separator: "/").last.flatMap { Int($0) } } ?? -1
+  }
+
+  /// Whether the thread `id` of this process still runs under the loop's `name`. A thread is
+  /// followed by its id, not found by its name: a thread started *from* the loop's thread (the
+  /// concurrency pool's, when the loop resumes a waiting task) inherits the name and may
+  /// outlive the loop by minutes on a busy machine.
+  private static func isAlive(_ id: Int, named name: String) -> Bool {
+    let comm = try? String(contentsOfFile: "/proc/self/task/\(id)/comm", encoding: .utf8)
+    return comm?.trimmingCharacters(in: .newlines) == name
   }
 }
