@@ -122,7 +122,10 @@ extension Parser {
     -> TableBuilder
   {
     var table = root
-    for (offset, part) in key.dropLast().enumerated() {
+    // Indices, not `enumerated()`: the first use of that generic iterator's metadata is a
+    // runtime scan of every conformance in the binary, 7 % of a one-shot `status --json`.
+    for offset in key.indices.dropLast() {
+      let part = key[offset]
       switch table[part.name]?.item {
       case nil:
         table = try newTable(part, in: table, origin: .implicit, at: part.position)
@@ -178,7 +181,8 @@ extension Parser {
   mutating func parseKeyValue(_ key: Key, into table: TableBuilder) throws(TOMLError) {
     let node = try parseValue(depth: table.depth + key.count - 1)
     var target = table
-    for (offset, part) in key.dropLast().enumerated() {
+    for offset in key.indices.dropLast() {  // not `enumerated()`: see `headerParent`
+      let part = key[offset]
       switch target[part.name]?.item {
       case nil:
         target = try newTable(part, in: target, origin: .dotted, at: part.position)

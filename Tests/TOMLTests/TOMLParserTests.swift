@@ -110,6 +110,9 @@ import Testing
     ("[a.b]\n[a]\nb.c = 1\n", 3, 1, "defined by its header at line 1"),
     ("[[a]]\n[a]\n", 2, 1, "already an array of tables"),
     ("a = []\n[[a]]\n", 2, 1, "cannot define [[a]]: it is already an array"),
+    // The part of a longer key that is in the way is named up to itself.
+    ("a.b = 1\na.b.c.d = 2\n", 2, 3, "a.b is already an integer (line 1), which cannot"),
+    ("x.y = 1\n[x.y.z.w]\n", 2, 1, "x.y is already an integer (line 1), so [x.y.z.w] cannot"),
   ])
   func errorsNameLineColumnAndWhatWasExpected(
     text: String, line: Int, column: Int, fragment: String
