@@ -12,8 +12,10 @@ affects all alike; a command's CPU time is the user + system time of the process
 children (`wait4`'s rusage). Printed per command: median and min–max CPU in ms, the ratio of
 the medians to `ip -j route` (for `calendar` with many expressions: to systemd-analyze), and
 the threads the command started (`clone`/`clone3` calls counted with `strace -f`, when
-installed). `status --json` runs with no daemon and an empty store (a config in a temporary
-directory). With `--baseline`, an older binary is measured in the same rounds.
+installed). `status --json` runs with no daemon, once with an empty store (a config in a
+temporary directory) and once with a store holding one job (made by `schedule` of the measured
+binary, as a store of a daemon that is not running). With `--baseline`, an older binary is
+measured in the same rounds.
 """
 import argparse, os, shutil, statistics, subprocess, sys, tempfile
 
@@ -29,6 +31,12 @@ work = tempfile.mkdtemp(prefix="bg-cli-cost-")
 config = f"{work}/config.toml"
 with open(config, "w") as f:
     f.write(f'[store]\npath = "{work}/state.sqlite"\n[control]\nsocket = "{work}/control.sock"\n')
+# The same with a store that holds one job: a one-shot status opens (and leaves) a connection.
+one_job = f"{work}/one-job.toml"
+with open(one_job, "w") as f:
+    f.write(f'[store]\npath = "{work}/one-job.sqlite"\n[control]\nsocket = "{work}/one-job.sock"\n')
+subprocess.run([os.path.abspath(args.binary), "schedule", "bench.one-job", "--once", "--config",
+                one_job, "--command", "/bin/true"], check=True, stdout=subprocess.DEVNULL)
 binaries = [("ours", os.path.abspath(args.binary))]
 if args.baseline:
     binaries.insert(0, ("before", os.path.abspath(args.baseline)))
@@ -75,6 +83,7 @@ try:
         fixed += [
             (f"{label}: calendar daily", [binary, "calendar", "daily"]),
             (f"{label}: status --json (no daemon)", [binary, "status", "--json", "--config", config]),
+            (f"{label}: status --json (one job)", [binary, "status", "--json", "--config", one_job]),
             (f"{label}: --help", [binary, "--help"]),
         ]
     table("CLI fixed cost", fixed, args.runs, "ip -j route")

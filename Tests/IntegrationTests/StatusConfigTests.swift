@@ -58,6 +58,39 @@ struct StatusConfigTests {
     #expect((doctor.stdout + doctor.stderr).contains("job \"dev.e2e.soon\": every"), "\(doctor)")
   }
 
+  /// Under a sanitizer the binary's own runtime starts threads (TSan's, LSan's at exit).
+  static let unsanitized =
+    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") == nil
+    && dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") == nil
+
+  @Test(
+    "a one-shot status that reads a store holding a job starts no thread",
+    .enabled(if: unsanitized, "a sanitizer's runtime starts threads of its own"),
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "no strace"))
+  func oneShotStatusWithAStoreStartsNoThread() async throws {
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let harness = try DaemonHarness(workspace: workspace)
+    try workspace.writeConfig(jobs: "")
+    let scheduled = try await harness.cli(
+      "schedule", "dev.e2e.stored", "--once", "--config", workspace.configPath, "--command",
+      "/bin/true")
+    #expect(scheduled.status == 0, "\(scheduled)")
+    // Each thread (or process) started is a clone(2) or clone3(2) call: strace lists them.
+    let trace = workspace.file("threads.trace")
+    let status = try DaemonChild(
+      [
+        "/usr/bin/strace", "-f", "-qq", "-e", "trace=clone,clone3", "-o", trace, harness.binary,
+        "status", "--json", "--config", workspace.configPath,
+      ], outputPath: workspace.file("status.out"), errorPath: workspace.file("status.err"))
+    let exit = await status.waitForExit(timeout: .seconds(60))
+    #expect(exit == 0, "\(status.errorOutput)")
+    #expect(status.output.contains("\"dev.e2e.stored\""), "the store was read: \(status.output)")
+    let clones = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+      .filter { $0.contains("clone") }
+    #expect(clones.isEmpty, "threads started: \(clones)")
+  }
+
   @Test("status --help and a usage error read as the whole command line's")
   func helpAndUsageErrors() async throws {
     let workspace = try DaemonWorkspace()

@@ -100,6 +100,7 @@ struct StatusCommand: AsyncParsableCommand {
         daemonHints: { await read.value.0.health.daemonHints }, logger: logger)
       let (printer, sections) = await read.value
       try printer.emit(network: network, power: probe.status, sections: sections)
+      tasks.keepUntilExit()
     }
     if tasks.failed { throw ExitCode.failure }
   }

@@ -52,6 +52,16 @@ final class TaskSection: Sendable {
     }
   }
 
+  /// Leaves this section, and the store connection it keeps, to the end of the process: a
+  /// one-shot `status` exits next. Closing the connection would cost more than the process's
+  /// whole read of the store: GRDB's `DatabaseQueue.deinit` calls
+  /// `NotificationCenter.removeObserver`, whose first cast boxes a Swift value through
+  /// Foundation and scans every protocol conformance in the binary on the way (0.86M of a
+  /// one-shot `status --json`'s 9.08M instructions; BENCHMARKS.md).
+  func keepUntilExit() { Self.keptUntilExit.withLock { $0.append(self) } }
+
+  private static let keptUntilExit = Lock<[TaskSection]>([])
+
   private func open() throws -> TaskStoreReader {
     openCount.withLock { $0 += 1 }
     return try TaskStoreReader(path: storePath)
