@@ -139,6 +139,36 @@ extension TaskStatusQueryTests {
     #expect(outcomes["test.c"] == ["test.c#1", "test.c#0"])
   }
 
+  @Test("a store not migrated yet is read without the newer columns; a migrated one with them")
+  func columnsOfTheStoreAsItIs() throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("store.sqlite").path
+    let queue = try DatabaseQueue(path: path)
+    // As a daemon of the first schema wrote it: no windows, inhibit, pause or relax columns.
+    try Schema.migrator.migrate(queue, upTo: "v1-tasks-and-runs")
+    try queue.write { db in
+      try db.execute(
+        sql: """
+          INSERT INTO task (id, kind, state, attempt, deferrals, blockedOn, ephemeral, network,
+            requiresCharging, requiresBatteryNotLow, initialDelay, budget, backoffKind,
+            backoffInitial, backoffMaxAttempts, backoffJitter, input, scheduledAt, updatedAt)
+          VALUES ('test.query.old', 'oneTime', 'pending', 0, 0, '', 0, 'none', 0, 0, 0,
+            600000000000, 'exponential', 30000000000, 10, 0, x'', ?, ?)
+          """,
+        arguments: [now.nanosecondsSince1970, now.nanosecondsSince1970])
+    }
+    let old = try TaskStoreReader(path: path).tasks(now: now.date)
+    #expect(old.map(\.id) == [id("test.query.old")])
+    #expect(old.map(\.inhibitPolicy) == [.delay])
+    // Migrated: the columns are there and read (a stored `block` is not the default `delay`).
+    try Schema.migrator.migrate(queue)
+    try queue.write { db in try db.execute(sql: "UPDATE task SET inhibit = 'block'") }
+    try queue.close()
+    let migrated = try TaskStoreReader(path: path).tasks(now: now.date)
+    #expect(migrated.map(\.inhibitPolicy) == [.block])
+  }
+
   @Test("without input, the tasks read are the same but for an empty input")
   func withoutInput() throws {
     let (directory, path, _) = try store(runs: 2)
