@@ -64,20 +64,9 @@ struct InhibitPolicyTests {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let path = directory.appendingPathComponent("store.sqlite").path
-    let queue = try DatabaseQueue(path: path)
-    try Schema.migrator.migrate(queue, upTo: "i29-telemetry-outbox")
-    let now = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
-    try queue.write { db in
-      try db.execute(
-        sql: """
-          INSERT INTO task (id, kind, state, attempt, deferrals, blockedOn, ephemeral, network,
-            requiresCharging, requiresBatteryNotLow, initialDelay, budget, backoffKind,
-            backoffInitial, backoffMaxAttempts, backoffJitter, input, scheduledAt, updatedAt)
-          VALUES (?, 'oneTime', 'pending', 0, 0, '', 0, 'none', 0, 0, 0, 600000000000,
-            'exponential', 30000000000, 10, 0, x'', ?, ?)
-          """,
-        arguments: [blocking.rawValue, now.nanosecondsSince1970, now.nanosecondsSince1970])
-    }
+    let queue = try olderStore(
+      at: path, upTo: "i29-telemetry-outbox", holding: blocking,
+      now: WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000))
     try queue.close()
     // Opening migrates the store and loads its active tasks.
     let store = try TaskStore.open(path: path, durability: .full, historyLimit: 5)

@@ -144,20 +144,9 @@ extension TaskStatusQueryTests {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let path = directory.appendingPathComponent("store.sqlite").path
-    let queue = try DatabaseQueue(path: path)
     // As a daemon of the first schema wrote it: no windows, inhibit, pause or relax columns.
-    try Schema.migrator.migrate(queue, upTo: "v1-tasks-and-runs")
-    try queue.write { db in
-      try db.execute(
-        sql: """
-          INSERT INTO task (id, kind, state, attempt, deferrals, blockedOn, ephemeral, network,
-            requiresCharging, requiresBatteryNotLow, initialDelay, budget, backoffKind,
-            backoffInitial, backoffMaxAttempts, backoffJitter, input, scheduledAt, updatedAt)
-          VALUES ('test.query.old', 'oneTime', 'pending', 0, 0, '', 0, 'none', 0, 0, 0,
-            600000000000, 'exponential', 30000000000, 10, 0, x'', ?, ?)
-          """,
-        arguments: [now.nanosecondsSince1970, now.nanosecondsSince1970])
-    }
+    let queue = try olderStore(
+      at: path, upTo: "v1-tasks-and-runs", holding: id("test.query.old"), now: now)
     let old = try TaskStoreReader(path: path).tasks(now: now.date)
     #expect(old.map(\.id) == [id("test.query.old")])
     #expect(old.map(\.inhibitPolicy) == [.delay])
