@@ -19,10 +19,10 @@ enum TaskStatusQuery {
     // In rowid order, sorted below: `ORDER BY id` walks the id index and seeks every row from
     // it, three times the work of the plain walk.
     // A store not migrated yet (its daemon is older) has no windows or inhibit policy.
-    let hasWindows = taskHasColumn("windows", db)
-    let hasInhibit = taskHasColumn("inhibit", db)
-    let hasPause = taskHasColumn("pausedAt", db)
-    let hasRelax = taskHasColumn("waitingSince", db)
+    let hasWindows = try taskHasColumn("windows", db)
+    let hasInhibit = try taskHasColumn("inhibit", db)
+    let hasPause = try taskHasColumn("pausedAt", db)
+    let hasRelax = try taskHasColumn("waitingSince", db)
     let zone = CalendarTimeZones.local()
     let filter = ids.map { "WHERE id IN (\(databaseQuestionMarks(count: $0.count)))" } ?? ""
     let tasks = try db.makeStatement(
@@ -53,10 +53,19 @@ enum TaskStatusQuery {
   /// Whether the `task` table of `db` has `column`, looked up in the schema SQLite has parsed
   /// (`sqlite3_table_column_metadata`). GRDB's `columns(in:)` compiles and steps a `PRAGMA`
   /// through its authorizer for the same answer: 6 % of a one-shot `status`'s instructions.
-  private static func taskHasColumn(_ column: String, _ db: Database) -> Bool {
-    sqlite3_table_column_metadata(
+  /// Any other failure than "no such column" (a busy or damaged file) is an error, as the
+  /// statement's would be, not a column taken for missing.
+  private static func taskHasColumn(_ column: String, _ db: Database) throws -> Bool {
+    let code = sqlite3_table_column_metadata(
       db.sqliteConnection, "main", "task", column, nil, nil, nil, nil, nil)
-      == SQLITE_OK
+    switch code {
+    case SQLITE_OK: return true
+    case SQLITE_ERROR: return false
+    default:
+      throw DatabaseError(
+        resultCode: ResultCode(rawValue: code),
+        message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+    }
   }
 
   /// One row of the task statement, columns in the order of its `SELECT`.

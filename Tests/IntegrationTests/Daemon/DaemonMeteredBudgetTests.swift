@@ -147,13 +147,22 @@ struct DaemonMeteredBudgetTests {
     }
     let waitAfter = try #require(after.pendingPredicates.first { $0.kind == "meteredBudget" })
     #expect(waitAfter.used == used, "\(after)")
-    let restartedJSON = try await harness.cli(
-      "status", "--json", "--config", workspace.configPath)
+    // That wait is read from the store, which the daemon before the restart wrote: the new
+    // daemon may not answer yet (under ThreadSanitizer it starts slowly). Its budget is asked
+    // for once it answers.
+    let restartedJSON = try await daemonEventually(
+      "the restarted daemon answers status", describe: harness.describe()
+    ) { () -> String? in
+      let result = try await harness.cli("status", "--json", "--config", workspace.configPath)
+      let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+      let daemon = (document as? [String: Any])?["daemon"] as? [String: Any]
+      return daemon?["running"] as? Bool == true ? result.stdout : nil
+    }
     let restarted = try #require(
-      try JSONSerialization.jsonObject(with: Data(restartedJSON.stdout.utf8)) as? [String: Any])
+      try JSONSerialization.jsonObject(with: Data(restartedJSON.utf8)) as? [String: Any])
     let sharedAfter = try #require(
-      restarted["meteredBudget"] as? [String: Any], "\(restartedJSON.stdout)")
-    #expect(sharedAfter["used"] as? Int64 == total, "\(restartedJSON.stdout)")
+      restarted["meteredBudget"] as? [String: Any], "\(restartedJSON)")
+    #expect(sharedAfter["used"] as? Int64 == total, "\(restartedJSON)")
     #expect(workspace.lines(of: "runs").count == 2, "no run after the restart")
   }
 
