@@ -53,8 +53,8 @@ final class TaskSection: Sendable {
   }
 
   /// Leaves this section, and the store connection it keeps, to the end of the process: a
-  /// one-shot `status` exits next. Closing the connection would cost more than the process's
-  /// whole read of the store: GRDB's `DatabaseQueue.deinit` calls
+  /// one-shot `status` exits next. Closing the connection cost a third as much as reading the
+  /// store, and started the command's one thread: GRDB's `DatabaseQueue.deinit` calls
   /// `NotificationCenter.removeObserver`, whose first cast boxes a Swift value through
   /// Foundation and scans every protocol conformance in the binary on the way (0.86M of a
   /// one-shot `status --json`'s 9.08M instructions; BENCHMARKS.md).
