@@ -41,7 +41,7 @@ let package = Package(
     .target(name: "Broadcasting"),
     // libnl-3 / libnl-route-3, seen by the Netlink module only.
     .systemLibrary(
-      name: "CNetlink",
+      name: "CNetlink", path: "Sources/Conditions/Network/CNetlink",
       pkgConfig: "libnl-route-3.0",
       providers: [.apt(["libnl-3-dev", "libnl-route-3-dev"])]
     ),
@@ -55,7 +55,7 @@ let package = Package(
         "SystemCalls",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "SystemPackage", package: "swift-system"),
-      ]
+      ], path: "Sources/Conditions/Network/Netlink"
     ),
     // Links, addresses and routes -> reachable / metered / primary; live monitor.
     .target(
@@ -69,7 +69,7 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "SystemPackage", package: "swift-system"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-      ]
+      ], path: "Sources/Conditions/Network/Reachability"
     ),
     // libsystemd's sd-bus and sd-journal, seen by DBus, BackgrounderDaemon and the integration
     // tests only. Not linked: opened on first use (Sources/CSystemdBus/loader.c says why); its
@@ -77,7 +77,7 @@ let package = Package(
     .target(name: "CSystemdBus"),
     // libnl-genl-3 (generic netlink), seen by the Nl80211 module only.
     .systemLibrary(
-      name: "CGenericNetlink",
+      name: "CGenericNetlink", path: "Sources/Conditions/WifiIdentity/CGenericNetlink",
       pkgConfig: "libnl-genl-3.0",
       providers: [.apt(["libnl-genl-3-dev"])]
     ),
@@ -86,7 +86,7 @@ let package = Package(
       name: "Nl80211",
       dependencies: [
         "CGenericNetlink", "SystemCalls", .product(name: "SystemPackage", package: "swift-system"),
-      ]
+      ], path: "Sources/Conditions/WifiIdentity/Nl80211"
     ),
     // The one sd-bus connection: calls, signals checked against their sender, served on an
     // EventLoop with sd-bus's own deadline.
@@ -112,7 +112,7 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "SystemPackage", package: "swift-system"),
-      ]
+      ], path: "Sources/Conditions/NetworkHints/NetworkHints"
     ),
     // /sys/class/power_supply -> external power, charging, battery level; live probe.
     .target(
@@ -126,7 +126,7 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "SystemPackage", package: "swift-system"),
-      ]
+      ], path: "Sources/Conditions/Power/PowerSource"
     ),
     // The runtime: requests, constraints, backoff, gate, dispatcher, durable store. Knows
     // conditions only through protocols: it builds without libnl or any Linux-only C library.
@@ -153,12 +153,57 @@ let package = Package(
       name: "BackgrounderTesting",
       dependencies: ["Backgrounder", "Broadcasting", "Locking"]
     ),
-    // The live Linux condition sources: Reachability and PowerSource as the runtime's inputs.
+    // /proc/self/mountinfo -> which configured mount points are mounted (`requires-mount`).
+    .target(
+      name: "MountTable",
+      dependencies: [
+        "Backgrounder", "Broadcasting", "EventLoops", "Locking", "SystemCalls",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ],
+      path: "Sources/Conditions/Mounts/MountTable"
+    ),
+    // TCP checks of the `requires-reachable` destinations, per network.
+    .target(
+      name: "DestinationChecks",
+      dependencies: [
+        "Backgrounder", "Broadcasting", "EventLoops", "Locking", "Reachability", "SystemCalls",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      path: "Sources/Conditions/Destinations/DestinationChecks"
+    ),
+    // Steps of the wall clock and resumes (a timerfd with TFD_TIMER_CANCEL_ON_SET).
+    .target(
+      name: "WallClockChanges",
+      dependencies: [
+        "Backgrounder", "Broadcasting", "CSystemShims", "EventLoops", "Locking", "SystemCalls",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      path: "Sources/Conditions/Clock/WallClockChanges"
+    ),
+    // systemd-logind: the user's idle hint (`requires-idle`) and the bus connection to logind.
+    .target(
+      name: "Logind",
+      dependencies: [
+        "Backgrounder", "Broadcasting", "CSystemdBus", "DBus", "EventLoops", "Locking",
+        "SystemCalls", .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      path: "Sources/Conditions/Logind/Logind"
+    ),
+    // The live Linux condition sources composed as the runtime's inputs (each condition's own
+    // module is under Sources/Conditions; this one wires them and re-exports them).
     .target(
       name: "BackgrounderLinux",
       dependencies: [
-        "Backgrounder", "Broadcasting", "DBus", "EventLoops", "Locking", "NetworkHints",
-        "PowerSource", "Reachability", "CSystemShims", "CSystemdBus", "SystemCalls",
+        "Backgrounder", "Broadcasting", "DBus", "DestinationChecks", "EventLoops", "Locking",
+        "Logind", "MountTable", "NetworkHints", "PowerSource", "Reachability", "SystemCalls",
+        "WallClockChanges", "CSystemShims", "CSystemdBus",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "SystemPackage", package: "swift-system"),
@@ -179,7 +224,12 @@ let package = Package(
       ]
     ),
     // One epoll loop for low-traffic descriptors: the control socket, the clock-change timer.
-    .target(name: "EventLoops", dependencies: ["CSystemShims", "Locking", "SystemCalls"]),
+    .target(
+      name: "EventLoops",
+      dependencies: [
+        "CSystemShims", "Locking", "SystemCalls",
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ]),
     // The quiet Swift concurrency executors of `status` and the daemon: no Dispatch, no idle
     // wake-ups (custom-executor SPI, Swift 6.3).
     .target(name: "QuietExecutor", dependencies: ["CSystemShims", "Locking", "SystemCalls"]),
@@ -198,6 +248,7 @@ let package = Package(
         "DBus",
         "EventLoops",
         "Locking",
+        "Logind",
         "Netlink",
         "NetworkHints",
         "PowerSource",
@@ -246,23 +297,46 @@ let package = Package(
       ]),
     .testTarget(name: "MemoTests", dependencies: ["Memo"]),
     .testTarget(name: "BroadcastingTests", dependencies: ["Broadcasting", "Locking"]),
-    .testTarget(name: "NetlinkTests", dependencies: ["Netlink"]),
+    .testTarget(
+      name: "NetlinkTests", dependencies: ["Netlink"],
+      path: "Sources/Conditions/Network/Tests/NetlinkTests"),
     .testTarget(
       name: "ReachabilityTests",
       dependencies: [
         "Locking", "Reachability", "SystemCalls", "TestSupport",
         .product(name: "PropertyBased", package: "swift-property-based"),
-      ]
+      ], path: "Sources/Conditions/Network/Tests/ReachabilityTests"
     ),
     .testTarget(
-      name: "PowerSourceTests", dependencies: ["Locking", "PowerSource", "TestSupport"]),
-    .testTarget(name: "Nl80211Tests", dependencies: ["Nl80211"]),
+      name: "PowerSourceTests", dependencies: ["Locking", "PowerSource", "TestSupport"],
+      path: "Sources/Conditions/Power/Tests/PowerSourceTests"),
+    .testTarget(
+      name: "Nl80211Tests", dependencies: ["Nl80211"],
+      path: "Sources/Conditions/WifiIdentity/Tests/Nl80211Tests"),
     .testTarget(
       name: "NetworkHintsTests",
       dependencies: [
         "DBus", "NetworkHints", "Reachability", "SystemCalls",
         .product(name: "SystemPackage", package: "swift-system"),
-      ]),
+      ], path: "Sources/Conditions/NetworkHints/Tests/NetworkHintsTests"),
+    .testTarget(
+      name: "MountTableTests",
+      dependencies: [
+        "Backgrounder", "MountTable", .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Sources/Conditions/Mounts/Tests/MountTableTests"),
+    .testTarget(
+      name: "DestinationChecksTests", dependencies: ["Backgrounder", "DestinationChecks"],
+      path: "Sources/Conditions/Destinations/Tests/DestinationChecksTests"),
+    .testTarget(
+      name: "WallClockChangesTests",
+      dependencies: [
+        "Locking", "WallClockChanges", .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Sources/Conditions/Clock/Tests/WallClockChangesTests"),
+    .testTarget(
+      name: "LogindTests", dependencies: ["Backgrounder", "CSystemdBus", "Logind"],
+      path: "Sources/Conditions/Logind/Tests/LogindTests"),
     .testTarget(
       name: "BackgrounderTests",
       dependencies: [

@@ -2,6 +2,7 @@ import Backgrounder
 import BackgrounderLinux
 import DBus
 import Foundation
+import Logind
 
 /// Why logind's idle hint could not be read.
 struct IdleHintRefusal: BusCallRefusal, CustomStringConvertible {
@@ -18,10 +19,10 @@ extension Doctor {
     guard !waiting.isEmpty else { return nil }
     do throws(IdleHintRefusal) {
       let idle = try BusMethodCall.call(
-        on: .system(address: nil), destination: LogindIdleWatch.destination,
-        path: LogindIdleWatch.path, interface: "org.freedesktop.DBus.Properties", method: "Get",
+        on: .system(address: nil), destination: LogindBus.destination,
+        path: LogindBus.path, interface: "org.freedesktop.DBus.Properties", method: "Get",
         timeout: .seconds(2),
-        arguments: [.string(LogindIdleWatch.interface), .string("IdleHint")],
+        arguments: [.string(LogindBus.interface), .string("IdleHint")],
         read: { reply throws(IdleHintRefusal) -> Bool in
           guard case .bool(let value)? = try? reply.variant() else {
             throw IdleHintRefusal(isAbsent: false, description: "IdleHint is not a boolean")

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Logind
 import SystemCalls
 
 /// Why logind gave no inhibitor lock.
@@ -18,10 +19,6 @@ package struct InhibitRefusal: BusCallRefusal, Sendable, Equatable, CustomString
 /// right after: the daemon keeps no bus connection while no run goes (no idle wake-ups), and
 /// the lock lives in the returned descriptor, not in the connection.
 enum LogindInhibitCall {
-  static let destination = "org.freedesktop.login1"
-  static let path = "/org/freedesktop/login1"
-  static let interface = "org.freedesktop.login1.Manager"
-
   /// Asks logind for a `what` lock (`sleep`, `shutdown`) in `mode` (`delay`, `block`) for `who`
   /// and `why`; returns the lock's descriptor (close-on-exec; closing it releases the lock).
   /// `address`: a bus address, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
@@ -29,8 +26,8 @@ enum LogindInhibitCall {
     what: String, who: String, why: String, mode: String, address: String?, timeout: Duration
   ) throws(InhibitRefusal) -> Int32 {
     try BusMethodCall.call(
-      on: .system(address: address), destination: destination, path: path,
-      interface: interface, method: "Inhibit", timeout: timeout,
+      on: .system(address: address), destination: LogindBus.destination, path: LogindBus.path,
+      interface: LogindBus.interface, method: "Inhibit", timeout: timeout,
       arguments: [.string(what), .string(who), .string(why), .string(mode)]
     ) { reply throws(InhibitRefusal) in
       try ownDescriptor(of: reply)

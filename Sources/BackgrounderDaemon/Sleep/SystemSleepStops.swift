@@ -1,6 +1,7 @@
 import Backgrounder
 import EventLoops
 import Logging
+import Logind
 
 /// What the daemon does around sleep and shutdown: on `PrepareForSleep(true)` or
 /// `PrepareForShutdown(true)` nothing new starts and the runs under a `delay` lock are stopped

@@ -4,7 +4,7 @@ import Netlink
 enum FixtureFiles {
   static let directory: String = {
     var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)  // Tests/NetlinkTests/FixtureFiles.swift
+    parts.removeLast(6)  // Sources/Conditions/Network/Tests/NetlinkTests/FixtureFiles.swift
     return parts.joined(separator: "/") + "/Fixtures/netlink"
   }()
 

@@ -25,9 +25,6 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
   // set up on that thread before the event loop sees them (its `execute` hands them over);
   // `connection`, `pendingRead` and `stopped` are touched on the event loop's thread only;
   // `state` is locked.
-  package static let destination = "org.freedesktop.login1"
-  package static let path = "/org/freedesktop/login1"
-  package static let interface = "org.freedesktop.login1.Manager"
 
   private let eventLoop: EventLoop?
   /// The loop serving the connection while ``run()`` runs.
@@ -92,19 +89,19 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
     }
     do throws(BusError) {
       try connection.subscribe(
-        from: Self.destination,
-        match: "path='\(Self.path)',interface='org.freedesktop.DBus.Properties',"
-          + "member='PropertiesChanged',arg0='\(Self.interface)'"
+        from: LogindBus.destination,
+        match: "path='\(LogindBus.path)',interface='org.freedesktop.DBus.Properties',"
+          + "member='PropertiesChanged',arg0='\(LogindBus.interface)'"
       ) { [unowned self] message in self.changed(message) }
       try connection.subscribe(
         from: BusSignals.busDriver,
         match: "path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
-          + "member='NameOwnerChanged',arg0='\(Self.destination)'"
+          + "member='NameOwnerChanged',arg0='\(LogindBus.destination)'"
       ) { [unowned self] message in self.ownerChanged(message) }
     } catch {
       return publish(unknown: "cannot follow logind's idle hint (\(error))")
     }
-    if connection.owner(of: Self.destination) == nil {
+    if connection.owner(of: LogindBus.destination) == nil {
       publish(unknown: "logind not running")
     } else {
       readAll(blocking: true, on: connection)
@@ -122,15 +119,17 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
       answered(
         Result { () throws(BusError) in
           try connection.allProperties(
-            destination: Self.destination, path: Self.path, interface: Self.interface,
+            destination: LogindBus.destination, path: LogindBus.path,
+            interface: LogindBus.interface,
             deadline: csd_monotonic_microseconds() + 2_000_000)
         })
       return
     }
     do throws(BusError) {
       pendingRead = try connection.callAsync(
-        destination: Self.destination, path: Self.path, interface: properties, member: "GetAll",
-        arguments: [.string(Self.interface)], timeout: .seconds(2)
+        destination: LogindBus.destination, path: LogindBus.path, interface: properties,
+        member: "GetAll",
+        arguments: [.string(LogindBus.interface)], timeout: .seconds(2)
       ) { [unowned self] reply in
         answered(
           reply.flatMap { message in Result { () throws(BusError) in try message.dictionary() } })

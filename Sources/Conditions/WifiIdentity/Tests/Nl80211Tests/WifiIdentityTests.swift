@@ -9,7 +9,7 @@ import Testing
 
   static func datagram(_ name: String) throws -> [UInt8] {
     var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)  // Tests/Nl80211Tests/WifiIdentityTests.swift
+    parts.removeLast(6)  // Sources/Conditions/WifiIdentity/Tests/Nl80211Tests/…
     let path = parts.joined(separator: "/") + "/Fixtures/nl80211/\(name).bin"
     return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
   }

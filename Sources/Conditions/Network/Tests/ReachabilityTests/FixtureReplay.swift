@@ -7,7 +7,7 @@ import Testing
 enum FixtureReplay {
   static let directory: String = {
     var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)  // Tests/ReachabilityTests/FixtureReplay.swift
+    parts.removeLast(6)  // Sources/Conditions/Network/Tests/ReachabilityTests/FixtureReplay.swift
     return parts.joined(separator: "/") + "/Fixtures/netlink"
   }()
 

@@ -2,7 +2,7 @@ import Backgrounder
 import Foundation
 import Testing
 
-@testable import BackgrounderLinux
+@testable import Logind
 
 /// What logind's idle properties make of the user's idle state, with the clocks given.
 @Suite struct LogindIdleHintTests {

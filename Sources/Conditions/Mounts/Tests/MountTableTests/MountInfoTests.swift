@@ -1,7 +1,7 @@
 import Backgrounder
-import BackgrounderLinux
 import Foundation
 import Logging
+import MountTable
 import Testing
 
 /// `/proc/self/mountinfo` parsing (pure), and the monitor on this process's real mount table.

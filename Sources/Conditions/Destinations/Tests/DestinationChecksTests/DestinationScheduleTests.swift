@@ -1,7 +1,7 @@
 import Backgrounder
 import Testing
 
-@testable import BackgrounderLinux
+@testable import DestinationChecks
 
 /// When destinations are checked (pure: the instants are given, no clock runs).
 @Suite struct DestinationScheduleTests {

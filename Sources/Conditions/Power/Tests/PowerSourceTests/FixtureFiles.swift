@@ -3,9 +3,11 @@ import Foundation
 /// Paths into `Fixtures/power_supply` and scratch copies of its trees.
 enum FixtureFiles {
   /// `…/Fixtures/power_supply`, found from this file's path.
-  static let powerSupply: String = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Fixtures/power_supply").path
+  static let powerSupply: String = {
+    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(6)  // Sources/Conditions/Power/Tests/PowerSourceTests/FixtureFiles.swift
+    return parts.joined(separator: "/") + "/Fixtures/power_supply"
+  }()
 
   /// The sysfs root of a scenario.
   static func scenario(_ name: String) -> String { powerSupply + "/" + name }

@@ -1,9 +1,7 @@
-import BackgrounderLinux
 import DBus
 import EventLoops
 import Foundation
 import Logging
-import NetworkHints
 import SystemCalls
 import SystemPackage
 
@@ -51,12 +49,12 @@ package final class LogindSleepWatch: @unchecked Sendable {
 
   private func connectAndServe() {
     let connection: BusConnection
-    do throws(InhibitRefusal) {
+    do throws(BusError) {
       connection = try connect()
     } catch {
       logger.info(
         "not watching for system sleep: runs are not stopped before it",
-        metadata: ["reason": "\(error)"])
+        metadata: ["reason": "logind signals: \(error)"])
       return
     }
     // Handed to the loop, which alone touches it from now on.
@@ -68,17 +66,12 @@ package final class LogindSleepWatch: @unchecked Sendable {
     eventLoop.execute { self.connection?.stopServing() }
   }
 
-  private func connect() throws(InhibitRefusal) -> BusConnection {
-    let connection: BusConnection
-    do throws(BusError) {
-      connection = try LogindBus.connect(address: address, logger: logger)
-      try connection.subscribe(
-        from: LogindInhibitCall.destination,
-        match: "path='\(LogindInhibitCall.path)',interface='\(LogindInhibitCall.interface)'"
-      ) { [unowned self] message in self.received(message) }
-    } catch {
-      throw InhibitRefusal(isAbsent: true, description: "logind signals: \(error)")
-    }
+  private func connect() throws(BusError) -> BusConnection {
+    let connection = try LogindBus.connect(address: address, logger: logger)
+    try connection.subscribe(
+      from: LogindBus.destination,
+      match: "path='\(LogindBus.path)',interface='\(LogindBus.interface)'"
+    ) { [unowned self] message in self.received(message) }
     inhibitDelayMax = readInhibitDelayMax(connection)
     return connection
   }
@@ -88,8 +81,8 @@ package final class LogindSleepWatch: @unchecked Sendable {
   private func readInhibitDelayMax(_ connection: BusConnection) -> Duration? {
     do throws(BusError) {
       let microseconds = try connection.uint64Property(
-        destination: LogindInhibitCall.destination, path: LogindInhibitCall.path,
-        interface: LogindInhibitCall.interface, name: "InhibitDelayMaxUSec",
+        destination: LogindBus.destination, path: LogindBus.path,
+        interface: LogindBus.interface, name: "InhibitDelayMaxUSec",
         timeout: .seconds(2), autoStart: true)
       return .microseconds(Int64(clamping: microseconds))
     } catch {
