@@ -154,48 +154,14 @@ let package = Package(
       dependencies: ["Backgrounder", "Broadcasting", "Locking"]
     ),
     // /proc/self/mountinfo -> which configured mount points are mounted (`requires-mount`).
-    .target(
-      name: "MountTable",
-      dependencies: [
-        "Backgrounder", "Broadcasting", "EventLoops", "Locking", "SystemCalls",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-      ],
-      path: "Sources/Conditions/Mounts/MountTable"
-    ),
+    conditionSource("MountTable", in: "Mounts"),
     // TCP checks of the `requires-reachable` destinations, per network.
-    .target(
-      name: "DestinationChecks",
-      dependencies: [
-        "Backgrounder", "Broadcasting", "EventLoops", "Locking", "Reachability", "SystemCalls",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        .product(name: "SystemPackage", package: "swift-system"),
-      ],
-      path: "Sources/Conditions/Destinations/DestinationChecks"
-    ),
+    conditionSource("DestinationChecks", in: "Destinations", adding: ["Reachability"]),
     // Steps of the wall clock and resumes (a timerfd with TFD_TIMER_CANCEL_ON_SET).
-    .target(
-      name: "WallClockChanges",
-      dependencies: [
-        "Backgrounder", "Broadcasting", "CSystemShims", "EventLoops", "Locking", "SystemCalls",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        .product(name: "SystemPackage", package: "swift-system"),
-      ],
-      path: "Sources/Conditions/Clock/WallClockChanges"
-    ),
-    // systemd-logind: the user's idle hint (`requires-idle`) and the bus connection to logind.
-    .target(
-      name: "Logind",
-      dependencies: [
-        "Backgrounder", "Broadcasting", "CSystemdBus", "DBus", "EventLoops", "Locking",
-        "SystemCalls", .product(name: "Logging", package: "swift-log"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        .product(name: "SystemPackage", package: "swift-system"),
-      ],
-      path: "Sources/Conditions/Logind/Logind"
-    ),
+    conditionSource("WallClockChanges", in: "Clock", adding: ["CSystemShims"]),
+    // systemd-logind: its bus connection, the user's idle hint (`requires-idle`), and
+    // PrepareForSleep/PrepareForShutdown.
+    conditionSource("Logind", in: "Logind", adding: ["CSystemdBus", "DBus"]),
     // The live Linux condition sources composed as the runtime's inputs (each condition's own
     // module is under Sources/Conditions; this one wires them and re-exports them).
     .target(
@@ -398,4 +364,21 @@ if Context.environment["BACKGROUNDER_PACKAGE"] == "1",
   let executable = package.targets.first(where: { $0.name == "BackgrounderCLI" })
 {
   executable.linkerSettings = [.unsafeFlags(["-use-ld=lld"])]
+}
+
+/// The module of a condition's live source, in Sources/Conditions/FOLDER/NAME: it gives the
+/// runtime its values through `Backgrounder`'s source protocol (published by a `Broadcaster`),
+/// serves its descriptors on an `EventLoop` and runs as a `Service`.
+func conditionSource(
+  _ name: String, in folder: String, adding dependencies: [Target.Dependency] = []
+) -> Target {
+  .target(
+    name: name,
+    dependencies: [
+      "Backgrounder", "Broadcasting", "EventLoops", "Locking", "SystemCalls",
+      .product(name: "Logging", package: "swift-log"),
+      .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      .product(name: "SystemPackage", package: "swift-system"),
+    ] + dependencies,
+    path: "Sources/Conditions/\(folder)/\(name)")
 }
