@@ -67,7 +67,11 @@ public final class EventLoop: Sendable {
       _ = try systemCall("epoll_ctl(ADD eventfd)") {
         epoll_ctl(epoll, EPOLL_CTL_ADD, wakeUp, &event)
       }
-      if startingThread { try SystemThread.detach(name: name) { [self] in run() } }
+      // The thread ends with the loop instead of parking for other work (`parksAfter`): a
+      // parked thread keeps the loop's name, and an ended loop would still show as running.
+      if startingThread {
+        try SystemThread.detach(name: name, parksAfter: false) { [self] in run() }
+      }
     } catch {
       close(wakeUp)
       close(epoll)

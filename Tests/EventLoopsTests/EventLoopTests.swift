@@ -134,6 +134,11 @@ import Testing
   }
 
   @Test func stopRunsSubmittedClosuresThenEndsTheThread() async throws {
+    // Finished threads park in this process, as in the daemon (the quiet executor's tests turn
+    // parking on for the whole process too): the loop's thread must end all the same. It
+    // parked under the loop's name, and this test failed when nothing else took it (CI's
+    // ThreadSanitizer step, after 60 s).
+    SystemThread.parkFinishedThreads()
     let name = "test-stop-\(getpid() % 1000)"
     let loop = try EventLoop(name: name)
     let thread = await loop.submit { Self.currentThread() }
