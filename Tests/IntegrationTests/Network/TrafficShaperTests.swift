@@ -7,7 +7,7 @@ import Testing
 /// class a capped run gets is there with its rate (`tc -s class show`), and gone with the
 /// daemon's qdisc after the run; a link whose root qdisc someone configured is left alone; what
 /// a killed daemon left is removed; the qdisc is added again when someone deleted it, taken
-/// over when a killed daemon left it, and not left behind when the kernel refuses a class.
+/// over when a killed daemon left it; a class id that is not the daemon's is never sent.
 @Suite(
   .blockingIO,
   .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"),
@@ -133,5 +133,32 @@ struct TrafficShaperTests {
     #expect(removed == ["veth1"])
     #expect(!(try tc(sandbox, "qdisc", "show", "dev", "veth1")).contains("6267:"))
     #expect(try tc(sandbox, "qdisc", "show", "dev", "veth0").contains("qdisc htb 1: root"))
+  }
+
+  @Test("a class id that is not the daemon's is refused before anything is sent")
+  func foreignClassIsRefused() throws {
+    let sandbox = try NamespaceSandbox.create(prefix: "shap")
+    defer { sandbox.remove() }
+    let shaper = try shaper(in: sandbox)
+    // Another major than the daemon's qdisc's: sent, libnl's class_build asserted and the
+    // process aborted.
+    #expect(throws: ShaperError.foreignClass("1234:1000")) {
+      try shaper.addClass(interface: "veth1", classID: 0x1234_1000, bitsPerSecond: 1_000_000)
+    }
+    #expect(throws: ShaperError.foreignClass("6267:0")) {
+      try shaper.addClass(interface: "veth1", classID: 0x6267_0000, bitsPerSecond: 1_000_000)
+    }
+    let index = try inside(sandbox) { Int32(if_nametoindex("veth1")) }
+    #expect(throws: ShaperError.foreignClass("1234:1000")) {
+      try shaper.removeClass(ifindex: index, classID: 0x1234_1000)
+    }
+    let qdiscs = try tc(sandbox, "qdisc", "show", "dev", "veth1")
+    #expect(!qdiscs.contains("6267:"), "\(qdiscs)")
+    // The shaper goes on: the next class brings its qdisc, and removing it takes the qdisc away.
+    let slot = TrafficShaper.classID(slot: 0)
+    try shaper.addClass(interface: "veth1", classID: slot, bitsPerSecond: 1_000_000)
+    #expect(try tc(sandbox, "qdisc", "show", "dev", "veth1").contains("qdisc htb 6267: root"))
+    try shaper.removeClass(ifindex: index, classID: slot)
+    #expect(!(try tc(sandbox, "qdisc", "show", "dev", "veth1")).contains("6267:"))
   }
 }

@@ -36,6 +36,12 @@ public final class TrafficShaper {
     return rootHandle | (firstMinor + slot)
   }
 
+  /// Whether `classID` is one of the daemon's classes (``classID(slot:)``). Only those are
+  /// sent: libnl asserts, aborting the process, when a class's major is not its qdisc's.
+  public static func isDaemonClass(_ classID: UInt32) -> Bool {
+    classID >> 16 == major && (firstMinor..<firstMinor + slotCount).contains(classID & 0xffff)
+  }
+
   /// `classID` as `tc` prints it (`6267:1000`).
   public static func format(_ classID: UInt32) -> String {
     String(classID >> 16, radix: 16) + ":" + String(classID & 0xffff, radix: 16)
@@ -75,6 +81,7 @@ public final class TrafficShaper {
   /// what it added is removed.
   @discardableResult
   public func addClass(interface: String, classID: UInt32, bitsPerSecond: UInt64) throws -> Int32 {
+    guard Self.isDaemonClass(classID) else { throw ShaperError.foreignClass(Self.format(classID)) }
     var found: Int32?
     do {
       return try withSocket { socket in
@@ -103,6 +110,7 @@ public final class TrafficShaper {
   /// Removes class `classID` from link `ifindex` (nothing when it is gone); the link's last class
   /// of this shaper goes with the root qdisc. A link that is gone has nothing left to remove.
   public func removeClass(ifindex index: Int32, classID: UInt32) throws {
+    guard Self.isDaemonClass(classID) else { throw ShaperError.foreignClass(Self.format(classID)) }
     try withSocket { socket in
       let interface = "#\(index)"
       if added[index]?.remove(classID) != nil, added[index]?.isEmpty == true {
@@ -318,11 +326,18 @@ private func check(_ status: Int32, _ operation: String) throws {
 public enum ShaperError: Error, Equatable, CustomStringConvertible {
   /// The link's root qdisc was configured by someone else: the daemon does not replace it.
   case foreignQdisc(interface: String, kind: String, handle: String)
+  /// The class asked for is not one of ``TrafficShaper/classID(slot:)``'s (as `tc` prints it).
+  case foreignClass(String)
 
   public var description: String {
     switch self {
     case .foreignQdisc(let interface, let kind, let handle):
       "\(interface) has its own root qdisc (\(kind) \(handle)); the daemon does not replace it"
+    case .foreignClass(let classID):
+      "class \(classID) is not one of the daemon's "
+        + "(\(TrafficShaper.format(TrafficShaper.classID(slot: 0))) to "
+        + "\(TrafficShaper.format(TrafficShaper.classID(slot: TrafficShaper.slotCount - 1)))):"
+        + " nothing was sent"
     }
   }
 }
