@@ -71,9 +71,10 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ], path: "Sources/Conditions/Network/Reachability"
     ),
-    // libsystemd's sd-bus and sd-journal, seen by DBus, BackgrounderDaemon and the integration
-    // tests only. Not linked: opened on first use (Sources/CSystemdBus/loader.c says why); its
-    // headers come from libsystemd-dev.
+    // libsystemd's sd-bus and sd-journal, imported by DBus, NetworkHints, Logind,
+    // BackgrounderDaemon and the integration tests only (the targets that import one of those
+    // list it too: Swift needs the C module of a module it imports). Not linked: opened on
+    // first use (Sources/CSystemdBus/loader.c says why); its headers come from libsystemd-dev.
     .target(name: "CSystemdBus"),
     // libnl-genl-3 (generic netlink), seen by the Nl80211 module only.
     .systemLibrary(
@@ -189,7 +190,8 @@ let package = Package(
         "CSystemShims", "Locking", .product(name: "SystemPackage", package: "swift-system"),
       ]
     ),
-    // One epoll loop for low-traffic descriptors: the control socket, the clock-change timer.
+    // One epoll loop for low-traffic descriptors: the control socket, the clock-change timer;
+    // `LoopServing`, a descriptor served until a graceful shutdown (swift-service-lifecycle).
     .target(
       name: "EventLoops",
       dependencies: [
