@@ -39,19 +39,28 @@ public final class LinuxConditionSources: Service, Sendable {
     /// Follow systemd-logind's idle hint for `requiresIdle` (a system-bus connection); without
     /// it the user's idle state is never known and such work never runs.
     public var watchesUserIdle: Bool
+    /// The bus to find systemd-logind on (its idle hint, the inhibitor locks); nil: the system
+    /// bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
+    public var logindBusAddress: String?
+    /// Who holds the inhibitor locks of ``LinuxConditionSources/holdingInhibitors(_:)``'s runs,
+    /// as systemd-logind lists them (`systemd-inhibit --list`'s WHO): the application's name.
+    public var inhibitorWho: String
 
     /// Creates options; the defaults watch the live system as the daemon does.
     public init(
       reachability: ReachabilityConfiguration = ReachabilityConfiguration(),
       hints: NetworkHintsConfiguration = NetworkHintsConfiguration(),
       connectivityCheck: ConnectivityCheck? = nil, sysfsRoot: String = "/sys",
-      watchesUserIdle: Bool = true
+      watchesUserIdle: Bool = true, logindBusAddress: String? = nil,
+      inhibitorWho: String = "backgrounder"
     ) {
       self.reachability = reachability
       self.hints = hints
       self.connectivityCheck = connectivityCheck
       self.sysfsRoot = sysfsRoot
       self.watchesUserIdle = watchesUserIdle
+      self.logindBusAddress = logindBusAddress
+      self.inhibitorWho = inhibitorWho
     }
   }
 
@@ -68,6 +77,14 @@ public final class LinuxConditionSources: Service, Sendable {
   public let destinations: DestinationMonitor
   /// The user's idle state (`requiresIdle`), nil when ``Options/watchesUserIdle`` is off.
   public let userIdle: LogindIdleWatch?
+  /// systemd-logind's sleep and shutdown inhibitor locks, held while runs go
+  /// (``holdingInhibitors(_:)``; the daemon's command runs hold them through it too).
+  package let inhibitor: SleepInhibitor
+  /// The loop the sources were given (nil: each uses the process's shared loop).
+  let eventLoop: EventLoop?
+  /// Where systemd-logind is found (``Options/logindBusAddress``).
+  let logindBusAddress: String?
+  let logger: Logger
   /// One long-running part: its name, its service, and when it ends in a host's shutdown.
   public struct Part: Sendable {
     /// When a part ends in a host's shutdown.
@@ -106,7 +123,14 @@ public final class LinuxConditionSources: Service, Sendable {
     mounts = MountTableMonitor(logger: logger, eventLoop: eventLoop)
     destinations = DestinationMonitor(network: monitor, eventLoop: eventLoop, logger: logger)
     userIdle =
-      options.watchesUserIdle ? LogindIdleWatch(eventLoop: eventLoop, logger: logger) : nil
+      options.watchesUserIdle
+      ? LogindIdleWatch(eventLoop: eventLoop, address: options.logindBusAddress, logger: logger)
+      : nil
+    inhibitor = SleepInhibitor(
+      address: options.logindBusAddress, who: options.inhibitorWho, logger: logger)
+    self.eventLoop = eventLoop
+    logindBusAddress = options.logindBusAddress
+    self.logger = logger
     var parts: [Part] = [
       Part(name: "network monitor", service: monitor, ending: .whenCancelled),
       Part(

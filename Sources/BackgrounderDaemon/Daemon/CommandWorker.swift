@@ -2,6 +2,7 @@ import Backgrounder
 import Foundation
 import Locking
 import Logging
+import Logind
 
 /// Runs a daemon job's command: exit 0 → success, 75 (EX_TEMPFAIL) → retry, anything else →
 /// failure; retry and failure reasons carry the stderr tail, last line first

@@ -1,5 +1,6 @@
 import Backgrounder
 import Foundation
+import Logind
 import Reachability
 
 /// Carries out control-socket requests against the running daemon. A verb answers `ok` only

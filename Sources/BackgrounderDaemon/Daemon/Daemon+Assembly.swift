@@ -3,6 +3,7 @@ import BackgrounderLinux
 import EventLoops
 import Foundation
 import ServiceLifecycle
+import SystemCalls
 
 /// The steps of ``Daemon/run(configuration:)`` that build one piece each.
 extension Daemon {
@@ -33,7 +34,8 @@ extension Daemon {
     let runner = CommandRunner(
       gracePeriod: options.killGracePeriod, containment: containment, eventLoop: eventLoop,
       logger: logger)
-    let inhibitor = SleepInhibitor(logger: logger)
+    // The runs' logind locks: the sources' inhibitor, the one a library's work holds too.
+    let inhibitor = sources.inhibitor
     let meteredBudgets = MeteredBudgetLedger(
       runtime: runtime, clock: runtime.configuration.clock, zone: runtime.configuration.timeZone,
       logger: logger)
@@ -107,11 +109,11 @@ extension Daemon {
   /// logind's sleep signals (runs stopped before a suspend, inhibited while they stop) and the
   /// wake alarms of `jobs`, both started on `eventLoop`.
   func sleepWatches(
-    runtime: Backgrounder, workers: Workers, eventLoop: EventLoop, jobs: [JobDefinition]
-  ) -> (LogindSleepWatch, WakeAlarms) {
-    let sleepWatch = SystemSleepStops.watch(
-      runtime: runtime, inhibitor: workers.inhibitor, runner: workers.runner,
-      eventLoop: eventLoop, logger: logger)
+    runtime: Backgrounder, sources: LinuxConditionSources, workers: Workers,
+    eventLoop: EventLoop, jobs: [JobDefinition]
+  ) throws(SystemCallError) -> (SystemSleepFollower, WakeAlarms) {
+    let sleepWatch = try SystemSleepStops.watch(
+      runtime: runtime, sources: sources, runner: workers.runner, logger: logger)
     let wakeAlarms = WakeAlarms(runtime: runtime, eventLoop: eventLoop, logger: logger)
     wakeAlarms.start()
     wakeAlarms.configure(jobs)

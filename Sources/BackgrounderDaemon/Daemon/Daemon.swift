@@ -128,10 +128,11 @@ package final class Daemon: Service {
     let jobs = JobSynchronizer(runtime: runtime, logger: logger)
     sources.destinations.watch(configuration.requiredDestinations)
     await jobs.apply(configuration)
-    let (sleepWatch, wakeAlarms) = sleepWatches(
-      runtime: runtime, workers: workers, eventLoop: eventLoop, jobs: configuration.jobs)
+    let (sleepWatch, wakeAlarms) = try sleepWatches(
+      runtime: runtime, sources: sources, workers: workers, eventLoop: eventLoop,
+      jobs: configuration.jobs)
     defer {
-      sleepWatch.stopSoon()
+      sleepWatch.stop()
       wakeAlarms.stopSoon()
     }
     let reloaded = Reloaded(

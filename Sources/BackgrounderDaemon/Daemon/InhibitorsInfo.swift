@@ -1,3 +1,5 @@
+import Logind
+
 /// What `status` shows of the daemon's systemd-logind inhibitors (under `"daemon"`,
 /// `"inhibitors"`): whether logind gives locks, and the lock of each run going now.
 package struct InhibitorsInfo: Sendable, Equatable, Codable {
@@ -41,6 +43,9 @@ extension SleepInhibitor {
       case .absent(let why): ("absent", why)
       case .refused(let why): ("refused", why)
       }
+    let locks = self.locks.map {
+      InhibitorsInfo.Lock(job: $0.jobID, mode: $0.mode.rawValue, held: $0.isHeld)
+    }
     return InhibitorsInfo(availability: availability, reason: reason, locks: locks)
   }
 }

@@ -1,5 +1,6 @@
 import Backgrounder
 import Foundation
+import Logind
 
 extension Doctor {
   /// Whether systemd-logind gives this user a sleep inhibitor lock (a `delay` lock, taken and

@@ -1,7 +1,7 @@
 import Backgrounder
-import EventLoops
+import BackgrounderLinux
 import Logging
-import Logind
+import SystemCalls
 
 /// What the daemon does around sleep and shutdown: on `PrepareForSleep(true)` or
 /// `PrepareForShutdown(true)` nothing new starts and the runs under a `delay` lock are stopped
@@ -11,14 +11,11 @@ import Logind
 /// On `false` due times are re-evaluated at once, and network jobs pass the gate as usual.
 enum SystemSleepStops {
   static func watch(
-    runtime: Backgrounder, inhibitor: SleepInhibitor, runner: CommandRunner,
-    eventLoop: EventLoop, logger: Logger
-  ) -> LogindSleepWatch {
-    let watch = LogindSleepWatch(eventLoop: eventLoop, logger: logger) {
-      sleeping, inhibitDelayMax in
-      let jobIDs = sleeping ? inhibitor.runningJobs(mode: .delay) : []
+    runtime: Backgrounder, sources: LinuxConditionSources, runner: CommandRunner, logger: Logger
+  ) throws(SystemCallError) -> SystemSleepFollower {
+    try sources.followSystemSleep(of: runtime) { sleeping, jobIDs, inhibitDelayMax in
+      // Before the runtime stops them: the runs of those jobs going now.
       let runIDs = runner.containment.live.runIDs(of: Set(jobIDs))
-      runtime.systemSleeping(sleeping, stopping: jobIDs.compactMap { try? TaskId($0) })
       // Each run has its job's stop-timeout (the runner's grace by default), at most
       // StopSignal.timeoutRange's end: whatever still goes at logind's delay is killed then.
       let longest = max(runner.gracePeriod, StopSignal.timeoutRange.upperBound)
@@ -32,7 +29,5 @@ enum SystemSleepStops {
         runner.containment.live.kill(runIDs: runIDs)
       }
     }
-    watch.start()
-    return watch
   }
 }

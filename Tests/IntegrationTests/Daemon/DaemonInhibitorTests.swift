@@ -1,5 +1,6 @@
 import Backgrounder
 import BackgrounderDaemon
+import BackgrounderLinux
 import Foundation
 import Locking
 import Logging
@@ -266,84 +267,5 @@ struct DaemonInhibitorTests {
       try logind.inhibitors().contains("dev.e2e.request") ? nil : true
     }
     await backgrounder.shutdown()
-  }
-
-  @Test func noLogindMeansNoLockAndTheRunGoesOn() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let inhibitor = SleepInhibitor(address: bus.address, logger: Logger(label: "test.inhibitor"))
-    let lock = try #require(inhibitor.hold(jobID: "a.b", mode: .delay))
-    let availability = try await daemonEventually("logind's absence to be noted") {
-      inhibitor.availability == .unknown ? nil : inhibitor.availability
-    }
-    guard case .absent = availability else {
-      Issue.record("expected absent, got \(availability)")
-      return
-    }
-    #expect(!lock.isHeld)
-    lock.release()
-    #expect(inhibitor.hold(jobID: "a.b", mode: .none) == nil)
-  }
-
-  /// logind found absent: runs ask nothing for `absentRetry` (a lock settled at once, no bus
-  /// connection attempted, even once logind is there), then ask again and get a lock.
-  @Test func afterLogindWasAbsentRunsAskAgainOnlyAfterTheRetryTime() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let clock = Lock(ContinuousClock.now)
-    let inhibitor = SleepInhibitor(
-      address: bus.address, absentRetry: .seconds(60), logger: Logger(label: "test.inhibitor"),
-      now: { clock.withLock { $0 } })
-    let first = try #require(inhibitor.hold(jobID: "a.first", mode: .delay))
-    _ = try await daemonEventually("logind's absence to be noted") {
-      first.isAnswered ? true : nil
-    }
-    guard case .absent = inhibitor.availability else {
-      Issue.record("expected absent, got \(inhibitor.availability)")
-      return
-    }
-    first.release()
-    let logind = try LogindMock(bus: bus)
-    defer { logind.stop() }
-    clock.withLock { $0 = $0 + .seconds(59) }
-    let skipped = try #require(inhibitor.hold(jobID: "a.skipped", mode: .delay))
-    #expect(skipped.isAnswered, "no request: settled before hold returned")
-    #expect(!skipped.isHeld)
-    skipped.release()
-    clock.withLock { $0 = $0 + .seconds(2) }
-    let asked = try #require(inhibitor.hold(jobID: "a.asked", mode: .delay))
-    _ = try await daemonEventually("the lock after the retry time") {
-      asked.isHeld ? true : nil
-    }
-    #expect(inhibitor.availability == .available)
-    #expect(try logind.inhibitors().contains("running a.asked"))
-    #expect(try !logind.inhibitors().contains("a.skipped"))
-    asked.release()
-  }
-
-  @Test func aLockReleasedBeforeLogindAnswersIsReleasedOnArrival() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let logind = try LogindMock(bus: bus)
-    defer { logind.stop() }
-    let inhibitor = SleepInhibitor(address: bus.address, logger: Logger(label: "test.inhibitor"))
-    let lock = try #require(inhibitor.hold(jobID: "a.quick", mode: .delay))
-    lock.release()
-    _ = try await daemonEventually("logind to answer") {
-      inhibitor.availability == .unknown ? nil : true
-    }
-    #expect(inhibitor.availability == .available)
-    #expect(!lock.isHeld)
-    try await daemonEventually("no lock to be left") {
-      try logind.inhibitors().contains("a.quick") ? nil : true
-    }
-    let kept = try #require(inhibitor.hold(jobID: "a.kept", mode: .delay))
-    try await daemonEventually("the lock") {
-      try logind.inhibitors().contains("\"running a.kept\"") && kept.isHeld ? true : nil
-    }
-    kept.release()
-    try await daemonEventually("the lock to go") {
-      try logind.inhibitors().contains("a.kept") ? nil : true
-    }
   }
 }

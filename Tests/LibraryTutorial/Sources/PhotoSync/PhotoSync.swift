@@ -79,9 +79,13 @@ public func runPhotoSyncApp(
   let sources = LinuxConditionSources(logger: logger)
   let backgrounder = Backgrounder(
     configuration: sources.configuration(storePath: storePath, logger: logger))
-  try backgrounder.register([try PhotoSyncJobs.taskId(), try PhotoSyncJobs.onceId()]) { _ in
-    PhotoSync(upload: upload)
-  }
+  // Each run holds systemd-logind's sleep and shutdown locks in its request's InhibitPolicy.
+  try backgrounder.register(
+    [try PhotoSyncJobs.taskId(), try PhotoSyncJobs.onceId()],
+    factory: sources.holdingInhibitors { _ in PhotoSync(upload: upload) })
+  // Before a suspend, runs under a `delay` lock stop (a retry, no attempt used); after, they run.
+  let sleep = try sources.followSystemSleep(of: backgrounder)
+  defer { sleep.stop() }
   // Subscribe before anything happens: a stream sees only events after `events()` is called.
   let events = backgrounder.events()
   let group = ServiceGroup(

@@ -4,8 +4,10 @@ import Locking
 import Logging
 import SystemCalls
 
-/// Holds systemd-logind inhibitor locks for `sleep` and for `shutdown` (`who` "backgrounder",
-/// `why` "running <job id>") while a run goes, in the job's ``InhibitPolicy``.
+/// Holds systemd-logind inhibitor locks for `sleep` and for `shutdown` (`who` ``who``,
+/// "backgrounder" in the daemon; `why` "running <job id>") while a run goes, in the job's
+/// ``InhibitPolicy``: for the daemon's command runs (`CommandWorker`) and for a library's work
+/// (`LinuxConditionSources.holdingInhibitors(_:)`).
 ///
 /// Two locks, not one `sleep:shutdown` lock: logind asks polkit about a lock on both under
 /// the action of neither (`inhibit-handle-lid-switch`, which Debian's policy gives no caller
@@ -35,6 +37,8 @@ package final class SleepInhibitor: Sendable {
 
   /// The bus to find logind on; nil: the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
   let address: String?
+  /// Who holds the locks, as logind lists them (`systemd-inhibit --list`'s WHO).
+  package let who: String
   /// The longest a request may take.
   let timeout: Duration
   /// How long runs go without asking once logind was found absent.
@@ -49,10 +53,12 @@ package final class SleepInhibitor: Sendable {
   private let runs = Lock<(next: Int, modes: [Int: InhibitorLock])>((0, [:]))
 
   package init(
-    address: String? = nil, timeout: Duration = .seconds(2), absentRetry: Duration = .seconds(60),
-    logger: Logger, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+    address: String? = nil, who: String = "backgrounder", timeout: Duration = .seconds(2),
+    absentRetry: Duration = .seconds(60), logger: Logger,
+    now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
   ) {
     self.address = address
+    self.who = who
     self.timeout = timeout
     self.absentRetry = absentRetry
     self.logger = logger
@@ -67,11 +73,10 @@ package final class SleepInhibitor: Sendable {
     runs.withLock { $0.modes.values.filter { $0.mode == mode }.map(\.jobID) }
   }
 
-  /// The locks of the runs going now (asked for or held), by job id.
-  var locks: [InhibitorsInfo.Lock] {
+  /// The locks of the runs going now (asked for or held), by job id and mode.
+  package var locks: [InhibitorLock] {
     runs.withLock { Array($0.modes.values) }
-      .map { InhibitorsInfo.Lock(job: $0.jobID, mode: $0.mode.rawValue, held: $0.isHeld) }
-      .sorted { ($0.job, $0.mode) < ($1.job, $1.mode) }
+      .sorted { ($0.jobID, $0.mode.rawValue) < ($1.jobID, $1.mode.rawValue) }
   }
 
   /// Starts asking for a lock for a run of `jobID`; nil for ``InhibitPolicy/none``. Release the
@@ -117,7 +122,7 @@ package final class SleepInhibitor: Sendable {
       do throws(InhibitRefusal) {
         descriptors.append(
           try LogindInhibitCall.inhibit(
-            what: what, who: "backgrounder", why: "running \(jobID)", mode: mode.rawValue,
+            what: what, who: who, why: "running \(jobID)", mode: mode.rawValue,
             address: address, timeout: timeout))
         self.state.withLock { state in
           state.availability = .available
@@ -133,7 +138,7 @@ package final class SleepInhibitor: Sendable {
   }
 
   /// What a run's locks hold off, one lock each.
-  static let inhibited = ["sleep", "shutdown"]
+  package static let inhibited = ["sleep", "shutdown"]
 
   private func noteRefusal(_ refusal: InhibitRefusal) {
     let time = now()

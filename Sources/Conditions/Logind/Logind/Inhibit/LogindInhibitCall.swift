@@ -1,6 +1,5 @@
 import DBus
 import Foundation
-import Logind
 import SystemCalls
 
 /// Why logind gave no inhibitor lock.
@@ -18,11 +17,11 @@ package struct InhibitRefusal: BusCallRefusal, Sendable, Equatable, CustomString
 /// One blocking `org.freedesktop.login1.Manager.Inhibit` call on a connection of its own, closed
 /// right after: the daemon keeps no bus connection while no run goes (no idle wake-ups), and
 /// the lock lives in the returned descriptor, not in the connection.
-enum LogindInhibitCall {
+package enum LogindInhibitCall {
   /// Asks logind for a `what` lock (`sleep`, `shutdown`) in `mode` (`delay`, `block`) for `who`
   /// and `why`; returns the lock's descriptor (close-on-exec; closing it releases the lock).
   /// `address`: a bus address, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
-  static func inhibit(
+  package static func inhibit(
     what: String, who: String, why: String, mode: String, address: String?, timeout: Duration
   ) throws(InhibitRefusal) -> Int32 {
     try BusMethodCall.call(

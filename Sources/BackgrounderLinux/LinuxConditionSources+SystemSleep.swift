@@ -1,0 +1,60 @@
+import Backgrounder
+import EventLoops
+import Logind
+import SystemCalls
+
+extension LinuxConditionSources {
+  /// Stops `runtime`'s work before the system suspends or shuts down, as the daemon does. On
+  /// systemd-logind's `PrepareForSleep(true)` or `PrepareForShutdown(true)` nothing new starts
+  /// (``Backgrounder/systemSleeping(_:stopping:)``) and the runs that hold a `delay` lock through
+  /// ``holdingInhibitors(_:)`` are stopped: their workers are cancelled with
+  /// ``StopReason/systemSuspending``, and each run is recorded as a retry that uses no attempt.
+  /// Runs under a `block` lock (or none) go on. On `false` (back from sleep, or the shutdown
+  /// cancelled) dispatch resumes and due times are re-evaluated at once.
+  ///
+  /// The watch connects on a thread of its own (without a system bus or logind it logs so and
+  /// nothing is stopped) and is served on the sources' event loop. Stop it with
+  /// ``SystemSleepFollower/stop()`` when the runtime shuts down.
+  public func followSystemSleep(of runtime: Backgrounder) throws(SystemCallError)
+    -> SystemSleepFollower
+  {
+    try followSystemSleep(of: runtime) { _, _, _ in }
+  }
+
+  /// ``followSystemSleep(of:)``, calling `before` first with the jobs whose runs are about to
+  /// be stopped (none on `false`) and logind's `InhibitDelayMaxUSec` (the daemon kills what is
+  /// still running when that delay ends).
+  package func followSystemSleep(
+    of runtime: Backgrounder,
+    before:
+      @escaping @Sendable (_ sleeping: Bool, _ stopping: [String], _ delay: Duration?) ->
+      Void
+  ) throws(SystemCallError) -> SystemSleepFollower {
+    let loop: EventLoop
+    if let eventLoop { loop = eventLoop } else { loop = try EventLoop.shared() }
+    let inhibitor = self.inhibitor
+    let watch = LogindSleepWatch(eventLoop: loop, address: logindBusAddress, logger: logger) {
+      sleeping, inhibitDelayMax in
+      let jobIDs = sleeping ? inhibitor.runningJobs(mode: .delay) : []
+      before(sleeping, jobIDs, inhibitDelayMax)
+      runtime.systemSleeping(sleeping, stopping: jobIDs.compactMap { try? TaskId($0) })
+    }
+    watch.start()
+    return SystemSleepFollower(watch: watch)
+  }
+}
+
+/// systemd-logind's sleep and shutdown signals, followed for a runtime
+/// (``LinuxConditionSources/followSystemSleep(of:)``).
+public final class SystemSleepFollower: Sendable {
+  private let watch: LogindSleepWatch
+
+  init(watch: LogindSleepWatch) {
+    self.watch = watch
+  }
+
+  /// Stops following the signals (the connection is closed on the event loop, soon).
+  public func stop() {
+    watch.stopSoon()
+  }
+}

@@ -1,0 +1,226 @@
+import Backgrounder
+import BackgrounderLinux
+import BackgrounderTesting
+import Foundation
+import Locking
+import Logging
+import TestSupport
+import Testing
+
+/// `SleepInhibitor` (the Logind module) on python-dbusmock's logind on a private bus: no logind,
+/// no lock and no failure; logind found absent is not asked again for a while; a lock released
+/// before logind answers is released when the answer comes. And the library's runs hold the
+/// locks through `LinuxConditionSources.holdingInhibitors(_:)`, as the daemon's command runs do
+/// (`DaemonInhibitorTests`).
+@Suite(
+  .blockingIO,
+  .serialized,
+  .enabled(if: LogindMock.isAvailable, "needs dbus-daemon, dbus-send and python3-dbusmock"),
+  .timeLimit(.minutes(2)))
+struct SleepInhibitorTests {
+  /// A library's work, registered through `holdingInhibitors`, holds a `sleep` and a
+  /// `shutdown` lock in its request's mode while its worker runs, named after the application
+  /// and the task, and releases them when the worker returns; `none` takes no lock. Without the
+  /// wrapper the library took no lock at all.
+  @Test func aLibraryRunHoldsTheLocksOfItsRequest() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let sources = LinuxConditionSources(
+      options: .init(
+        sysfsRoot: "/nonexistent", watchesUserIdle: false, logindBusAddress: bus.address,
+        inhibitorWho: "photo-sync"),
+      logger: Logger(label: "test.inhibitor"))
+    let directory = NSTemporaryDirectory() + "bginhibit-\(UInt32.random(in: 0...UInt32.max))"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let runtime = Backgrounder(storePath: directory + "/state.sqlite")
+    // Each run says it started, then waits until the test has read logind's list.
+    let started = Lock<Set<String>>([])
+    let released = Lock(false)
+    try runtime.registerFallback(
+      sources.holdingInhibitors { _ in
+        ClosureWorker { context in
+          started.withLock { _ = $0.insert(context.taskId.rawValue) }
+          _ = await waitUntil { released.withLock { $0 } }
+          return .success
+        }
+      })
+    try await runtime.start()
+    let held = try TaskId("dev.example.held")
+    let free = try TaskId("dev.example.free")
+    #expect(
+      await runtime.schedule(.oneTime(.init(taskId: held, inhibitPolicy: .block))) == .scheduled)
+    #expect(
+      await runtime.schedule(.oneTime(.init(taskId: free, inhibitPolicy: .none))) == .scheduled)
+    #expect(await waitUntil { started.withLock { $0.count == 2 } }, "both runs to start")
+    // logind's list, one entry per lock (dbus-send prints a `struct {` per entry); both of the
+    // held run's locks are asked for one after the other.
+    func locks(of task: TaskId) throws -> [String] {
+      try logind.inhibitors().components(separatedBy: "struct {").filter {
+        $0.contains("\"running \(task)\"")
+      }
+    }
+    let mine = try await daemonEventually("the held run's two locks") {
+      let mine = try locks(of: held)
+      return mine.count == 2 ? mine : nil
+    }
+    #expect(
+      mine.contains { $0.contains("\"sleep\"") } && mine.contains { $0.contains("\"shutdown\"") })
+    #expect(
+      mine.allSatisfy { $0.contains("\"photo-sync\"") && $0.contains("\"block\"") }, "\(mine)")
+    #expect(try locks(of: free).isEmpty, "inhibit none takes no lock")
+    released.withLock { $0 = true }
+    try await daemonEventually("the locks to go") {
+      try locks(of: held).isEmpty ? true : nil
+    }
+    await runtime.shutdown()
+  }
+
+  /// `followSystemSleep`: on `PrepareForSleep(true)` a library run under a `delay` lock is
+  /// stopped (its worker cancelled with `systemSuspending`) while a `block` run goes on, and on
+  /// `false` the stopped run starts again, in the same attempt. Without the follower a library
+  /// run went on into the suspend.
+  @Test func aLibraryRunUnderADelayLockIsStoppedForSleepAndRunsAgainAfter() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let sources = LinuxConditionSources(
+      options: .init(
+        sysfsRoot: "/nonexistent", watchesUserIdle: false, logindBusAddress: bus.address),
+      logger: Logger(label: "test.sleep"))
+    let directory = NSTemporaryDirectory() + "bgsleep-\(UInt32.random(in: 0...UInt32.max))"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let runtime = Backgrounder(storePath: directory + "/state.sqlite")
+    // Each start's attempt, and each stop's reason, by task; a run waits until released.
+    let starts = Lock<[String: [Int]]>([:])
+    let stops = Lock<[String: StopReason]>([:])
+    let released = Lock(false)
+    try runtime.registerFallback(
+      sources.holdingInhibitors { _ in
+        ClosureWorker { context in
+          let id = context.taskId.rawValue
+          starts.withLock { $0[id, default: []].append(context.attempt) }
+          _ = await waitUntil { released.withLock { $0 } || Task.isCancelled }
+          guard Task.isCancelled else { return .success }
+          stops.withLock { $0[id] = context.stopReason }
+          return .retry(reason: "stopped")
+        }
+      })
+    let follower = try sources.followSystemSleep(of: runtime)
+    defer { follower.stop() }
+    try await runtime.start()
+    let delay = try TaskId("dev.example.delay")
+    let block = try TaskId("dev.example.block")
+    #expect(await runtime.schedule(.oneTime(.init(taskId: delay))) == .scheduled)
+    #expect(
+      await runtime.schedule(.oneTime(.init(taskId: block, inhibitPolicy: .block))) == .scheduled)
+    try await daemonEventually("both runs and their locks") {
+      let list = try logind.inhibitors()
+      return starts.withLock { $0.count == 2 } && list.contains("\"running dev.example.delay\"")
+        && list.contains("\"running dev.example.block\"") ? true : nil
+    }
+    // The watch subscribes on a thread of its own: the signal is sent until it is seen.
+    let reason = try await daemonEventually("the delay run to be stopped for sleep") {
+      try logind.emit("PrepareForSleep", true)
+      return stops.withLock { $0[delay.rawValue] }
+    }
+    #expect(reason == .systemSuspending)
+    try await daemonEventually("the delay run's lock to go") {
+      try logind.inhibitors().contains("dev.example.delay") ? nil : true
+    }
+    #expect(try logind.inhibitors().contains("\"running dev.example.block\""), "block goes on")
+    #expect(stops.withLock { $0[block.rawValue] } == nil)
+    #expect(starts.withLock { $0[delay.rawValue] } == [0], "nothing starts while asleep")
+
+    try logind.emit("PrepareForSleep", false)
+    try await daemonEventually("the delay run to start again") {
+      starts.withLock { $0[delay.rawValue]?.count == 2 ? true : nil }
+    }
+    #expect(starts.withLock { $0[delay.rawValue] } == [0, 0], "the same attempt again")
+    released.withLock { $0 = true }
+    await runtime.shutdown()
+  }
+
+  @Test func noLogindMeansNoLockAndTheRunGoesOn() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let inhibitor = SleepInhibitor(address: bus.address, logger: Logger(label: "test.inhibitor"))
+    let lock = try #require(inhibitor.hold(jobID: "a.b", mode: .delay))
+    let availability = try await daemonEventually("logind's absence to be noted") {
+      inhibitor.availability == .unknown ? nil : inhibitor.availability
+    }
+    guard case .absent = availability else {
+      Issue.record("expected absent, got \(availability)")
+      return
+    }
+    #expect(!lock.isHeld)
+    lock.release()
+    #expect(inhibitor.hold(jobID: "a.b", mode: .none) == nil)
+  }
+
+  /// logind found absent: runs ask nothing for `absentRetry` (a lock settled at once, no bus
+  /// connection attempted, even once logind is there), then ask again and get a lock.
+  @Test func afterLogindWasAbsentRunsAskAgainOnlyAfterTheRetryTime() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let clock = Lock(ContinuousClock.now)
+    let inhibitor = SleepInhibitor(
+      address: bus.address, absentRetry: .seconds(60), logger: Logger(label: "test.inhibitor"),
+      now: { clock.withLock { $0 } })
+    let first = try #require(inhibitor.hold(jobID: "a.first", mode: .delay))
+    _ = try await daemonEventually("logind's absence to be noted") {
+      first.isAnswered ? true : nil
+    }
+    guard case .absent = inhibitor.availability else {
+      Issue.record("expected absent, got \(inhibitor.availability)")
+      return
+    }
+    first.release()
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    clock.withLock { $0 = $0 + .seconds(59) }
+    let skipped = try #require(inhibitor.hold(jobID: "a.skipped", mode: .delay))
+    #expect(skipped.isAnswered, "no request: settled before hold returned")
+    #expect(!skipped.isHeld)
+    skipped.release()
+    clock.withLock { $0 = $0 + .seconds(2) }
+    let asked = try #require(inhibitor.hold(jobID: "a.asked", mode: .delay))
+    _ = try await daemonEventually("the lock after the retry time") {
+      asked.isHeld ? true : nil
+    }
+    #expect(inhibitor.availability == .available)
+    #expect(try logind.inhibitors().contains("running a.asked"))
+    #expect(try !logind.inhibitors().contains("a.skipped"))
+    asked.release()
+  }
+
+  @Test func aLockReleasedBeforeLogindAnswersIsReleasedOnArrival() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let inhibitor = SleepInhibitor(address: bus.address, logger: Logger(label: "test.inhibitor"))
+    let lock = try #require(inhibitor.hold(jobID: "a.quick", mode: .delay))
+    lock.release()
+    _ = try await daemonEventually("logind to answer") {
+      inhibitor.availability == .unknown ? nil : true
+    }
+    #expect(inhibitor.availability == .available)
+    #expect(!lock.isHeld)
+    try await daemonEventually("no lock to be left") {
+      try logind.inhibitors().contains("a.quick") ? nil : true
+    }
+    let kept = try #require(inhibitor.hold(jobID: "a.kept", mode: .delay))
+    try await daemonEventually("the lock") {
+      try logind.inhibitors().contains("\"running a.kept\"") && kept.isHeld ? true : nil
+    }
+    kept.release()
+    try await daemonEventually("the lock to go") {
+      try logind.inhibitors().contains("a.kept") ? nil : true
+    }
+  }
+}
