@@ -1,4 +1,5 @@
 import Backgrounder
+import Locking
 import Logind
 
 extension LinuxConditionSources {
@@ -13,7 +14,8 @@ extension LinuxConditionSources {
   ///
   /// The locks name the run (`why` "running <task id>") and ``Options/inhibitorWho``. They are
   /// asked for on a thread of their own when the worker starts (the worker does not wait for
-  /// logind) and released when it returns, paused time included. No logind (no system bus, a
+  /// logind), released while the run is paused (``ConditionLossPolicy/pause(max:)``) and taken
+  /// again when it resumes, and released when the worker returns. No logind (no system bus, a
   /// container), or a refusal, is logged once and the work runs without a lock.
   public func holdingInhibitors(_ factory: @escaping Backgrounder.WorkerFactory)
     -> Backgrounder.WorkerFactory
@@ -30,8 +32,34 @@ private struct InhibitingWorker: Worker {
   let inhibitor: SleepInhibitor
 
   func execute(_ context: WorkContext) async -> WorkResult {
-    let lock = inhibitor.hold(jobID: context.taskId.rawValue, mode: context.inhibitPolicy)
-    defer { lock?.release() }
+    let (inhibitor, jobID, mode) = (inhibitor, context.taskId.rawValue, context.inhibitPolicy)
+    let lock = Lock<(held: InhibitorLock?, done: Bool)>(
+      (inhibitor.hold(jobID: jobID, mode: mode), false))
+    // Released while the run is paused, taken again on the thaw, unless the run is thawed to
+    // be stopped (or its worker has returned).
+    context.observePauses { change in
+      switch change {
+      case .pause:
+        lock.withLock { state in
+          state.held?.release()
+          state.held = nil
+        }
+      case .resume:
+        guard context.stopReason == nil else { return }
+        lock.withLock { state in
+          if state.held == nil, !state.done {
+            state.held = inhibitor.hold(jobID: jobID, mode: mode)
+          }
+        }
+      }
+    }
+    defer {
+      lock.withLock { state in
+        state.held?.release()
+        state.held = nil
+        state.done = true
+      }
+    }
     return await worker.execute(context)
   }
 }

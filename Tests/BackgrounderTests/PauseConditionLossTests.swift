@@ -2,6 +2,7 @@ import Backgrounder
 import BackgrounderTesting
 import Foundation
 import Locking
+import TestSupport
 import Testing
 
 /// ``ConditionLossPolicy/pause(max:)`` through the runtime, driven by the test kit's fake
@@ -42,6 +43,31 @@ struct PauseConditionLossTests {
         }
         if ready { continuation.resume() }
       }
+    }
+  }
+
+  /// A ``BlockingWorker`` that observes its pauses (``WorkContext/observePauses(_:)``), and
+  /// takes them too when `pausable`, recording both in one list.
+  final class ObservedWorker: Worker {
+    let inner = BlockingWorker()
+    let pausable: Bool
+    let log = Lock<[String]>([])
+
+    init(pausable: Bool) { self.pausable = pausable }
+
+    func execute(_ context: WorkContext) async -> WorkResult {
+      context.observePauses { self.record("observer", $0) }
+      if pausable { context.handlePauses { self.record("handler", $0) } }
+      return await inner.execute(context)
+    }
+
+    private func record(_ who: String, _ change: PauseChange) {
+      let what =
+        switch change {
+        case .pause: "pause"
+        case .resume: "resume"
+        }
+      log.withLock { $0.append("\(who) \(what)") }
     }
   }
 
@@ -121,6 +147,35 @@ struct PauseConditionLossTests {
     h.network.set(.metered)
     await h.waitFor(job) { $0 == .workStopped(attempt: 0, reason: .networkMetered) }
     #expect(worker.stopReasons == [.networkMetered])
+  }
+
+  @Test("a pause observer is told after the handler froze the work and before it thaws it")
+  func observerOrder() async throws {
+    let job = id("test.pause.observed")
+    let worker = ObservedWorker(pausable: true)
+    let h = try await Harness.start(workers: [job: worker])
+    _ = await h.backgrounder.schedule(request(job, pauseMax: .seconds(3600)))
+    await worker.inner.waitUntilInvoked()
+    h.network.set(.metered)
+    #expect(await waitUntil { worker.log.withLock { $0.count == 2 } })
+    h.network.set(.unmetered)
+    #expect(await waitUntil { worker.log.withLock { $0.count == 4 } })
+    #expect(
+      worker.log.withLock { $0 }
+        == ["handler pause", "observer pause", "observer resume", "handler resume"])
+  }
+
+  @Test("observing pauses does not make a run pausable: it is stopped, the observer told nothing")
+  func observerAloneIsStopped() async throws {
+    let job = id("test.pause.observer-alone")
+    let worker = ObservedWorker(pausable: false)
+    let h = try await Harness.start(workers: [job: worker])
+    _ = await h.backgrounder.schedule(request(job, pauseMax: .seconds(300)))
+    await worker.inner.waitUntilInvoked()
+    h.network.set(.metered)
+    await h.waitFor(job) { $0 == .workStopped(attempt: 0, reason: .networkMetered) }
+    #expect(worker.inner.stopReasons == [.networkMetered])
+    #expect(worker.log.withLock { $0 }.isEmpty)
   }
 
   /// The harness's clock starts at 22:13:20 UTC: the run starts in its window 22:00–23:00.

@@ -102,6 +102,15 @@ public struct WorkContext: Sendable {
     handle.acceptPauses(handler)
   }
 
+  /// Calls `observer` on each pause and thaw that ``handlePauses(_:)``'s handler is told of
+  /// (after the handler on a pause, before it on a resume), without making the run pausable:
+  /// for code that wraps a worker and holds something while the work runs (BackgrounderLinux's
+  /// inhibitor locks, released while the run is paused). Called synchronously; must return at
+  /// once.
+  package func observePauses(_ observer: @escaping @Sendable (PauseChange) -> Void) {
+    handle.observePauses(observer)
+  }
+
   /// Why the run is being stopped, once it is (budget expiry is reported as `nil`;
   /// check `Task.isCancelled` for every kind of stop).
   public var stopReason: StopReason? { handle.stopReason }

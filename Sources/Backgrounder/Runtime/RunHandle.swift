@@ -16,9 +16,23 @@ final class RunHandle: Sendable {
   let exit = Latch<Bool>()
   private let state = Lock<(worker: Task<Void, Never>?, stopReason: StopReason?)>((nil, nil))
   private let recorded = Lock(RunDetail())
-  /// The worker's pause handler (``WorkContext/handlePauses(_:)``) and whether it froze.
-  private let pausing = Lock<(handler: (@Sendable (PauseChange) -> Void)?, paused: Bool)>(
-    (nil, false))
+  /// The worker's pause handler (``WorkContext/handlePauses(_:)``), the observers
+  /// (``WorkContext/observePauses(_:)``), and whether it froze.
+  private let pausing = Lock(Pausing())
+
+  private struct Pausing {
+    var handler: (@Sendable (PauseChange) -> Void)?
+    var observers: [@Sendable (PauseChange) -> Void] = []
+    var paused = false
+
+    /// Tells the handler and the observers: the observers after the handler froze the work,
+    /// before it thaws it.
+    func deliver(_ change: PauseChange) {
+      if case .resume = change { for observer in observers { observer(change) } }
+      handler?(change)
+      if case .pause = change { for observer in observers { observer(change) } }
+    }
+  }
   /// Fired on every pause and thaw: the budget timer waits on it while the run is paused.
   let pauseChanged = WakeSignal()
 
@@ -78,6 +92,11 @@ final class RunHandle: Sendable {
     pausing.withLock { $0.handler = handler }
   }
 
+  /// Adds an observer of the pauses the handler is told of.
+  func observePauses(_ observer: @escaping @Sendable (PauseChange) -> Void) {
+    pausing.withLock { $0.observers.append(observer) }
+  }
+
   /// Brings the worker to the pause state `desired()` says (the lost condition, or nil: run),
   /// read under this handle's lock so that concurrent changes apply in order. A worker with no
   /// pause handler, or a run that ended, cannot be frozen: it is stopped instead.
@@ -85,11 +104,11 @@ final class RunHandle: Sendable {
     let cannotPause = pausing.withLock { state -> StopReason? in
       let wanted = desired()
       if let wanted, !state.paused {
-        guard let handler = state.handler, end.value == nil else { return wanted }
-        handler(.pause(wanted))
+        guard state.handler != nil, end.value == nil else { return wanted }
+        state.deliver(.pause(wanted))
         state.paused = true
       } else if wanted == nil, state.paused {
-        state.handler?(.resume)
+        state.deliver(.resume)
         state.paused = false
       }
       return nil
@@ -102,7 +121,7 @@ final class RunHandle: Sendable {
   private func thaw() {
     pausing.withLock { state in
       guard state.paused else { return }
-      state.handler?(.resume)
+      state.deliver(.resume)
       state.paused = false
     }
     pauseChanged.fire()

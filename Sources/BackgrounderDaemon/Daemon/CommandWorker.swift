@@ -1,8 +1,6 @@
 import Backgrounder
 import Foundation
-import Locking
 import Logging
-import Logind
 
 /// Runs a daemon job's command: exit 0 → success, 75 (EX_TEMPFAIL) → retry, anything else →
 /// failure; retry and failure reasons carry the stderr tail, last line first
@@ -21,9 +19,6 @@ package struct CommandWorker: Worker {
   let runner: CommandRunner
   /// The daemon's environment, filtered per job by `JobEnvironment`.
   let daemonEnvironment: [String: String]
-  /// Holds a logind sleep inhibitor while a run goes, in the request's
-  /// ``WorkContext/inhibitPolicy`` (the job's `inhibit`); none when nil.
-  let inhibitor: SleepInhibitor?
   /// Counts each run's network bytes; none when nil.
   var networkBytes: RunNetworkCounting?
   /// Told the job id of each run that starts under relaxed conditions (`relax-after`).
@@ -32,12 +27,11 @@ package struct CommandWorker: Worker {
   package init(
     runner: CommandRunner,
     daemonEnvironment: [String: String] = ProcessInfo.processInfo.environment,
-    inhibitor: SleepInhibitor? = nil, onRelaxedRun: (@Sendable (String) -> Void)? = nil
+    onRelaxedRun: (@Sendable (String) -> Void)? = nil
   ) {
     self.onRelaxedRun = onRelaxedRun
     self.runner = runner
     self.daemonEnvironment = daemonEnvironment
-    self.inhibitor = inhibitor
   }
 
   package func execute(_ context: WorkContext) async -> WorkResult {
@@ -89,10 +83,8 @@ package struct CommandWorker: Worker {
       return .retry(reason: "the network changed before the command started")
     }
     if context.relaxed { onRelaxedRun?(job.id) }
-    // The run's sleep inhibitor: released while the run is paused, taken again on the thaw
-    // (unless the run is thawed to be stopped).
-    let (inhibitor, mode) = (inhibitor, context.inhibitPolicy)
-    let lock = Lock(inhibitor?.hold(jobID: job.id, mode: mode))
+    // (The run's logind locks are held around this worker: the daemon registers it through
+    // `LinuxConditionSources.holdingInhibitors`, which releases them while the run is paused.)
     var pausable: (@Sendable (@escaping @Sendable (Bool) -> Void) -> Void)?
     // Frozen for a lost condition (`on-condition-lost = "pause"`) or the user's return
     // (`on-user-return = "pause"`).
@@ -100,20 +92,8 @@ package struct CommandWorker: Worker {
       pausable = { setPaused in
         context.handlePauses { change in
           switch change {
-          case .pause:
-            setPaused(true)
-            lock.withLock { held in
-              held?.release()
-              held = nil
-            }
-          case .resume:
-            // Thawed to be stopped (for suspend, say): no new lock.
-            if context.stopReason == nil {
-              lock.withLock { held in
-                if held == nil { held = inhibitor?.hold(jobID: job.id, mode: mode) }
-              }
-            }
-            setPaused(false)
+          case .pause: setPaused(true)
+          case .resume: setPaused(false)
           }
         }
       }
@@ -134,7 +114,6 @@ package struct CommandWorker: Worker {
       } else {
         await run(nil)
       }
-    lock.withLock { $0?.release() }
     if outcome.bandwidthUnapplied {
       // The command did not start (the cap could not be applied): no attempt used.
       context.declineStart(

@@ -62,13 +62,14 @@ extension Daemon {
     // Read once: the daemon's environment does not change, and parsing it took 1.2 % of the
     // daemon's CPU per run (issue #35).
     let environment = ProcessInfo.processInfo.environment
-    try runtime.registerFallback { [networkBytes] _ in
-      var worker = CommandWorker(
-        runner: runner, daemonEnvironment: environment, inhibitor: inhibitor,
-        onRelaxedRun: onRelaxedRun)
-      worker.networkBytes = networkBytes
-      return worker
-    }
+    // Each run holds the logind locks of its `inhibit` (released while it is paused).
+    try runtime.registerFallback(
+      sources.holdingInhibitors { [networkBytes] _ in
+        var worker = CommandWorker(
+          runner: runner, daemonEnvironment: environment, onRelaxedRun: onRelaxedRun)
+        worker.networkBytes = networkBytes
+        return worker
+      })
     return Workers(
       containment: containment, runner: runner, inhibitor: inhibitor,
       meteredBudgets: meteredBudgets, runBytes: runBytes, runBytesChoice: runBytesChoice,

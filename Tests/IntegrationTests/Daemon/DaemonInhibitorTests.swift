@@ -236,11 +236,14 @@ struct DaemonInhibitorTests {
     let workspace = try DaemonWorkspace()
     defer { workspace.remove() }
     let logger = Logger(label: "test.inhibitor")
-    let inhibitor = SleepInhibitor(address: bus.address, logger: logger)
+    let sources = LinuxConditionSources(
+      options: .init(
+        sysfsRoot: "/nonexistent", watchesUserIdle: false, logindBusAddress: bus.address),
+      logger: logger)
     let backgrounder = Backgrounder(storePath: workspace.file("store.sqlite"))
-    try backgrounder.registerFallback { _ in
-      CommandWorker(runner: CommandRunner(logger: logger), inhibitor: inhibitor)
-    }
+    // As the daemon registers it.
+    try backgrounder.registerFallback(
+      sources.holdingInhibitors { _ in CommandWorker(runner: CommandRunner(logger: logger)) })
     try await backgrounder.start()
     // No `inhibit` in the definition: on its own it would take a delay lock.
     let job = JobDefinition(

@@ -145,6 +145,64 @@ struct SleepInhibitorTests {
     await runtime.shutdown()
   }
 
+  /// A run that pauses (`onConditionLost = .pause`) holds no lock while paused and takes its
+  /// locks again when it resumes (issue #36: "while paused the run holds no sleep inhibitor");
+  /// the daemon's command runs hold theirs through the same wrapper.
+  @Test func aPausedRunHoldsNoLockUntilItResumes() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let sources = LinuxConditionSources(
+      options: .init(
+        sysfsRoot: "/nonexistent", watchesUserIdle: false, logindBusAddress: bus.address),
+      logger: Logger(label: "test.inhibitor"))
+    let directory = NSTemporaryDirectory() + "bgpause-\(UInt32.random(in: 0...UInt32.max))"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let network = FakeNetworkSource(.unmetered)
+    let runtime = Backgrounder(
+      configuration: .init(storePath: directory + "/state.sqlite", network: network))
+    let told = Lock<[PauseChange]>([])
+    // The run waits for this (no time limit of its own: a run that ended would release its
+    // locks and pass the pause check without the release on a pause).
+    let (release, released) = AsyncStream<Void>.makeStream()
+    try runtime.registerFallback(
+      sources.holdingInhibitors { _ in
+        ClosureWorker { context in
+          context.handlePauses { change in told.withLock { $0.append(change) } }
+          for await _ in release { break }
+          return .success
+        }
+      })
+    try await runtime.start()
+    let task = try TaskId("dev.example.pausing")
+    var constraints = WorkConstraints(networkRequired: .unmetered)
+    constraints.onConditionLost = .pause(max: .seconds(3600))
+    #expect(
+      await runtime.schedule(.oneTime(.init(taskId: task, constraints: constraints)))
+        == .scheduled)
+    func locks() throws -> Int {
+      try logind.inhibitors().components(separatedBy: "struct {").filter {
+        $0.contains("\"running dev.example.pausing\"")
+      }.count
+    }
+    try await daemonEventually("the run's two locks") { try locks() == 2 ? true : nil }
+
+    network.set(.metered)
+    try await daemonEventually("the paused run's locks to go") {
+      try locks() == 0 && told.withLock({ $0 }) == [.pause(.networkMetered)] ? true : nil
+    }
+    network.set(.unmetered)
+    try await daemonEventually("the locks again after the resume") {
+      try locks() == 2 && told.withLock({ $0.count }) == 2 ? true : nil
+    }
+    #expect(told.withLock { $0 } == [.pause(.networkMetered), .resume])
+    released.finish()
+    try await daemonEventually("the locks to go at the end") { try locks() == 0 ? true : nil }
+    await runtime.shutdown()
+  }
+
   @Test func noLogindMeansNoLockAndTheRunGoesOn() async throws {
     let bus = try PrivateBus()
     defer { bus.close() }
