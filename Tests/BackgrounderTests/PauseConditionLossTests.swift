@@ -178,6 +178,34 @@ struct PauseConditionLossTests {
     #expect(worker.log.withLock { $0 }.isEmpty)
   }
 
+  @Test("a run's pause closures, which capture its context, are let go when it ends")
+  func pauseClosuresAreFreedAfterTheRun() async throws {
+    /// Captured with the context by a pause handler and an observer; weakly held here.
+    final class Captured: Sendable {}
+    final class CapturingWorker: Worker {
+      private let captured = Lock<[Weak]>([])
+      struct Weak: @unchecked Sendable { weak var object: Captured? }
+      var alive: Int { captured.withLock { $0.filter { $0.object != nil }.count } }
+      var seen: Int { captured.withLock { $0.count } }
+
+      func execute(_ context: WorkContext) async -> WorkResult {
+        let object = Captured()
+        captured.withLock { $0.append(Weak(object: object)) }
+        context.handlePauses { _ in _ = (object, context) }
+        context.observePauses { _ in _ = (object, context) }
+        return .success
+      }
+    }
+    let job = id("test.pause.freed")
+    let worker = CapturingWorker()
+    let h = try await Harness.start(workers: [job: worker])
+    _ = await h.backgrounder.schedule(request(job, pauseMax: .seconds(300)))
+    await h.waitFor(job) { $0.isWorkCompleted }
+    #expect(worker.seen == 1)
+    // Kept, they kept the run's handle, the context and all they hold, for every run.
+    #expect(await waitUntil { worker.alive == 0 }, "the closures outlived the run")
+  }
+
   /// The harness's clock starts at 22:13:20 UTC: the run starts in its window 22:00–23:00.
   @Test("a window end pauses the run of a pausing task; the next opening thaws the same run")
   func windowEndPausesUntilTheNextOpening() async throws {

@@ -92,6 +92,16 @@ final class RunHandle: Sendable {
     pausing.withLock { $0.handler = handler }
   }
 
+  /// Lets go of the pause handler and the observers once the worker has returned (or was
+  /// abandoned): they capture the worker's ``WorkContext``, which holds this handle, so kept
+  /// they would keep the run's handle, and everything it holds, alive for good.
+  func dropPauseClosures() {
+    pausing.withLock { state in
+      state.handler = nil
+      state.observers = []
+    }
+  }
+
   /// Adds an observer of the pauses the handler is told of.
   func observePauses(_ observer: @escaping @Sendable (PauseChange) -> Void) {
     pausing.withLock { $0.observers.append(observer) }
