@@ -23,19 +23,9 @@ struct SleepInhibitorTests {
   /// and the task, and releases them when the worker returns; `none` takes no lock. Without the
   /// wrapper the library took no lock at all.
   @Test func aLibraryRunHoldsTheLocksOfItsRequest() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let logind = try LogindMock(bus: bus)
-    defer { logind.stop() }
-    let sources = LinuxConditionSources(
-      options: .init(
-        sysfsRoot: "/nonexistent", watchesUserIdle: false, logindBusAddress: bus.address,
-        inhibitorWho: "photo-sync"),
-      logger: Logger(label: "test.inhibitor"))
-    let directory = NSTemporaryDirectory() + "bginhibit-\(UInt32.random(in: 0...UInt32.max))"
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    let runtime = Backgrounder(storePath: directory + "/state.sqlite")
+    let library = try LibraryOnLogind(inhibitorWho: "photo-sync")
+    defer { library.close() }
+    let (sources, runtime) = (library.sources, Backgrounder(storePath: library.storePath))
     // Each run says it started, then waits until the test has read logind's list.
     let started = Lock<Set<String>>([])
     let released = Lock(false)
@@ -55,25 +45,19 @@ struct SleepInhibitorTests {
     #expect(
       await runtime.schedule(.oneTime(.init(taskId: free, inhibitPolicy: .none))) == .scheduled)
     #expect(await waitUntil { started.withLock { $0.count == 2 } }, "both runs to start")
-    // logind's list, one entry per lock (dbus-send prints a `struct {` per entry); both of the
-    // held run's locks are asked for one after the other.
-    func locks(of task: TaskId) throws -> [String] {
-      try logind.inhibitors().components(separatedBy: "struct {").filter {
-        $0.contains("\"running \(task)\"")
-      }
-    }
+    // Both of the held run's locks, asked for one after the other.
     let mine = try await daemonEventually("the held run's two locks") {
-      let mine = try locks(of: held)
+      let mine = try library.locks(of: held)
       return mine.count == 2 ? mine : nil
     }
     #expect(
       mine.contains { $0.contains("\"sleep\"") } && mine.contains { $0.contains("\"shutdown\"") })
     #expect(
       mine.allSatisfy { $0.contains("\"photo-sync\"") && $0.contains("\"block\"") }, "\(mine)")
-    #expect(try locks(of: free).isEmpty, "inhibit none takes no lock")
+    #expect(try library.locks(of: free).isEmpty, "inhibit none takes no lock")
     released.withLock { $0 = true }
     try await daemonEventually("the locks to go") {
-      try locks(of: held).isEmpty ? true : nil
+      try library.locks(of: held).isEmpty ? true : nil
     }
     await runtime.shutdown()
   }
@@ -83,18 +67,10 @@ struct SleepInhibitorTests {
   /// `false` the stopped run starts again, in the same attempt. Without the follower a library
   /// run went on into the suspend.
   @Test func aLibraryRunUnderADelayLockIsStoppedForSleepAndRunsAgainAfter() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let logind = try LogindMock(bus: bus)
-    defer { logind.stop() }
-    let sources = LinuxConditionSources(
-      options: .init(
-        sysfsRoot: "/nonexistent", watchesUserIdle: false, logindBusAddress: bus.address),
-      logger: Logger(label: "test.sleep"))
-    let directory = NSTemporaryDirectory() + "bgsleep-\(UInt32.random(in: 0...UInt32.max))"
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    let runtime = Backgrounder(storePath: directory + "/state.sqlite")
+    let library = try LibraryOnLogind()
+    defer { library.close() }
+    let (sources, logind) = (library.sources, library.logind)
+    let runtime = Backgrounder(storePath: library.storePath)
     // Each start's attempt, and each stop's reason, by task; a run waits until released.
     let starts = Lock<[String: [Int]]>([:])
     let stops = Lock<[String: StopReason]>([:])
@@ -149,20 +125,11 @@ struct SleepInhibitorTests {
   /// locks again when it resumes (issue #36: "while paused the run holds no sleep inhibitor");
   /// the daemon's command runs hold theirs through the same wrapper.
   @Test func aPausedRunHoldsNoLockUntilItResumes() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let logind = try LogindMock(bus: bus)
-    defer { logind.stop() }
-    let sources = LinuxConditionSources(
-      options: .init(
-        sysfsRoot: "/nonexistent", watchesUserIdle: false, logindBusAddress: bus.address),
-      logger: Logger(label: "test.inhibitor"))
-    let directory = NSTemporaryDirectory() + "bgpause-\(UInt32.random(in: 0...UInt32.max))"
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let library = try LibraryOnLogind()
+    defer { library.close() }
     let network = FakeNetworkSource(.unmetered)
-    let runtime = Backgrounder(
-      configuration: .init(storePath: directory + "/state.sqlite", network: network))
+    let runtime = Backgrounder(configuration: .init(storePath: library.storePath, network: network))
+    let sources = library.sources
     let told = Lock<[PauseChange]>([])
     // The run waits for this (no time limit of its own: a run that ended would release its
     // locks and pass the pause check without the release on a pause).
@@ -182,11 +149,7 @@ struct SleepInhibitorTests {
     #expect(
       await runtime.schedule(.oneTime(.init(taskId: task, constraints: constraints)))
         == .scheduled)
-    func locks() throws -> Int {
-      try logind.inhibitors().components(separatedBy: "struct {").filter {
-        $0.contains("\"running dev.example.pausing\"")
-      }.count
-    }
+    func locks() throws -> Int { try library.locks(of: task).count }
     try await daemonEventually("the run's two locks") { try locks() == 2 ? true : nil }
 
     network.set(.metered)
@@ -280,5 +243,45 @@ struct SleepInhibitorTests {
     try await daemonEventually("the lock to go") {
       try logind.inhibitors().contains("a.kept") ? nil : true
     }
+  }
+}
+
+/// python-dbusmock's logind on a private bus, Linux sources that find it there (no other source
+/// is run), and a directory for a runtime's store; ``close()`` when done.
+private final class LibraryOnLogind {
+  let bus: PrivateBus
+  let logind: LogindMock
+  let sources: LinuxConditionSources
+  let storePath: String
+  private let directory = NSTemporaryDirectory() + "bglogind-\(UInt32.random(in: 0...UInt32.max))"
+
+  init(inhibitorWho: String = "backgrounder") throws {
+    bus = try PrivateBus()
+    do {
+      logind = try LogindMock(bus: bus)
+    } catch {
+      bus.close()
+      throw error
+    }
+    sources = LinuxConditionSources(
+      options: .init(
+        sysfsRoot: "/nonexistent", watchesUserIdle: false, logindBusAddress: bus.address,
+        inhibitorWho: inhibitorWho),
+      logger: Logger(label: "test.inhibitor"))
+    storePath = directory + "/state.sqlite"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+  }
+
+  /// logind's locks of `task`'s runs, one entry each (dbus-send prints a `struct {` per lock).
+  func locks(of task: TaskId) throws -> [String] {
+    try logind.inhibitors().components(separatedBy: "struct {").filter {
+      $0.contains("\"running \(task)\"")
+    }
+  }
+
+  func close() {
+    try? FileManager.default.removeItem(atPath: directory)
+    logind.stop()
+    bus.close()
   }
 }
