@@ -46,16 +46,23 @@ struct KernelDifferentialTests {
     let first =
       ProcessInfo.processInfo.environment["BACKGROUNDER_DIFFERENTIAL_SEED"].flatMap(UInt64.init)
       ?? UInt64.random(in: 1...UInt64(UInt32.max))
-    // The sequences must exercise something: several egresses. A seed whose sequence never moves
-    // the primary link (IPv6 seed 3949917275 kept lan0 for all 100 steps) proves nothing wrong
-    // and little right: the next seed's sequence follows, up to 3 in all, every one checked.
+    // The sequences must exercise something: several egresses, and mostly states the monitor
+    // can be compared in. A seed whose sequence never moves the primary link (IPv6 seed
+    // 3949917275 kept lan0 for all 100 steps), or leaves the kernel's egress on a link the
+    // monitor does not count for many steps (IPv6 seed 1178854265: 38 of 100, the link's global
+    // address gone), proves nothing wrong and too little right: the next seed's sequence
+    // follows, up to 3 in all, every one checked, until together they compared three quarters
+    // of one sequence's steps.
     var seen: [String: Int] = [:]
+    var compared = 0
     for seed in first..<(first + 3) {
       let run = try await check(mode: mode, steps: steps, seed: seed)
       seen.merge(run.seen, uniquingKeysWith: +)
-      if seen.count >= 2 { break }
+      compared += steps - run.notComparable
+      if seen.count >= 2, compared >= steps * 3 / 4 { break }
     }
     #expect(seen.count >= 2, "\(seen)")
+    #expect(compared >= steps * 3 / 4, "steps compared with the kernel: \(compared)")
   }
 
   /// One seed's sequence of `steps` operations, the monitor compared with the kernel after each
@@ -85,8 +92,7 @@ struct KernelDifferentialTests {
         capture of the shrunk run kept for a replay fixture: \(shrunk.capturePath ?? "none")
         """)
     }
-    // Mostly accepted and comparable operations.
-    #expect(run.notComparable <= steps / 4)
+    // Mostly accepted operations (how many steps could be compared is counted over the seeds).
     #expect(run.refused <= steps / 2)
     return run
   }
