@@ -1,6 +1,7 @@
 import Backgrounder
 import BackgrounderTesting
 import Foundation
+import TestSupport
 import Testing
 
 /// ``WorkConstraints/bandwidth`` through the runtime, with the test kit's fake network: each run
@@ -25,6 +26,9 @@ struct BandwidthConstraintTests {
     await h.waitFor(onCellular) { $0.isWorkCompleted }
 
     h.network.set(NetworkConditions(isReachable: true, isDataMetered: false, primaryLink: "eth0"))
+    // The runtime reads the source's updates on a task of its own: a run scheduled before it
+    // saw eth0 started on wwan0 (CI's AddressSanitizer run: [500_000, 500_000, nil]).
+    #expect(await waitUntil { h.backgrounder.diagnostics().network.primaryLink == "eth0" })
     _ = await h.backgrounder.schedule(
       WorkRequest.OneTime(taskId: onEthernet, constraints: constraints))
     await h.waitFor(onEthernet) { $0.isWorkCompleted }
