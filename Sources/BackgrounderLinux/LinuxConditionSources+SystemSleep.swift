@@ -7,7 +7,7 @@ extension LinuxConditionSources {
   /// Stops `runtime`'s work before the system suspends or shuts down, as the daemon does. On
   /// systemd-logind's `PrepareForSleep(true)` or `PrepareForShutdown(true)` nothing new starts
   /// (``Backgrounder/systemSleeping(_:stopping:)``) and the runs that hold a `delay` lock through
-  /// ``holdingInhibitors(_:)`` are stopped: their workers are cancelled with
+  /// ``holdingInhibitors(from:_:)`` are stopped: their workers are cancelled with
   /// ``StopReason/systemSuspending``, and each run is recorded as a retry that uses no attempt.
   /// Runs under a `block` lock (or none) go on. On `false` (back from sleep, or the shutdown
   /// cancelled) dispatch resumes and due times are re-evaluated at once.

@@ -42,7 +42,7 @@ public final class LinuxConditionSources: Service, Sendable {
     /// The bus to find systemd-logind on (its idle hint, the inhibitor locks); nil: the system
     /// bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
     public var logindBusAddress: String?
-    /// Who holds the inhibitor locks of ``LinuxConditionSources/holdingInhibitors(_:)``'s runs,
+    /// Who holds the inhibitor locks of ``LinuxConditionSources/holdingInhibitors(from:_:)``'s runs,
     /// as systemd-logind lists them (`systemd-inhibit --list`'s WHO): the application's name.
     public var inhibitorWho: String
 
@@ -78,7 +78,7 @@ public final class LinuxConditionSources: Service, Sendable {
   /// The user's idle state (`requiresIdle`), nil when ``Options/watchesUserIdle`` is off.
   public let userIdle: LogindIdleWatch?
   /// systemd-logind's sleep and shutdown inhibitor locks, held while runs go
-  /// (``holdingInhibitors(_:)``; the daemon's command runs hold them through it too).
+  /// (``holdingInhibitors(from:_:)``; the daemon's command runs hold them through it too).
   package let inhibitor: SleepInhibitor
   /// The loop the sources were given (nil: each uses the process's shared loop).
   let eventLoop: EventLoop?

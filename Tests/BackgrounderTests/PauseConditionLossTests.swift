@@ -178,9 +178,10 @@ struct PauseConditionLossTests {
     #expect(worker.log.withLock { $0 }.isEmpty)
   }
 
-  @Test("a run's pause closures, which capture its context, are let go when it ends")
+  @Test("a run's pause and start closures, which capture its context, are let go when it ends")
   func pauseClosuresAreFreedAfterTheRun() async throws {
-    /// Captured with the context by a pause handler and an observer; weakly held here.
+    /// Captured with the context by a pause handler and observers (a start observer that
+    /// never fires: the run never confirms its start); weakly held here.
     final class Captured: Sendable {}
     final class CapturingWorker: Worker {
       private let captured = Lock<[Weak]>([])
@@ -193,6 +194,7 @@ struct PauseConditionLossTests {
         captured.withLock { $0.append(Weak(object: object)) }
         context.handlePauses { _ in _ = (object, context) }
         context.observePauses { _ in _ = (object, context) }
+        context.observeConfirmedStart { _ = (object, context) }
         return .success
       }
     }

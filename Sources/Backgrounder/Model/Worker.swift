@@ -62,7 +62,10 @@ public struct WorkContext: Sendable {
   /// them. `false` when they changed since the decision: do not start, return at once; the
   /// run is given back without using an attempt and waits for its conditions again.
   public func confirmStart() -> Bool {
-    if stillPermitted() { return true }
+    if stillPermitted() {
+      handle.confirmedStart()
+      return true
+    }
     handle.conditionsChanged()
     return false
   }
@@ -109,6 +112,14 @@ public struct WorkContext: Sendable {
   /// once.
   package func observePauses(_ observer: @escaping @Sendable (PauseChange) -> Void) {
     handle.observePauses(observer)
+  }
+
+  /// Calls `observer` once, when ``confirmStart()`` first returns `true`: for code that wraps
+  /// a worker which confirms every start, and holds something only once the work really
+  /// starts (BackgrounderLinux's inhibitor locks under `InhibitorStart.confirmedStart`). Called
+  /// synchronously on the worker's task; must return at once.
+  package func observeConfirmedStart(_ observer: @escaping @Sendable () -> Void) {
+    handle.observeConfirmedStart(observer)
   }
 
   /// Why the run is being stopped, once it is (budget expiry is reported as `nil`;

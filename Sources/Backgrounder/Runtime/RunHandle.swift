@@ -33,6 +33,9 @@ final class RunHandle: Sendable {
       if case .pause = change { for observer in observers { observer(change) } }
     }
   }
+  /// Called once, when the worker's ``WorkContext/confirmStart()`` first returns `true`
+  /// (``WorkContext/observeConfirmedStart(_:)``).
+  private let startObservers = Lock<[@Sendable () -> Void]>([])
   /// Fired on every pause and thaw: the budget timer waits on it while the run is paused.
   let pauseChanged = WakeSignal()
 
@@ -92,14 +95,29 @@ final class RunHandle: Sendable {
     pausing.withLock { $0.handler = handler }
   }
 
-  /// Lets go of the pause handler and the observers once the worker has returned (or was
-  /// abandoned): they capture the worker's ``WorkContext``, which holds this handle, so kept
-  /// they would keep the run's handle, and everything it holds, alive for good.
-  func dropPauseClosures() {
+  /// Lets go of the pause handler and the pause and start observers once the worker has
+  /// returned (or was abandoned): they capture the worker's ``WorkContext``, which holds this
+  /// handle, so kept they would keep the run's handle, and everything it holds, alive for good.
+  func dropWorkerClosures() {
     pausing.withLock { state in
       state.handler = nil
       state.observers = []
     }
+    startObservers.withLock { $0 = [] }
+  }
+
+  /// Adds an observer of the worker's confirmed start.
+  func observeConfirmedStart(_ observer: @escaping @Sendable () -> Void) {
+    startObservers.withLock { $0.append(observer) }
+  }
+
+  /// The worker confirmed its start: tells the start observers, once.
+  func confirmedStart() {
+    let observers = startObservers.withLock { observers in
+      defer { observers = [] }
+      return observers
+    }
+    for observer in observers { observer() }
   }
 
   /// Adds an observer of the pauses the handler is told of.

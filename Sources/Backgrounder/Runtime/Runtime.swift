@@ -279,8 +279,8 @@ final class Runtime: Sendable {
       return finish(ticket.token, early, abandoned: false)
     }
     let ending = await invoke(ticket, handle, attempt: attempt, startedAt: startedAt)
-    // The worker's pause closures capture its context, which holds the handle.
-    handle.dropPauseClosures()
+    // The worker's pause and start closures capture its context, which holds the handle.
+    handle.dropWorkerClosures()
     return finish(ticket.token, ending.0, abandoned: ending.1, detail: handle.detail)
   }
 

@@ -83,8 +83,9 @@ package struct CommandWorker: Worker {
       return .retry(reason: "the network changed before the command started")
     }
     if context.relaxed { onRelaxedRun?(job.id) }
-    // (The run's logind locks are held around this worker: the daemon registers it through
-    // `LinuxConditionSources.holdingInhibitors`, which releases them while the run is paused.)
+    // (The run's logind locks are taken here, by the confirmation above: the daemon registers
+    // this worker through `LinuxConditionSources.holdingInhibitors(from: .confirmedStart)`,
+    // which releases them while the run is paused.)
     var pausable: (@Sendable (@escaping @Sendable (Bool) -> Void) -> Void)?
     // Frozen for a lost condition (`on-condition-lost = "pause"`) or the user's return
     // (`on-user-return = "pause"`).

@@ -62,9 +62,10 @@ extension Daemon {
     // Read once: the daemon's environment does not change, and parsing it took 1.2 % of the
     // daemon's CPU per run (issue #35).
     let environment = ProcessInfo.processInfo.environment
-    // Each run holds the logind locks of its `inhibit` (released while it is paused).
+    // Each run holds the logind locks of its `inhibit` from its confirmed start (a run that
+    // gives its start back asks logind for nothing; released while it is paused).
     try runtime.registerFallback(
-      sources.holdingInhibitors { [networkBytes] _ in
+      sources.holdingInhibitors(from: .confirmedStart) { [networkBytes] _ in
         var worker = CommandWorker(
           runner: runner, daemonEnvironment: environment, onRelaxedRun: onRelaxedRun)
         worker.networkBytes = networkBytes

@@ -243,7 +243,9 @@ struct DaemonInhibitorTests {
     let backgrounder = Backgrounder(storePath: workspace.file("store.sqlite"))
     // As the daemon registers it.
     try backgrounder.registerFallback(
-      sources.holdingInhibitors { _ in CommandWorker(runner: CommandRunner(logger: logger)) })
+      sources.holdingInhibitors(from: .confirmedStart) { _ in
+        CommandWorker(runner: CommandRunner(logger: logger))
+      })
     try await backgrounder.start()
     // No `inhibit` in the definition: on its own it would take a delay lock.
     let job = JobDefinition(

@@ -10,7 +10,7 @@ import Testing
 /// `SleepInhibitor` (the Logind module) on python-dbusmock's logind on a private bus: no logind,
 /// no lock and no failure; logind found absent is not asked again for a while; a lock released
 /// before logind answers is released when the answer comes. And the library's runs hold the
-/// locks through `LinuxConditionSources.holdingInhibitors(_:)`, as the daemon's command runs do
+/// locks through `LinuxConditionSources.holdingInhibitors(from:_:)`, as the daemon's command runs do
 /// (`DaemonInhibitorTests`).
 @Suite(
   .blockingIO,
@@ -55,6 +55,54 @@ struct SleepInhibitorTests {
     #expect(
       mine.allSatisfy { $0.contains("\"photo-sync\"") && $0.contains("\"block\"") }, "\(mine)")
     #expect(try library.locks(of: free).isEmpty, "inhibit none takes no lock")
+    released.withLock { $0 = true }
+    try await daemonEventually("the locks to go") {
+      try library.locks(of: held).isEmpty ? true : nil
+    }
+    await runtime.shutdown()
+  }
+
+  /// `from: .confirmedStart` (as the daemon registers its command runs): a run that gives its
+  /// start back — declined, or its conditions changed — asks logind for nothing, and a run
+  /// holds its locks from the moment `confirmStart()` says yes. Before, every run asked for
+  /// the locks when its worker started, and the declined one dropped them at once.
+  @Test func aRunThatGivesItsStartBackAsksLogindForNothing() async throws {
+    let library = try LibraryOnLogind()
+    defer { library.close() }
+    let (sources, runtime) = (library.sources, Backgrounder(storePath: library.storePath))
+    let declined = try TaskId("dev.example.declined")
+    let held = try TaskId("dev.example.held")
+    // The declined run ends unstarted; the other confirms, says so, and waits for the test.
+    let confirmed = Lock(false)
+    let released = Lock(false)
+    try runtime.registerFallback(
+      sources.holdingInhibitors(from: .confirmedStart) { _ in
+        ClosureWorker { context in
+          if context.taskId == declined {
+            context.declineStart(reason: "a condition of its own")
+            return .retry(reason: "declined")
+          }
+          #expect(context.confirmStart())
+          confirmed.withLock { $0 = true }
+          _ = await waitUntil { released.withLock { $0 } }
+          return .success
+        }
+      })
+    try await runtime.start()
+    #expect(await runtime.schedule(.oneTime(.init(taskId: declined))) == .scheduled)
+    let store = try TaskStoreReader(path: library.storePath)
+    #expect(
+      await waitUntil {
+        (try? store.task(declined)?.recentRuns.first?.outcome == "deferred") ?? false
+      }, "the declined run's record")
+    #expect(await runtime.schedule(.oneTime(.init(taskId: held))) == .scheduled)
+    #expect(await waitUntil { confirmed.withLock { $0 } }, "the held run to confirm")
+    _ = try await daemonEventually("the held run's two locks") {
+      try library.locks(of: held).count == 2 ? true : nil
+    }
+    // Only the held run's two: the declined run's worker asked for none.
+    #expect(try library.logind.inhibitCalls() == 2)
+    #expect(try library.locks(of: declined).isEmpty)
     released.withLock { $0 = true }
     try await daemonEventually("the locks to go") {
       try library.locks(of: held).isEmpty ? true : nil

@@ -25,6 +25,15 @@ final class LogindMock {
       method: "\(Self.manager).ListInhibitors")
   }
 
+  /// How many times `Inhibit` was called (the mock's `GetCalls`, one struct per call).
+  func inhibitCalls() throws -> Int {
+    try bus.send(
+      destination: "org.freedesktop.login1", path: Self.path,
+      method: "org.freedesktop.DBus.Mock.GetCalls"
+    ).components(separatedBy: "struct {").dropFirst()
+      .filter { $0.contains("string \"Inhibit\"") }.count
+  }
+
   /// Emits `signal` (`PrepareForSleep`, `PrepareForShutdown`) with `active` from the manager.
   func emit(_ signal: String, _ active: Bool) throws {
     try bus.send(

@@ -7,7 +7,7 @@ import SystemCalls
 /// Holds systemd-logind inhibitor locks for `sleep` and for `shutdown` (`who` ``who``,
 /// "backgrounder" in the daemon; `why` "running <job id>") while a run goes, in the job's
 /// ``InhibitPolicy``: for the daemon's command runs (`CommandWorker`) and for a library's work
-/// (`LinuxConditionSources.holdingInhibitors(_:)`).
+/// (`LinuxConditionSources.holdingInhibitors(from:_:)`).
 ///
 /// Two locks, not one `sleep:shutdown` lock: logind asks polkit about a lock on both under
 /// the action of neither (`inhibit-handle-lid-switch`, which Debian's policy gives no caller
