@@ -340,6 +340,7 @@ let package = Package(
         "StallingDaemon", "Netlink", "TestSupport",
         // sd-bus, for BusSignalsTests' own connection.
         "CSystemdBus", "DBus",
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ]
     ),
     // Child process of IntegrationTests/ResurrectionTests (killed with SIGKILL mid-run).

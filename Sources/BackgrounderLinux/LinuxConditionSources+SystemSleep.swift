@@ -1,6 +1,7 @@
 import Backgrounder
 import EventLoops
 import Logind
+import ServiceLifecycle
 import SystemCalls
 
 extension LinuxConditionSources {
@@ -13,8 +14,9 @@ extension LinuxConditionSources {
   /// cancelled) dispatch resumes and due times are re-evaluated at once.
   ///
   /// The watch connects on a thread of its own (without a system bus or logind it logs so and
-  /// nothing is stopped) and is served on the sources' event loop. Stop it with
-  /// ``SystemSleepFollower/stop()`` when the runtime shuts down.
+  /// nothing is stopped) and is served on the sources' event loop. It is a `Service`: put it
+  /// in the runtime's `ServiceGroup` after the runtime (it stops first on graceful shutdown),
+  /// or call ``SystemSleepFollower/stop()`` before the runtime shuts down.
   public func followSystemSleep(of runtime: Backgrounder) throws(SystemCallError)
     -> SystemSleepFollower
   {
@@ -45,16 +47,25 @@ extension LinuxConditionSources {
 }
 
 /// systemd-logind's sleep and shutdown signals, followed for a runtime
-/// (``LinuxConditionSources/followSystemSleep(of:)``).
-public final class SystemSleepFollower: Sendable {
+/// (``LinuxConditionSources/followSystemSleep(of:)``) from when it is made until ``stop()``, or
+/// as a `Service` until graceful shutdown.
+public final class SystemSleepFollower: Service, Sendable {
   private let watch: LogindSleepWatch
 
   init(watch: LogindSleepWatch) {
     self.watch = watch
   }
 
-  /// Stops following the signals (the connection is closed on the event loop, soon).
+  /// Stops following the signals (the connection is closed on the event loop, soon; one still
+  /// being made is closed when it is made).
   public func stop() {
     watch.stopSoon()
+  }
+
+  /// Follows the signals (from when the follower was made) until graceful shutdown or
+  /// cancellation, then stops.
+  public func run() async throws {
+    try? await gracefulShutdown()
+    stop()
   }
 }

@@ -1,9 +1,11 @@
 import Backgrounder
 import BackgrounderLinux
 import BackgrounderTesting
+import EventLoops
 import Foundation
 import Locking
 import Logging
+import ServiceLifecycle
 import TestSupport
 import Testing
 
@@ -169,6 +171,54 @@ struct SleepInhibitorTests {
     await runtime.shutdown()
   }
 
+  /// The follower is a `Service`: in a `ServiceGroup` it follows until graceful shutdown, then
+  /// stops and closes its bus connection. Before, `stop()` stopped serving the connection and
+  /// kept it open for as long as the follower lived.
+  @Test func aFollowerInAServiceGroupClosesItsConnectionAtShutdown() async throws {
+    let library = try LibraryOnLogind()
+    defer { library.close() }
+    let before = try library.connections()
+    let follower = try library.sources.followSystemSleep(
+      of: Backgrounder(storePath: library.storePath))
+    let group = ServiceGroup(
+      configuration: .init(services: [follower], logger: Logger(label: "test.follower")))
+    let running = Task { try await group.run() }
+    try await daemonEventually("the follower's connection") {
+      try library.connections() == before + 1 ? true : nil
+    }
+    await group.triggerGracefulShutdown()
+    try await running.value
+    try await daemonEventually("the follower's connection to close") {
+      try library.connections() == before ? true : nil
+    }
+    withExtendedLifetime(follower) {}
+  }
+
+  /// A follower stopped while its connection is still being made (on a thread of its own)
+  /// closes that connection when it arrives. Before, the connection arrived after the stop and
+  /// was served for good: a runtime shut down was still told of every sleep.
+  @Test func aFollowerStoppedBeforeItConnectedClosesTheConnectionWhenItArrives() async throws {
+    let loop = try EventLoop(name: "test-sleep-follower")
+    defer { loop.stop() }
+    let library = try LibraryOnLogind(eventLoop: loop)
+    defer { library.close() }
+    let before = try library.connections()
+    // The loop is held, so the stop and the connection's hand-over both wait there, in order.
+    let hold = DispatchSemaphore(value: 0)
+    loop.execute { hold.wait() }
+    let follower = try library.sources.followSystemSleep(
+      of: Backgrounder(storePath: library.storePath))
+    follower.stop()
+    try await daemonEventually("the follower's connection to be made") {
+      try library.connections() == before + 1 ? true : nil
+    }
+    hold.signal()
+    try await daemonEventually("the follower's connection to close") {
+      try library.connections() == before ? true : nil
+    }
+    withExtendedLifetime(follower) {}
+  }
+
   /// A run that pauses (`onConditionLost = .pause`) holds no lock while paused and takes its
   /// locks again when it resumes (issue #36: "while paused the run holds no sleep inhibitor");
   /// the daemon's command runs hold theirs through the same wrapper.
@@ -303,7 +353,7 @@ private final class LibraryOnLogind {
   let storePath: String
   private let directory = NSTemporaryDirectory() + "bglogind-\(UInt32.random(in: 0...UInt32.max))"
 
-  init(inhibitorWho: String = "backgrounder") throws {
+  init(inhibitorWho: String = "backgrounder", eventLoop: EventLoop? = nil) throws {
     bus = try PrivateBus()
     do {
       logind = try LogindMock(bus: bus)
@@ -315,7 +365,7 @@ private final class LibraryOnLogind {
       options: .init(
         sysfsRoot: "/nonexistent", watchesUserIdle: false, logindBusAddress: bus.address,
         inhibitorWho: inhibitorWho),
-      logger: Logger(label: "test.inhibitor"))
+      eventLoop: eventLoop, logger: Logger(label: "test.inhibitor"))
     storePath = directory + "/state.sqlite"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
   }
@@ -325,6 +375,15 @@ private final class LibraryOnLogind {
     try logind.inhibitors().components(separatedBy: "struct {").filter {
       $0.contains("\"running \(task)\"")
     }
+  }
+
+  /// How many connections the bus has (`ListNames`' unique names, the asking dbus-send's own
+  /// included).
+  func connections() throws -> Int {
+    try bus.send(
+      destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+      method: "org.freedesktop.DBus.ListNames"
+    ).components(separatedBy: "string \":").count - 1
   }
 
   func close() {

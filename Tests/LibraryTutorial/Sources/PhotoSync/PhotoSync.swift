@@ -85,15 +85,15 @@ public func runPhotoSyncApp(
     factory: sources.holdingInhibitors { _ in PhotoSync(upload: upload) })
   // Before a suspend, runs under a `delay` lock stop (a retry, no attempt used); after, they run.
   let sleep = try sources.followSystemSleep(of: backgrounder)
-  defer { sleep.stop() }
   // Subscribe before anything happens: a stream sees only events after `events()` is called.
   let events = backgrounder.events()
   let group = ServiceGroup(
     configuration: ServiceGroupConfiguration(
-      services: [sources, backgrounder], gracefulShutdownSignals: [.sigterm, .sigint],
+      services: [sources, backgrounder, sleep], gracefulShutdownSignals: [.sigterm, .sigint],
       logger: logger))
   try await withThrowingTaskGroup(of: Void.self) { tasks in
-    tasks.addTask { try await group.run() }  // runs `sources` and the runtime; ends on SIGTERM
+    // Runs `sources`, the runtime and the sleep follower; ends on SIGTERM (the follower first).
+    tasks.addTask { try await group.run() }
     tasks.addTask {
       try await backgrounder.start()  // idempotent: waits for the group's start
       if let reason = try await PhotoSyncJobs.scheduleSync(on: backgrounder, album: "Holidays") {

@@ -21,6 +21,8 @@ package final class LogindSleepWatch: @unchecked Sendable {
   /// logind's signals arrive here, each checked (sent by logind's current owner, broadcast)
   /// before ``received(_:)`` sees it.
   private var connection: BusConnection?
+  /// Set by ``stopSoon()`` on the event loop: a connection made after it is closed, not served.
+  private var stopped = false
 
   /// `address`: a bus address, or nil for the system bus (`DBUS_SYSTEM_BUS_ADDRESS` when set).
   package init(
@@ -61,9 +63,14 @@ package final class LogindSleepWatch: @unchecked Sendable {
     eventLoop.execute { self.serve(connection) }
   }
 
-  /// Stops serving the connection (on the event loop, soon).
+  /// Stops serving the connection and closes it (on the event loop, soon), also when it is
+  /// still being made: it is closed when it arrives.
   package func stopSoon() {
-    eventLoop.execute { self.connection?.stopServing() }
+    eventLoop.execute {
+      self.stopped = true
+      self.connection?.stopServing()
+      self.connection = nil
+    }
   }
 
   private func connect() throws(BusError) -> BusConnection {
@@ -93,8 +100,10 @@ package final class LogindSleepWatch: @unchecked Sendable {
     }
   }
 
-  /// On the event loop: takes the connection and serves it.
+  /// On the event loop: takes the connection and serves it, unless the watch was stopped while
+  /// it was being made (then dropping it closes it).
   private func serve(_ connection: BusConnection) {
+    guard !stopped else { return }
     self.connection = connection
     connection.serve(on: eventLoop) { [logger] error in
       logger.warning(
