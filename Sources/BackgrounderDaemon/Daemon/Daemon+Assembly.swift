@@ -7,12 +7,12 @@ import SystemCalls
 
 /// The steps of ``Daemon/run(configuration:)`` that build one piece each.
 extension Daemon {
-  /// What carries out the runs: the containment, the command runner, the sleep inhibitor, and
-  /// the metered budgets and byte counts each run is charged to.
+  /// What carries out the runs: the containment, the command runner, and the metered budgets
+  /// and byte counts each run is charged to. (The runs' logind locks are the sources'
+  /// `inhibitor`.)
   struct Workers: Sendable {
     let containment: RunContainment
     let runner: CommandRunner
-    let inhibitor: SleepInhibitor
     let meteredBudgets: MeteredBudgetLedger
     /// Each run's bytes for the exporter (with `[telemetry]` only).
     let runBytes: RunBytesFeed?
@@ -34,8 +34,6 @@ extension Daemon {
     let runner = CommandRunner(
       gracePeriod: options.killGracePeriod, containment: containment, eventLoop: eventLoop,
       logger: logger)
-    // The runs' logind locks: the sources' inhibitor, the one a library's work holds too.
-    let inhibitor = sources.inhibitor
     let meteredBudgets = MeteredBudgetLedger(
       runtime: runtime, clock: runtime.configuration.clock, zone: runtime.configuration.timeZone,
       logger: logger)
@@ -72,7 +70,7 @@ extension Daemon {
         return worker
       })
     return Workers(
-      containment: containment, runner: runner, inhibitor: inhibitor,
+      containment: containment, runner: runner,
       meteredBudgets: meteredBudgets, runBytes: runBytes, runBytesChoice: runBytesChoice,
       runBytesProblems: { accounting.problems() })
   }
@@ -158,7 +156,7 @@ extension Daemon {
           sources.healthProblems() + alerts.problems() + restartNeeded.problems
             + meteredBudgets.problems() + (shaping?.problems() ?? []) + runBytesProblems()
         },
-        hints: { monitor.hints }, inhibitor: workers.inhibitor, wakeAlarms: reloaded.wakeAlarms,
+        hints: { monitor.hints }, inhibitor: sources.inhibitor, wakeAlarms: reloaded.wakeAlarms,
         view: view, meteredBudget: { meteredBudgets.daemonReport() },
         runBytes: workers.runBytesChoice
       ).handle)
