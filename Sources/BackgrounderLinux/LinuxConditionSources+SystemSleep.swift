@@ -56,6 +56,12 @@ public final class SystemSleepFollower: Service, Sendable {
     self.watch = watch
   }
 
+  /// A follower let go of without ``stop()`` stops too: its connection, served by the event
+  /// loop, would otherwise outlive it and keep stopping the runtime's runs before every sleep.
+  deinit {
+    watch.stopSoon()
+  }
+
   /// Stops following the signals (the connection is closed on the event loop, soon; one still
   /// being made is closed when it is made).
   public func stop() {

@@ -219,6 +219,26 @@ struct SleepInhibitorTests {
     withExtendedLifetime(follower) {}
   }
 
+  /// A follower let go of without `stop()` stops and closes its connection. Before, the event
+  /// loop kept serving the connection, whose signal handler pointed at the freed watch: the
+  /// next `PrepareForSleep` would have crashed the process.
+  @Test func aFollowerLetGoOfClosesItsConnection() async throws {
+    let library = try LibraryOnLogind()
+    defer { library.close() }
+    let before = try library.connections()
+    var follower: SystemSleepFollower? = try library.sources.followSystemSleep(
+      of: Backgrounder(storePath: library.storePath))
+    try await daemonEventually("the follower's connection") {
+      try library.connections() == before + 1 ? true : nil
+    }
+    withExtendedLifetime(follower) {}
+    follower = nil
+    try await daemonEventually("the follower's connection to close") {
+      try library.connections() == before ? true : nil
+    }
+    try library.logind.emit("PrepareForSleep", true)
+  }
+
   /// A run that pauses (`onConditionLost = .pause`) holds no lock while paused and takes its
   /// locks again when it resumes (issue #36: "while paused the run holds no sleep inhibitor");
   /// the daemon's command runs hold theirs through the same wrapper.

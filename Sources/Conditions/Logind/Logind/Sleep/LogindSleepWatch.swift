@@ -78,7 +78,7 @@ package final class LogindSleepWatch: @unchecked Sendable {
     try connection.subscribe(
       from: LogindBus.destination,
       match: "path='\(LogindBus.path)',interface='\(LogindBus.interface)'"
-    ) { [unowned self] message in self.received(message) }
+    ) { [weak self] message in self?.received(message) }
     inhibitDelayMax = readInhibitDelayMax(connection)
     return connection
   }
