@@ -85,6 +85,52 @@ struct DaemonInhibitorTests {
     #expect(after?.locks == [], "no run, no lock: \(String(describing: after))")
   }
 
+  /// The daemon asks logind for a run's locks when the run's start is confirmed
+  /// (`holdingInhibitors(from: .confirmedStart)`): a run that gives its start back — here a
+  /// `bandwidth-required` cap this daemon cannot enforce — asks for none. Before, it asked for
+  /// both and dropped them at once: 4 `Inhibit` calls for the two runs instead of 2.
+  @Test func aRunThatDeclinesItsStartAsksLogindForNoLock() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let (declined, ran) = ("dev.e2e.declined", "dev.e2e.ran")
+    try workspace.writeConfig(
+      jobs: daemonShellJob(
+        id: declined, script: "echo run >> \(workspace.file("declined"))",
+        schedule: "once = true",
+        extra: """
+          bandwidth = "1Mbit"
+          bandwidth-required = true
+          backoff = { policy = "linear", initial = "1h" }
+          """)
+        + daemonShellJob(
+          id: ran,
+          script: "echo run >> \(workspace.file("ran")); "
+            + "while [ ! -e \(workspace.file("release")) ]; do sleep 0.05; done",
+          schedule: "once = true", extra: "delay = \"1h\""))
+    let harness = try DaemonHarness(workspace: workspace)
+    defer { harness.cleanUp() }
+    _ = try harness.startDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+    let held = try await harness.waitForTask(declined, "the declined run") {
+      $0.recentRuns.first?.outcome == "deferred"
+    }
+    #expect(workspace.lines(of: "declined").isEmpty, "\(held)")
+    // Then a run that starts, held until both its locks are listed: its two, and no more.
+    let trigger = try await harness.cli("trigger", ran, "--config", workspace.configPath)
+    #expect(trigger.status == 0, "\(trigger)")
+    try await daemonEventually("the run's two locks", describe: harness.describe()) {
+      try logind.inhibitors().components(separatedBy: "\"running \(ran)\"").count == 3
+        ? true : nil
+    }
+    _ = FileManager.default.createFile(atPath: workspace.file("release"), contents: nil)
+    _ = try await harness.waitForTask(ran, "the run") { $0.lastResult == "success" }
+    #expect(workspace.lines(of: "ran") == ["run"])
+    #expect(try logind.inhibitCalls() == 2, "the declined run asked for locks")
+  }
+
   /// `status --json`'s `tasks`, by id.
   private static func statusTasks(_ harness: DaemonHarness) async throws -> [String: [String: Any]]
   {
