@@ -91,7 +91,7 @@ struct DaemonPauseTests {
     // is asked for, and the kernel stops the tasks after the request (`frozen 1` in
     // `cgroup.events` and `T` in `/proc/PID/stat` come when every task has stopped): waited for.
     let frozen = await eventually { Self.isFrozen(pid) ? true : nil }
-    #expect(frozen == true, "the job's shell is not frozen")
+    #expect(frozen == true, "the job's shell is not frozen: \(Self.freezeState(pid))")
     let whilePaused = lines().count
     _ = try await harness.cli("status", "--config", workspace.configPath)
     #expect(lines().count == whilePaused, "the copy went on while the run was paused")
@@ -228,7 +228,7 @@ struct DaemonPauseTests {
     }
     #expect(paused.attempt == 0)
     let frozen = await eventually { Self.isFrozen(pid) ? true : nil }
-    #expect(frozen == true, "the job's process is not frozen")
+    #expect(frozen == true, "the job's process is not frozen: \(Self.freezeState(pid))")
     let before = lines().count
     _ = try await harness.cli("status", "--config", workspace.configPath)
     #expect(lines().count == before, "the stream went on while paused")
@@ -282,6 +282,22 @@ struct DaemonPauseTests {
   }
 
   /// Whether process `pid` is stopped (`T`) or in a frozen cgroup.
+  /// What ``isFrozen(_:)`` read, for a failure's message: the process's state letter and its
+  /// cgroup's `cgroup.events`.
+  private static func freezeState(_ pid: String) -> String {
+    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "(no stat)"
+    let state = stat.lastIndex(of: ")").map {
+      stat[stat.index(after: $0)...].split(separator: " ").first.map(String.init) ?? "?"
+    }
+    let cgroup = (try? String(contentsOfFile: "/proc/\(pid)/cgroup", encoding: .utf8))?
+      .split(separator: "\n").first(where: { $0.hasPrefix("0::") }).map { String($0.dropFirst(3)) }
+    let events = cgroup.flatMap {
+      try? String(contentsOfFile: "/sys/fs/cgroup\($0)/cgroup.events", encoding: .utf8)
+    }
+    return "state \(state ?? "?"), cgroup \(cgroup ?? "?"), events \(events ?? "(none)")"
+      + " at \(Date())"
+  }
+
   private static func isFrozen(_ pid: String) -> Bool {
     if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
       let close = stat.lastIndex(of: ")"),
