@@ -91,7 +91,12 @@ struct DaemonPauseTests {
     // is asked for, and the kernel stops the tasks after the request (`frozen 1` in
     // `cgroup.events` and `T` in `/proc/PID/stat` come when every task has stopped): waited for.
     let frozen = await eventually { Self.isFrozen(pid) ? true : nil }
-    #expect(frozen == true, "the job's shell is not frozen: \(Self.freezeState(pid))")
+    let daemonSaid = harness.logLines(
+      containing: "frozen", "thawed", "paus", "resum", "metered", "primary")
+    let notFrozen =
+      "the job's shell is not frozen: \(Self.freezeState(pid))\n\(daemonSaid)\n"
+      + harness.describe()
+    #expect(frozen == true, "\(notFrozen)")
     let whilePaused = lines().count
     _ = try await harness.cli("status", "--config", workspace.configPath)
     #expect(lines().count == whilePaused, "the copy went on while the run was paused")
@@ -228,7 +233,12 @@ struct DaemonPauseTests {
     }
     #expect(paused.attempt == 0)
     let frozen = await eventually { Self.isFrozen(pid) ? true : nil }
-    #expect(frozen == true, "the job's process is not frozen: \(Self.freezeState(pid))")
+    let daemonSaid = harness.logLines(
+      containing: "frozen", "thawed", "paus", "resum", "metered", "primary")
+    let notFrozen =
+      "the job's process is not frozen: \(Self.freezeState(pid))\n\(daemonSaid)\n"
+      + harness.describe()
+    #expect(frozen == true, "\(notFrozen)")
     let before = lines().count
     _ = try await harness.cli("status", "--config", workspace.configPath)
     #expect(lines().count == before, "the stream went on while paused")
