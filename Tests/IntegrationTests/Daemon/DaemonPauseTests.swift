@@ -91,12 +91,7 @@ struct DaemonPauseTests {
     // is asked for, and the kernel stops the tasks after the request (`frozen 1` in
     // `cgroup.events` and `T` in `/proc/PID/stat` come when every task has stopped): waited for.
     let frozen = await eventually { Self.isFrozen(pid) ? true : nil }
-    let daemonSaid = harness.logLines(
-      containing: "frozen", "thawed", "paus", "resum", "metered", "primary")
-    let notFrozen =
-      "the job's shell is not frozen: \(Self.freezeState(pid))\n\(daemonSaid)\n"
-      + harness.describe()
-    #expect(frozen == true, "\(notFrozen)")
+    #expect(frozen == true, "\(Self.notFrozen("the job's shell", pid, harness))")
     let whilePaused = lines().count
     _ = try await harness.cli("status", "--config", workspace.configPath)
     #expect(lines().count == whilePaused, "the copy went on while the run was paused")
@@ -233,12 +228,7 @@ struct DaemonPauseTests {
     }
     #expect(paused.attempt == 0)
     let frozen = await eventually { Self.isFrozen(pid) ? true : nil }
-    let daemonSaid = harness.logLines(
-      containing: "frozen", "thawed", "paus", "resum", "metered", "primary")
-    let notFrozen =
-      "the job's process is not frozen: \(Self.freezeState(pid))\n\(daemonSaid)\n"
-      + harness.describe()
-    #expect(frozen == true, "\(notFrozen)")
+    #expect(frozen == true, "\(Self.notFrozen("the job's process", pid, harness))")
     let before = lines().count
     _ = try await harness.cli("status", "--config", workspace.configPath)
     #expect(lines().count == before, "the stream went on while paused")
@@ -292,6 +282,14 @@ struct DaemonPauseTests {
   }
 
   /// Whether process `pid` is stopped (`T`) or in a frozen cgroup.
+  /// A failure's message for `what` (process `pid`) not seen frozen: what ``isFrozen(_:)``
+  /// read, the daemon's lines about pauses and the network, and its last status steps.
+  private static func notFrozen(_ what: String, _ pid: String, _ harness: DaemonHarness) -> String {
+    let daemonSaid = harness.logLines(
+      containing: "frozen", "thawed", "paus", "resum", "metered", "primary")
+    return "\(what) is not frozen: \(freezeState(pid))\n\(daemonSaid)\n\(harness.describe())"
+  }
+
   /// What ``isFrozen(_:)`` read, for a failure's message: the process's state letter and its
   /// cgroup's `cgroup.events`.
   private static func freezeState(_ pid: String) -> String {
