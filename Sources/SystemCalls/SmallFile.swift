@@ -31,6 +31,11 @@ public enum RegularFileError: Error, Equatable, CustomStringConvertible {
   private func reason(_ kind: String) -> String { "is \(kind), not a regular file" }
 }
 
+/// `O_PATH` (`<fcntl.h>` defines it only with `_GNU_SOURCE`, which Swift's Glibc module does
+/// not): a descriptor that names a file without opening it for reading or writing; `fstat`,
+/// `fstatat`, `openat`, `mkdirat` and `readlinkat` work through it.
+public let openPath: Int32 = 0o10_000_000
+
 /// What the type bits of `mode` (`st_mode`) name: "a regular file", "a FIFO", "a directory",
 /// "a symlink", "a socket", "a character device", "a block device".
 public func fileKind(mode: mode_t) -> String {
@@ -51,14 +56,15 @@ public func fileKind(mode: mode_t) -> String {
 /// FIFO planted there never holds the open (nor, for a read-write open, a read), then checked
 /// with `fstat`. Anything but a regular file is closed and refused with what it is. Returns
 /// the descriptor (the caller closes it) and its `stat`. `O_NONBLOCK` changes nothing for a
-/// regular file.
-public func openRegularFile(_ path: String, flags: Int32 = O_RDONLY) throws(RegularFileError)
-  -> (descriptor: Int32, status: stat)
-{
+/// regular file. A relative `path` is looked up from the directory open as `directory` (the
+/// current directory by default).
+public func openRegularFile(
+  _ path: String, relativeTo directory: Int32 = AT_FDCWD, flags: Int32 = O_RDONLY
+) throws(RegularFileError) -> (descriptor: Int32, status: stat) {
   let descriptor: Int32
   do {
     descriptor = try systemCall("open", path: path) {
-      open(path, flags | O_CLOEXEC | O_NONBLOCK)
+      openat(directory, path, flags | O_CLOEXEC | O_NONBLOCK)
     }
   } catch {
     throw .system(error)
@@ -78,14 +84,17 @@ public func openRegularFile(_ path: String, flags: Int32 = O_RDONLY) throws(Regu
 }
 
 /// Reads at most `limit` bytes of the regular file at `path` (a `/proc` or `/sys` attribute, a
-/// small file of the config): opened by ``openRegularFile(_:flags:)``, so that a FIFO planted
+/// small file of the config): opened by ``openRegularFile(_:relativeTo:flags:)``, so that a FIFO planted
 /// where such a file belongs is refused, never waited on; read until end of file or `limit`,
 /// each `read` through ``systemCall(_:path:_:)``. Throws the open's or a read's error (a
 /// missing file: `ENOENT`). A file that reports its size (a `/proc` attribute reports 0) is
 /// read into a buffer of that size and one byte more, not of `limit` bytes: a large limit
-/// costs a small file nothing.
-public func readSmallFile(_ path: String, limit: Int) throws(RegularFileError) -> [UInt8] {
-  let (descriptor, status) = try openRegularFile(path)
+/// costs a small file nothing. A relative `path` is looked up from `directory`, as
+/// ``openRegularFile(_:relativeTo:flags:)`` does.
+public func readSmallFile(_ path: String, relativeTo directory: Int32 = AT_FDCWD, limit: Int)
+  throws(RegularFileError) -> [UInt8]
+{
+  let (descriptor, status) = try openRegularFile(path, relativeTo: directory)
   defer { close(descriptor) }
   guard limit > 0 else { return [] }
   let size = Int(status.st_size)

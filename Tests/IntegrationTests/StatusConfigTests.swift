@@ -91,6 +91,44 @@ struct StatusConfigTests {
     #expect(clones.isEmpty, "threads started: \(clones)")
   }
 
+  @Test(
+    "a one-shot status reads the network with no subscription and walks each sysfs path once",
+    .enabled(if: unsanitized, "a sanitizer's runtime makes system calls of its own"),
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "no strace"))
+  func oneShotStatusReadsTheNetworkCheaply() async throws {
+    let workspace = try DaemonWorkspace()
+    defer { workspace.remove() }
+    let harness = try DaemonHarness(workspace: workspace)
+    try workspace.writeConfig(jobs: "")
+    let trace = workspace.file("calls.trace")
+    let status = try DaemonChild(
+      [
+        "/usr/bin/strace", "-f", "-qq", "-s", "256", "-o", trace, "-e",
+        "trace=setsockopt,open,openat,stat,lstat,newfstatat,statx,readlink,readlinkat",
+        harness.binary, "status", "--json", "--config", workspace.configPath,
+      ], outputPath: workspace.file("status.out"), errorPath: workspace.file("status.err"))
+    let exit = await status.waitForExit(timeout: .seconds(60))
+    #expect(exit == 0, "\(status.errorOutput)")
+    #expect(status.output.contains("\"network\""), "the network was read: \(status.output)")
+    let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+    // One look needs no notification: no group joined, no socket filter for the kernel to
+    // compile (the daemon's monitor has both).
+    let subscribing = calls.filter {
+      $0.contains("NETLINK_ADD_MEMBERSHIP") || $0.contains("SO_ATTACH_FILTER")
+    }
+    #expect(subscribing.isEmpty, "\(subscribing)")
+    // Each link's facts are looked up from its directory, the path walked once: no path under
+    // /sys/class/net is named by two calls (it was: `stat` and then `lstat` of each absent
+    // entry, and every lookup walked the whole path again).
+    let sysfsPaths = calls.compactMap { call -> String? in
+      guard let start = call.range(of: "\"/sys/class/net/") else { return nil }
+      return String(call[start.lowerBound...].dropFirst().prefix { $0 != "\"" })
+    }
+    #expect(!sysfsPaths.isEmpty, "no link's sysfs directory was opened: \(calls)")
+    let repeated = Dictionary(grouping: sysfsPaths, by: { $0 }).filter { $0.value.count > 1 }
+    #expect(repeated.isEmpty, "looked up more than once: \(repeated.keys.sorted())")
+  }
+
   @Test("status --help and a usage error read as the whole command line's")
   func helpAndUsageErrors() async throws {
     let workspace = try DaemonWorkspace()

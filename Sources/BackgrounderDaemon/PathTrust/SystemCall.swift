@@ -9,10 +9,6 @@ import SystemPackage
 /// `-1` turned into a ``PrivateDirectoryError/system(_:)`` that names the operation and the
 /// path it was about.
 enum SystemCall {
-  /// `O_PATH` (`<fcntl.h>` defines it only with `_GNU_SOURCE`): a descriptor that names a
-  /// file without opening it for reading or writing; `fstat`, `openat`, `mkdirat` and
-  /// `readlinkat` work through it.
-  static let openPath: Int32 = 0o10_000_000
   /// `AT_EMPTY_PATH`: `fstatat` on the descriptor itself.
   static let emptyPath: Int32 = 0x1000
 

@@ -142,7 +142,7 @@ package final class TrustedDirectory: Sendable {
       try SystemCall.retrying("mkdir", path) { mkdirat(descriptor, name, mode) }
     } catch .system(let failure) where failure.errno == .fileExists {}
     let fd = try SystemCall.retrying("open", path) {
-      openat(descriptor, name, SystemCall.openPath | O_NOFOLLOW | O_CLOEXEC)
+      openat(descriptor, name, SystemCalls.openPath | O_NOFOLLOW | O_CLOEXEC)
     }
     do throws(PrivateDirectoryError) {
       let status = try SystemCall.status(at: fd, "", path: path)
@@ -201,7 +201,7 @@ package final class TrustedDirectory: Sendable {
     private mutating func enterRoot() throws(PrivateDirectoryError) {
       closeAll()
       let fd = try SystemCall.retrying("open", "/") {
-        Glibc.open("/", SystemCall.openPath | O_DIRECTORY | O_CLOEXEC)
+        Glibc.open("/", SystemCalls.openPath | O_DIRECTORY | O_CLOEXEC)
       }
       stack.append(Entry(descriptor: fd, status: FileStatus(owner: 0, mode: 0), path: "/"))
       do throws(PrivateDirectoryError) {
@@ -269,7 +269,7 @@ package final class TrustedDirectory: Sendable {
     {
       let open = { () throws(PrivateDirectoryError) -> Int32 in
         try SystemCall.retrying("open", path) {
-          openat(directory, name, SystemCall.openPath | O_NOFOLLOW | O_CLOEXEC)
+          openat(directory, name, SystemCalls.openPath | O_NOFOLLOW | O_CLOEXEC)
         }
       }
       do throws(PrivateDirectoryError) {

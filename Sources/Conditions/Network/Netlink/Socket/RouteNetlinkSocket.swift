@@ -42,19 +42,24 @@ public final class RouteNetlinkSocket: Sendable {
   /// Opens and subscribes a socket in the current network namespace, or in the namespace at
   /// `networkNamespacePath` (the socket stays bound to it). Notifications of routes to specific
   /// prefixes reach it only when the prefix covers one of `probeDestinations` (4- or 16-byte
-  /// addresses; see ``NotificationFilter``).
-  public static func open(networkNamespacePath: String? = nil, probeDestinations: [[UInt8]] = [])
-    throws -> RouteNetlinkSocket
-  {
+  /// addresses; see ``NotificationFilter``). Without `notifications`, a socket for dumps and
+  /// lookups only (one look, as a one-shot `status` takes): it joins no group, so it needs no
+  /// filter and no large receive buffer (the kernel sends a dump as it is read). Their setup was
+  /// 7 % of a one-shot `status`'s CPU, most of it the kernel compiling the filter (issue #35).
+  public static func open(
+    networkNamespacePath: String? = nil, probeDestinations: [[UInt8]] = [],
+    notifications: Bool = true
+  ) throws -> RouteNetlinkSocket {
     guard let path = networkNamespacePath else {
-      return try RouteNetlinkSocket(probeDestinations: probeDestinations)
+      return try RouteNetlinkSocket(
+        probeDestinations: probeDestinations, notifications: notifications)
     }
     return try NetworkNamespace.perform(inNamespaceAt: path) {
-      try RouteNetlinkSocket(probeDestinations: probeDestinations)
+      try RouteNetlinkSocket(probeDestinations: probeDestinations, notifications: notifications)
     }
   }
 
-  private init(probeDestinations: [[UInt8]]) throws {
+  private init(probeDestinations: [[UInt8]], notifications: Bool) throws {
     guard let handle = nl_socket_alloc() else {
       throw SystemCallError("nl_socket_alloc", errno: .noMemory)
     }
@@ -62,18 +67,19 @@ public final class RouteNetlinkSocket: Sendable {
       nl_socket_disable_seq_check(handle)
       nl_socket_disable_auto_ack(handle)
       try Self.check(nl_connect(handle, NETLINK_ROUTE), "nl_connect NETLINK_ROUTE")
-      try NotificationFilter.attach(
-        to: nl_socket_get_fd(handle), covering: probeDestinations)
-      for group in Self.groups {
-        try Self.check(
-          nl_socket_add_membership(handle, Int32(group.rawValue)),
-          "nl_socket_add_membership \(group.rawValue)")
-      }
-      for group in Self.optionalGroups {
-        _ = nl_socket_add_membership(handle, Int32(group.rawValue))
-      }
       let descriptor = nl_socket_get_fd(handle)
-      Self.enlargeReceiveBuffer(descriptor)
+      if notifications {
+        try NotificationFilter.attach(to: descriptor, covering: probeDestinations)
+        for group in Self.groups {
+          try Self.check(
+            nl_socket_add_membership(handle, Int32(group.rawValue)),
+            "nl_socket_add_membership \(group.rawValue)")
+        }
+        for group in Self.optionalGroups {
+          _ = nl_socket_add_membership(handle, Int32(group.rawValue))
+        }
+        Self.enlargeReceiveBuffer(descriptor)
+      }
       fileDescriptor = descriptor
     } catch {
       nl_socket_free(handle)

@@ -144,7 +144,8 @@ public final class ReachabilityMonitor: Service, Sendable {
   /// with them. Throws as ``run()`` does; the monitor cannot ``run()`` after it.
   public func snapshot() throws -> NetworkStatus {
     try claimStart()
-    let socket = try openSocket()
+    // Dumps and lookups only: no notification is waited for.
+    let socket = try openSocket(notifications: false)
     defer { socket.close() }
     var next = try handle(nil, socket: socket)
     while true {
@@ -163,12 +164,13 @@ public final class ReachabilityMonitor: Service, Sendable {
     }
   }
 
-  /// The netlink socket, filtered for the probe destinations, whose port the engine knows.
-  private func openSocket() throws -> RouteNetlinkSocket {
+  /// The netlink socket, filtered for the probe destinations, whose port the engine knows;
+  /// subscribed to nothing without `notifications`.
+  private func openSocket(notifications: Bool = true) throws -> RouteNetlinkSocket {
     let probe = state.withLock { $0.engine.model.probeDestinations }
     let socket = try RouteNetlinkSocket.open(
       networkNamespacePath: configuration.networkNamespacePath,
-      probeDestinations: [probe.ipv4, probe.ipv6])
+      probeDestinations: [probe.ipv4, probe.ipv6], notifications: notifications)
     state.withLock { $0.engine.localPort = socket.portID }
     return socket
   }
