@@ -175,6 +175,36 @@ struct RunContainmentTests {
 
   /// Slots are reused: records of runs one after another take the same slot, the file does
   /// not grow, and a slot that does not decode (a record cut short) is cleared.
+  /// A run whose cgroup would not freeze is stopped with SIGSTOP; its thaw must send SIGCONT
+  /// even when the cgroup's `cgroup.freeze` takes the thaw's `0` (the thaw used to write it and
+  /// stop there, leaving the run stopped for good: "frozen 0", and nothing moving). The cgroup
+  /// here is a directory whose `cgroup.freeze` is missing at the pause and there at the thaw.
+  @Test func aRunStoppedBecauseItsCgroupWouldNotFreezeIsContinuedByItsThaw() async throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let sleeper = try await scratch.detachedSleeper(pidFile: "stopped")
+    defer {
+      kill(sleeper.pid, SIGKILL)
+      _ = waitpid(sleeper.pid, nil, 0)
+    }
+    let cgroup = scratch.path("cgroup")
+    try FileManager.default.createDirectory(atPath: cgroup, withIntermediateDirectories: false)
+    let scope = RunScope(runID: "run", jobID: "a.b", cgroup: cgroup, leader: sleeper)
+    let containment = RunContainment(logger: logger)
+
+    let freeze = containment.freeze(scope)
+    #expect(freeze == .stopSignal)
+    let stopped = await eventually { ProcStat.read(pid: sleeper.pid)?.state == "T" ? true : nil }
+    #expect(stopped == true, "\(String(describing: ProcStat.read(pid: sleeper.pid)))")
+
+    #expect(FileManager.default.createFile(atPath: cgroup + "/cgroup.freeze", contents: nil))
+    #expect(containment.thaw(scope, frozenBy: freeze) == "SIGCONT")
+    let running = await eventually {
+      ProcStat.read(pid: sleeper.pid).map { $0.state != "T" ? true : nil } ?? nil
+    }
+    #expect(running == true, "\(String(describing: ProcStat.read(pid: sleeper.pid)))")
+  }
+
   @Test func runIDsAreVersion4UUIDs() {
     let ids = (0..<100).map { _ in RunContainment.newRunID() }
     #expect(Set(ids).count == 100)

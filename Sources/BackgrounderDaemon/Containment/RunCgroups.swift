@@ -132,9 +132,9 @@ package struct RunCgroups: Sendable {
   }
 
   /// Freezes (`frozen`) or thaws every process in cgroup `directory` and its descendants
-  /// (`cgroup.freeze`); false when the file cannot be written.
-  static func freeze(_ directory: String, _ frozen: Bool) -> Bool {
-    (try? write(frozen ? "1" : "0", to: directory + "/cgroup.freeze")) != nil
+  /// (`cgroup.freeze`); throws when the file cannot be written.
+  static func freeze(_ directory: String, _ frozen: Bool) throws {
+    try write(frozen ? "1" : "0", to: directory + "/cgroup.freeze")
   }
 
   /// Removes the (empty) cgroup `directory`; false while processes remain.

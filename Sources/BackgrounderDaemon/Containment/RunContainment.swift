@@ -122,14 +122,51 @@ package struct RunContainment: Sendable {
     return sent
   }
 
-  /// Freezes (`paused`) or thaws every process of `scope`: its cgroup's `cgroup.freeze` when it
-  /// has one, else SIGSTOP or SIGCONT to its process group, the rest of its session and its
-  /// cgroup's members (as a stop reaches them). Returns how: `cgroup.freeze` or the signal.
+  /// How a run was frozen, which its thaw undoes.
+  enum Freeze: String, Sendable {
+    /// `1` in its cgroup's `cgroup.freeze`.
+    case cgroup = "cgroup.freeze"
+    /// SIGSTOP to its process group, the rest of its session and its cgroup's members.
+    case stopSignal = "SIGSTOP"
+  }
+
+  /// Freezes every process of `scope`: its cgroup's `cgroup.freeze` when it has one and the
+  /// write succeeds, else SIGSTOP to its process group, the rest of its session and its
+  /// cgroup's members (as a stop reaches them). Returns how, for ``thaw(_:frozenBy:)``.
+  func freeze(_ scope: RunScope) -> Freeze {
+    if let cgroup = scope.cgroup {
+      do {
+        try RunCgroups.freeze(cgroup, true)
+        return .cgroup
+      } catch {
+        logger.warning(
+          "the run's cgroup did not freeze; its processes are stopped with SIGSTOP",
+          metadata: ["job": "\(scope.jobID)", "error": "\(error)"])
+      }
+    }
+    ProcessSweep(scope: scope).signal(SIGSTOP)
+    return .stopSignal
+  }
+
+  /// Thaws what ``freeze(_:)`` froze, the way it was frozen: a run stopped by SIGSTOP (its
+  /// cgroup's freeze had failed) gets SIGCONT even when its cgroup's `cgroup.freeze` takes the
+  /// thaw's `0` (writing it, as the thaw did before, left the processes stopped for good); a
+  /// cgroup that no longer takes `0` gets SIGCONT as a last resort. Returns how it thawed:
+  /// `cgroup.freeze` or `SIGCONT`.
   @discardableResult
-  func setPaused(_ scope: RunScope, _ paused: Bool) -> String {
-    if let cgroup = scope.cgroup, RunCgroups.freeze(cgroup, paused) { return "cgroup.freeze" }
-    ProcessSweep(scope: scope).signal(paused ? SIGSTOP : SIGCONT)
-    return paused ? "SIGSTOP" : "SIGCONT"
+  func thaw(_ scope: RunScope, frozenBy freeze: Freeze) -> String {
+    if freeze == .cgroup, let cgroup = scope.cgroup {
+      do {
+        try RunCgroups.freeze(cgroup, false)
+        return Freeze.cgroup.rawValue
+      } catch {
+        logger.warning(
+          "the run's cgroup did not thaw; its processes are sent SIGCONT",
+          metadata: ["job": "\(scope.jobID)", "error": "\(error)"])
+      }
+    }
+    ProcessSweep(scope: scope).signal(SIGCONT)
+    return "SIGCONT"
   }
 
   /// A random (version 4) UUID, lowercase: from `getrandom` (Swift's default generator), where

@@ -178,10 +178,17 @@ package struct CommandRunner: Sendable {
       if let pausable {
         let running = scope
         let logMetadata = metadata
+        // How the current pause froze the run: its thaw undoes that.
+        let frozenBy = Lock<RunContainment.Freeze?>(nil)
         pausable { paused in
-          let how = containment.setPaused(running, paused)
-          logger.info(
-            paused ? "run frozen (\(how))" : "run thawed (\(how))", metadata: logMetadata)
+          if paused {
+            let freeze = containment.freeze(running)
+            frozenBy.withLock { $0 = freeze }
+            logger.info("run frozen (\(freeze.rawValue))", metadata: logMetadata)
+          } else if let freeze = frozenBy.withLock({ $0.take() }) {
+            let how = containment.thaw(running, frozenBy: freeze)
+            logger.info("run thawed (\(how))", metadata: logMetadata)
+          }
         }
       }
       output.started(pid: process.pid)

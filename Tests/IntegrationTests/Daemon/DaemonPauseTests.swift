@@ -286,7 +286,7 @@ struct DaemonPauseTests {
   /// read, the daemon's lines about pauses and the network, and its last status steps.
   private static func notFrozen(_ what: String, _ pid: String, _ harness: DaemonHarness) -> String {
     let daemonSaid = harness.logLines(
-      containing: "frozen", "thawed", "paus", "resum", "metered", "primary")
+      containing: "frozen", "thawed", "freeze", "thaw", "paus", "resum", "metered", "primary")
     return "\(what) is not frozen: \(freezeState(pid))\n\(daemonSaid)\n\(harness.describe())"
   }
 
