@@ -77,18 +77,28 @@ struct StatusConfigTests {
       "/bin/true")
     #expect(scheduled.status == 0, "\(scheduled)")
     // Each thread (or process) started is a clone(2) or clone3(2) call: strace lists them.
-    let trace = workspace.file("threads.trace")
+    let (output, calls) = try await Self.tracedStatus(harness, tracing: "clone,clone3")
+    #expect(output.contains("\"dev.e2e.stored\""), "the store was read: \(output)")
+    let clones = calls.filter { $0.contains("clone") }
+    #expect(clones.isEmpty, "threads started: \(clones)")
+  }
+
+  /// `status --json` of the harness's config run under strace, tracing `calls` (its `-e
+  /// trace=`): the output and the trace's lines. Expects it to exit 0.
+  private static func tracedStatus(_ harness: DaemonHarness, tracing calls: String) async throws
+    -> (output: String, calls: [Substring])
+  {
+    let workspace = harness.workspace
+    let trace = workspace.file("status.trace")
     let status = try DaemonChild(
       [
-        "/usr/bin/strace", "-f", "-qq", "-e", "trace=clone,clone3", "-o", trace, harness.binary,
-        "status", "--json", "--config", workspace.configPath,
+        "/usr/bin/strace", "-f", "-qq", "-s", "256", "-o", trace, "-e", "trace=\(calls)",
+        harness.binary, "status", "--json", "--config", workspace.configPath,
       ], outputPath: workspace.file("status.out"), errorPath: workspace.file("status.err"))
     let exit = await status.waitForExit(timeout: .seconds(60))
     #expect(exit == 0, "\(status.errorOutput)")
-    #expect(status.output.contains("\"dev.e2e.stored\""), "the store was read: \(status.output)")
-    let clones = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
-      .filter { $0.contains("clone") }
-    #expect(clones.isEmpty, "threads started: \(clones)")
+    let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+    return (status.output, lines)
   }
 
   @Test(
@@ -100,17 +110,9 @@ struct StatusConfigTests {
     defer { workspace.remove() }
     let harness = try DaemonHarness(workspace: workspace)
     try workspace.writeConfig(jobs: "")
-    let trace = workspace.file("calls.trace")
-    let status = try DaemonChild(
-      [
-        "/usr/bin/strace", "-f", "-qq", "-s", "256", "-o", trace, "-e",
-        "trace=setsockopt,open,openat,stat,lstat,newfstatat,statx,readlink,readlinkat",
-        harness.binary, "status", "--json", "--config", workspace.configPath,
-      ], outputPath: workspace.file("status.out"), errorPath: workspace.file("status.err"))
-    let exit = await status.waitForExit(timeout: .seconds(60))
-    #expect(exit == 0, "\(status.errorOutput)")
-    #expect(status.output.contains("\"network\""), "the network was read: \(status.output)")
-    let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+    let (output, calls) = try await Self.tracedStatus(
+      harness, tracing: "setsockopt,open,openat,stat,lstat,newfstatat,statx,readlink,readlinkat")
+    #expect(output.contains("\"network\""), "the network was read: \(output)")
     // One look needs no notification: no group joined, no socket filter for the kernel to
     // compile (the daemon's monitor has both).
     let subscribing = calls.filter {
