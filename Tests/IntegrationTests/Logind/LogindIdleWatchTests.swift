@@ -2,6 +2,7 @@ import BackgrounderLinux
 import EventLoops
 import Foundation
 import Logging
+import ServiceLifecycle
 import TestSupport
 import Testing
 
@@ -37,5 +38,28 @@ struct LogindIdleWatchTests {
     #expect(
       await waitUntil { watch.current.unknown == "logind did not answer" }, "\(watch.current)")
     #expect(watch.current.idleSince == nil)
+  }
+
+  /// A watch that stopped (its group shut down) closes its bus connection. Before, it only
+  /// stopped serving it: the connection stayed open, and logind's signals queued on it, for as
+  /// long as the watch lived.
+  @Test func aStoppedWatchClosesItsConnection() async throws {
+    let bus = try PrivateBus()
+    defer { bus.close() }
+    let logind = try LogindMock(bus: bus)
+    defer { logind.stop() }
+    let before = try bus.connections()
+    let watch = LogindIdleWatch(address: bus.address, logger: Logger(label: "test-idle"))
+    let group = ServiceGroup(
+      configuration: .init(services: [watch], logger: Logger(label: "test-idle")))
+    let running = Task { try await group.run() }
+    #expect(await waitUntil { watch.current.unknown == nil }, "\(watch.current)")
+    #expect(try bus.connections() == before + 1)
+    await group.triggerGracefulShutdown()
+    try await running.value
+    try await daemonEventually("the watch's connection to close") {
+      try bus.connections() == before ? true : nil
+    }
+    withExtendedLifetime(watch) {}
   }
 }

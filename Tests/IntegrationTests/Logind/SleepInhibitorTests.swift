@@ -397,14 +397,8 @@ private final class LibraryOnLogind {
     }
   }
 
-  /// How many connections the bus has (`ListNames`' unique names, the asking dbus-send's own
-  /// included).
-  func connections() throws -> Int {
-    try bus.send(
-      destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-      method: "org.freedesktop.DBus.ListNames"
-    ).components(separatedBy: "string \":").count - 1
-  }
+  /// How many connections the bus has (``PrivateBus/connections()``).
+  func connections() throws -> Int { try bus.connections() }
 
   func close() {
     try? FileManager.default.removeItem(atPath: directory)

@@ -189,6 +189,15 @@ final class PrivateBus: @unchecked Sendable {
       path: Self.mockPath, method: "\(Self.mockInterface).SetConnectivity", "uint32:\(value)")
   }
 
+  /// How many connections the bus has (`ListNames`' unique names, the asking dbus-send's own
+  /// included).
+  func connections() throws -> Int {
+    try send(
+      destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+      method: "org.freedesktop.DBus.ListNames"
+    ).components(separatedBy: "string \":").count - 1
+  }
+
   /// Calls `method` with dbus-send and returns what it printed; without `waitForReply`, sends
   /// the call and returns at once.
   @discardableResult

@@ -77,6 +77,10 @@ public final class LogindIdleWatch: UserIdleConditionSource, Service, @unchecked
     await loop.submit {
       self.stopped = true
       self.connection?.stopServing()
+      // Closed, not only no longer served (it stayed open, signals queuing, while the watch
+      // lived).
+      self.pendingRead = nil
+      self.connection = nil
     }
   }
 
