@@ -84,9 +84,9 @@ public func openRegularFile(
 }
 
 /// Reads at most `limit` bytes of the regular file at `path` (a `/proc` or `/sys` attribute, a
-/// small file of the config): opened by ``openRegularFile(_:relativeTo:flags:)``, so that a FIFO planted
-/// where such a file belongs is refused, never waited on; read until end of file or `limit`,
-/// each `read` through ``systemCall(_:path:_:)``. Throws the open's or a read's error (a
+/// small file of the config): opened by ``openRegularFile(_:relativeTo:flags:)``, so that a
+/// FIFO planted where such a file belongs is refused, never waited on; read until end of file
+/// or `limit`, each `read` through ``systemCall(_:path:_:)``. Throws the open's or a read's error (a
 /// missing file: `ENOENT`). A file that reports its size (a `/proc` attribute reports 0) is
 /// read into a buffer of that size and one byte more, not of `limit` bytes: a large limit
 /// costs a small file nothing. A relative `path` is looked up from `directory`, as
