@@ -34,12 +34,13 @@ debian_mirror() {
   echo "$uri"
 }
 
-# The packages the .deb's Depends names today (dpkg-shlibdeps in Scripts/package, plus procps):
+# The packages the .deb's Depends names today (dpkg-shlibdeps in Scripts/package, plus
+# libsystemd0, libgcc-s1 and procps):
 # in every rootfs, so that one prepared before the .deb exists (`--prepare-only`, in CI's
 # background while the release build runs) has the key a test computes later from the .deb's
 # Depends (the key is the sorted set). A package the .deb comes to depend on that is not here
 # costs a debootstrap at test time, nothing else.
-package_depends=(libc6 libcurl4 libnl-3-200 libnl-genl-3-200 libnl-route-3-200
+package_depends=(libc6 libcurl4 libgcc-s1 libnl-3-200 libnl-genl-3-200 libnl-route-3-200
   libsqlite3-0 libstdc++6 libsystemd0 procps)
 
 # Prints the path of a tarball of a minimal $suite with systemd, dbus and PACKAGES, made with

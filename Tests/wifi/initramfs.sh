@@ -18,7 +18,7 @@ copy_with_libraries() {
 # out-of-tree test_power.ko, test-power.sh) as /lib/test_power.ko, and Tests/wifi/guest.
 # Usage: build_initramfs WORK KERNEL VERSION BINARY TEST_POWER
 build_initramfs() {
-  local work=$1 kernel=$2 version=$3 binary=$4 test_power=$5 root tool
+  local work=$1 kernel=$2 version=$3 binary=$4 test_power=$5 root tool libc
   root="$work/initramfs"
   mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc/backgrounder,etc/wifi,proc,sys,dev,run,tmp}
   mkdir -p "$root/var/lib" "$root/root" "$root/lib/modules"
@@ -32,6 +32,11 @@ build_initramfs() {
   ln -s modprobe "$root/sbin/insmod"
   install -m 0644 "$test_power" "$root/lib/test_power.ko"
   copy_with_libraries "$root" "$binary" usr/bin/backgrounder
+  # glibc opens libgcc_s.so.1 itself for pthread_exit (`ldd` does not list it): an installed
+  # system has it, the .deb depends on libgcc-s1. Without it `history` aborts in the guest.
+  libc=$(ldd "$binary" | grep -o '/[^ ]*/libc\.so\.6' | head -n 1)
+  install -D -m 0755 "$(realpath "$(dirname "$libc")/libgcc_s.so.1")" \
+    "$root/$(dirname "$libc")/libgcc_s.so.1"
   strip --strip-unneeded "$root/usr/bin/backgrounder" 2>/dev/null || true
   cp -a "$kernel/lib/modules/$version" "$root/lib/modules/"
   install -m 0755 "$here/guest/init" "$root/init"
