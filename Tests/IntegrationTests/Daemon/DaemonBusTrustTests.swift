@@ -89,12 +89,9 @@ struct DaemonBusTrustTests {
   /// (running as root, or as `daemonUser`); logind's own signal after them is heard, the
   /// forged ones are not; then logind's own `PrepareForSleep(true)` stops the run.
   private func forgedLogindSignalsStopNothing(daemonUser: uid_t?) async throws {
-    let bus = try PrivateBus(systemPolicy: true)
-    defer { bus.close() }
-    let logind = try LogindMock(bus: bus)
-    defer { logind.stop() }
-    let workspace = try DaemonWorkspace()
-    defer { workspace.remove() }
+    let setup = try LogindDaemonSetup(systemPolicy: true)
+    defer { setup.remove() }
+    let (logind, workspace) = (setup.logind, setup.workspace)
     let job = "dev.e2e.steady"
     try workspace.writeConfig(
       jobs: daemonShellJob(
@@ -103,7 +100,7 @@ struct DaemonBusTrustTests {
           + "echo tick >> \(workspace.file("ticks")); sleep 0.05; done",
         schedule: "once = true"))
     var wrapper: [String] = []
-    var environment = ["DBUS_SYSTEM_BUS_ADDRESS": bus.address]
+    var environment = setup.systemBus
     if let daemonUser {
       for path in [workspace.directory, workspace.configPath] {
         guard chown(path, daemonUser, daemonUser) == 0 else {
@@ -133,7 +130,7 @@ struct DaemonBusTrustTests {
     let manager = "\(LogindMock.path)|\(LogindMock.manager)"
     let addressed = try await Self.forge(
       ["\(manager)|PrepareForSleep", "\(manager)|PrepareForShutdown"], daemon: daemon.pid,
-      bus: bus, workspace: workspace)
+      bus: setup.bus, workspace: workspace)
     #expect(!addressed.isEmpty, "the forger found the daemon's connections")
     // The forged signals were routed before this one, which the daemon handles after them.
     let heard = logged(cancelled)

@@ -17,12 +17,9 @@ import Testing
   .timeLimit(.minutes(2)))
 struct DaemonInhibitorTests {
   @Test func aRunHoldsALockNamingItsJobUntilItEnds() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let logind = try LogindMock(bus: bus)
-    defer { logind.stop() }
-    let workspace = try DaemonWorkspace()
-    defer { workspace.remove() }
+    let setup = try LogindDaemonSetup()
+    defer { setup.remove() }
+    let (logind, workspace) = (setup.logind, setup.workspace)
     func job(_ id: String, _ name: String, _ extra: String) -> String {
       daemonShellJob(
         id: id,
@@ -35,7 +32,7 @@ struct DaemonInhibitorTests {
         + job("dev.e2e.free", "free", "inhibit = \"none\""))
     let harness = try DaemonHarness(workspace: workspace)
     defer { harness.cleanUp() }
-    _ = try harness.startDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+    _ = try harness.startDaemon(environment: setup.systemBus)
     try await daemonEventually("both runs to start", describe: harness.describe()) {
       FileManager.default.fileExists(atPath: workspace.file("held"))
         && FileManager.default.fileExists(atPath: workspace.file("free")) ? true : nil
@@ -90,12 +87,9 @@ struct DaemonInhibitorTests {
   /// `bandwidth-required` cap this daemon cannot enforce — asks for none. Before, it asked for
   /// both and dropped them at once: 4 `Inhibit` calls for the two runs instead of 2.
   @Test func aRunThatDeclinesItsStartAsksLogindForNoLock() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let logind = try LogindMock(bus: bus)
-    defer { logind.stop() }
-    let workspace = try DaemonWorkspace()
-    defer { workspace.remove() }
+    let setup = try LogindDaemonSetup()
+    defer { setup.remove() }
+    let (logind, workspace) = (setup.logind, setup.workspace)
     let (declined, ran) = ("dev.e2e.declined", "dev.e2e.ran")
     try workspace.writeConfig(
       jobs: daemonShellJob(
@@ -113,7 +107,7 @@ struct DaemonInhibitorTests {
           schedule: "once = true", extra: "delay = \"1h\""))
     let harness = try DaemonHarness(workspace: workspace)
     defer { harness.cleanUp() }
-    _ = try harness.startDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+    _ = try harness.startDaemon(environment: setup.systemBus)
     let held = try await harness.waitForTask(declined, "the declined run") {
       $0.recentRuns.first?.outcome == "deferred"
     }
@@ -153,12 +147,9 @@ struct DaemonInhibitorTests {
   }
 
   @Test func sleepStopsDelayRunsAsRetryAndResumeRunsThemAgain() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let logind = try LogindMock(bus: bus)
-    defer { logind.stop() }
-    let workspace = try DaemonWorkspace()
-    defer { workspace.remove() }
+    let setup = try LogindDaemonSetup()
+    defer { setup.remove() }
+    let (logind, workspace) = (setup.logind, setup.workspace)
     // Each run appends a line, then waits until released.
     func job(_ id: String, _ name: String, _ extra: String) -> String {
       daemonShellJob(
@@ -172,7 +163,7 @@ struct DaemonInhibitorTests {
     )
     let harness = try DaemonHarness(workspace: workspace)
     defer { harness.cleanUp() }
-    _ = try harness.startDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+    _ = try harness.startDaemon(environment: setup.systemBus)
     // Both locks, and both commands started (a run stopped before its shell wrote its line,
     // on a loaded machine, left "delay" empty and the rerun's line the only one).
     try await daemonEventually("both locks and both runs", describe: harness.describe()) {
@@ -209,13 +200,10 @@ struct DaemonInhibitorTests {
   /// A run that ignores SIGTERM, a runner grace of 60 s, logind's delay 2 s: the run is killed
   /// within the delay (the 20 s waits for it to be gone fail with the runner's grace).
   @Test func aSleepStopKillsWithinLogindsDelay() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let logind = try LogindMock(bus: bus)
-    defer { logind.stop() }
+    let setup = try LogindDaemonSetup()
+    defer { setup.remove() }
+    let (logind, workspace) = (setup.logind, setup.workspace)
     try logind.setInhibitDelayMax(microseconds: 2_000_000)
-    let workspace = try DaemonWorkspace()
-    defer { workspace.remove() }
     try workspace.writeConfig(
       jobs: daemonShellJob(
         id: "dev.e2e.stubborn",
@@ -225,7 +213,7 @@ struct DaemonInhibitorTests {
     let harness = try DaemonHarness(workspace: workspace)
     defer { harness.cleanUp() }
     _ = try harness.startDaemon(
-      environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], arguments: ["--kill-grace", "60s"])
+      environment: setup.systemBus, arguments: ["--kill-grace", "60s"])
     try await daemonEventually("the lock", describe: harness.describe()) {
       try logind.inhibitors().contains("\"running dev.e2e.stubborn\"") ? true : nil
     }
@@ -275,16 +263,13 @@ struct DaemonInhibitorTests {
   /// The lock's mode is the request's ``InhibitPolicy`` (kept with the task in the store),
   /// not the job definition the request carries: a library user setting it gets the lock.
   @Test func theLockModeIsTheRequestsInhibitPolicy() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let logind = try LogindMock(bus: bus)
-    defer { logind.stop() }
-    let workspace = try DaemonWorkspace()
-    defer { workspace.remove() }
+    let setup = try LogindDaemonSetup()
+    defer { setup.remove() }
+    let (logind, workspace) = (setup.logind, setup.workspace)
     let logger = Logger(label: "test.inhibitor")
     let sources = LinuxConditionSources(
       options: .init(
-        sysfsRoot: "/nonexistent", watchesUserIdle: false, logindBusAddress: bus.address),
+        sysfsRoot: "/nonexistent", watchesUserIdle: false, logindBusAddress: setup.bus.address),
       logger: logger)
     let backgrounder = Backgrounder(storePath: workspace.file("store.sqlite"))
     // As the daemon registers it.

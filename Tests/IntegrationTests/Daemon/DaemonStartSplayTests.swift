@@ -14,12 +14,9 @@ import Testing
 struct DaemonStartSplayTests {
   @Test("the runs that came due during a sleep start spread over start-splay after the resume")
   func catchUpAfterResumeIsSpread() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let logind = try LogindMock(bus: bus)
-    defer { logind.stop() }
-    let workspace = try DaemonWorkspace()
-    defer { workspace.remove() }
+    let setup = try LogindDaemonSetup()
+    defer { setup.remove() }
+    let (logind, workspace) = (setup.logind, setup.workspace)
     let splay = Duration.seconds(6)
     let ids = (1...5).map { "dev.e2e.splay-\($0)" }
     // Each run appends the wall-clock time it started at (seconds since 1970).
@@ -52,7 +49,7 @@ struct DaemonStartSplayTests {
     try writeConfig([holding])
     let harness = try DaemonHarness(workspace: workspace)
     defer { harness.cleanUp() }
-    let daemon = try harness.startDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+    let daemon = try harness.startDaemon(environment: setup.systemBus)
     try await daemonEventually("the holder's lock", describe: harness.describe()) {
       try logind.inhibitors().contains("\"running \(holder)\"") ? true : nil
     }

@@ -16,12 +16,9 @@ import Testing
   .timeLimit(.minutes(2)))
 struct DaemonUserIdleTests {
   @Test func waitsForTheIdleUserAndStopsWhenTheUserReturns() async throws {
-    let bus = try PrivateBus()
-    defer { bus.close() }
-    let logind = try LogindMock(bus: bus)
-    defer { logind.stop() }
-    let workspace = try DaemonWorkspace()
-    defer { workspace.remove() }
+    let setup = try LogindDaemonSetup()
+    defer { setup.remove() }
+    let (logind, workspace) = (setup.logind, setup.workspace)
     let runs = workspace.file("runs")
     let job = "dev.e2e.idle"
     let pausing = "dev.e2e.idle-pause"
@@ -40,7 +37,7 @@ struct DaemonUserIdleTests {
           extra: "requires-idle = \"1s\"\non-user-return = \"pause\""))
     let harness = try DaemonHarness(workspace: workspace)
     defer { harness.cleanUp() }
-    _ = try harness.startDaemon(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+    _ = try harness.startDaemon(environment: setup.systemBus)
 
     // The user is active (the template's IdleHint is false): it waits, and says why.
     let waiting = try await harness.waitForTask(job, "waiting for the idle user") {
@@ -121,7 +118,7 @@ struct DaemonUserIdleTests {
     // doctor asks logind for the hint: an answer is fine, no logind is a problem naming the job.
     let config = ["doctor", "--config", workspace.configPath]
     let answered = try await harness.cli(
-      config, environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+      config, environment: setup.systemBus)
     #expect(
       answered.stdout.contains("ok: user idle: systemd-logind tells whether the user is idle"),
       "\(answered)")
