@@ -41,7 +41,8 @@ struct ControlHandler: Sendable {
         guard outcome.triggered else {
           return ControlResponse(ok: outcome.ok, message: outcome.message)
         }
-        return await TriggerReport.wait(for: taskId, in: events, timeout: startTimeout)
+        return await TriggerReport.wait(
+          for: taskId, triggered: outcome.message, in: events, timeout: startTimeout)
       case .failure(let refusal):
         return refusal.response
       }
