@@ -140,14 +140,19 @@ struct NetworkTables: Sendable, Equatable {
 
   /// What the kernel does without telling when an IPv4 address goes: it removes the routes
   /// preferring it as source and, when it was the link's last IPv4 address, every IPv4 route
-  /// whose hops all use the link. (IPv6 routes do not depend on addresses this way.)
+  /// with hops of its own that all use the link (`fib_disable_ip` → `fib_sync_down_dev`, which
+  /// walks only routes' own hops). A route through a nexthop object stays, and so does the
+  /// object: the kernel oracle found it (dual-stack seed 468007242), the model had dropped
+  /// such a route and then took the kernel's answer through it for metric 0. (IPv6 routes do
+  /// not depend on addresses this way.)
   mutating func ipv4AddressRemoved(_ address: AddressInfo, lastOfLink: Bool) {
     let index = address.interfaceIndex
     routes = routes.filter { route in
       guard route.family == NetlinkConstant.familyIPv4 else { return true }
       if route.preferredSource == address.address { return false }
-      let hops = interfaces(of: route)
-      return !(lastOfLink && !hops.isEmpty && hops.allSatisfy { $0 == index })
+      guard lastOfLink, route.nexthopID == nil else { return true }
+      let hops = route.interfaceIndices
+      return hops.isEmpty || hops.contains { $0 != index }
     }
   }
 

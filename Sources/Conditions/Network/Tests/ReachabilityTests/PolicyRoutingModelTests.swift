@@ -167,6 +167,24 @@ import Testing
     #expect(model.status().primary == "eth0", "the nexthop routes went with the carrier")
   }
 
+  /// The kernel oracle found it (dual-stack seed 468007242): when a link loses its last IPv4
+  /// address the kernel removes the IPv4 routes with hops of their own on it, not those
+  /// through a nexthop object (nor the object).
+  @Test func lastIPv4AddressGoneKeepsRoutesThroughNexthopObjects() {
+    var model = twoLinks()
+    model.apply(message(.nexthop(NexthopInfo(id: 1, family: 2, interfaceIndex: 3), .new)))
+    model.apply(message(.route(defaultRoute(table: 254, metric: 40, link: 3), .new)))
+    model.apply(message(.route(defaultRoute(table: 254, metric: 50, link: 0, nexthop: 1), .new)))
+    let address = AddressInfo(
+      family: 2, interfaceIndex: 3, prefixLength: 24, scope: 0, flags: 0, address: [192, 0, 3, 1])
+    model.apply(message(.address(address, .delete)))
+    #expect(model.status().primary == "eth0", "wg0 has no IPv4 address")
+    model.apply(message(.address(address, .new)))
+    #expect(model.status().primary == "wg0", "the route through nexthop object 1 stayed")
+    model.apply(message(.route(defaultRoute(table: 254, metric: 50, link: 0, nexthop: 1), .delete)))
+    #expect(model.status().primary == "eth0", "the metric-40 route went with the address")
+  }
+
   @Test func probeDestinationsMustBeAddresses() throws {
     let destinations = try EgressProbeDestinations(addresses: ["2001:db8::1", "192.0.2.9"])
     #expect(destinations.ipv4 == [192, 0, 2, 9])
