@@ -41,7 +41,7 @@ struct KernelDifferentialTests {
   static let uplinks = ["lan0", "lan1", "hot0"]
   static let meteredGlobs = ["hot*"]
 
-  @Test(arguments: [(Mode.ipv4, 100), (.ipv6, 100), (.dualStack, 120)])
+  @Test(arguments: [(Mode.ipv4, 300), (.ipv6, 300), (.dualStack, 300)])
   func monitorFollowsTheKernel(mode: Mode, steps: Int) async throws {
     let first =
       ProcessInfo.processInfo.environment["BACKGROUNDER_DIFFERENTIAL_SEED"].flatMap(UInt64.init)
