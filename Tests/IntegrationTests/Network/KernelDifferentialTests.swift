@@ -13,7 +13,8 @@ import Testing
 /// without carrier, a global address or up does not count, as documented; the namespace sets
 /// `ignore_routes_with_linkdown` so the kernel passes over carrier-less links too), metered
 /// from the override globs; after each operation the monitor must get there from that
-/// operation's own notifications. Set `BACKGROUNDER_DIFFERENTIAL_SEED` to replay a seed; a
+/// operation's own notifications, and every link's state and default route must be what a
+/// fresh read of the namespace (a new monitor's dumps and lookups) finds. Set `BACKGROUNDER_DIFFERENTIAL_SEED` to replay a seed; a
 /// failing run prints its seed and operations, is shrunk, and keeps the shrunk run's capture
 /// for a replay fixture.
 @Suite(
@@ -188,6 +189,13 @@ struct KernelDifferentialTests {
         _ = try await monitor.firstStatus("the monitor to read step \(step)") {
           $0.links.first { $0.name == "mark0" }?.isUp == want
         }
+        // Every link's state, default route included, must be what a fresh read of the
+        // kernel finds: what the kernel removed without telling is gone from the monitor too.
+        if let difference = try await differenceFromAFreshRead(monitor, configuration) {
+          run.mismatch =
+            "step \(step): \(difference)\n" + (try await lab.settledKernelView()).summary
+          break
+        }
       }
     } catch {
       running.cancel()
@@ -203,6 +211,52 @@ struct KernelDifferentialTests {
       unlink(capturePath)
     }
     return run
+  }
+
+  /// How the live monitor's links (up, carrier, default route, metered) and answer differ
+  /// from those of a monitor that reads the namespace afresh (its dumps and lookups), or
+  /// `nil`. The live monitor may still be reading a change the kernel made after the step's
+  /// marker (a carrier's link-watch work): it gets `patience` to reach the fresh read, which
+  /// is then taken once more.
+  private func differenceFromAFreshRead(
+    _ monitor: ReachabilityMonitor, _ configuration: ReachabilityConfiguration
+  ) async throws -> String? {
+    func freshRead() throws -> Snapshot {
+      Snapshot(
+        try ReachabilityMonitor(
+          configuration: configuration, logger: Logger(label: "test.differential.fresh")
+        ).snapshot())
+    }
+    let fresh = try freshRead()
+    if Snapshot(monitor.status) == fresh { return nil }
+    let reached = try? await monitor.firstStatus("the fresh read", timeout: Self.patience) {
+      Snapshot($0) == fresh
+    }
+    if reached != nil { return nil }
+    let again = try freshRead()
+    let live = Snapshot(monitor.status)
+    guard live != again else { return nil }
+    return "the monitor's links differ from a fresh read of the kernel:\n  monitor: \(live)\n"
+      + "  fresh:   \(again)"
+  }
+
+  /// What a fresh read and the live monitor must agree on.
+  struct Snapshot: Equatable, CustomStringConvertible {
+    var answer: Observed
+    var links: [LinkStatus]
+
+    init(_ status: NetworkStatus) {
+      answer = Observed(status)
+      links = status.links
+    }
+
+    var description: String {
+      "\(answer); "
+        + links.map {
+          "\($0.name)(up=\($0.isUp) carrier=\($0.hasCarrier) default=\($0.hasDefaultRoute) "
+            + "metered=\($0.isMetered))"
+        }.joined(separator: " ")
+    }
   }
 
   /// The failing operations made smaller: up to the first mismatch, then chunks removed while

@@ -264,14 +264,18 @@ struct NetworkTables: Sendable, Equatable {
   }
 
   /// `RTM_DELROUTE` of a default route: the notification describes the route removed (IPv6:
-  /// one sibling, or the whole group). Returns whether anything was removed.
+  /// one sibling, or the whole group). Returns whether anything was removed. A route through
+  /// a nexthop object is never a sibling: its deletion (which follows `RTM_DELNEXTHOP`, the
+  /// route already gone here) names the object's gateway and link, and must not take that hop
+  /// from a gateway route of the same metric. The kernel oracle's fresh reads found it (IPv6
+  /// seed 1848727498): `ip nexthop del` of a table's nexthop route took its plain sibling too.
   private mutating func deleteRoute(_ route: RouteInfo) -> Bool {
     let identity = Self.identity(route)
     if let index = routes.firstIndex(where: { Self.sameRoute($0, route) }) {
       routes.remove(at: index)
       return true
     }
-    guard route.family == NetlinkConstant.familyIPv6,
+    guard Self.takesSiblings(route),
       let group = routes.firstIndex(where: {
         Self.identity($0) == identity && Self.takesSiblings($0)
           && Set(route.interfaceIndices).isSubset(of: $0.interfaceIndices)

@@ -203,6 +203,27 @@ import Testing
     #expect(model.status().primary == "c0", "the route under nexthop 1 moved with it")
   }
 
+  /// IPv6: `ip nexthop del` removes the routes using the object and announces each with an
+  /// `RTM_DELROUTE` naming the object and its gateway and link, after the `RTM_DELNEXTHOP`. A
+  /// gateway route of the same metric through the same link is not a sibling of that route
+  /// and stays (the kernel oracle's fresh reads found it taken too, IPv6 seed 1848727498).
+  @Test func aDeletedNexthopRouteLeavesTheGatewayRouteBesideIt() {
+    var model = model()
+    let v6 = NetlinkConstant.familyIPv6
+    model.apply(message(.nexthop(NexthopInfo(id: 12, family: v6, interfaceIndex: 3), .new)))
+    var throughObject = route(v6, via: [], metric: 100, table: 100)
+    throughObject.nexthopID = 12
+    new(&model, throughObject, Self.created)
+    new(&model, route(v6, via: [3], metric: 100, table: 100), Self.appended)
+    #expect(model.tables.routes.count == 2)
+    model.apply(message(.nexthop(NexthopInfo(id: 12, family: v6, interfaceIndex: 3), .delete)))
+    var announced = route(v6, via: [3], metric: 100, table: 100)
+    announced.nexthopID = 12
+    delete(&model, announced)
+    #expect(model.tables.routes.map(\.nexthopID) == [nil])
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[3]])
+  }
+
   @Test func dumpedRoutesKeepTheKernelsOrder() {
     var model = model()
     for interface: Int32 in [3, 2] {
