@@ -225,6 +225,7 @@ struct NetworkTables: Sendable, Equatable {
     }
     let isIPv6 = route.family == NetlinkConstant.familyIPv6
     let target: Int?
+    var addsSiblings = false
     if flags & NetlinkConstant.flagReplace != 0, route.nexthopID != nil,
       let user = same.first(where: { routes[$0].nexthopID == route.nexthopID })
     {
@@ -240,10 +241,15 @@ struct NetworkTables: Sendable, Equatable {
       let group = same.first(where: { Self.takesSiblings(routes[$0]) })
     {
       target = group  // an added sibling: the notification lists the whole group
+      addsSiblings = true
     } else {
       target = same.first { Self.sameRoute(routes[$0], route) }
     }
     if let target {
+      var route = route
+      if addsSiblings {
+        route.interfaceIndices = Self.kernelOrder(of: route.interfaceIndices, after: routes[target])
+      }
       guard routes[target] != route else { return false }
       routes[target] = route
       return true
@@ -261,6 +267,20 @@ struct NetworkTables: Sendable, Equatable {
     }
     routes.insert(route, at: position)
     return true
+  }
+
+  /// The hops of a group that siblings joined, in the kernel's order. The kernel puts a new
+  /// sibling at the end of the group (a dump lists it last), but the notification of the
+  /// append starts with the new hops and then lists the group's others: `ip -6 route append`
+  /// of `sa0` to a group `[sb0]` notifies `[sa0, sb0]` while `ip -6 route show` lists
+  /// `sb0, sa0`. The kernel oracle's fresh reads found it (IPv6 seed 36547641): the model
+  /// kept the notification's order and ranked another hop of the group first.
+  private static func kernelOrder(of notified: [Int32], after group: RouteInfo) -> [Int32] {
+    let old = group.interfaceIndices
+    guard notified.count > old.count, Array(notified.suffix(old.count)) == old else {
+      return notified
+    }
+    return old + notified.prefix(notified.count - old.count)
   }
 
   /// `RTM_DELROUTE` of a default route: the notification describes the route removed (IPv6:

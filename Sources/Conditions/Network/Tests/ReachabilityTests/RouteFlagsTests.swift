@@ -155,7 +155,7 @@ import Testing
     let v6 = NetlinkConstant.familyIPv6
     new(&model, route(v6, via: [2], metric: 1024), Self.created)
     new(&model, route(v6, via: [3, 2], metric: 1024), Self.prepended)
-    #expect(model.tables.routes.map(\.interfaceIndices) == [[3, 2]])
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[2, 3]], "a new sibling goes last")
     delete(&model, route(v6, via: [3], metric: 1024))
     #expect(model.tables.routes.map(\.interfaceIndices) == [[2]])
     new(&model, route(v6, via: [3, 2], metric: 1024), Self.appended)
@@ -172,6 +172,30 @@ import Testing
     #expect(model.tables.routes.map(\.interfaceIndices) == [[4], [3]])
     delete(&model, route(v6, via: [4], metric: 1024))
     #expect(model.status().primary == "b0")
+  }
+
+  /// The notification of an appended IPv6 sibling lists the new hop first, then the group's
+  /// others; the kernel keeps it last (as `ip -6 route show` lists it, seen on this kernel:
+  /// `replace via sb0`, `append via sa0`, `append via sc0` notify `[sa0, sb0]` and
+  /// `[sc0, sb0, sa0]`, and show `sb0, sa0, sc0`). The first hop is the one the model falls
+  /// back on. The kernel oracle's fresh reads found it (IPv6 seed 36547641).
+  @Test func anAppendedIPv6SiblingGoesLastThoughItsNotificationListsItFirst() {
+    var model = model()
+    let v6 = NetlinkConstant.familyIPv6
+    new(&model, route(v6, via: [3], metric: 1024), Self.created)
+    new(&model, route(v6, via: [2, 3], metric: 1024), Self.appended)
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[3, 2]])
+    new(&model, route(v6, via: [4, 3, 2], metric: 1024), Self.appended)
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[3, 2, 4]])
+    #expect(model.status().primary == "b0")
+    // Two hops appended at once: both go last, in their order.
+    delete(&model, route(v6, via: [2], metric: 1024))
+    delete(&model, route(v6, via: [4], metric: 1024))
+    new(&model, route(v6, via: [2, 4, 3], metric: 1024), Self.appended)
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[3, 2, 4]])
+    // A notification that does not end with the group's hops is taken as it is.
+    new(&model, route(v6, via: [4, 2, 3], metric: 1024), Self.appended)
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[4, 2, 3]])
   }
 
   /// `ip nexthop replace` moves the routes using the object without a route message of its
