@@ -16,7 +16,8 @@ import Testing
 /// operation's own notifications, and every link's state and default route must be what a
 /// fresh read of the namespace (a new monitor's dumps and lookups) finds. Set `BACKGROUNDER_DIFFERENTIAL_SEED` to replay a seed; a
 /// failing run prints its seed and operations, is shrunk, and keeps the shrunk run's capture
-/// for a replay fixture.
+/// for a replay fixture (`Fixtures/netlink/oracle-*.pcapng`, replayed by the fast
+/// `KernelOracleFixtureTests`).
 @Suite(
   .blockingIO,
   .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"),
