@@ -28,6 +28,10 @@ enum RoutingObjectDecoder {
       case 9:  // RTA_MULTIPATH
         try AttributeValidator.validateMultipath(payload)
         hops = multipathInterfaces(payload)
+      case 12:  // RTA_CACHEINFO: struct rta_cacheinfo, its rta_expires at offset 8
+        if payload.count >= 12 {
+          route.expires = payload.loadUInt32(at: payload.startIndex + 8) != 0
+        }
       case 15: route.table = try u32(payload, "RTA_TABLE")
       case 30: route.nexthopID = try u32(payload, "RTA_NH_ID")
       default: break

@@ -196,10 +196,22 @@ struct NetworkTables: Sendable, Equatable {
   }
 
   /// An IPv6 route that takes equal-cost siblings (`rt6_qualify_for_ecmp`): it has a gateway,
-  /// is not a nexthop object's and not learnt from a router advertisement.
+  /// is not a nexthop object's and not learnt from a router advertisement (`RTF_ADDRCONF`,
+  /// taken to be every `proto ra` route: no attribute says `RTF_ADDRCONF`, and the deletion of
+  /// the kernel's own, e.g. when its link goes down, comes without the expiry that tells them
+  /// apart otherwise. The same `proto ra` added from user space, as NetworkManager and networkd
+  /// do, does take siblings in the kernel: a group of two such routes of one metric is not
+  /// modelled; see NetworkRules.md).
   private static func takesSiblings(_ route: RouteInfo) -> Bool {
     route.family == NetlinkConstant.familyIPv6 && route.hasGateway && route.nexthopID == nil
       && route.routingProtocol != routingProtocolRA
+  }
+
+  /// A route the kernel learnt from a router advertisement, as a new route's notification
+  /// tells: `proto ra` and an expiry.
+  private static func isLearntFromARouter(_ route: RouteInfo) -> Bool {
+    route.family == NetlinkConstant.familyIPv6 && route.routingProtocol == routingProtocolRA
+      && route.expires
   }
 
   /// `RTPROT_RA`.
@@ -232,6 +244,13 @@ struct NetworkTables: Sendable, Equatable {
       // The kernel's update of the routes using a replaced nexthop object (sent with
       // `NLM_F_REPLACE`), or a replace changing nothing.
       target = user
+    } else if flags & NetlinkConstant.flagReplace != 0, Self.isLearntFromARouter(route),
+      let same = same.first(where: { Self.sameRoute(routes[$0], route) })
+    {
+      // A router's new preference: the kernel updates its route in place and says so with
+      // `NLM_F_REPLACE` (kernel oracle, IPv6 seed 1: it was taken for a replace of the first
+      // route of its metric, another router's).
+      target = same
     } else if flags & NetlinkConstant.flagReplace != 0 {
       target =
         isIPv6

@@ -61,6 +61,25 @@ import Testing
     #expect(Set(routes.flatMap(\.interfaceIndices)) == [2, 3])
   }
 
+  /// Routes the kernel learnt from router advertisements (`proto ra`) expire: `RTA_CACHEINFO`'s
+  /// `rta_expires` (a real capture: advertisements sent into a namespace of our own).
+  @Test func decodesTheExpiryOfRoutesFromRouterAdvertisements() throws {
+    let path = "\(FixtureFiles.directory)/oracle-ipv6-router-preference.pcapng"
+    let routes = try PcapReader.records(atPath: path).flatMap { record in
+      NetlinkFraming.frames(in: record.message).compactMap { frame -> RouteInfo? in
+        guard let bytes = try? frame.get(), let message = try? RtnetlinkParser.parse(bytes),
+          case .route(let route, .new) = message.payload, route.family == 10
+        else { return nil }
+        return route
+      }
+    }
+    let learnt = routes.filter { $0.routingProtocol == 9 }
+    #expect(learnt.count >= 3)
+    #expect(learnt.allSatisfy { $0.expires })
+    #expect(routes.contains { $0.routingProtocol != 9 })
+    #expect(routes.filter { $0.routingProtocol != 9 }.allSatisfy { !$0.expires })
+  }
+
   @Test func decodesMultipathHopsInOrder() throws {
     let routes = try FixtureFiles.messages("multipath").compactMap { bytes -> RouteInfo? in
       if case .route(let route, _) = try RtnetlinkParser.parse(bytes).payload { return route }

@@ -33,6 +33,12 @@ import Testing
     Fixture(
       name: "oracle-ipv6-appended-sibling", primary: "lan1",
       linksWithADefaultRoute: ["lan0", "lan1"]),
+    // IPv6 seed 1 (router advertisements): hot0p and lan1p advertise, then lan1p again with
+    // another preference; the kernel updates lan1's route in place with NLM_F_REPLACE, which
+    // the model took for a replace of hot0's.
+    Fixture(
+      name: "oracle-ipv6-router-preference", primary: "lan0",
+      linksWithADefaultRoute: ["lan0", "lan1", "hot0"]),
   ]
 
   @Test(arguments: fixtures) func replayEndsWhereTheKernelWas(_ fixture: Fixture) throws {

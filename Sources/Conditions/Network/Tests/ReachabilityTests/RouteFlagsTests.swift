@@ -198,6 +198,29 @@ import Testing
     #expect(model.tables.routes.map(\.interfaceIndices) == [[4, 2, 3]])
   }
 
+  /// A router's new preference: the kernel updates the route it learnt from that router in
+  /// place and notifies it with `NLM_F_REPLACE`; another router's route of the same metric
+  /// stays. The kernel oracle found it (IPv6 seed 1: advertisements from hot0p, then lan1p,
+  /// then lan1p with another preference left the model without hot0's route).
+  @Test func aRoutersNewPreferenceReplacesOnlyItsOwnRoute() {
+    var model = model()
+    func learnt(_ index: Int32, expires: Bool = true) -> RouteInfo {
+      var route = route(NetlinkConstant.familyIPv6, via: [index], metric: 1024)
+      route.routingProtocol = 9  // RTPROT_RA
+      route.gateway = [0xfe, 0x80] + Array(repeating: 0, count: 13) + [UInt8(index)]
+      route.expires = expires
+      return route
+    }
+    new(&model, learnt(4), Self.created)
+    new(&model, learnt(3), Self.created)
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[4], [3]])
+    new(&model, learnt(3), Self.replaced)
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[4], [3]])
+    // A replace of a route without an expiry is a replace of the first of its metric.
+    new(&model, learnt(3, expires: false), Self.replaced)
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[3], [3]])
+  }
+
   /// `ip nexthop replace` moves the routes using the object without a route message of its
   /// own; the kernel's update of those routes (`NLM_F_REPLACE`, compatibility mode) replaces
   /// the route with that nexthop object, not the first alias.
