@@ -11,7 +11,7 @@ enum RoutingObjectDecoder {
       metric: 0, interfaceIndices: [])
     route.tos = body[base + 3]
     var outputInterface: Int32 = 0
-    var hops: [Int32] = []
+    var hops: [(index: Int32, gateway: [UInt8])] = []
     try AttributeValidator.walk(body, from: base + 12, to: body.endIndex, context: "attribute") {
       (type, payload) throws(MalformedMessage) in
       switch type & 0x3FFF {
@@ -27,7 +27,7 @@ enum RoutingObjectDecoder {
       case 7: route.preferredSource = Array(payload)  // RTA_PREFSRC
       case 9:  // RTA_MULTIPATH
         try AttributeValidator.validateMultipath(payload)
-        hops = multipathInterfaces(payload)
+        hops = try multipathHops(payload)
       case 12:  // RTA_CACHEINFO: struct rta_cacheinfo, its rta_expires at offset 8
         if payload.count >= 12 {
           route.expires = payload.loadUInt32(at: payload.startIndex + 8) != 0
@@ -37,7 +37,13 @@ enum RoutingObjectDecoder {
       default: break
       }
     }
-    route.interfaceIndices = outputInterface > 0 ? [outputInterface] : hops.filter { $0 > 0 }
+    if outputInterface > 0 {
+      route.interfaceIndices = [outputInterface]
+    } else {
+      let used = hops.filter { $0.index > 0 }
+      route.interfaceIndices = used.map(\.index)
+      if hops.count > 1 { route.hopGateways = used.map(\.gateway) }
+    }
     if hops.count > 1 { route.hasGateway = true }  // the kernel makes siblings of gateway routes
     return route
   }
@@ -113,16 +119,30 @@ enum RoutingObjectDecoder {
     String(decoding: payload.prefix { $0 != 0 }, as: UTF8.self)
   }
 
-  /// Interface indices of the `struct rtnexthop` records of an `RTA_MULTIPATH` payload.
-  private static func multipathInterfaces(_ payload: ArraySlice<UInt8>) -> [Int32] {
-    var indices: [Int32] = []
+  /// The hops of `RTA_MULTIPATH` (already validated): each `struct rtnexthop`'s interface and
+  /// gateway (`RTA_GATEWAY`, or `RTA_VIA`'s address), in order.
+  private static func multipathHops(
+    _ payload: ArraySlice<UInt8>
+  ) throws(MalformedMessage) -> [(index: Int32, gateway: [UInt8])] {
+    var hops: [(index: Int32, gateway: [UInt8])] = []
     var offset = payload.startIndex
     while payload.endIndex - offset >= 8 {
       let length = Int(payload.loadUInt16(at: offset))
-      guard length >= 8 else { break }
-      indices.append(Int32(bitPattern: payload.loadUInt32(at: offset + 4)))
+      guard length >= 8, length <= payload.endIndex - offset else { break }
+      var gateway: [UInt8] = []
+      try AttributeValidator.walk(
+        payload, from: offset + 8, to: offset + length, context: "multipath hop attribute"
+      ) { (type, value) throws(MalformedMessage) in
+        switch type & 0x3FFF {
+        case 5: gateway = Array(value)  // RTA_GATEWAY
+        case 18: gateway = Array(value.dropFirst(2))  // RTA_VIA: struct rtvia { family; address }
+        default: break
+        }
+      }
+      hops.append((Int32(bitPattern: payload.loadUInt32(at: offset + 4)), gateway))
       offset += NetlinkFraming.alignedLength(length)
     }
-    return indices
+    return hops
   }
+
 }

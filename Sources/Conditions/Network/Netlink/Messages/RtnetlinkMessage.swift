@@ -166,6 +166,9 @@ public struct RouteInfo: Sendable, Equatable, Hashable {
   /// A hop has a gateway (`RTA_GATEWAY`, `RTA_VIA`, or several hops): an IPv6 route that may
   /// have equal-cost siblings.
   public var hasGateway = false
+  /// Each hop's gateway (`RTA_GATEWAY` or `RTA_VIA` of its `struct rtnexthop`), in the order of
+  /// ``interfaceIndices``, for a multipath route; empty otherwise (see ``gateway``).
+  public var hopGateways: [[UInt8]] = []
   /// `RTA_CACHEINFO`'s `rta_expires` is not 0: the kernel removes the route when it expires
   /// (`RTF_EXPIRES`), as it does every default route it learnt from a router advertisement.
   public var expires = false

@@ -196,15 +196,17 @@ struct NetworkTables: Sendable, Equatable {
   }
 
   /// An IPv6 route that takes equal-cost siblings (`rt6_qualify_for_ecmp`): it has a gateway,
-  /// is not a nexthop object's and not learnt from a router advertisement (`RTF_ADDRCONF`,
-  /// taken to be every `proto ra` route: no attribute says `RTF_ADDRCONF`, and the deletion of
-  /// the kernel's own, e.g. when its link goes down, comes without the expiry that tells them
-  /// apart otherwise. The same `proto ra` added from user space, as NetworkManager and networkd
-  /// do, does take siblings in the kernel: a group of two such routes of one metric is not
-  /// modelled; see NetworkRules.md).
+  /// is not a nexthop object's and not one the kernel learnt from a router advertisement
+  /// (`RTF_ADDRCONF`). No attribute says `RTF_ADDRCONF`: the kernel's own are `proto ra` and
+  /// expire; the same `proto ra` added from user space without an expiry (NetworkManager
+  /// handles advertisements itself) does take siblings. The kernel oracle found it: the model
+  /// kept such a sibling as a route of its own. A deletion carries no expiry, so one of the
+  /// kernel's own looks like a sibling then: it can only take a hop with its gateway, which no
+  /// group has. (A user-space `proto ra` route with an expiry, as networkd adds, is taken for
+  /// the kernel's: see NetworkRules.md.)
   private static func takesSiblings(_ route: RouteInfo) -> Bool {
     route.family == NetlinkConstant.familyIPv6 && route.hasGateway && route.nexthopID == nil
-      && route.routingProtocol != routingProtocolRA
+      && !isLearntFromARouter(route)
   }
 
   /// A route the kernel learnt from a router advertisement, as a new route's notification
@@ -266,9 +268,7 @@ struct NetworkTables: Sendable, Equatable {
     }
     if let target {
       var route = route
-      if addsSiblings {
-        route.interfaceIndices = Self.kernelOrder(of: route.interfaceIndices, after: routes[target])
-      }
+      if addsSiblings { route = Self.kernelOrder(of: route, after: routes[target]) }
       guard routes[target] != route else { return false }
       routes[target] = route
       return true
@@ -294,12 +294,38 @@ struct NetworkTables: Sendable, Equatable {
   /// of `sa0` to a group `[sb0]` notifies `[sa0, sb0]` while `ip -6 route show` lists
   /// `sb0, sa0`. The kernel oracle's fresh reads found it (IPv6 seed 36547641): the model
   /// kept the notification's order and ranked another hop of the group first.
-  private static func kernelOrder(of notified: [Int32], after group: RouteInfo) -> [Int32] {
-    let old = group.interfaceIndices
-    guard notified.count > old.count, Array(notified.suffix(old.count)) == old else {
-      return notified
+  private static func kernelOrder(of notified: RouteInfo, after group: RouteInfo) -> RouteInfo {
+    let new = hops(of: notified)
+    let old = hops(of: group)
+    guard new.count > old.count,
+      zip(new.suffix(old.count), old).allSatisfy({ $0.matches($1) })
+    else { return notified }
+    var route = notified
+    let ordered = old + new.prefix(new.count - old.count)
+    route.interfaceIndices = ordered.map(\.index)
+    if !route.hopGateways.isEmpty { route.hopGateways = ordered.map(\.gateway) }
+    return route
+  }
+
+  /// One hop of a route: its interface and gateway (empty when the message did not say).
+  private struct Hop {
+    var index: Int32
+    var gateway: [UInt8]
+
+    /// The same interface, and the same gateway where both are known.
+    func matches(_ other: Hop) -> Bool {
+      index == other.index
+        && (gateway.isEmpty || other.gateway.isEmpty || gateway == other.gateway)
     }
-    return old + notified.prefix(notified.count - old.count)
+  }
+
+  /// A route's hops: a group's from its multipath hops, else its one interface and gateway.
+  private static func hops(of route: RouteInfo) -> [Hop] {
+    if route.hopGateways.count == route.interfaceIndices.count {
+      return zip(route.interfaceIndices, route.hopGateways).map { Hop(index: $0, gateway: $1) }
+    }
+    let gateway = route.interfaceIndices.count == 1 ? route.gateway : []
+    return route.interfaceIndices.map { Hop(index: $0, gateway: gateway) }
   }
 
   /// `RTM_DELROUTE` of a default route: the notification describes the route removed (IPv6:
@@ -314,19 +340,22 @@ struct NetworkTables: Sendable, Equatable {
       routes.remove(at: index)
       return true
     }
+    let deleted = Self.hops(of: route)
     guard Self.takesSiblings(route),
-      let group = routes.firstIndex(where: {
-        Self.identity($0) == identity && Self.takesSiblings($0)
-          && Set(route.interfaceIndices).isSubset(of: $0.interfaceIndices)
+      let group = routes.firstIndex(where: { stored in
+        let hops = Self.hops(of: stored)
+        return Self.identity(stored) == identity && Self.takesSiblings(stored)
+          && deleted.allSatisfy { hop in hops.contains { $0.matches(hop) } }
       })
     else { return false }
-    // One sibling left the group: drop its hop (the first with its interface).
-    for index in route.interfaceIndices {
-      if let hop = routes[group].interfaceIndices.firstIndex(of: index) {
-        routes[group].interfaceIndices.remove(at: hop)
-      }
+    // One sibling left the group: drop its hop (the first with its interface and gateway).
+    var hops = Self.hops(of: routes[group])
+    for hop in deleted {
+      if let position = hops.firstIndex(where: { $0.matches(hop) }) { hops.remove(at: position) }
     }
-    if routes[group].interfaceIndices.isEmpty { routes.remove(at: group) }
+    routes[group].interfaceIndices = hops.map(\.index)
+    if !routes[group].hopGateways.isEmpty { routes[group].hopGateways = hops.map(\.gateway) }
+    if hops.isEmpty { routes.remove(at: group) }
     return true
   }
 

@@ -88,6 +88,26 @@ import Testing
     #expect(routes.map(\.interfaceIndices) == [[2, 3]])
   }
 
+  /// Each hop's gateway, in the order of the hops (a real capture of IPv6 siblings appended
+  /// to a group: the kernel's siblings are told apart by them).
+  @Test func decodesEachHopsGateway() throws {
+    let path = "\(FixtureFiles.directory)/oracle-ipv6-appended-sibling.pcapng"
+    let groups = try PcapReader.records(atPath: path).flatMap { record in
+      NetlinkFraming.frames(in: record.message).compactMap { frame -> RouteInfo? in
+        guard let bytes = try? frame.get(), let message = try? RtnetlinkParser.parse(bytes),
+          case .route(let route, _) = message.payload, route.interfaceIndices.count > 1
+        else { return nil }
+        return route
+      }
+    }
+    #expect(!groups.isEmpty)
+    for group in groups {
+      #expect(group.hopGateways.count == group.interfaceIndices.count)
+      #expect(group.hopGateways.allSatisfy { $0.count == 16 })
+      #expect(Set(group.hopGateways).count == group.hopGateways.count)
+    }
+  }
+
   @Test func namesEachProblemOfTheGarbledFixture() throws {
     let records = try PcapReader.records(atPath: FixtureFiles.pcap("garbled-messages"))
     var reasons: [String] = []

@@ -221,6 +221,47 @@ import Testing
     #expect(model.tables.routes.map(\.interfaceIndices) == [[3], [3]])
   }
 
+  /// `proto ra` added from user space (NetworkManager handles advertisements itself) takes
+  /// siblings like any gateway route, and a group's hops keep their gateways; the deletion of
+  /// one of the kernel's own router routes, which carries no expiry, takes no hop from a group
+  /// on its link (the route went with the link; the group's hop there has another gateway).
+  @Test func userSpaceRouterRoutesTakeSiblingsAndTheKernelsDoNot() {
+    var model = model()
+    let v6 = NetlinkConstant.familyIPv6
+    func gateway(_ last: UInt8, linkLocal: Bool = false) -> [UInt8] {
+      (linkLocal ? [0xfe, 0x80] : [0x20, 0x01]) + Array(repeating: 0, count: 13) + [last]
+    }
+    func single(_ index: Int32, _ gateway: [UInt8], expires: Bool = false) -> RouteInfo {
+      var route = route(v6, via: [index], metric: 1024)
+      route.routingProtocol = 9
+      route.gateway = gateway
+      route.expires = expires
+      return route
+    }
+    new(&model, single(3, gateway(3)), Self.created)
+    var group = single(2, [])
+    group.interfaceIndices = [2, 3]
+    group.hopGateways = [gateway(2), gateway(3)]
+    new(&model, group, Self.appended)
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[3, 2]], "one group, as the kernel's")
+    #expect(model.tables.routes.map(\.hopGateways) == [[gateway(3), gateway(2)]])
+    // The kernel's own route from a router on b0 (it expires): a route of its own.
+    new(&model, single(3, gateway(9, linkLocal: true), expires: true), Self.created)
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[3, 2], [3]])
+    // b0 goes down: the kernel drops its router route (the group keeps its hop there, dead),
+    // then says so without the expiry.
+    model.apply(
+      message(
+        .link(
+          LinkInfo(family: 0, index: 3, name: "b0", flags: 0x1002, hardwareType: 1, kind: "veth"),
+          .new)))
+    delete(&model, single(3, gateway(9, linkLocal: true)))
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[3, 2]])
+    // The user's sibling on b0 leaves: only its hop goes.
+    delete(&model, single(3, gateway(3)))
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[2]])
+  }
+
   /// `ip nexthop replace` moves the routes using the object without a route message of its
   /// own; the kernel's update of those routes (`NLM_F_REPLACE`, compatibility mode) replaces
   /// the route with that nexthop object, not the first alias.
