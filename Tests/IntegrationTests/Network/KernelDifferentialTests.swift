@@ -19,8 +19,8 @@ import Testing
 /// fresh read of the namespace (a new monitor's dumps and lookups) finds, unless the kernel's
 /// IPv6 dump itself leaves a default route out then (counted). Set
 /// `BACKGROUNDER_DIFFERENTIAL_SEED` to replay a seed; a failing run prints its seed and
-/// operations, is shrunk, and keeps the shrunk run's capture for a replay fixture (`Fixtures/netlink/oracle-*.pcapng`, replayed by the fast
-/// `KernelOracleFixtureTests`).
+/// operations, is shrunk, and keeps the shrunk run's capture for a replay fixture
+/// (`Fixtures/netlink/oracle-*.pcapng`, replayed by the fast `KernelOracleFixtureTests`).
 @Suite(
   .blockingIO,
   .enabled(if: getuid() == 0, "needs root to create network namespaces and veth pairs"),
@@ -444,9 +444,9 @@ extension KernelDifferentialTests {
     }
 
     /// The first word of an operation that is a router advertisement: `ra PEER LIFETIME PREF`,
-    /// sent by an uplink's veth peer to all nodes; the kernel's own handling (`ndisc_router_discovery`) adds,
-    /// refreshes or (lifetime 0) removes its `proto ra` default route via the peer's
-    /// link-local address, with the router's preference.
+    /// sent by an uplink's veth peer to all nodes; the kernel's own handling
+    /// (`ndisc_router_discovery`) adds, refreshes or (lifetime 0) removes its `proto ra` default
+    /// route via the peer's link-local address, with the router's preference.
     static let routerAdvertisement = "ra"
 
     /// A router advertisement (RFC 4861 4.2: no options) out of one link, hop limit 255; the
@@ -623,8 +623,6 @@ extension KernelDifferentialTests {
     /// show` and from the monitor's dump, though `/proc/net/ipv6_route` and the kernel's
     /// lookups still have it). Counted: the dump's default routes (a group's hops each, a route
     /// through a nexthop object once) against `/proc/net/ipv6_route`'s (one line per route).
-    /// (Other prefixes do not count: a dump split over several messages was seen to leave out
-    /// a link's `fe80::/64` too.)
     func ipv6DumpIsIncomplete() throws -> Bool {
       guard mode != .ipv4 else { return false }
       let dump = try Self.execute(

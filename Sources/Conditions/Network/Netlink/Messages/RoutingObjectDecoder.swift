@@ -144,5 +144,4 @@ enum RoutingObjectDecoder {
     }
     return hops
   }
-
 }

@@ -247,12 +247,12 @@ struct NetworkTables: Sendable, Equatable {
       // `NLM_F_REPLACE`), or a replace changing nothing.
       target = user
     } else if flags & NetlinkConstant.flagReplace != 0, Self.isLearntFromARouter(route),
-      let same = same.first(where: { Self.sameRoute(routes[$0], route) })
+      let own = same.first(where: { Self.sameRoute(routes[$0], route) })
     {
       // A router's new preference: the kernel updates its route in place and says so with
       // `NLM_F_REPLACE` (kernel oracle, IPv6 seed 1: it was taken for a replace of the first
       // route of its metric, another router's).
-      target = same
+      target = own
     } else if flags & NetlinkConstant.flagReplace != 0 {
       target =
         isIPv6
