@@ -36,8 +36,13 @@ enum AttributeValidator {
   }
 
   /// Walks the `struct rtnexthop` records (8-byte header, then attributes) of an
-  /// `RTA_MULTIPATH` payload.
-  static func validateMultipath(_ payload: ArraySlice<UInt8>) throws(MalformedMessage) {
+  /// `RTA_MULTIPATH` payload, once: `attribute` gets each of a record's attributes, then `hop`
+  /// the offset of the record's header in `payload`.
+  static func walkMultipath(
+    _ payload: ArraySlice<UInt8>,
+    attribute: (UInt16, ArraySlice<UInt8>) throws(MalformedMessage) -> Void = { _, _ in },
+    hop: (_ header: Int) -> Void = { _ in }
+  ) throws(MalformedMessage) {
     var offset = payload.startIndex
     while offset < payload.endIndex {
       let remaining = payload.endIndex - offset
@@ -49,8 +54,9 @@ enum AttributeValidator {
         throw MalformedMessage("RTA_MULTIPATH hop length \(hopLength) outside 8...\(remaining)")
       }
       try walk(
-        payload, from: offset + 8, to: offset + hopLength, context: "multipath hop attribute"
-      ) { _, _ in }
+        payload, from: offset + 8, to: offset + hopLength, context: "multipath hop attribute",
+        attribute)
+      hop(offset)
       offset += NetlinkFraming.alignedLength(hopLength)
     }
   }

@@ -26,7 +26,6 @@ enum RoutingObjectDecoder {
       case 6: route.metric = try u32(payload, "RTA_PRIORITY")
       case 7: route.preferredSource = Array(payload)  // RTA_PREFSRC
       case 9:  // RTA_MULTIPATH
-        try AttributeValidator.validateMultipath(payload)
         hops = try multipathHops(payload)
       case 12:  // RTA_CACHEINFO: struct rta_cacheinfo, its rta_expires at offset 8
         if payload.count >= 12 {
@@ -119,29 +118,26 @@ enum RoutingObjectDecoder {
     String(decoding: payload.prefix { $0 != 0 }, as: UTF8.self)
   }
 
-  /// The hops of `RTA_MULTIPATH` (already validated): each `struct rtnexthop`'s interface and
-  /// gateway (`RTA_GATEWAY`, or `RTA_VIA`'s address), in order.
+  /// The hops of `RTA_MULTIPATH`, checked as they are read: each `struct rtnexthop`'s
+  /// interface and gateway (`RTA_GATEWAY`, or `RTA_VIA`'s address), in order.
   private static func multipathHops(
     _ payload: ArraySlice<UInt8>
   ) throws(MalformedMessage) -> [(index: Int32, gateway: [UInt8])] {
     var hops: [(index: Int32, gateway: [UInt8])] = []
-    var offset = payload.startIndex
-    while payload.endIndex - offset >= 8 {
-      let length = Int(payload.loadUInt16(at: offset))
-      guard length >= 8, length <= payload.endIndex - offset else { break }
-      var gateway: [UInt8] = []
-      try AttributeValidator.walk(
-        payload, from: offset + 8, to: offset + length, context: "multipath hop attribute"
-      ) { (type, value) throws(MalformedMessage) in
+    var gateway: [UInt8] = []
+    try AttributeValidator.walkMultipath(
+      payload,
+      attribute: { (type, value) throws(MalformedMessage) in
         switch type & 0x3FFF {
         case 5: gateway = Array(value)  // RTA_GATEWAY
         case 18: gateway = Array(value.dropFirst(2))  // RTA_VIA: struct rtvia { family; address }
         default: break
         }
-      }
-      hops.append((Int32(bitPattern: payload.loadUInt32(at: offset + 4)), gateway))
-      offset += NetlinkFraming.alignedLength(length)
-    }
+      },
+      hop: { header in
+        hops.append((Int32(bitPattern: payload.loadUInt32(at: header + 4)), gateway))
+        gateway = []
+      })
     return hops
   }
 }
