@@ -32,6 +32,15 @@ struct NetworkTables: Sendable, Equatable {
   /// In kernel order: by priority, a new rule after the ones of equal priority.
   var rules: [RuleInfo] = []
   var nexthops: [UInt32: NexthopInfo] = [:]
+  /// For each IPv6 default route that takes no siblings, the hops of its metric's group that
+  /// the kernel keeps after it (none: after the whole group, or no group). The kernel does not
+  /// keep a group's siblings together: a new sibling goes after every route of its metric, so
+  /// a route added before it sits between siblings, where the kernel's walks jump from the
+  /// group's first route to its last (`fib6_dump_node`, `fib6_clean_node`) and never visit it.
+  /// Such a route survives its link's going down (``linkWentDown(_:)``). The kernel oracle
+  /// found it: a router's route between siblings stayed in the kernel's lookups after its
+  /// link went down and up, gone from the model.
+  private var hopsAfter: [RouteKey: [Hop]] = [:]
 
   /// Applies one event (or one dumped object; `flags` are the message's `NLM_F_*`). Returns
   /// whether anything changed.
@@ -85,7 +94,11 @@ struct NetworkTables: Sendable, Equatable {
       ).subtracting(links.keys)
       for index in gone { removeObjects(ofLink: index) }
     case .address: addresses = dump.addresses
-    case .route: routes = dump.routes
+    case .route:
+      // A dump skips the routes between siblings, and says nothing of the order: what is
+      // known of them goes with the routes the dump replaces.
+      routes = dump.routes
+      hopsAfter = [:]
     case .rule: rules = dump.rules
     case .nexthop: nexthops = dump.nexthops
     }
@@ -118,13 +131,37 @@ struct NetworkTables: Sendable, Equatable {
   }
 
   /// What the kernel does without telling when a link is set down (`IFF_UP` cleared): it
-  /// removes the nexthop objects on the link and the routes whose every hop used it.
+  /// removes the nexthop objects on the link and the routes whose every hop used it, but not
+  /// an IPv6 route between the siblings of a group that keeps a hop on another link: its walk
+  /// (`fib6_clean_node`) jumps from such a group's first route to its last
+  /// (`fib6_ifdown` returns -2), past the routes between them. A group with every hop on the
+  /// link is flushed, and then the walk visits every route.
   mutating func linkWentDown(_ index: Int32) {
     removeNexthops(Set(nexthops.values.filter { $0.interfaceIndex == index }.map(\.id)))
+    let skipped = routesBetweenSiblings(sparedBy: index)
     routes = routes.filter { route in
       let hops = interfaces(of: route)
-      return hops.isEmpty || hops.contains { $0 != index }
+      return hops.isEmpty || hops.contains { $0 != index } || skipped.contains(Self.key(route))
     }
+  }
+
+  /// The IPv6 routes that the kernel's walk skips when `index` goes down: between two hops of
+  /// a group with a hop on another link.
+  private func routesBetweenSiblings(sparedBy index: Int32) -> Set<RouteKey> {
+    guard !hopsAfter.isEmpty else { return [] }
+    var skipped = Set<RouteKey>()
+    for group in routes where Self.takesSiblings(group) {
+      let hops = Self.hops(of: group)
+      guard hops.count > 1, hops.contains(where: { $0.index != index }) else { continue }
+      let identity = Self.identity(group)
+      for route in routes where Self.identity(route) == identity && !Self.takesSiblings(route) {
+        let key = Self.key(route)
+        if let after = hopsAfter[key], !after.isEmpty, after.count < hops.count {
+          skipped.insert(key)
+        }
+      }
+    }
+    return skipped
   }
 
   /// What the kernel does without telling when a link that is up loses carrier (a
@@ -189,6 +226,21 @@ struct NetworkTables: Sendable, Equatable {
       prefixLength: address.prefixLength, address: address.address)
   }
 
+  /// A route among those of its identity, as a deletion names it: its nexthop object, or its
+  /// hops and gateway.
+  private struct RouteKey: Hashable {
+    var identity: RouteIdentity
+    var nexthopID: UInt32?
+    var interfaceIndices: [Int32]
+    var gateway: [UInt8]
+  }
+
+  private static func key(_ route: RouteInfo) -> RouteKey {
+    RouteKey(
+      identity: identity(route), nexthopID: route.nexthopID,
+      interfaceIndices: route.interfaceIndices, gateway: route.gateway)
+  }
+
   static func identity(_ route: RouteInfo) -> RouteIdentity {
     RouteIdentity(
       family: route.family, table: route.table,
@@ -235,8 +287,11 @@ struct NetworkTables: Sendable, Equatable {
       // (A dump lists no route twice; a stray reply repeating one changes nothing.)
       guard !same.contains(where: { routes[$0] == route }) else { return false }
       routes.append(route)
+      hopsAfter[Self.key(route)] = nil
       return true
     }
+    let before = route.family == NetlinkConstant.familyIPv6 ? routes : []
+    defer { followOrder(of: route, flags: flags, before: before) }
     let isIPv6 = route.family == NetlinkConstant.familyIPv6
     let target: Int?
     var addsSiblings = false
@@ -288,6 +343,50 @@ struct NetworkTables: Sendable, Equatable {
     return true
   }
 
+  /// Keeps ``hopsAfter`` as the kernel's order is after `route` (an `RTM_NEWROUTE` with
+  /// `flags`, applied to `before`): a route that takes no siblings goes after the group (or, a
+  /// replace, takes the place of the one it replaced); hops that join a group go after every
+  /// route of their metric; a group replaced by a multipath route keeps its place for the
+  /// first hop, and the kernel adds the others after every route of the metric
+  /// (`ip6_route_multipath_add`).
+  private mutating func followOrder(of route: RouteInfo, flags: UInt16, before: [RouteInfo]) {
+    guard route.family == NetlinkConstant.familyIPv6 else { return }
+    let identity = Self.identity(route)
+    let others = routes.filter { Self.identity($0) == identity && !Self.takesSiblings($0) }
+    let oldGroup = before.first { Self.identity($0) == identity && Self.takesSiblings($0) }
+    let group = routes.first { Self.identity($0) == identity && Self.takesSiblings($0) }
+    let replace = flags & NetlinkConstant.flagReplace != 0
+    guard let group else {
+      for other in others { hopsAfter[Self.key(other)] = nil }
+      return
+    }
+    guard Self.takesSiblings(route) else {
+      let key = Self.key(route)
+      guard !before.contains(where: { Self.key($0) == key }) else { return }  // in place
+      // A replace took the place of the route it replaced; an addition went last.
+      let replaced = before.first { Self.identity($0) == identity && !routes.contains($0) }
+      hopsAfter[key] =
+        replace ? replaced.flatMap { hopsAfter.removeValue(forKey: Self.key($0)) } : nil
+      return
+    }
+    let hops = Self.hops(of: group)
+    let old = oldGroup.map(Self.hops(of:)) ?? []
+    for other in others {
+      let key = Self.key(other)
+      let after = hopsAfter[key] ?? []
+      if oldGroup == nil {
+        hopsAfter[key] = hops  // a new group: after every route of its metric
+      } else if replace, oldGroup != group {
+        // Before the whole old group: before the new one too; else only its first hop is.
+        hopsAfter[key] =
+          !after.isEmpty && after.count == old.count ? hops : Array(hops.dropFirst())
+      } else if hops.count > old.count {
+        hopsAfter[key] = after + hops.suffix(hops.count - old.count)
+      }
+      if hopsAfter[key]?.isEmpty == true { hopsAfter[key] = nil }
+    }
+  }
+
   /// The hops of a group that siblings joined, in the kernel's order. The kernel puts a new
   /// sibling at the end of the group (a dump lists it last), but the notification of the
   /// append starts with the new hops and then lists the group's others: `ip -6 route append`
@@ -308,7 +407,7 @@ struct NetworkTables: Sendable, Equatable {
   }
 
   /// One hop of a route: its interface and gateway (empty when the message did not say).
-  private struct Hop {
+  private struct Hop: Hashable {
     var index: Int32
     var gateway: [UInt8]
 
@@ -337,7 +436,12 @@ struct NetworkTables: Sendable, Equatable {
   private mutating func deleteRoute(_ route: RouteInfo) -> Bool {
     let identity = Self.identity(route)
     if let index = routes.firstIndex(where: { Self.sameRoute($0, route) }) {
-      routes.remove(at: index)
+      let removed = routes.remove(at: index)
+      if Self.takesSiblings(removed) {
+        forgetOrder(of: identity)
+      } else {
+        hopsAfter[Self.key(removed)] = nil
+      }
       return true
     }
     let deleted = Self.hops(of: route)
@@ -355,8 +459,26 @@ struct NetworkTables: Sendable, Equatable {
     }
     routes[group].interfaceIndices = hops.map(\.index)
     if !routes[group].hopGateways.isEmpty { routes[group].hopGateways = hops.map(\.gateway) }
-    if hops.isEmpty { routes.remove(at: group) }
+    if hops.isEmpty {
+      routes.remove(at: group)
+      forgetOrder(of: identity)
+    } else {
+      // The routes between siblings lose the hop that left, wherever it was.
+      for (key, var after) in hopsAfter where key.identity == identity {
+        for hop in deleted {
+          if let position = after.firstIndex(where: { $0.matches(hop) }) {
+            after.remove(at: position)
+          }
+        }
+        hopsAfter[key] = after.isEmpty ? nil : after
+      }
+    }
     return true
+  }
+
+  /// The group of `identity` is gone: no route of it is between siblings.
+  private mutating func forgetOrder(of identity: RouteIdentity) {
+    hopsAfter = hopsAfter.filter { $0.key.identity != identity }
   }
 
   /// Whether `stored` is the route a deletion notification `deleted` describes.

@@ -39,6 +39,12 @@ import Testing
     Fixture(
       name: "oracle-ipv6-router-preference", primary: "lan0",
       linksWithADefaultRoute: ["lan0", "lan1", "hot0"]),
+    // IPv6 seed 166568022 (routers' routes at metric 1024): hot0p's router route sat between
+    // the siblings via hot0 and lan0, so it stayed when hot0 went down (the kernel's walk jumps
+    // over it); the model dropped it, and after hot0 came back hot0 had no default route here.
+    Fixture(
+      name: "oracle-ipv6-router-between-siblings", primary: "lan1",
+      linksWithADefaultRoute: ["lan1", "hot0"]),
   ]
 
   @Test(arguments: fixtures) func replayEndsWhereTheKernelWas(_ fixture: Fixture) throws {

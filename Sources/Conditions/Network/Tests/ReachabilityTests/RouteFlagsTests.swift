@@ -262,6 +262,79 @@ import Testing
     #expect(model.tables.routes.map(\.interfaceIndices) == [[2]])
   }
 
+  /// The kernel does not keep a group's siblings together: a sibling appended after a router's
+  /// route of the same metric goes after it, and a link's going down then skips the router's
+  /// route (`fib6_clean_node` jumps from a group's first route to its last), which stays in
+  /// the kernel's lookups. Found by the kernel oracle with routers' routes at metric 1024: the
+  /// model dropped the route, and after the link came back the kernel's answer went through a
+  /// link the model had no default route on. Once the later sibling leaves, the route is
+  /// visited again; a group with every hop on the link is flushed and the walk visits all.
+  @Test func aRoutersRouteBetweenSiblingsSurvivesItsLinkGoingDown() {
+    let v6 = NetlinkConstant.familyIPv6
+    func gateway(_ last: UInt8, linkLocal: Bool = false) -> [UInt8] {
+      (linkLocal ? [0xfe, 0x80] : [0x20, 0x01]) + Array(repeating: 0, count: 13) + [last]
+    }
+    func single(_ index: Int32, _ gateway: [UInt8], expires: Bool = false) -> RouteInfo {
+      var route = route(v6, via: [index], metric: 1024)
+      route.routingProtocol = expires ? 9 : 3
+      route.gateway = gateway
+      route.expires = expires
+      return route
+    }
+    func link(_ index: Int32, _ name: String, up: Bool) -> RtnetlinkMessage {
+      message(
+        .link(
+          LinkInfo(
+            family: 0, index: index, name: name, flags: up ? 0x11043 : 0x1002, hardwareType: 1,
+            kind: "veth"), .new))
+    }
+    let router = single(3, gateway(9, linkLocal: true), expires: true)
+    func group(_ hops: [(Int32, UInt8)]) -> RouteInfo {
+      var route = single(hops[0].0, [])
+      route.interfaceIndices = hops.map(\.0)
+      route.hopGateways = hops.map { gateway($0.1) }
+      return route
+    }
+    // a0's sibling, the router's route on b0, then c0's sibling: the router's is between.
+    var model = model()
+    new(&model, single(2, gateway(2)), Self.created)
+    new(&model, router, Self.created)
+    new(&model, group([(4, 4), (2, 2)]), Self.appended)
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[2, 4], [3]])
+    model.apply(link(3, "b0", up: false))
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[2, 4], [3]], "skipped by the walk")
+    // c0's sibling leaves: the router's route is after the group, and visited again.
+    delete(&model, single(4, gateway(4)))
+    model.apply(link(3, "b0", up: true))
+    model.apply(link(3, "b0", up: false))
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[2]])
+
+    // The router's route after the whole group: visited, and gone with its link.
+    model = self.model()
+    new(&model, single(2, gateway(2)), Self.created)
+    new(&model, group([(4, 4), (2, 2)]), Self.appended)
+    new(&model, router, Self.created)
+    model.apply(link(3, "b0", up: false))
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[2, 4]])
+
+    // Every hop of the group on b0: the group is flushed and the walk visits the route too.
+    model = self.model()
+    new(&model, single(3, gateway(2)), Self.created)
+    new(&model, router, Self.created)
+    new(&model, group([(3, 4), (3, 2)]), Self.appended)
+    model.apply(link(3, "b0", up: false))
+    #expect(model.tables.routes.isEmpty)
+
+    // A group replaced by a multipath route keeps its place for the first hop only; the
+    // kernel adds the second after the router's route, which is between them again.
+    model = self.model()
+    new(&model, single(2, gateway(2)), Self.created)
+    new(&model, router, Self.created)
+    new(&model, group([(5, 5), (4, 4)]), Self.replaced)
+    model.apply(link(3, "b0", up: false))
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[5, 4], [3]])
+  }
+
   /// `ip nexthop replace` moves the routes using the object without a route message of its
   /// own; the kernel's update of those routes (`NLM_F_REPLACE`, compatibility mode) replaces
   /// the route with that nexthop object, not the first alias.
