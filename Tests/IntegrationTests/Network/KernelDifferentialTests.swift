@@ -374,23 +374,18 @@ extension KernelDifferentialTests {
           "net.ipv6.conf.all.accept_ra=0", "net.ipv6.conf.default.accept_ra=0",
         ]
         // The uplinks take router advertisements (sent by their peers, below) where IPv6 is,
-        // and put the routes they learn at metric 300, which no other operation uses (or at
-        // `BACKGROUNDER_DIFFERENTIAL_RA_METRIC`; 1024 is the kernel's default): at the metric
-        // of the operations' gateway routes, a router's route can end up between a group's
-        // siblings, which the kernel's dumps skip, and one seed there still fails for a reason
-        // not found yet (NetworkRules.md). (On a kernel without `ra_defrtr_metric`, before
-        // 5.18, the uplinks do not take them.)
-        let routersMetric =
-          ProcessInfo.processInfo.environment["BACKGROUNDER_DIFFERENTIAL_RA_METRIC"] ?? "300"
+        // and put the routes they learn at the kernel's default metric, 1024, that of the
+        // operations' gateway routes without a metric: a router's route then ends up between
+        // a group's siblings, which the kernel's walks skip (NetworkRules.md).
+        // `BACKGROUNDER_DIFFERENTIAL_RA_METRIC` puts them elsewhere (`ra_defrtr_metric`, 5.18).
+        let routersMetric = ProcessInfo.processInfo.environment[
+          "BACKGROUNDER_DIFFERENTIAL_RA_METRIC"]
         let acceptRA =
           mode == .ipv4
-            || access("/proc/sys/net/ipv6/conf/default/ra_defrtr_metric", F_OK) != 0
           ? []
-          : KernelDifferentialTests.uplinks.flatMap {
-            [
-              "net.ipv6.conf.\($0).accept_ra=1",
-              "net.ipv6.conf.\($0).ra_defrtr_metric=\(routersMetric)",
-            ]
+          : KernelDifferentialTests.uplinks.flatMap { link in
+            ["net.ipv6.conf.\(link).accept_ra=1"]
+              + (routersMetric.map { ["net.ipv6.conf.\(link).ra_defrtr_metric=\($0)"] } ?? [])
           }
         try Self.execute(
           "/usr/sbin/ip", ["netns", "exec", lab.name, "sysctl", "-q", "-w"] + sysctls)

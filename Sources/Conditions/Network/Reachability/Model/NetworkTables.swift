@@ -371,11 +371,15 @@ struct NetworkTables: Sendable, Equatable {
     }
     let hops = Self.hops(of: group)
     let old = oldGroup.map(Self.hops(of:)) ?? []
+    let groupPosition = routes.firstIndex(of: group) ?? 0
     for other in others {
       let key = Self.key(other)
       let after = hopsAfter[key] ?? []
       if oldGroup == nil {
-        hopsAfter[key] = hops  // a new group: after every route of its metric
+        // A new group goes after every route of its metric; one that replaced a route of the
+        // other kind (the kernel's fallback when none of its kind is there) takes its place.
+        let isAfterGroup = replace && (routes.firstIndex(of: other) ?? 0) > groupPosition
+        hopsAfter[key] = isAfterGroup ? nil : hops
       } else if replace, oldGroup != group {
         // Before the whole old group: before the new one too; else only its first hop is.
         hopsAfter[key] =

@@ -333,6 +333,21 @@ import Testing
     new(&model, group([(5, 5), (4, 4)]), Self.replaced)
     model.apply(link(3, "b0", up: false))
     #expect(model.tables.routes.map(\.interfaceIndices) == [[5, 4], [3]])
+
+    // A gateway route replacing a router's route of its metric (none of its own kind there:
+    // the kernel replaces the first route of the other kind) takes that route's place, before
+    // b0's router route; a sibling appended then goes after it (IPv6 seed 679722305).
+    model = self.model()
+    var routerOnA0 = router
+    routerOnA0.interfaceIndices = [2]
+    routerOnA0.gateway = gateway(8, linkLocal: true)
+    new(&model, routerOnA0, Self.created)
+    new(&model, router, Self.created)
+    new(&model, single(2, gateway(2)), Self.replaced)
+    new(&model, group([(4, 4), (2, 2)]), Self.appended)
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[2, 4], [3]])
+    model.apply(link(3, "b0", up: false))
+    #expect(model.tables.routes.map(\.interfaceIndices) == [[2, 4], [3]])
   }
 
   /// `ip nexthop replace` moves the routes using the object without a route message of its
