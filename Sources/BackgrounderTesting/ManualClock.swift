@@ -24,6 +24,7 @@ public final class ManualClock: WallClock, ClockChangeSource {
     var sleepers: [UInt64: Sleeper] = [:]
     var cancelled: Set<UInt64> = []
     var watchers: [Watcher] = []
+    var changeCount: UInt64 = 0
   }
 
   private let state: Lock<State>
@@ -105,9 +106,15 @@ public final class ManualClock: WallClock, ClockChangeSource {
   /// not woken — a real sleep is measured on a monotonic clock and does not notice the step —
   /// but every ``clockChanges()`` stream gets an element.
   public func jump(by offset: Duration) {
-    state.withLock { $0.now = $0.now.advanced(by: offset) }
+    state.withLock {
+      $0.now = $0.now.advanced(by: offset)
+      $0.changeCount += 1
+    }
     for recipient in changes.withLock({ $0.publish(()) }) { recipient.deliver(()) }
   }
+
+  /// How many times ``jump(by:)`` stepped the clock.
+  public var changeCount: UInt64 { state.withLock { $0.changeCount } }
 
   /// One element per ``jump(by:)``.
   public func clockChanges() -> AsyncStream<Void> {

@@ -157,6 +157,39 @@ import Testing
     #expect(worker.invocations == 1)
   }
 
+  /// The clock's steps counted at once, their stream elements never sent: the runtime as it is
+  /// between a step and the arrival of its element.
+  private struct StepsNotYetDelivered: ClockChangeSource {
+    let clock: ManualClock
+    func clockChanges() -> AsyncStream<Void> { AsyncStream { _ in } }
+    var changeCount: UInt64 { clock.changeCount }
+  }
+
+  /// Seen once in CI under load: a step of the dispatcher between a wall-clock step and the
+  /// handling of its element (here, a request scheduled) took the stepped-over 23:00 for an
+  /// overdue elapse and ran it, though the job has no catch-up.
+  @Test("a wall-clock step is applied before anything else looks at the time")
+  func clockStepAppliesBeforeItsElement() async throws {
+    let job = id("test.calendar.step-early")
+    let other = id("test.calendar.step-other")
+    let worker = RecordingWorker()
+    let clock = ManualClock()
+    let h = try await Harness.start(
+      workers: [job: worker, other: RecordingWorker()], clock: clock,
+      clockChanges: StepsNotYetDelivered(clock: clock))
+    _ = await h.backgrounder.schedule(
+      WorkRequest.Periodic(
+        taskId: job, calendar: Self.calendar("*-*-* *:00:00", catchUp: false)))
+    await h.clock.waitForSleepers(until: h.at(Self.elevenPM))
+    h.clock.jump(by: .seconds(3 * 3600))
+    _ = await h.backgrounder.schedule(WorkRequest.OneTime(taskId: other))
+    await h.waitFor(other) { $0.isWorkCompleted }
+    let twoAM = h.at(Self.elevenPM + 3 * 3600)
+    await h.clock.waitForSleepers(until: twoAM)
+    #expect(worker.invocations == 0)
+    #expect(h.task(job)?.nextRunHint == twoAM)
+  }
+
   @Test("with catch-up, a wall-clock step over several elapses gives one run")
   func clockStepCatchesUpOnce() async throws {
     let job = id("test.calendar.step-catchup")

@@ -45,6 +45,7 @@ struct Harness {
     gracePeriod: Duration = .seconds(10), directory: URL? = nil, clock: ManualClock? = nil,
     expeditedQuota: ExpeditedQuota? = nil, fallback: (any Worker)? = nil,
     dispatchesWork: Bool = true, watchesClockChanges: Bool = false,
+    clockChanges: (any ClockChangeSource)? = nil,
     networkSource: (any NetworkConditionSource)? = nil, timeZone: CalendarTimeZone = .utc,
     mounts: MountConditions = .unconfigured,
     onWaitChange: (@Sendable (TaskId, [PendingPredicate], Date) -> Void)? = nil,
@@ -70,6 +71,7 @@ struct Harness {
     let userIdleSource = FakeUserIdleSource(.unconfigured)
     configuration.userIdle = userIdleSource
     if watchesClockChanges { configuration.clockChanges = clock }
+    if let clockChanges { configuration.clockChanges = clockChanges }
     let backgrounder = Backgrounder(configuration: configuration)
     for (id, worker) in workers {
       try backgrounder.register(id) { worker }

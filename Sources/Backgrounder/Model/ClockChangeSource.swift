@@ -7,4 +7,11 @@
 public protocol ClockChangeSource: Sendable {
   /// A new, independent stream with one element per clock change.
   func clockChanges() -> AsyncStream<Void>
+
+  /// How many changes the source has noticed, counted before their elements are sent. The
+  /// runtime reads it in every dispatcher step, so a change is applied before anything else
+  /// looks at the time, even when its stream element has not arrived yet: else a step between
+  /// (a condition change, a run ending) took a stepped-over calendar elapse for an overdue one
+  /// and started it.
+  var changeCount: UInt64 { get }
 }

@@ -16,6 +16,8 @@ final class Runtime: Sendable {
     var unstarted: [(RunTicket, RunHandle)] = []
     /// What each task waits for, as last written (for ``Backgrounder/Configuration/onWaitChange``).
     var waits = WaitChanges()
+    /// The clock changes applied so far (``ClockChangeSource/changeCount``).
+    var clockChanges: UInt64 = 0
   }
 
   struct Step<Value: Sendable>: Sendable {
@@ -67,7 +69,16 @@ final class Runtime: Sendable {
         [(RunHandle, RunToken)]
       ) in
       let now = clock.now
-      let (value, effects) = body(&core.machine, now)
+      // A wall clock change first, whether or not its stream element has come: the body must
+      // not see a stepped-over calendar elapse as overdue.
+      var effects = Effects()
+      if let changes = configuration.clockChanges?.changeCount, changes != core.clockChanges {
+        core.clockChanges = changes
+        logger.info("wall clock changed: re-evaluating due times")
+        effects = core.machine.clockChanged(now: now)
+      }
+      let (value, bodyEffects) = body(&core.machine, now)
+      effects.append(bodyEffects)
       let waits = onWaitChange == nil ? [] : core.waits.changes(in: effects.ops)
       let sequence = writer.enqueue(effects.ops, events: effects.events)
       var tickets: [(RunTicket, RunHandle)] = []
@@ -169,8 +180,8 @@ final class Runtime: Sendable {
       if let clockChanges = configuration.clockChanges?.clockChanges() {
         subscriptions.addTask {
           for await _ in clockChanges {
-            self.logger.info("wall clock changed: re-evaluating due times")
-            self.step { machine, now in ((), machine.clockChanged(now: now)) }
+            // The step applies the change (see ``step(_:)``), unless one did already.
+            self.step { _, _ in ((), Effects()) }
             self.wake.fire()
           }
         }

@@ -16,6 +16,10 @@ public final class WallClockChangeMonitor: ClockChangeSource, Service, Sendable 
   /// Changes are events, not a value: a new subscriber hears of the later ones only, and a
   /// consumer behind by several needs to hear of one.
   private let changes = Lock(Broadcaster<Void>(replaysLatest: false, bufferLimit: 1))
+  private let count = Lock<UInt64>(0)
+
+  /// The changes read from the timer so far.
+  public var changeCount: UInt64 { count.withLock { $0 } }
 
   /// Without `eventLoop`, the monitor is served by the process's shared loop
   /// (`EventLoop.shared()`).
@@ -64,6 +68,7 @@ public final class WallClockChangeMonitor: ClockChangeSource, Service, Sendable 
   }
 
   private func publish() {
+    count.withLock { $0 += 1 }
     for recipient in changes.withLock({ $0.publish(()) }) { recipient.deliver(()) }
   }
 }
