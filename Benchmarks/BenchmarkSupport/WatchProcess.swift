@@ -69,20 +69,36 @@ public final class WatchProcess: Sendable {
   /// Every line so far.
   public var allLines: [Line] { lines.withLock { $0 } }
 
-  /// CPU time of all the process's threads so far (`/proc/PID/task/*/schedstat`), nanoseconds.
-  public var cpuNanoseconds: UInt64 { cpuNanoseconds(ofThreadsNamed: nil) }
-
-  /// CPU time so far of the threads called `name` (all threads for `nil`), nanoseconds.
-  public func cpuNanoseconds(ofThreadsNamed name: String?) -> UInt64 {
+  /// CPU time of each of the process's threads called `name` (all threads for `nil`) so far,
+  /// nanoseconds (`/proc/PID/task/*/schedstat`), by thread id. Pass it to
+  /// ``cpuNanoseconds(since:ofThreadsNamed:)``: a plain sum of the threads would go down when a
+  /// thread exits (a libdispatch worker idle for a while), and a difference of two sums would
+  /// underflow.
+  public func cpuSample(ofThreadsNamed name: String? = nil) -> [String: UInt64] {
     let tasks = "/proc/\(processIdentifier)/task"
     let threads = (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []
-    return threads.reduce(0) { total, thread in
+    var sample: [String: UInt64] = [:]
+    for thread in threads {
       if let name {
         let comm = try? String(contentsOfFile: "\(tasks)/\(thread)/comm", encoding: .utf8)
-        guard comm?.trimmingCharacters(in: .whitespacesAndNewlines) == name else { return total }
+        guard comm?.trimmingCharacters(in: .whitespacesAndNewlines) == name else { continue }
       }
       let text = (try? String(contentsOfFile: "\(tasks)/\(thread)/schedstat", encoding: .utf8))
-      return total + (text?.split(separator: " ").first.flatMap { UInt64($0) } ?? 0)
+      if let nanoseconds = text?.split(separator: " ").first.flatMap({ UInt64($0) }) {
+        sample[thread] = nanoseconds
+      }
+    }
+    return sample
+  }
+
+  /// CPU time since `sample` (``cpuSample(ofThreadsNamed:)``) of the threads alive now, a
+  /// thread started since counted whole, nanoseconds. A thread that exited since takes what it
+  /// used after the sample with it (it is not counted).
+  public func cpuNanoseconds(since sample: [String: UInt64], ofThreadsNamed name: String? = nil)
+    -> UInt64
+  {
+    cpuSample(ofThreadsNamed: name).reduce(0) { total, thread in
+      total + (thread.value - min(thread.value, sample[thread.key] ?? 0))
     }
   }
 

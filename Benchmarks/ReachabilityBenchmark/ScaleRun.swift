@@ -77,11 +77,11 @@ struct ScaleRun {
     let add = (0..<churn).map { "route add 172.16.\($0 / 256).\($0 % 256)/32 via 192.0.2.254" }
     let delete = (0..<churn).map { "route del 172.16.\($0 / 256).\($0 % 256)/32 via 192.0.2.254" }
     let lines = watch.count
-    let before = watch.cpuNanoseconds
+    let before = watch.cpuSample()
     try namespace.batch(add)
     try namespace.batch(delete)
     usleep(500_000)
-    let cpu = Double(watch.cpuNanoseconds - before)
+    let cpu = Double(watch.cpuNanoseconds(since: before))
     return "\(churn) non-default routes added + deleted: \(us(cpu / Double(2 * churn))) CPU per "
       + "route, \(watch.count - lines) lines printed"
   }
@@ -94,8 +94,7 @@ struct ScaleRun {
     var ours: [Double] = []
     var theirs: [Double] = []
     let cpuBefore = (
-      watch.cpuNanoseconds, monitor.cpuNanoseconds,
-      watch.cpuNanoseconds(ofThreadsNamed: "bg-netlink")
+      watch.cpuSample(), monitor.cpuSample(), watch.cpuSample(ofThreadsNamed: "bg-netlink")
     )
     for step in 0..<defaultChanges {
       let add = step % 2 == 0
@@ -118,15 +117,13 @@ struct ScaleRun {
       theirs.append(Double(printed.arrivedNanoseconds - started) / 1000)
       usleep(2000)
     }
-    let perChange = { (now: UInt64, then: UInt64) in
-      us(Double(now - then) / Double(defaultChanges))
-    }
+    let perChange = { (nanoseconds: UInt64) in us(Double(nanoseconds) / Double(defaultChanges)) }
     return [
       "default-route change (\(defaultChanges), \(routes) routes in the FIB), CPU per change: "
         + "`status --watch\(json ? " --json" : "")` "
-        + "\(perChange(watch.cpuNanoseconds, cpuBefore.0)) (its netlink thread "
-        + "\(perChange(watch.cpuNanoseconds(ofThreadsNamed: "bg-netlink"), cpuBefore.2))), ip monitor "
-        + "\(perChange(monitor.cpuNanoseconds, cpuBefore.1))",
+        + "\(perChange(watch.cpuNanoseconds(since: cpuBefore.0))) (its netlink thread "
+        + "\(perChange(watch.cpuNanoseconds(since: cpuBefore.2, ofThreadsNamed: "bg-netlink")))), "
+        + "ip monitor \(perChange(monitor.cpuNanoseconds(since: cpuBefore.1)))",
       "  latency change -> line: backgrounder \(percentiles(ours)); ip monitor \(percentiles(theirs))",
     ]
   }
@@ -140,7 +137,7 @@ struct ScaleRun {
     usleep(300_000)
     let changer = try RouteChanger(namespacePath: namespace.path)
     let index = try namespace.interfaceIndex("veth2")
-    let before = (floor.cpuNanoseconds, monitor.cpuNanoseconds)
+    let before = (floor.cpuSample(), monitor.cpuSample())
     for step in 0..<defaultChanges {
       let (seenFloor, seenMonitor) = (floor.count, monitor.count)
       try changer.defaultRoute(
@@ -150,12 +147,10 @@ struct ScaleRun {
       else { throw BenchmarkError("no floor or ip monitor line after change \(step + 1)") }
       usleep(2000)
     }
-    let perChange = { (now: UInt64, then: UInt64) in
-      us(Double(now - then) / Double(defaultChanges))
-    }
+    let perChange = { (nanoseconds: UInt64) in us(Double(nanoseconds) / Double(defaultChanges)) }
     return "egress-lookup floor alone (\(defaultChanges) default-route changes), CPU per change: "
-      + "floor \(perChange(floor.cpuNanoseconds, before.0)), ip monitor "
-      + "\(perChange(monitor.cpuNanoseconds, before.1))"
+      + "floor \(perChange(floor.cpuNanoseconds(since: before.0))), ip monitor "
+      + "\(perChange(monitor.cpuNanoseconds(since: before.1)))"
   }
 
   private func nonPrimaryLinkDowns(_ namespace: BenchmarkNamespace, _ watch: WatchProcess) throws
@@ -166,13 +161,13 @@ struct ScaleRun {
     var cpu: UInt64 = 0
     for _ in 0..<linkDowns {
       let seen = watch.count
-      let before = watch.cpuNanoseconds
+      let before = watch.cpuSample()
       try changer.link(index, up: false)
       guard watch.waitForLine(after: seen, containing: "veth4") != nil else {
         throw BenchmarkError("no line after veth4 went down")
       }
       usleep(20_000)  // let the peer's carrier loss arrive and be handled too
-      cpu += watch.cpuNanoseconds - before
+      cpu += watch.cpuNanoseconds(since: before)
       let again = watch.count
       try changer.link(index, up: true)
       _ = watch.waitForLine(after: again, containing: "veth4")
