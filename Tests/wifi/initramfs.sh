@@ -46,6 +46,7 @@ build_initramfs() {
   install -m 0644 "$here/guest/cgroup.toml" "$root/etc/backgrounder/cgroup.toml"
   install -m 0644 "$here/guest/power.toml" "$root/etc/backgrounder/power.toml"
   install -m 0644 "$here/guest/shape.toml" "$root/etc/backgrounder/shape.toml"
+  install -m 0644 "$here/guest/vrf.toml" "$root/etc/backgrounder/vrf.toml"
   install -m 0755 "$here/guest/power-job" "$root/etc/backgrounder/power-job"
   install -m 0600 "$here/guest"/{hostapd-pixel.conf,hostapd-office.conf,wpa_supplicant.conf} \
     "$root/etc/wifi/"

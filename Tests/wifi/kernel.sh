@@ -7,10 +7,10 @@
 # dependencies, and the crypto templates mac80211 asks for (`request_module`) when WPA2 keys
 # are installed (CCMP; GCMP and BIP for completeness); for USB tethering, dummy_hcd, the
 # configfs gadget functions and the host drivers of their links; for bandwidth caps, a veth
-# pair and HTB.
+# pair and HTB; the VRF driver.
 guest_modules=(mac80211_hwsim crypto-ccm crypto-ctr crypto-gcm crypto-cmac crypto-seqiv
   crypto-ghash dummy_hcd libcomposite usb_f_rndis usb_f_ncm usb_f_ecm rndis_host cdc_ncm
-  cdc_ether veth sch_htb)
+  cdc_ether veth sch_htb vrf)
 
 # apt-get download into the current directory, quiet; as root apt would warn that its
 # sandbox user cannot write there, so it downloads as root.

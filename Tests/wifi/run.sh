@@ -15,7 +15,10 @@
 # loop stands still) and thawed when the mount is back, ending in its first attempt
 # (Tests/wifi/guest/cgroup.toml). A job with `bandwidth = "1Mbit"`, run by a daemon in a network
 # namespace whose default route is a veth pair into another, uploads at 1 Mbit/s ±15 %
-# (Tests/wifi/guest/shape.toml). Then a real kernel
+# (Tests/wifi/guest/shape.toml). In a namespace of their own, two veth uplinks go into a VRF and
+# out of it among default routes in the main table and the VRF's, in a seeded random sequence:
+# after each step `status --watch --json` and `status --json` must name `ip route get`'s egress
+# (Tests/wifi/guest/vrf.toml). Then a real kernel
 # power-supply driver: test_power.ko, built out of tree for the guest's kernel from Debian's
 # linux-source-6.1 and linux-headers (test-power.sh, cached beside the kernel), is loaded and
 # driven through its module parameters in a seeded random sequence (the seed is printed;
