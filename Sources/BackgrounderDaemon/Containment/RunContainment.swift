@@ -99,24 +99,23 @@ package struct RunContainment: Sendable {
   @discardableResult
   func end(_ scope: RunScope, signal: Int32 = SIGTERM, grace: Duration) async -> Int32? {
     let sweep = ProcessSweep(scope: scope, live: live)
-    let sent = await Task.detached { () -> Int32? in
-      var sent: Int32?
-      if !sweep.isEmpty() {
+    var sent: Int32?
+    // Usually nothing is left once the leader was reaped: then no task is needed. Otherwise
+    // the waits run in a detached task, which the caller's cancellation does not cut short.
+    if !sweep.isEmpty() {
+      sent = await Task.detached { () -> Int32? in
         sweep.signal(signal)
-        sent = signal
-        if await !sweep.waitUntilEmpty(timeout: grace) {
-          sweep.signal(SIGKILL)
-          sent = SIGKILL
-          if await !sweep.waitUntilEmpty(timeout: .seconds(5)) {
-            logger.warning(
-              "processes of a finished run are still there after SIGKILL",
-              metadata: ["job": "\(scope.jobID)"])
-          }
+        if await sweep.waitUntilEmpty(timeout: grace) { return signal }
+        sweep.signal(SIGKILL)
+        if await !sweep.waitUntilEmpty(timeout: .seconds(5)) {
+          logger.warning(
+            "processes of a finished run are still there after SIGKILL",
+            metadata: ["job": "\(scope.jobID)"])
         }
-      }
-      if let cgroup = scope.cgroup { RunCgroups.remove(cgroup) }
-      return sent
-    }.value
+        return SIGKILL
+      }.value
+    }
+    if let cgroup = scope.cgroup { RunCgroups.remove(cgroup) }
     live.remove(runID: scope.runID)
     registry?.remove(runID: scope.runID)
     return sent
