@@ -33,11 +33,16 @@ enum MeteredUsageStore {
   /// trailing window is at most 366 days, a monthly one at most 31).
   static let retention: Duration = .seconds(400 * 86_400)
 
-  static func createTable(_ db: Database) throws {
+  /// Creates the table (`run_network_bytes`, or `name` while it is rebuilt) and, when
+  /// `indexed`, its indexes. Ids are a plain `INTEGER PRIMARY KEY` (migration
+  /// `fewer-pages-per-run` rebuilt stores made with `AUTOINCREMENT`).
+  static func createTable(
+    _ db: Database, named name: String = "run_network_bytes", indexed: Bool = true
+  ) throws {
     try db.execute(
       sql: """
-        CREATE TABLE run_network_bytes (
-          id INTEGER PRIMARY KEY AUTOINCREMENT,
+        CREATE TABLE \(name) (
+          id INTEGER PRIMARY KEY,
           taskId TEXT NOT NULL,
           attempt INTEGER NOT NULL,
           startedAt INTEGER NOT NULL,
@@ -47,7 +52,15 @@ enum MeteredUsageStore {
           meteredSent INTEGER NOT NULL,
           meteredReceived INTEGER NOT NULL,
           accounting TEXT NOT NULL
-        );
+        )
+        """)
+    if indexed { try createIndexes(db) }
+  }
+
+  /// The indexes of `run_network_bytes`: by time (windows, retention) and by task (history).
+  static func createIndexes(_ db: Database) throws {
+    try db.execute(
+      sql: """
         CREATE INDEX run_network_bytes_at ON run_network_bytes (at);
         CREATE INDEX run_network_bytes_task ON run_network_bytes (taskId, startedAt);
         """)

@@ -148,7 +148,57 @@ enum Schema {
       // restart's CPU with 10,000 calendar jobs (`TaskRow.encode(_:)`).
       try TaskRow.convertCalendarsToLines(db)
     }
+    migrator.registerMigration("fewer-pages-per-run") { db in
+      try removeRunWriteOverhead(db)
+    }
     return migrator
+  }
+
+  /// Migration `fewer-pages-per-run`: each page a commit changes is a WAL frame written and synced,
+  /// and a run's commit changed pages no query needs (issue #35; the daemon's `pwrite`s per run
+  /// went from 28 to 20, `RunPagesMigrationTests` counts 10 frames before and 7 after). Drops the
+  /// index on `task.state`, which every state change moved (only the start-up sweep filters on
+  /// state, once; it scans the table), and rebuilds `run` and `run_network_bytes` without
+  /// `AUTOINCREMENT`, whose `sqlite_sequence` row every insert updated: a plain `INTEGER PRIMARY
+  /// KEY` is still larger than every id present, which is all that orders a task's history (nothing
+  /// keeps a run's id). Ids and rows are kept; `run`'s index and trigger are made again as they
+  /// were. The telemetry outbox keeps its `AUTOINCREMENT`: a delivered batch removes rows up to its
+  /// last id, which must never be handed out again.
+  static func removeRunWriteOverhead(_ db: Database) throws {
+    try db.execute(
+      sql: """
+        DROP INDEX IF EXISTS task_state;
+        CREATE TABLE run_rebuilt (
+          id INTEGER PRIMARY KEY,
+          taskId TEXT NOT NULL,
+          attempt INTEGER NOT NULL,
+          startedAt INTEGER,
+          endedAt INTEGER NOT NULL,
+          outcome TEXT NOT NULL,
+          reason TEXT,
+          conditions TEXT,
+          outputTail TEXT,
+          stop TEXT
+        );
+        INSERT INTO run_rebuilt (id, taskId, attempt, startedAt, endedAt, outcome, reason,
+          conditions, outputTail, stop)
+          SELECT id, taskId, attempt, startedAt, endedAt, outcome, reason, conditions,
+            outputTail, stop FROM run;
+        DROP TABLE run;
+        ALTER TABLE run_rebuilt RENAME TO run;
+        CREATE INDEX run_task ON run(taskId, id);
+        \(TaskSuccess.runSuccessTrigger)
+        """)
+    try MeteredUsageStore.createTable(db, named: "run_network_bytes_rebuilt", indexed: false)
+    try db.execute(
+      sql: """
+        INSERT INTO run_network_bytes_rebuilt SELECT id, taskId, attempt, startedAt, at, sent,
+          received, meteredSent, meteredReceived, accounting FROM run_network_bytes;
+        DROP TABLE run_network_bytes;
+        ALTER TABLE run_network_bytes_rebuilt RENAME TO run_network_bytes;
+        """)
+    try MeteredUsageStore.createIndexes(db)
+    try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name IN ('run', 'run_network_bytes')")
   }
 
   /// Checks that `db` is a Backgrounder store this version understands (or an empty file).

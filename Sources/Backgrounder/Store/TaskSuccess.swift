@@ -28,6 +28,15 @@ public struct TaskSuccess: Hashable, Sendable {
   }
 
   /// Creates the table and its triggers, filled from the runs the store still holds.
+  /// Keeps `task_success` up to date as runs are recorded (made again whenever `run` is).
+  static let runSuccessTrigger = """
+    CREATE TRIGGER run_success AFTER INSERT ON run WHEN NEW.outcome = 'success'
+    BEGIN
+      INSERT OR REPLACE INTO task_success (taskId, lastSuccessAt)
+        VALUES (NEW.taskId, NEW.endedAt);
+    END;
+    """
+
   static func createTable(_ db: Database) throws {
     try db.execute(
       sql: """
@@ -38,11 +47,7 @@ public struct TaskSuccess: Hashable, Sendable {
         INSERT INTO task_success (taskId, lastSuccessAt)
           SELECT taskId, max(endedAt) FROM run
           WHERE outcome = 'success' AND taskId IN (SELECT id FROM task) GROUP BY taskId;
-        CREATE TRIGGER run_success AFTER INSERT ON run WHEN NEW.outcome = 'success'
-        BEGIN
-          INSERT OR REPLACE INTO task_success (taskId, lastSuccessAt)
-            VALUES (NEW.taskId, NEW.endedAt);
-        END;
+        \(runSuccessTrigger)
         CREATE TRIGGER task_success_gone AFTER DELETE ON task
         BEGIN
           DELETE FROM task_success WHERE taskId = OLD.id;
