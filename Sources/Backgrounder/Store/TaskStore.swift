@@ -93,7 +93,14 @@ final class TaskStore: Sendable {
         try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
       }
       try pool.read { db in try Schema.check(db, path: displayPath) }
+      let migrating = try pool.read { db in try !Schema.migrator.hasCompletedMigrations(db) }
       try Schema.migrator.migrate(pool)
+      if migrating {
+        // A migration that rebuilds tables grows the WAL by their size (78 MB for a year of a
+        // job a minute), and SQLite keeps a WAL's size once grown: give it back now, not when
+        // the daemon next stops. Readers in the way only leave it for later.
+        _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+      }
       return TaskStore(
         path: path, displayPath: displayPath, pool: pool, historyLimit: historyLimit,
         identity: FileIdentity(path), onReplaced: onReplaced, checkedReadOnly: checkedReadOnly)

@@ -76,6 +76,31 @@ struct RunPagesMigrationTests {
     #expect(history.dropFirst().allSatisfy { $0.network?.sent == 10 })
   }
 
+  @Test("the WAL that the migration grew is given back when the store opens")
+  func walIsGivenBack() throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("store.sqlite").path
+    let job = try TaskId("dev.example.wal")
+    let queue = try olderStore(at: path, upTo: Self.before, holding: job, now: Self.now)
+    try queue.write { db in
+      let runs = (0..<3000).map { attempt in
+        StoreOp.appendRun(
+          RunRow(
+            taskId: job, attempt: attempt, startedAt: Self.now, endedAt: Self.now,
+            outcome: "failure", reason: String(repeating: "x", count: 200)))
+      }
+      try TaskStore.apply(runs, in: db, historyLimit: 5000)
+    }
+    try queue.close()
+    let store = try TaskStore.open(path: path, durability: .full, historyLimit: 5000)
+    defer { try? store.close() }
+    let wal = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
+    #expect(wal == 0, "\(wal ?? -1) bytes of WAL after the rebuild of 3,000 runs")
+    #expect(
+      try store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM run") } == 3000)
+  }
+
   @Test("a run's end and the next claim write at least 3 fewer pages than before")
   func fewerPages() throws {
     let before = try Self.pagesPerRun(migratedUpTo: Self.before)
