@@ -13,11 +13,9 @@ struct RunPagesMigrationTests {
 
   @Test("a store made before it keeps its runs, their ids and bytes; new runs follow them")
   func olderStoreIsRebuilt() throws {
-    let directory = temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let path = directory.appendingPathComponent("store.sqlite").path
     let job = try TaskId("dev.example.pages")
-    let queue = try olderStore(at: path, upTo: Self.before, holding: job, now: Self.now)
+    let (directory, path, queue) = try Self.olderStoreInTemporaryDirectory(holding: job)
+    defer { try? FileManager.default.removeItem(at: directory) }
     defer { try? queue.close() }
     let runs = "SELECT * FROM run ORDER BY id"
     let bytes = "SELECT * FROM run_network_bytes ORDER BY id"
@@ -78,11 +76,9 @@ struct RunPagesMigrationTests {
 
   @Test("the WAL that the migration grew is given back when the store opens")
   func walIsGivenBack() throws {
-    let directory = temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let path = directory.appendingPathComponent("store.sqlite").path
     let job = try TaskId("dev.example.wal")
-    let queue = try olderStore(at: path, upTo: Self.before, holding: job, now: Self.now)
+    let (directory, path, queue) = try Self.olderStoreInTemporaryDirectory(holding: job)
+    defer { try? FileManager.default.removeItem(at: directory) }
     try queue.write { db in
       let runs = (0..<3000).map { attempt in
         StoreOp.appendRun(
@@ -160,6 +156,16 @@ struct RunPagesMigrationTests {
       frames.append(log ?? 0)
     }
     return frames.sorted()[frames.count / 2]
+  }
+
+  /// A store in a new temporary directory as a daemon left it before the migration, holding
+  /// `job`.
+  static func olderStoreInTemporaryDirectory(holding job: TaskId) throws -> (
+    URL, String, DatabaseQueue
+  ) {
+    let directory = temporaryDirectory()
+    let path = directory.appendingPathComponent("store.sqlite").path
+    return (directory, path, try olderStore(at: path, upTo: before, holding: job, now: now))
   }
 
   /// Each table's, index's and trigger's SQL, by name.
