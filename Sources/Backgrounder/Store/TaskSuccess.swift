@@ -27,7 +27,6 @@ public struct TaskSuccess: Hashable, Sendable {
     self.state = state
   }
 
-  /// Creates the table and its triggers, filled from the runs the store still holds.
   /// Keeps `task_success` up to date as runs are recorded (made again whenever `run` is).
   static let runSuccessTrigger = """
     CREATE TRIGGER run_success AFTER INSERT ON run WHEN NEW.outcome = 'success'
@@ -37,6 +36,7 @@ public struct TaskSuccess: Hashable, Sendable {
     END;
     """
 
+  /// Creates the table and its triggers, filled from the runs the store still holds.
   static func createTable(_ db: Database) throws {
     try db.execute(
       sql: """

@@ -5,7 +5,7 @@ import Testing
 @testable import Backgrounder
 
 /// Migration `fewer-pages-per-run`: no index on `task.state`, `run` and `run_network_bytes`
-/// without `AUTOINCREMENT` (issue #35: a run's commit wrote 4 pages of bookkeeping).
+/// without `AUTOINCREMENT` (issue #35: 3 to 4 of the pages a run's commit wrote were for nothing).
 @Suite(.timeLimit(.minutes(3)))
 struct RunPagesMigrationTests {
   static let before = "calendar-as-lines"
