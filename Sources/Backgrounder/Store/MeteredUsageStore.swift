@@ -66,22 +66,34 @@ enum MeteredUsageStore {
         """)
   }
 
-  static func insert(_ db: Database, _ record: RunNetworkRecord) throws {
-    // Cached statements: one insert per run, each compiled once per connection.
-    try db.cachedStatement(
-      sql: """
-        INSERT INTO run_network_bytes (taskId, attempt, startedAt, at, sent, received,
-          meteredSent, meteredReceived, accounting) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """
-    ).execute(
-      arguments: [
-        record.taskId.rawValue, record.attempt, record.startedAt.nanosecondsSince1970,
-        record.at.nanosecondsSince1970, record.bytes.sent, record.bytes.received,
-        record.bytes.meteredSent, record.bytes.meteredReceived, record.bytes.accounting.rawValue,
-      ])
+  /// Records `record` and drops the records older than the retention, with the writer's
+  /// statements (`statements`), each prepared once per connection.
+  static func insert(
+    _ db: Database, _ record: RunNetworkRecord,
+    statements: WriterStatements = WriterStatements()
+  ) throws {
+    let insert = try statements.statement(.recordNetworkBytes, in: db) {
+      """
+      INSERT INTO run_network_bytes (taskId, attempt, startedAt, at, sent, received,
+        meteredSent, meteredReceived, accounting) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      """
+    }
+    try insert.run(in: db) { bind in
+      bind(1, record.taskId.rawValue.databaseValue)
+      bind(2, record.attempt.databaseValue)
+      bind(3, record.startedAt.nanosecondsSince1970.databaseValue)
+      bind(4, record.at.nanosecondsSince1970.databaseValue)
+      bind(5, record.bytes.sent.databaseValue)
+      bind(6, record.bytes.received.databaseValue)
+      bind(7, record.bytes.meteredSent.databaseValue)
+      bind(8, record.bytes.meteredReceived.databaseValue)
+      bind(9, record.bytes.accounting.rawValue.databaseValue)
+    }
     let horizon = record.at.advanced(by: .zero - retention)
-    try db.cachedStatement(sql: "DELETE FROM run_network_bytes WHERE at < ?").execute(
-      arguments: [horizon.nanosecondsSince1970])
+    let trim = try statements.statement(.trimNetworkBytes, in: db) {
+      "DELETE FROM run_network_bytes WHERE at < ?"
+    }
+    try trim.run(in: db) { bind in bind(1, horizon.nanosecondsSince1970.databaseValue) }
   }
 
   /// The bytes of the run of `id` (attempt `attempt`) that started at `startedAt` and ended at

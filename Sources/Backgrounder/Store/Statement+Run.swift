@@ -15,7 +15,21 @@ extension Statement {
       case .int64(let integer): sqlite3_bind_int64(handle, index, integer)
       case .double(let double): sqlite3_bind_double(handle, index, double)
       case .string(let string):
-        sqlite3_bind_text(handle, index, string, Int32(string.utf8.count), transient)
+        // A `String` passed as `const char *` is copied into a new C string first (`utf8CString`:
+        // an allocation per bound text, a twentieth of the commit thread's samples in the
+        // dispatch benchmark); a native string's UTF-8 is bound in place, with its length.
+        // An empty one takes the copying path: its storage may have no address, and a NULL
+        // pointer would bind NULL.
+        let bound = string.utf8.withContiguousStorageIfAvailable { text in
+          text.withMemoryRebound(to: CChar.self) { text -> Bool in
+            guard let start = text.baseAddress, !text.isEmpty else { return false }
+            sqlite3_bind_text(handle, index, start, Int32(text.count), transient)
+            return true
+          }
+        }
+        if bound != true {
+          sqlite3_bind_text(handle, index, string, Int32(string.utf8.count), transient)
+        }
       case .blob(let data) where data.isEmpty:
         // A NULL pointer would bind NULL, not an empty blob.
         sqlite3_bind_zeroblob(handle, index, 0)

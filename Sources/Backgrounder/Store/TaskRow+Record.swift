@@ -176,7 +176,7 @@ extension TaskRow: FetchableRecord, PersistableRecord {
     pauseReason = try reader.optional(.pauseReason, StopReason.self)
   }
 
-  /// Writes this row with one cached statement (prepared once per connection), an upsert that
+  /// Writes this row with one statement (prepared once per connection), an upsert that
   /// updates an existing row in place, its values bound straight through SQLite's C API: GRDB's
   /// `StatementArguments` boxed, validated and copied each value, which was most of the
   /// upsert's time (`perf`: 12 % of all samples of the dispatch benchmark).
@@ -185,8 +185,8 @@ extension TaskRow: FetchableRecord, PersistableRecord {
   /// rewrote the primary key's index and the `state` index. Measured on a store of 1,000 jobs
   /// (a run's end: this row, its run and its network bytes in one transaction), 13.1–13.7 WAL
   /// frames per commit with the replace, 10.4–10.5 with the upsert (issue #35).
-  func upsert(_ db: Database) throws {
-    let statement = try db.cachedStatement(sql: Self.upsertSQL)
+  func upsert(_ db: Database, _ statements: WriterStatements) throws {
+    let statement = try statements.statement(.upsertTask, in: db) { Self.upsertSQL }
     try statement.run(in: db) { bind in
       for (index, column) in Columns.allCases.enumerated() {
         bind(Int32(index + 1), databaseValue(column))
@@ -196,12 +196,13 @@ extension TaskRow: FetchableRecord, PersistableRecord {
 
   /// Records that the worker of this row's run was invoked (a claim made ahead of a free worker
   /// is written before that): only the columns the start changes.
-  func markStarted(_ db: Database) throws {
-    let statement = try db.cachedStatement(
-      sql: """
-        UPDATE task SET state = ?, lastRunStartedAt = ?, blockedOn = ?, deferrals = ?,
-          updatedAt = ? WHERE id = ?
-        """)
+  func markStarted(_ db: Database, _ statements: WriterStatements) throws {
+    let statement = try statements.statement(.markStarted, in: db) {
+      """
+      UPDATE task SET state = ?, lastRunStartedAt = ?, blockedOn = ?, deferrals = ?,
+        updatedAt = ? WHERE id = ?
+      """
+    }
     try statement.run(in: db) { bind in
       bind(1, databaseValue(.state))
       bind(2, databaseValue(.lastRunStartedAt))

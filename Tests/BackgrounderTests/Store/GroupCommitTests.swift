@@ -175,4 +175,79 @@ struct GroupCommitTests {
     let stored = try store.pool.read { db in try TaskRow.fetchOne(db, key: scheduled.id.rawValue) }
     #expect(stored == claimed)
   }
+
+  @Test(
+    "a start mark after an upsert of a new task in one batch writes the whole row, across enqueues too"
+  )
+  func startMarkAfterUpsertWritesTheRow() throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let store = try TaskStore.open(
+      path: directory.appendingPathComponent("store.sqlite").path, durability: .full,
+      historyLimit: 5)
+    defer { try? store.close() }
+    let now = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
+    func rows(_ name: String) -> (scheduled: TaskRow, claimed: TaskRow) {
+      let scheduled = TaskRow(
+        request: .oneTime(WorkRequest.OneTime(taskId: id(name))), input: Data(), now: now)
+      var claimed = scheduled
+      claimed.state = .running
+      claimed.lastRunStartedAt = now
+      return (scheduled, claimed)
+    }
+    let alone = rows("test.group.mark-one")
+    let split = rows("test.group.mark-two")
+    let replaced = rows("test.group.mark-three")
+    var later = replaced.claimed
+    later.state = .succeeded
+    let statements = WriterStatements()
+    let changes = try store.pool.write { db in
+      let before = db.totalChangesCount
+      // Only a start mark's columns would be an UPDATE of a row that is not there yet.
+      try TaskStore.apply(
+        chunks: [
+          [.upsert(alone.scheduled), .markStarted(alone.claimed), .upsert(split.scheduled)],
+          [.markStarted(split.claimed)],
+          [.markStarted(replaced.claimed), .upsert(later)],
+        ], in: db, historyLimit: 5, statements: statements)
+      statements.clear()
+      return db.totalChangesCount - before
+    }
+    #expect(changes == 3, "one write per task")
+    let stored = try store.pool.read { db in
+      try [alone.claimed.id, split.claimed.id, later.id].map {
+        try TaskRow.fetchOne(db, key: $0.rawValue)
+      }
+    }
+    #expect(stored == [alone.claimed, split.claimed, later])
+  }
+
+  @Test("the writer binds text as it is: empty is not NULL, non-ASCII and long text round-trip")
+  func boundTextRoundTrips() throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let store = try TaskStore.open(
+      path: directory.appendingPathComponent("store.sqlite").path, durability: .full,
+      historyLimit: 5)
+    defer { try? store.close() }
+    let now = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
+    let row = TaskRow(
+      request: .oneTime(WorkRequest.OneTime(taskId: id("test.group.text"))), input: Data(),
+      now: now)
+    let reasons = ["", "é", "exit 1: déjà vu — 終わり", String(repeating: "long reason ", count: 50)]
+    let ops: [StoreOp] =
+      [.upsert(row)]
+      + reasons.map {
+        .appendRun(
+          RunRow(
+            taskId: row.id, attempt: 0, startedAt: now, endedAt: now, outcome: "failure",
+            reason: $0))
+      }
+    _ = try store.write([ops])
+    let stored = try store.pool.read { db in
+      try Row.fetchAll(db, sql: "SELECT reason, typeof(reason) AS type FROM run ORDER BY id")
+    }
+    #expect(stored.map { $0["reason"] as String? } == reasons)
+    #expect(stored.map { $0["type"] as String } == Array(repeating: "text", count: reasons.count))
+  }
 }
