@@ -36,6 +36,8 @@ final class Runtime: Sendable {
   let health: HealthRecorder
   let core: Lock<Core>
   let wake = WakeSignal()
+  /// The budgets of the runs in flight (``invoke(_:_:attempt:startedAt:)``).
+  private let budgets = BudgetWatch()
   private let loop = Lock<Task<Void, Never>?>(nil)
   private let iterations = Lock<UInt64>(0)
   private var clock: any WallClock { configuration.clock }
@@ -135,6 +137,7 @@ final class Runtime: Sendable {
 
   private func runLoop() async {
     await withTaskGroup(of: Void.self) { subscriptions in
+      subscriptions.addTask { await self.budgets.run(clock: self.clock) }
       let network = configuration.network
       let power = configuration.power
       subscriptions.addTask {
@@ -340,11 +343,12 @@ final class Runtime: Sendable {
       handle.exit.resolve(true)
     }
     handle.attach(workerTask)
-    let budgetTimer = Task {
-      await self.budgetTimer(token, budget: ticket.budget, startedAt: startedAt, handle: handle)
+    let budget = ticket.budget
+    budgets.watch(token, until: startedAt.advanced(by: budget)) { [weak self] in
+      self?.budgetPassed(token, budget: budget, startedAt: startedAt, handle: handle)
     }
     let ending = await handle.end.wait()
-    budgetTimer.cancel()
+    budgets.forget(token)
     handle.pauseChanged.fire()
     if case .finished = ending { return (ending, false) }
     // Cancelled (expiry or stop): give the worker a grace period to return.
@@ -366,21 +370,49 @@ final class Runtime: Sendable {
     return (ending, !returned)
   }
 
-  /// Expires run `token` when its budget runs out; the budget clock stands still while the run
-  /// is paused (it waits for the thaw), so a run expires `budget` after its start plus the
-  /// time it spent paused.
-  private func budgetTimer(
+  /// Where run `token` stands once the first deadline of its budget has passed: expired, or
+  /// watched again until a later deadline (it was paused for a while), or, paused now, followed
+  /// by ``budgetWhilePaused(_:budget:startedAt:handle:)``.
+  private func budgetPassed(
+    _ token: RunToken, budget: Duration, startedAt: WallInstant, handle: RunHandle
+  ) {
+    let now = clock.now
+    switch core.withLock({ $0.machine.budgetState(token, budget: budget, now: now) }) {
+    case .expired, .unknown:
+      handle.expire()
+    case .runsOut(let deadline):
+      budgets.watch(token, until: deadline) { [weak self] in
+        self?.budgetPassed(token, budget: budget, startedAt: startedAt, handle: handle)
+      }
+      // Ended meanwhile: its run's end may have forgotten it before this.
+      if handle.end.value != nil { budgets.forget(token) }
+    case .paused:
+      Task {
+        await self.budgetWhilePaused(token, budget: budget, startedAt: startedAt, handle: handle)
+      }
+    }
+  }
+
+  /// Expires run `token` when its budget runs out, for a run paused when its first deadline
+  /// passed: the budget clock stands still while the run is paused (it waits for the thaw), so
+  /// a run expires `budget` after its start plus the time it spent paused. Ends with the run.
+  private func budgetWhilePaused(
     _ token: RunToken, budget: Duration, startedAt: WallInstant, handle: RunHandle
   ) async {
     do {
-      while !Task.isCancelled {
+      while handle.end.value == nil {
         let now = clock.now
         switch core.withLock({ $0.machine.budgetState(token, budget: budget, now: now) }) {
         case .expired:
           handle.expire()
           return
         case .runsOut(let deadline):
-          try await clock.sleep(until: deadline, tolerance: nil)
+          // Watched with the others again; the run's end forgets it.
+          budgets.watch(token, until: deadline) { [weak self] in
+            self?.budgetPassed(token, budget: budget, startedAt: startedAt, handle: handle)
+          }
+          if handle.end.value != nil { budgets.forget(token) }
+          return
         case .paused:
           await handle.pauseChanged.wait()
         case .unknown:
