@@ -148,19 +148,13 @@ struct GroupCommitTests {
 
   @Test("an upsert followed by another of the same task in one batch is written once")
   func repeatedUpsertWrittenOnce() throws {
-    let directory = temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let store = try TaskStore.open(
-      path: directory.appendingPathComponent("store.sqlite").path, durability: .full,
-      historyLimit: 5)
-    defer { try? store.close() }
-    let now = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
-    let scheduled = TaskRow(
-      request: .oneTime(WorkRequest.OneTime(taskId: id("test.group.upsert"))), input: Data(),
-      now: now)
-    var claimed = scheduled
-    claimed.state = .running
-    claimed.lastRunStartedAt = now
+    let (store, directory) = try Self.newStore()
+    defer {
+      try? store.close()
+      try? FileManager.default.removeItem(at: directory)
+    }
+    let (scheduled, claimed) = Self.rows("test.group.upsert")
+    let now = Self.now
     let run = RunRow(
       taskId: scheduled.id, attempt: 0, startedAt: now, endedAt: now, outcome: "success",
       reason: nil)
@@ -180,24 +174,14 @@ struct GroupCommitTests {
     "a start mark after an upsert of a new task in one batch writes the whole row, across enqueues too"
   )
   func startMarkAfterUpsertWritesTheRow() throws {
-    let directory = temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let store = try TaskStore.open(
-      path: directory.appendingPathComponent("store.sqlite").path, durability: .full,
-      historyLimit: 5)
-    defer { try? store.close() }
-    let now = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
-    func rows(_ name: String) -> (scheduled: TaskRow, claimed: TaskRow) {
-      let scheduled = TaskRow(
-        request: .oneTime(WorkRequest.OneTime(taskId: id(name))), input: Data(), now: now)
-      var claimed = scheduled
-      claimed.state = .running
-      claimed.lastRunStartedAt = now
-      return (scheduled, claimed)
+    let (store, directory) = try Self.newStore()
+    defer {
+      try? store.close()
+      try? FileManager.default.removeItem(at: directory)
     }
-    let alone = rows("test.group.mark-one")
-    let split = rows("test.group.mark-two")
-    let replaced = rows("test.group.mark-three")
+    let alone = Self.rows("test.group.mark-one")
+    let split = Self.rows("test.group.mark-two")
+    let replaced = Self.rows("test.group.mark-three")
     var later = replaced.claimed
     later.state = .succeeded
     let statements = WriterStatements()
@@ -224,16 +208,13 @@ struct GroupCommitTests {
 
   @Test("the writer binds text as it is: empty is not NULL, non-ASCII and long text round-trip")
   func boundTextRoundTrips() throws {
-    let directory = temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let store = try TaskStore.open(
-      path: directory.appendingPathComponent("store.sqlite").path, durability: .full,
-      historyLimit: 5)
-    defer { try? store.close() }
-    let now = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
-    let row = TaskRow(
-      request: .oneTime(WorkRequest.OneTime(taskId: id("test.group.text"))), input: Data(),
-      now: now)
+    let (store, directory) = try Self.newStore()
+    defer {
+      try? store.close()
+      try? FileManager.default.removeItem(at: directory)
+    }
+    let row = Self.rows("test.group.text").scheduled
+    let now = Self.now
     let reasons = ["", "é", "exit 1: déjà vu — 終わり", String(repeating: "long reason ", count: 50)]
     let ops: [StoreOp] =
       [.upsert(row)]
@@ -249,5 +230,26 @@ struct GroupCommitTests {
     }
     #expect(stored.map { $0["reason"] as String? } == reasons)
     #expect(stored.map { $0["type"] as String } == Array(repeating: "text", count: reasons.count))
+  }
+
+  private static let now = WallInstant(nanosecondsSince1970: 1_700_000_000_000_000_000)
+
+  /// A store (history of 5 runs) in a new temporary directory, and the directory to remove.
+  private static func newStore() throws -> (TaskStore, URL) {
+    let directory = temporaryDirectory()
+    let store = try TaskStore.open(
+      path: directory.appendingPathComponent("store.sqlite").path, durability: .full,
+      historyLimit: 5)
+    return (store, directory)
+  }
+
+  /// Task `name`'s row as scheduled at ``now``, and as claimed (its run started) then.
+  private static func rows(_ name: String) -> (scheduled: TaskRow, claimed: TaskRow) {
+    let scheduled = TaskRow(
+      request: .oneTime(WorkRequest.OneTime(taskId: id(name))), input: Data(), now: now)
+    var claimed = scheduled
+    claimed.state = .running
+    claimed.lastRunStartedAt = now
+    return (scheduled, claimed)
   }
 }
