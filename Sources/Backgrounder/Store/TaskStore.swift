@@ -214,7 +214,7 @@ final class TaskStore: Sendable {
 
   /// ``apply(_:in:historyLimit:)`` of the changes of `chunks`, in order as one list. Which row
   /// changes are written is found first, in one pass from the end with one dictionary lookup
-  /// per row change (three before: a sixth of the commit thread's samples in the dispatch
+  /// per row change (three before: a seventh of the commit thread's samples in the dispatch
   /// benchmark, hashing task ids).
   static func apply(
     chunks: [[StoreOp]], in db: Database, historyLimit: Int, statements: WriterStatements

@@ -2,8 +2,8 @@ import GRDB
 
 /// The statements every batch of the writer runs, each prepared once per connection and found
 /// by its slot. `db.cachedStatement(sql:)` finds a statement by hashing its whole SQL text, at
-/// each call (the task upsert's is over a thousand characters): a twelfth of the commit
-/// thread's samples in the dispatch benchmark (issue #35).
+/// each call (the task upsert's is 2,200 characters): a tenth of the commit thread's samples
+/// in the dispatch benchmark (issue #35).
 ///
 /// Used only inside the writing connection's transactions, which GRDB runs one at a time, so
 /// it needs no lock of its own. The statements keep the connection from closing:
