@@ -68,7 +68,8 @@ public final class Backgrounder: Sendable {
     /// Called when what a task waits for changes, with the time of the change: the predicates
     /// a due task is blocked on (the network, power, a mount, its window), or none once it
     /// starts, is cancelled or waits no more. Driven by the dispatcher's own writes (no
-    /// polling); called outside the dispatcher's lock, so keep it short.
+    /// polling); called outside the dispatcher's lock, one change at a time in the order the
+    /// dispatcher made them, so keep it short and do not call back into the runtime from it.
     public var onWaitChange: (@Sendable (TaskId, [PendingPredicate], Date) -> Void)?
     /// The path SQLite opens when it is not ``storePath`` itself: for example
     /// `/proc/self/fd/N/state.sqlite` through a directory descriptor the caller holds open, so

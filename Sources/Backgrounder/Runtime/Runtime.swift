@@ -16,6 +16,8 @@ final class Runtime: Sendable {
     var unstarted: [(RunTicket, RunHandle)] = []
     /// What each task waits for, as last written (for ``Backgrounder/Configuration/onWaitChange``).
     var waits = WaitChanges()
+    /// The wait changes of steps taken and not yet told, in step order, with each step's time.
+    var untoldWaits: [([WaitChanges.Change], Date)] = []
     /// The clock changes applied so far (``ClockChangeSource/changeCount``).
     var clockChanges: UInt64 = 0
   }
@@ -36,6 +38,8 @@ final class Runtime: Sendable {
   let health: HealthRecorder
   let core: Lock<Core>
   let wake = WakeSignal()
+  /// Held while wait changes are told (``step(_:)``), so that they are told in step order.
+  private let tellingWaits = Lock(())
   /// The budgets of the runs in flight (``invoke(_:_:attempt:startedAt:)``).
   private let budgets = BudgetWatch()
   private let loop = Lock<Task<Void, Never>?>(nil)
@@ -65,11 +69,9 @@ final class Runtime: Sendable {
     _ body: (inout DispatchStateMachine, WallInstant) -> (Value, Effects)
   ) -> Step<Value> {
     let onWaitChange = configuration.onWaitChange
-    let (result, releases, stops, waits, pauses) = core.withLock {
-      core -> (
-        Step<Value>, [RunHandle], [(RunHandle, StopReason)], ([WaitChanges.Change], Date),
-        [(RunHandle, RunToken)]
-      ) in
+    let (result, releases, stops, waitsChanged, pauses) = core.withLock {
+      core -> (Step<Value>, [RunHandle], [(RunHandle, StopReason)], Bool, [(RunHandle, RunToken)])
+      in
       let now = clock.now
       // A wall clock change first, whether or not its stream element has come: the body must
       // not see a stepped-over calendar elapse as overdue.
@@ -82,6 +84,7 @@ final class Runtime: Sendable {
       let (value, bodyEffects) = body(&core.machine, now)
       effects.append(bodyEffects)
       let waits = onWaitChange == nil ? [] : core.waits.changes(in: effects.ops)
+      if !waits.isEmpty { core.untoldWaits.append((waits, now.date)) }
       let sequence = writer.enqueue(effects.ops, events: effects.events)
       var tickets: [(RunTicket, RunHandle)] = []
       for var ticket in effects.tickets {
@@ -108,12 +111,22 @@ final class Runtime: Sendable {
       }
       return (
         Step(value: value, sequence: sequence, tickets: tickets), releases, stops,
-        (waits, now.date),
-        pauses
+        !waits.isEmpty, pauses
       )
     }
-    if let onWaitChange {
-      for change in waits.0 { onWaitChange(change.task, change.predicates, waits.1) }
+    if let onWaitChange, waitsChanged {
+      // Told outside the dispatcher's lock, yet in step order: whichever step gets here first
+      // tells every change untold so far. (Each step told its own after the lock: two steps on
+      // two threads could tell theirs the wrong way round, a task's start before its block.)
+      tellingWaits.withLock { _ in
+        let untold = core.withLock { core in
+          defer { core.untoldWaits = [] }
+          return core.untoldWaits
+        }
+        for (changes, time) in untold {
+          for change in changes { onWaitChange(change.task, change.predicates, time) }
+        }
+      }
     }
     for handle in releases { handle.gate.resolve(.passed) }
     for (handle, reason) in stops { handle.stop(reason) }
