@@ -356,10 +356,9 @@ final class Runtime: Sendable {
       handle.exit.resolve(true)
     }
     handle.attach(workerTask)
-    let budget = ticket.budget
-    budgets.watch(token, until: startedAt.advanced(by: budget)) { [weak self] in
-      self?.budgetPassed(token, budget: budget, startedAt: startedAt, handle: handle)
-    }
+    watchBudget(
+      token, until: startedAt.advanced(by: ticket.budget), budget: ticket.budget,
+      startedAt: startedAt, handle: handle)
     let ending = await handle.end.wait()
     budgets.forget(token)
     handle.pauseChanged.fire()
@@ -383,6 +382,19 @@ final class Runtime: Sendable {
     return (ending, !returned)
   }
 
+  /// Watches run `token`'s budget (`budget` from `startedAt`) until `deadline`, then
+  /// ``budgetPassed(_:budget:startedAt:handle:)``; a run that ended meanwhile is let go (its
+  /// end may have forgotten it before this).
+  private func watchBudget(
+    _ token: RunToken, until deadline: WallInstant, budget: Duration, startedAt: WallInstant,
+    handle: RunHandle
+  ) {
+    budgets.watch(token, until: deadline) { [weak self] in
+      self?.budgetPassed(token, budget: budget, startedAt: startedAt, handle: handle)
+    }
+    if handle.end.value != nil { budgets.forget(token) }
+  }
+
   /// Where run `token` stands once the first deadline of its budget has passed: expired, or
   /// watched again until a later deadline (it was paused for a while), or, paused now, followed
   /// by ``budgetWhilePaused(_:budget:startedAt:handle:)``.
@@ -394,11 +406,7 @@ final class Runtime: Sendable {
     case .expired, .unknown:
       handle.expire()
     case .runsOut(let deadline):
-      budgets.watch(token, until: deadline) { [weak self] in
-        self?.budgetPassed(token, budget: budget, startedAt: startedAt, handle: handle)
-      }
-      // Ended meanwhile: its run's end may have forgotten it before this.
-      if handle.end.value != nil { budgets.forget(token) }
+      watchBudget(token, until: deadline, budget: budget, startedAt: startedAt, handle: handle)
     case .paused:
       Task {
         await self.budgetWhilePaused(token, budget: budget, startedAt: startedAt, handle: handle)
@@ -421,10 +429,7 @@ final class Runtime: Sendable {
           return
         case .runsOut(let deadline):
           // Watched with the others again; the run's end forgets it.
-          budgets.watch(token, until: deadline) { [weak self] in
-            self?.budgetPassed(token, budget: budget, startedAt: startedAt, handle: handle)
-          }
-          if handle.end.value != nil { budgets.forget(token) }
+          watchBudget(token, until: deadline, budget: budget, startedAt: startedAt, handle: handle)
           return
         case .paused:
           await handle.pauseChanged.wait()
